@@ -1,0 +1,35 @@
+// The command table of the ucutlass CLI. Every command is one row here and one file
+// (cmd_<name>.cpp) that declares its options and returns the function that runs it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace ucut {
+
+// Called once with the command's CLI11 subcommand: adds the options (with defaults shown and a
+// UCUTLASS_* environment mirror where it helps) and returns the function that runs the command
+// and gives the process exit code (0 ok, 1 the input was rejected, 2 usage or environment error).
+using CommandRun = std::function<int()>;
+using CommandSetup = CommandRun (*)(CLI::App& sub);
+
+struct CommandSpec {
+  const char* name;
+  const char* summary;
+  CommandSetup setup;
+};
+
+const std::vector<CommandSpec>& cli_commands();
+
+// Entry point used by main(): parses argv, runs the chosen command, returns the exit code.
+int cli_main(int argc, char** argv);
+
+// Declarations of every command's setup function (defined in cmd_<name>.cpp).
+CommandRun cmd_version(CLI::App& sub);
+
+}  // namespace ucut

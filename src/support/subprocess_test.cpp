@@ -1,0 +1,47 @@
+#include "support/subprocess.h"
+
+#include <gtest/gtest.h>
+
+namespace ucut {
+
+TEST(Subprocess, CapturesOutputAndExitCode) {
+  auto r = subprocess_run({.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "out\n");
+  EXPECT_EQ(r->err, "err\n");
+  EXPECT_EQ(r->exit_code, 3);
+  EXPECT_FALSE(r->success());
+}
+
+TEST(Subprocess, FeedsStdin) {
+  auto r = subprocess_run({.argv = {"cat"}, .stdin_text = "hello"});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->out, "hello");
+  EXPECT_TRUE(r->success());
+}
+
+TEST(Subprocess, TimeoutKillsTheProcessGroup) {
+  auto r = subprocess_run({.argv = {"sh", "-c", "sleep 30 & sleep 30"},
+                           .timeout = std::chrono::milliseconds(300)});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(r->seconds, 10.0);
+}
+
+TEST(Subprocess, MissingProgramIsAnError) {
+  auto r = subprocess_run({.argv = {"definitely-not-a-program-ucut"}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("could not start"), std::string::npos);
+}
+
+TEST(Subprocess, CrashIsAResult) {
+  auto r = subprocess_run({.argv = {"sh", "-c", "kill -SEGV $$"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->signaled);
+}
+
+TEST(Subprocess, FormatQuotes) {
+  EXPECT_EQ(subprocess_format({"nvcc", "-O3", "a b.cu", "it's"}), "nvcc -O3 'a b.cu' 'it'\\''s'");
+}
+
+}  // namespace ucut
