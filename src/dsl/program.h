@@ -1,0 +1,250 @@
+// The checked μCUTLASS program ("Kernel IR"): what the checker produces from the AST and what the
+// code generator, the SOL program estimate, the search space and the lowering consume. Every
+// value here has been validated: a consumer may assume names resolve, shapes agree and knob
+// values are legal for the stage (or `auto`). The parser's AST is a separate, looser structure.
+//
+// Contract owners: src/dsl builds it (dsl_check), src/codegen reads it, src/lower builds it
+// programmatically through the same checker (it prints the program and re-checks it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "support/diagnostics.h"
+
+namespace ucut::dsl {
+
+enum class DType { f16, bf16, f32, i32, i64, u8, boolean };
+
+inline int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::f16: case DType::bf16: return 2;
+    case DType::f32: case DType::i32: return 4;
+    case DType::i64: return 8;
+    case DType::u8: case DType::boolean: return 1;
+  }
+  return 4;
+}
+
+enum class TensorRole {
+  in,     // a problem input, bound by position among the `in` declarations
+  param,  // a parameter or buffer, bound by its state_dict key
+  out,    // a problem output, bound by position among the `out` declarations
+  tmp,    // an intermediate between stages, allocated in the kernel library's workspace
+};
+
+struct Tensor {
+  std::string name;
+  TensorRole role = TensorRole::in;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;  // row-major, contiguous
+  std::string binding;         // param: state_dict key; others empty
+  Span span;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+};
+
+// A runtime scalar: `scalar alpha = 0.5` (a value the kernel library takes at run time through
+// the ABI's scalars array, in declaration order; 0.5 is its default).
+struct Scalar {
+  std::string name;
+  double default_value = 0;
+  Span span;
+};
+
+// ---- epilogue expressions ----------------------------------------------------------------
+
+enum class Fn {
+#define UCUT_FN(id, name, arity, nparams, defaults, formula) id,
+#include "dsl/functions.def"
+#undef UCUT_FN
+};
+
+enum class BinOp { add, sub, mul, div };
+
+// How a tensor is read inside an epilogue over an output tile of shape [M, N] (batch L):
+enum class LoadMode {
+  row,   // v[row]: one value per output row (a column vector of length M), e.g. per-row scale
+  col,   // v[col]: one value per output column (length N), e.g. a Linear bias
+  full,  // r: same shape as the output (a residual/source tensor)
+};
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+struct Expr {
+  enum class Kind {
+    acc,       // the accumulator (GEMM) or the stage's primary value (non-GEMM stages)
+    constant,  // a numeric literal
+    scalar,    // a runtime Scalar, by name
+    load,      // a tensor read with a LoadMode
+    local,     // a name bound earlier in the same epilogue (`let`)
+    unary,     // fn(args[0], params...)
+    binary,    // args[0] op args[1]
+    call2,     // fn(args[0], args[1]) for two-operand functions (min, max)
+  };
+  Kind kind = Kind::acc;
+  double value = 0;                 // constant
+  std::string name;                 // scalar / load / local
+  LoadMode mode = LoadMode::full;   // load
+  Fn fn = Fn::neg;                  // unary / call2
+  std::vector<double> params;       // unary: the function's constant parameters, defaults filled in
+  BinOp op = BinOp::add;            // binary
+  std::vector<ExprPtr> args;
+  Span span;
+};
+
+enum class ReduceOp { sum, max, min };
+enum class ReduceAxis {
+  row,  // one value per output row (reduces across N): result length M (per batch)
+  col,  // one value per output column (reduces across M): result length N (per batch)
+};
+
+// One statement of an epilogue: `let t = expr`, `out = expr`, or `m = rowmax(expr)`.
+struct EpilogueStmt {
+  enum class Kind { let, store, reduce };
+  Kind kind = Kind::store;
+  std::string name;        // the let name, or the output tensor
+  ExprPtr value;
+  ReduceOp reduce_op = ReduceOp::sum;    // reduce only
+  ReduceAxis reduce_axis = ReduceAxis::row;
+  Span span;
+};
+
+struct Epilogue {
+  std::vector<EpilogueStmt> stmts;  // in order; exactly one `store` to the stage's main output
+};
+
+// ---- GEMM knobs -------------------------------------------------------------------------
+
+// Math used for the matmul: operands are converted (or not) as named, accumulation is fp32.
+enum class Precision {
+  auto_,   // chosen by the policy/search
+  f16,     // f16 operands (data must be f16)
+  bf16,    // bf16 operands (data must be bf16)
+  tf32,    // f32 data, TF32 tensor cores
+  f32x3,   // f32 data, 3xTF32 error-compensated (fp32-faithful)
+  f32,     // f32 data, FP32 SIMT (fp32-faithful)
+};
+enum class Schedule { auto_, cooperative, pingpong };
+enum class TileScheduler { auto_, persistent, stream_k };
+enum class Raster { auto_, along_m, along_n };
+
+struct TileShape { int m = 0, n = 0, k = 0; };
+struct ClusterShape { int m = 1, n = 1; };
+
+struct GemmKnobs {
+  Precision precision = Precision::auto_;
+  std::optional<TileShape> tile;        // nullopt: auto
+  std::optional<ClusterShape> cluster;  // nullopt: auto
+  std::optional<int> stages;            // nullopt: auto (as many as shared memory allows)
+  Schedule schedule = Schedule::auto_;
+  TileScheduler scheduler = TileScheduler::auto_;
+  std::optional<int> split_k;           // nullopt: auto; 1: none; >1: split (stream-K / split-K)
+  Raster raster = Raster::auto_;
+  std::optional<int> swizzle;           // nullopt: auto; 1, 2, 4, 8
+  std::optional<int> align;             // elements per access for A/B; nullopt: largest legal
+};
+
+struct Operand {
+  std::string tensor;
+  bool transposed = false;  // written X.T in the program
+  Span span;
+};
+
+// out[l] = epilogue(A[l] @ B[l]) for l in batch; A is [M,K] (or [K,M] with .T), B is [K,N]
+// (or [N,K] with .T); batched GEMMs use 3-D tensors [L, ., .] (L may be 1 for a broadcast
+// operand of rank 2).
+struct GemmStage {
+  Operand a, b;
+  int64_t m = 0, n = 0, k = 0, batch = 1;  // resolved by the checker
+  GemmKnobs knobs;
+  Epilogue epilogue;
+};
+
+// A grouped GEMM: several independent GEMMs of possibly different shapes in one launch, sharing
+// knobs and the epilogue form; group i writes outputs[i].
+struct GroupedGemmStage {
+  std::vector<Operand> a, b;
+  std::vector<std::array<int64_t, 3>> mnk;  // per group, resolved by the checker
+  GemmKnobs knobs;
+  Epilogue epilogue;                         // applied to every group; loads index the group's tensors
+};
+
+// ---- non-GEMM stages (the non-GEMM stages issue fills these in) ---------------------------
+
+// Common knobs of the non-GEMM stages; nullopt is auto.
+struct SimtKnobs {
+  std::optional<int> threads;          // threads per block
+  std::optional<int> rows_per_block;
+  std::optional<int> vector_width;     // elements per vector access
+  std::optional<int> items_per_thread;
+  std::optional<int> passes;           // 1 = single-pass online algorithm where one exists
+};
+
+struct RowwiseStage {
+  std::string op;            // softmax, log_softmax, logsumexp, layer_norm, rms_norm, ...
+  std::string input;
+  std::vector<std::string> extra;  // weight, bias, ...
+  std::map<std::string, double> attrs;  // eps, ...
+  SimtKnobs knobs;
+  Epilogue prologue, epilogue;
+};
+
+struct ReduceStage {
+  std::string op;            // sum, mean, max, min, mse, huber, kl, hinge, cross_entropy, ...
+  std::vector<std::string> inputs;
+  std::vector<int> dims;
+  std::map<std::string, double> attrs;
+  SimtKnobs knobs;
+  Epilogue prologue, epilogue;
+};
+
+struct ScanStage {
+  std::string op;            // cumsum, cumprod
+  std::string input;
+  int dim = -1;
+  bool exclusive = false, reverse = false;
+  std::string mask;          // optional mask tensor
+  SimtKnobs knobs;
+};
+
+struct ElementwiseStage {
+  SimtKnobs knobs;
+  Epilogue body;             // statements over broadcast loads; `acc` is not allowed
+};
+
+// ---- the program --------------------------------------------------------------------------
+
+struct Stage {
+  std::string name;                 // "s0", "s1", ... unless the program names it
+  std::vector<std::string> outputs; // tensors this stage writes (main output first)
+  std::variant<GemmStage, GroupedGemmStage, RowwiseStage, ReduceStage, ScanStage, ElementwiseStage>
+      body;
+  Span span;
+};
+
+struct Program {
+  int version = 1;                 // `ucut 1`
+  std::string name;                // optional `name` line; else the file stem
+  std::vector<Tensor> tensors;     // declaration order (ABI order for in/param/out)
+  std::vector<Scalar> scalars;
+  std::vector<Stage> stages;       // run in this order on one stream
+
+  const Tensor* find_tensor(const std::string& n) const {
+    for (const auto& t : tensors)
+      if (t.name == n) return &t;
+    return nullptr;
+  }
+};
+
+}  // namespace ucut::dsl
