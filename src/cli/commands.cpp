@@ -12,6 +12,20 @@ namespace ucut {
 const std::vector<CommandSpec>& cli_commands() {
   static const std::vector<CommandSpec> table = {
       {"version", "print the tool, CUTLASS and ABI versions", cmd_version},
+      {"extract", "extract the Problem IR (problem.json) of a PyTorch problem file", cmd_extract},
+      {"check", "check a μCUTLASS program: diagnostics, or its name, stage count and hash", cmd_check},
+      {"fmt", "print a μCUTLASS program in canonical form (--write rewrites the file)", cmd_fmt},
+      {"compile", "generate the CUTLASS kernel library (.cu) of a program and build its .so with nvcc", cmd_compile},
+      {"sol", "speed-of-light report of a problem: FLOPs, bytes, bound per policy, bottleneck", cmd_sol},
+      {"lower", "write the μCUTLASS program (auto knobs) a problem.json lowers to", cmd_lower},
+      {"space", "rank the valid configurations of each stage of a program (no GPU needed)", cmd_space},
+      {"calibrate", "measure this GPU's copy bandwidth and GEMM ceilings for 'sol' (needs a GPU)", cmd_calibrate},
+      {"eval", "check and time kernel candidates for a problem under the evaluation contract (needs a GPU)", cmd_eval},
+      {"baseline", "time PyTorch eager and torch.compile on a problem (needs a GPU; cached)", cmd_baseline},
+      {"export", "write a KernelBench solution (ModelNew) that runs a compiled kernel library", cmd_export},
+      {"optimize", "search for a faster correct kernel for a problem", cmd_optimize},
+      {"bench", "optimize a suite and print the headline figures", cmd_bench},
+      {"memory", "inspect, export and import the optimization memory", cmd_memory},
   };
   return table;
 }

@@ -31,5 +31,19 @@ int cli_main(int argc, char** argv);
 
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);
+CommandRun cmd_optimize(CLI::App& sub);
+CommandRun cmd_bench(CLI::App& sub);
+CommandRun cmd_memory(CLI::App& sub);
+CommandRun cmd_extract(CLI::App& sub);
+CommandRun cmd_check(CLI::App& sub);
+CommandRun cmd_fmt(CLI::App& sub);
+CommandRun cmd_compile(CLI::App& sub);
+CommandRun cmd_sol(CLI::App& sub);
+CommandRun cmd_lower(CLI::App& sub);
+CommandRun cmd_space(CLI::App& sub);
+CommandRun cmd_calibrate(CLI::App& sub);
+CommandRun cmd_eval(CLI::App& sub);
+CommandRun cmd_baseline(CLI::App& sub);
+CommandRun cmd_export(CLI::App& sub);
 
 }  // namespace ucut

@@ -191,33 +191,49 @@ struct SimtKnobs {
   std::optional<int> passes;           // 1 = single-pass online algorithm where one exists
 };
 
+// Per-row operation over the last dimension: the input is viewed as [rows, D], D = last dim.
+// Output shape: the input's (softmax, log_softmax, layer_norm, rms_norm, l1/l2_normalize) or the
+// input's without the last dimension / with it 1 (logsumexp, sum, mean, max, min, argmax, argmin;
+// argmax/argmin write i32 or i64). The prologue stores to `input` (acc = the input element) and
+// is empty when absent; the epilogue stores to the output (acc = the op's value).
 struct RowwiseStage {
   std::string op;            // softmax, log_softmax, logsumexp, layer_norm, rms_norm, ...
   std::string input;
-  std::vector<std::string> extra;  // weight, bias, ...
-  std::map<std::string, double> attrs;  // eps, ...
+  std::vector<std::string> extra;  // weight, bias, ... (the non-empty ones of the two below)
+  std::map<std::string, double> attrs;  // eps (layer_norm, rms_norm, l1/l2_normalize; filled in)
   SimtKnobs knobs;
   Epilogue prologue, epilogue;
+  std::string weight, bias;  // layer_norm: both optional; rms_norm: weight optional; "" if absent
+  int64_t rows = 0, cols = 0;  // resolved: rows = numel / D, cols = D
 };
 
+// sum/mean/max/min over `dims` of inputs[0] (sorted, non-negative; all dims for a full
+// reduction), or a loss over two inputs reduced to one value: mse(p, t), l1(p, t),
+// huber(p, t; delta), smooth_l1(p, t; beta), kl_div(logp, q), hinge(p, t),
+// cross_entropy(logits [N, C], labels i32/i64 [N]). The prologue (plain reductions only)
+// stores to inputs[0]; the epilogue stores to the output (acc = the reduced value).
 struct ReduceStage {
-  std::string op;            // sum, mean, max, min, mse, huber, kl, hinge, cross_entropy, ...
+  std::string op;            // sum, mean, max, min, mse, l1, huber, smooth_l1, kl_div, hinge, cross_entropy
   std::vector<std::string> inputs;
   std::vector<int> dims;
-  std::map<std::string, double> attrs;
+  std::map<std::string, double> attrs;  // delta (huber), beta (smooth_l1); filled in
   SimtKnobs knobs;
   Epilogue prologue, epilogue;
+  std::string reduction;     // losses: "mean", "sum" or (kl_div) "batchmean"; "" for sum/mean/max/min
 };
 
 struct ScanStage {
   std::string op;            // cumsum, cumprod
   std::string input;
-  int dim = -1;
+  int dim = -1;              // resolved by the checker to 0 .. rank-1
   bool exclusive = false, reverse = false;
-  std::string mask;          // optional mask tensor
+  std::string mask;          // optional bool/u8 tensor of the input's shape: masked-out
+                             // elements contribute the identity (0 for cumsum, 1 for cumprod)
   SimtKnobs knobs;
 };
 
+// Full loads broadcast numpy-style (right-aligned, size-1 dims) to the output's shape; v[row]
+// and v[col] view the output as [numel / last, last].
 struct ElementwiseStage {
   SimtKnobs knobs;
   Epilogue body;             // statements over broadcast loads; `acc` is not allowed

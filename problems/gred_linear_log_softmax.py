@@ -1,0 +1,26 @@
+"""Linear then log_softmax over the rows (a classifier head, 16384 x 4096 -> 8192)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+M = 16384
+K = 4096
+N = 8192
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return F.log_softmax(self.linear(x), dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(M, K)]
+
+
+def get_init_inputs():
+    return [K, N]

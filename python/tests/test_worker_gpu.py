@@ -1,0 +1,173 @@
+"""GPU tests of the evaluation harness, end to end through `ucutlass eval` (CTest label `gpu`).
+
+Run by tests/gpu/run_eval_gpu_tests.sh, which builds ucutlass and the CUDA test kernels
+(tests/gpu/kernels) and sets UCUT_GPU_BIN (the ucutlass binary) and UCUT_GPU_KERNELS (the folder
+of built libraries). Without a GPU or those variables every test here is skipped.
+
+Each case shows one clause of the contract catching one way a kernel can be wrong."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+PROBLEMS = os.path.join(ROOT, "tests", "gpu", "problems")
+BIN = os.environ.get("UCUT_GPU_BIN", "")
+KERNELS = os.environ.get("UCUT_GPU_KERNELS", "")
+
+
+def _have_gpu() -> bool:
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+pytestmark = pytest.mark.skipif(not (BIN and KERNELS and _have_gpu()),
+                                reason="needs a GPU and tests/gpu/run_eval_gpu_tests.sh (UCUT_GPU_BIN, UCUT_GPU_KERNELS)")
+
+
+def so(name):
+    path = os.path.join(KERNELS, name + ".so")
+    assert os.path.exists(path), f"{path} was not built"
+    return path
+
+
+def problem(name):
+    return os.path.join(PROBLEMS, name + ".py")
+
+
+def ucut_eval(prob, libs, *extra, timeout=900):
+    store = os.path.join(KERNELS, "store.db")
+    cmd = [BIN, "eval", problem(prob)] + [a for l in libs for a in ("--so", so(l))] + \
+          ["--json", "--gpus", os.environ.get("UCUT_GPU_LIST", "0"), "--store", store] + list(extra)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert p.stdout.strip().startswith("["), f"rc={p.returncode}\nstdout:{p.stdout}\nstderr:{p.stderr}"
+    recs = json.loads(p.stdout)
+    sys.stderr.write(p.stderr)
+    for r in recs:
+        sys.stderr.write(f"{r['candidate']}: {r['status']} median={r['median_ms']} sol={r['t_sol_ms']} "
+                         f"err={r['error'][:300]}\n")
+    return recs
+
+
+FAST = ["--no-compile-baseline"]
+
+
+def test_correct_kernel_passes_with_baselines_and_provenance():
+    [r] = ucut_eval("affine_small", ["affine0"])
+    assert r["status"] == "ok", r["error"]
+    assert r["trials"] >= 6 and r["deterministic"] and r["recheck_passed"]
+    assert r["rescaled_trial"] == "kept" and not r["degenerate"]
+    assert r["reps"] >= 30 and len(r["samples_ms"]) == r["reps"]
+    assert r["median_ms"] > 0 and r["eager_ms"] > 0 and r["speedup_eager"] > 0
+    assert r["compile_ms"] and r["compile_ms"] > 0  # torch.compile default baseline
+    assert "H200" in r["gpu"] or r["gpu"]
+    assert r["torch"] and r["cuda"] and r["tool_commit"] and r["l2_flush_bytes"] >= 2 * 50 * 2**20
+    assert r["max_abs_err"] is not None and r["max_abs_err"] <= 1e-4
+
+
+def test_wrong_epilogue_constant_is_a_mismatch():
+    [r] = ucut_eval("affine_small", ["affine1"], *FAST)
+    assert r["status"] == "mismatch" and "outside" in r["error"]
+    assert r["max_abs_err"] == pytest.approx(1e-3, rel=0.05)
+
+
+def test_unwritten_tile_is_a_mismatch():
+    [r] = ucut_eval("affine_small", ["affine2"], *FAST)
+    assert r["status"] == "mismatch" and "NaN" in r["error"]
+    assert json.loads(r["worst_index"])[0] == 0  # block 0 covers the start of row 0
+
+
+def test_zeros_on_softmax_is_a_mismatch_and_correct_softmax_passes():
+    recs = ucut_eval("softmax_rows", ["softmax1", "softmax0"], *FAST)
+    assert recs[0]["status"] == "mismatch"
+    assert recs[1]["status"] == "ok", recs[1]["error"]
+    assert not recs[1]["degenerate"]
+
+
+def test_degenerate_problem_is_flagged_and_not_counted():
+    # softmax over 65536 columns: every output < 1e-4, zeros would pass
+    r = ucut_eval("softmax_wide", ["softmax_wide1"], *FAST)[0]
+    assert r["degenerate"] and not r["counted"]
+
+
+def test_nondeterministic_kernel_is_a_mismatch():
+    [r] = ucut_eval("affine_small", ["affine3"], *FAST)
+    assert r["status"] == "mismatch"
+
+
+def test_fault_is_a_launch_error_and_the_next_candidate_runs():
+    recs = ucut_eval("affine_small", ["affine4", "affine0"], *FAST)
+    assert recs[0]["status"] == "launch_error"
+    assert "illegal" in recs[0]["error"].lower() or "cuda" in recs[0]["error"].lower()
+    assert recs[1]["status"] == "ok", recs[1]["error"]
+
+
+def test_hang_is_a_timeout_and_the_next_candidate_runs():
+    recs = ucut_eval("affine_small", ["affine5", "affine0"], "--timeout", "30", *FAST)
+    assert recs[0]["status"] == "timeout" and "killed" in recs[0]["error"]
+    assert recs[1]["status"] == "ok", recs[1]["error"]
+
+
+def test_noop_kernel_is_a_mismatch():
+    [r] = ucut_eval("affine_big", ["big7"], *FAST)
+    assert r["status"] == "mismatch" and "NaN" in r["error"]
+
+
+def test_lazy_kernel_faster_than_sol_is_rejected():
+    # Correct whenever it is checked, but does nothing inside the timing loop.
+    [r] = ucut_eval("affine_big", ["big6"], *FAST)
+    if r["t_sol_ms"] is None:
+        pytest.fail("no SOL bound from the SOL analyzer; see stderr")
+    assert r["status"] == "rejected", r
+    assert "faster than speed of light" in r["error"] and not r["counted"]
+
+
+def test_given_sol_bound_rejects_a_correct_kernel_timed_below_it():
+    [r] = ucut_eval("affine_small", ["affine0"], "--sol-ms", "1000", *FAST)
+    assert r["status"] == "rejected" and r["sol_source"] == "given"
+
+
+def test_big_correct_kernel_is_within_sol():
+    [r] = ucut_eval("affine_big", ["big0"], *FAST)
+    assert r["status"] == "ok", r["error"]
+    if r["frac_sol"] is not None:
+        assert 0 < r["frac_sol"] <= 1 / 0.9
+
+
+def test_baseline_command():
+    p = subprocess.run([BIN, "baseline", problem("affine_small"), "--json", "--no-compile"], capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["baselines"]["eager"]["timing"]["median_ms"] > 0
+
+
+def test_kernelbench_export_matches_the_reference(tmp_path):
+    import torch
+    out = tmp_path / "model_new.py"
+    p = subprocess.run([BIN, "export", "--so", so("affine0"), "--kernelbench", "--problem", problem("affine_small"),
+                        "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    # What KernelBench's eval does: exec both sources, seed 42 before each model, compare outputs.
+    ref_ns, new_ns = {}, {}
+    exec(compile(open(problem("affine_small")).read(), "ref", "exec"), ref_ns)
+    exec(compile(out.read_text(), "new", "exec"), new_ns)
+    init = ref_ns["get_init_inputs"]()
+    torch.manual_seed(42)
+    ref = ref_ns["Model"](*init).cuda()
+    torch.manual_seed(42)
+    new = new_ns["ModelNew"](*init).cuda()
+    for trial in range(5):
+        torch.manual_seed(100 + trial)
+        x = [t.cuda() for t in ref_ns["get_inputs"]()]
+        with torch.no_grad():
+            a, b = ref(*x), new(*x)
+        torch.cuda.synchronize()
+        assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)

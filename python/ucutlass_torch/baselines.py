@@ -1,0 +1,92 @@
+"""Baselines: the problem's Model run by PyTorch eager and by torch.compile (mode "default", or
+"max-autotune" on request), timed by the same harness as candidates (timing.time_fn), on the same
+inputs (seed 42), under no_grad, with PyTorch's default precision flags (matmul TF32 off).
+
+Results are cached on disk per (problem source hash, GPU name, torch version, mode, contract
+version) as small JSON files, because compiling and timing a baseline costs far more than a
+candidate evaluation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+
+from . import timing
+
+CACHE_VERSION = 1
+MODES = ("eager", "compile", "max-autotune")
+
+
+def cache_key(source_sha256: str, gpu: str, mode: str) -> str:
+    text = json.dumps([CACHE_VERSION, source_sha256, gpu, torch.__version__, mode,
+                       torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def cache_load(cache_dir: Optional[str], key: str) -> Optional[Dict[str, Any]]:
+    if not cache_dir:
+        return None
+    path = os.path.join(cache_dir, key + ".json")
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            data = json.load(f)
+        return data if data.get("key") == key else None
+    except (OSError, ValueError):
+        return None
+
+
+def cache_store(cache_dir: Optional[str], key: str, data: Dict[str, Any]) -> None:
+    if not cache_dir:
+        return
+    os.makedirs(cache_dir, exist_ok=True)
+    path = os.path.join(cache_dir, key + ".json")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(dict(data, key=key), f)
+    os.replace(tmp, path)  # atomic: a killed worker never leaves half a file
+
+
+def make_callable(model: torch.nn.Module, inputs: List[Any], mode: str) -> Callable[[], Any]:
+    if mode == "eager":
+        fn = model
+    else:
+        torch._dynamo.reset()
+        fn = torch.compile(model, mode=None if mode == "compile" else "max-autotune")
+
+    def call():
+        with torch.no_grad():
+            return fn(*inputs)
+    return call
+
+
+def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.device,
+            source_sha256: str, gpu: str, cache_dir: Optional[str], **timing_kw) -> Dict[str, Any]:
+    """One baseline's timing (cached). Returns {"mode", "cached", "timing": TimingStats json,
+    "setup_s"} or {"mode", "error"} when the baseline itself fails (e.g. torch.compile errors)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown baseline {mode!r}; known: {', '.join(MODES)}")
+    key = cache_key(source_sha256, gpu, mode)
+    hit = cache_load(cache_dir, key)
+    if hit is not None:
+        hit["cached"] = True
+        return hit
+    t0 = time.perf_counter()
+    try:
+        call = make_callable(model, inputs, mode)
+        call()  # first call compiles; counted in setup_s, not in the timing
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    except Exception as e:  # noqa: BLE001 - a failing baseline is reported, not fatal
+        return {"mode": mode, "error": f"{type(e).__name__}: {e}".strip()[:2000], "cached": False}
+    setup_s = time.perf_counter() - t0
+    stats = timing.time_fn(call, device, **timing_kw)
+    result = {"mode": mode, "cached": False, "setup_s": setup_s, "timing": stats.to_json(),
+              "torch": torch.__version__, "gpu": gpu}
+    cache_store(cache_dir, key, result)
+    return result

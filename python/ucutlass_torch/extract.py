@@ -1,0 +1,694 @@
+"""Problem IR extraction: a KernelBench-format file -> problem.json (schema ucutlass.problem/1).
+
+    python -m ucutlass_torch.extract problem.py -o problem.json
+    python -m ucutlass_torch.extract problems/ -o out_dir/        (one JSON per problem)
+
+How (docs/problem-ir.md, "How extraction works"):
+1. loader.load_problem executes the file in an isolated module.
+2. Model(*get_init_inputs()) and get_inputs() run inside a FakeTensorMode: torch.randn, nn.Linear's
+   weights and every other tensor they create are fake (shape, dtype and device, no storage), so a
+   problem sized for an H200 (tens of GB) costs nothing here. Real tensors that slip through (e.g.
+   torch.from_numpy) are converted to fake ones.
+3. torch.export.export(strict=False) traces forward at pre-dispatch ATen granularity (aten.linear,
+   aten.layer_norm, aten.scaled_dot_product_attention survive as such), under torch.no_grad().
+4. Each graph node is normalised by its ATen schema and mapped by ops.HANDLERS to an IR op with
+   attrs and FLOPs; unknown operators become `opaque` with FLOPs from torch.utils.flop_counter
+   (run on the fake values). Line numbers come from the nodes' stack traces (the last frame in the
+   problem file). A peephole pass folds flip->cumsum->flip into cumsum(reverse) and
+   cumsum(x)-x into cumsum(exclusive).
+No real computation happens on problem-sized tensors at any step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from . import SCHEMA
+from .loader import LoadedProblem, ProblemError, call_user, load_problem, problem_files, user_frame_line
+from .ops import (DTYPE_NAMES, FILL_FACTORIES, IDENTITY_OPS, HANDLERS, Call, Mapped, Operand, Shape,
+                  _jsonable)
+
+DEFAULT_SEED = 42
+
+
+@dataclass(eq=False)
+class TensorRec:
+    kind: str                      # input, parameter, buffer, intermediate, output, constant
+    dtype: str                     # IR dtype
+    shape: List[int]
+    name: str = ""
+    extra: Dict[str, Any] = field(default_factory=dict)   # index, state_dict, value, ...
+    tdtype: str = ""               # torch dtype name ("float32"), for the op handlers
+
+    def to_json(self) -> Dict[str, Any]:
+        d = {"name": self.name, "kind": self.kind, "dtype": self.dtype, "shape": list(self.shape)}
+        d.update(self.extra)
+        return d
+
+
+@dataclass(eq=False)
+class OpRec:
+    op: str
+    inputs: List[Any]              # TensorRec, {"scalar": v}, or None
+    outputs: List[TensorRec]
+    attrs: Dict[str, Any]
+    flops: int
+    flop_class: str
+    line: int
+
+
+class _Bound:
+    """Builds an nn.Module whose forward takes only the tensor inputs and re-inserts the non-tensor
+    ones (they are constants of the problem). Its state_dict keys are the model's, prefixed 'model.'."""
+
+    @staticmethod
+    def make(model, values: List[Any], tensor_pos: List[int]):
+        import torch.nn as nn
+
+        class Bound(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *tensors):
+                args = list(values)
+                for i, t in zip(tensor_pos, tensors):
+                    args[i] = t
+                return self.model(*args)
+
+        return Bound()
+
+
+def _dtype_name(dt) -> str:
+    return str(dt).replace("torch.", "")
+
+
+def _ir_dtype(lp: LoadedProblem, dt, what: str, line: int = 0) -> str:
+    n = _dtype_name(dt)
+    if n not in DTYPE_NAMES:
+        raise ProblemError(lp.path, f"unsupported dtype {n} for {what}",
+                           "ucutlass handles f16, bf16, f32, f64, i8, i16, i32, i64, u8 and bool tensors; "
+                           "convert the tensor (e.g. .float() or .real) in the problem file", line=line)
+    return DTYPE_NAMES[n]
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _line_of(node, problem_path: str) -> int:
+    st = node.meta.get("stack_trace") or ""
+    real = os.path.realpath(problem_path)
+    line = 0
+    for fname, ln in _FRAME.findall(st):
+        if fname == problem_path or os.path.realpath(fname) == real:
+            line = int(ln)
+    return line
+
+
+def _json_value(lp: LoadedProblem, v, what: str):
+    import torch
+
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    if isinstance(v, float):
+        return _jsonable(v)
+    if isinstance(v, (list, tuple)):
+        return [_json_value(lp, x, what) for x in v]
+    if isinstance(v, torch.dtype):
+        return DTYPE_NAMES.get(_dtype_name(v), _dtype_name(v))
+    raise ProblemError(lp.path, f"{what} is a {type(v).__name__}, which the Problem IR cannot record",
+                       "use numbers, strings, booleans or lists of them")
+
+
+def _trace(lp: LoadedProblem, seed: int):
+    """Builds the model and inputs on fake tensors and exports forward. Returns (ep, inputs,
+    input_names, fake_mode)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    torch.manual_seed(seed)
+    with fake:
+        try:
+            model = lp.Model(*lp.init_inputs)
+        except Exception as e:  # noqa: BLE001
+            raise ProblemError(lp.path, f"Model(*get_init_inputs()) raised {type(e).__name__}: {_first_line(e)}",
+                               "check that get_init_inputs() returns the constructor arguments of Model",
+                               line=user_frame_line(e.__traceback__, lp.path)) from e
+        torch.manual_seed(seed)
+        inputs = call_user(lp, "get_inputs", lp.get_inputs)
+        inputs = [fake.from_tensor(v) if isinstance(v, torch.Tensor) and not isinstance(v, FakeTensor) else v
+                  for v in inputs]
+    model.eval()
+    for k, t in list(model.state_dict(keep_vars=True).items()):
+        if isinstance(t, torch.Tensor):
+            _ir_dtype(lp, t.dtype, f"parameter/buffer `{k}`")
+    names = _input_names(model, len(inputs))
+    tensor_pos = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]
+    for i in tensor_pos:
+        _ir_dtype(lp, inputs[i].dtype, f"input {i} (`{names[i]}`) from get_inputs()")
+    if not tensor_pos:
+        raise ProblemError(lp.path, "get_inputs() returned no tensors",
+                           "return the forward inputs as a list of tensors, e.g. [torch.rand(M, K)]")
+    bound = _Bound.make(model, inputs, tensor_pos)
+    try:
+        with torch.no_grad():
+            ep = torch.export.export(bound, tuple(inputs[i] for i in tensor_pos), strict=False)
+    except ProblemError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        line = user_frame_line(e.__traceback__, lp.path)
+        raise ProblemError(lp.path, f"cannot trace Model.forward: {type(e).__name__}: {_first_line(e)}",
+                           "forward must be traceable by torch.export: no control flow that depends on "
+                           "tensor values, no .item()/.tolist(), no Python-side data access",
+                           line=line) from e
+    return ep, inputs, names, tensor_pos, fake
+
+
+def _first_line(e: BaseException, limit: int = 300) -> str:
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else ""
+    return first if len(first) <= limit else first[:limit] + "..."
+
+
+def _input_names(model, n: int) -> List[str]:
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return [f"arg{i}" for i in range(n)]
+    names: List[str] = []
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            break
+    while len(names) < n:
+        names.append(f"arg{len(names)}")
+    return names[:n]
+
+
+def _strip(target: str) -> str:
+    return target[len("model."):] if target.startswith("model.") else target
+
+
+def extract(path: str | os.PathLike, seed: int = DEFAULT_SEED, loaded: Optional[LoadedProblem] = None) -> Dict[str, Any]:
+    """Extracts the Problem IR of one problem file as a JSON-ready dict."""
+    import torch
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    lp = loaded or load_problem(path)
+    init_args = _json_value(lp, lp.init_inputs, "get_init_inputs()")
+    ep, inputs, names, tensor_pos, fake = _trace(lp, seed)
+    sig = ep.graph_signature
+    graph = ep.graph
+
+    recs: Dict[Any, Any] = {}           # fx node -> TensorRec, or list of TensorRec (multi-output)
+    tensors: List[TensorRec] = []       # declaration order
+    ops: List[OpRec] = []
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
+    user_i = 0
+    used_names = set()
+    deferred: List[TensorRec] = []      # params/buffers/constants, declared on first use
+    producer_of: Dict[int, str] = {}    # id(TensorRec) -> IR op that produced it
+
+    def info_of(val) -> Shape:
+        return Shape([int(d) for d in val.shape], _dtype_name(val.dtype))
+
+    for ph in placeholders:
+        spec = specs.get(ph.name)
+        val = ph.meta.get("val")
+        if spec is None or not isinstance(val, torch.Tensor):
+            continue
+        if spec.kind == InputKind.USER_INPUT:
+            pos = tensor_pos[user_i]
+            nm = names[pos] if names[pos] not in used_names else _unique(names[pos] + "_in", used_names)
+            names[pos] = nm
+            user_i += 1
+            rec = TensorRec("input", _ir_dtype(lp, val.dtype, f"input {pos}"), list(map(int, val.shape)),
+                            nm, {"index": pos}, _dtype_name(val.dtype))
+            tensors.append(rec)
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            key = _strip(spec.target)
+            kind = "parameter" if spec.kind == InputKind.PARAMETER else "buffer"
+            extra: Dict[str, Any] = {"state_dict": key}
+            if kind == "buffer" and not spec.persistent:
+                extra["persistent"] = False
+            rec = TensorRec(kind, _ir_dtype(lp, val.dtype, f"{kind} `{key}`"), list(map(int, val.shape)), key, extra,
+                            _dtype_name(val.dtype))
+            deferred.append(rec)
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
+            key = _strip(spec.target)
+            rec = TensorRec("constant", _ir_dtype(lp, val.dtype, f"tensor constant `{key}`"),
+                            list(map(int, val.shape)), "", _constant_extra(ep, spec.target, key),
+                            _dtype_name(val.dtype))
+            deferred.append(rec)
+        else:
+            raise ProblemError(lp.path, f"unsupported graph input kind {spec.kind.name} for `{spec.target}`",
+                               "forward must not mutate inputs or use custom objects")
+        used_names.add(rec.name)
+        recs[ph] = rec
+
+    out_node = next(n for n in graph.nodes if n.op == "output")
+    out_specs = list(sig.output_specs)
+    flat_outs = list(out_node.args[0])
+    user_outs = [flat_outs[i] for i, s in enumerate(out_specs) if s.kind == OutputKind.USER_OUTPUT]
+    if len(user_outs) != len(flat_outs):
+        raise ProblemError(lp.path, "forward mutates a buffer or an input in place",
+                           "compute new tensors instead of updating module state inside forward")
+
+    def operand(v):
+        if isinstance(v, torch.fx.Node):
+            r = recs.get(v)
+            if isinstance(r, TensorRec):
+                return Operand(r, Shape(list(r.shape), r.tdtype))
+            raise ProblemError(lp.path, f"operand `{v.name}` is not a tensor the IR can describe",
+                               "forward may only combine tensors and Python numbers", line=_line_of(v, lp.path))
+        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in v):
+            return [operand(x) for x in v]
+        return v
+
+    for node in graph.nodes:
+        if node.op != "call_function":
+            if node.op in ("get_attr",):
+                raise ProblemError(lp.path, "forward uses a construct torch.export turns into a sub-graph "
+                                   "(torch.cond, torch.enable_grad, ...)", "write forward as straight-line tensor code",
+                                   line=_line_of(node, lp.path))
+            continue
+        line = _line_of(node, lp.path)
+        tgt = node.target
+        if tgt.__name__ == "getitem" and getattr(tgt, "__module__", "") == "_operator":
+            src, idx = node.args
+            r = recs.get(src)
+            if isinstance(r, list):
+                recs[node] = r[idx]
+            continue
+        if not isinstance(tgt, torch._ops.OpOverload):
+            raise ProblemError(lp.path, f"unsupported operation {getattr(tgt, '__name__', tgt)} in forward",
+                               "write forward with torch operations only", line=line)
+        packet = tgt._schema.name.split("::")[-1]
+        overload = tgt._overloadname
+        val = node.meta.get("val")
+        if packet in IDENTITY_OPS and not isinstance(val, torch.Tensor):
+            continue  # assertions and other ops without a tensor result
+        outs_vals = list(val) if isinstance(val, (list, tuple)) else [val]
+        if not all(isinstance(v, torch.Tensor) for v in outs_vals):
+            raise ProblemError(lp.path, f"aten::{packet} produces a non-tensor value",
+                               "avoid Python-side use of tensor values (sizes are fine)", line=line)
+        out_infos = [info_of(v) for v in outs_vals]
+        args = _normalise(tgt, node, operand)
+        if getattr(tgt._schema, "is_mutable", False) or (packet.endswith("_") and not packet.startswith("_")):
+            packet = _inplace_to_functional(lp, packet, args, producer_of, line)
+
+        if packet in IDENTITY_OPS or (packet == "dropout" and not args.get("train")):
+            src = args.get("self", args.get("input"))
+            if isinstance(src, Operand):
+                recs[node] = src.ref
+                continue
+        if packet in ("to", "_to_copy", "type_as", "contiguous", "clone") and isinstance(args.get("self"), Operand):
+            src = args["self"]
+            if src.info.dtype == out_infos[0].dtype and packet != "clone":
+                recs[node] = src.ref  # no-op conversion / already contiguous
+                continue
+        if packet == "broadcast_tensors":
+            outs = []
+            for t, o in zip(args["tensors"], out_infos):
+                if list(t.info.shape) == o.shape:
+                    outs.append(t.ref)
+                else:
+                    r = _new(lp, o, tensors, line)
+                    ops.append(OpRec("expand", [t.ref], [r], {"shape": o.shape}, 0, "simt", line))
+                    outs.append(r)
+            recs[node] = outs
+            continue
+        if packet in FILL_FACTORIES:
+            fill = FILL_FACTORIES[packet]
+            if fill is None:
+                fill = args.get("fill_value", args.get("s"))
+            r = TensorRec("constant", _ir_dtype(lp, outs_vals[0].dtype, f"aten::{packet} result", line),
+                          out_infos[0].shape, "", {"value": _jsonable(fill)}, out_infos[0].dtype)
+            tensors.append(r)
+            recs[node] = r
+            continue
+
+        for i, o in enumerate(outs_vals):
+            _ir_dtype(lp, o.dtype, f"the result of aten::{packet}" + (f" (output {i})" if len(outs_vals) > 1 else ""),
+                      line)
+        call = Call(packet, overload, args, out_infos)
+        mapped: Optional[Mapped] = None
+        h = HANDLERS.get(packet)
+        if h is not None:
+            try:
+                mapped = h(call)
+            except (KeyError, TypeError, IndexError):
+                mapped = None
+        if mapped is None:
+            mapped = _opaque(tgt, node, fake)
+        outs = [_new(lp, o, tensors, line) for o in out_infos]
+        recs[node] = outs if isinstance(val, (list, tuple)) else outs[0]
+        inputs_ir = [x.ref if isinstance(x, Operand) else x for x in mapped.inputs]
+        if mapped.op == "opaque":
+            inputs_ir = [x.ref for x in _operands_in(args)]
+        ops.append(OpRec(mapped.op, inputs_ir, outs, mapped.attrs, int(mapped.flops), mapped.flop_class, line))
+        for o in outs:
+            producer_of[id(o)] = mapped.op
+
+    # Outputs.
+    output_recs: List[TensorRec] = []
+    for i, n in enumerate(user_outs):
+        r = recs.get(n) if isinstance(n, torch.fx.Node) else None
+        if not isinstance(r, TensorRec):
+            raise ProblemError(lp.path, f"forward returns a non-tensor value at output {i}",
+                               "return tensors only (a tensor, or a tuple of tensors)")
+        if r.kind == "intermediate":
+            r.kind = "output"
+            r.extra["index"] = i
+        output_recs.append(r)
+
+    ops = _fold_scans(ops, output_recs)
+    _name_everything(tensors, deferred, ops, output_recs, used_names)
+
+    declared = [t for t in tensors if t.kind == "input"]
+    referenced = {id(x) for op in ops for x in op.inputs if isinstance(x, TensorRec)}
+    referenced |= {id(r) for r in output_recs}
+    declared += [t for t in deferred if id(t) in referenced]
+    declared += [t for t in tensors if t.kind != "input" and (t.kind != "constant" or id(t) in referenced)]
+    produced = {id(o) for op in ops for o in op.outputs}
+    declared = [t for t in declared if t.kind in ("input", "parameter", "buffer", "constant") or id(t) in produced]
+
+    doc = {
+        "schema": SCHEMA,
+        "name": lp.name,
+        "source": lp.path,
+        "source_sha256": lp.source_sha256,
+        "doc": lp.doc,
+        "init_seed": seed,
+        "torch_version": torch.__version__.split("+")[0],
+        "tensors": [t.to_json() for t in declared],
+        "ops": [_op_json(i, op) for i, op in enumerate(ops)],
+        "inputs": [names[i] for i in tensor_pos],
+        "outputs": [r.name for r in output_recs],
+        "init_args": init_args,
+        "extra_inputs": [{"index": i, "value": _json_value(lp, v, f"get_inputs()[{i}]")}
+                         for i, v in enumerate(inputs) if i not in tensor_pos],
+    }
+    if not doc["ops"]:
+        raise ProblemError(lp.path, "forward performs no operation (it returns its inputs unchanged)",
+                           "a problem must compute something")
+    return doc
+
+
+_VIEW_PRODUCERS = {"view", "reshape", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze",
+                   "flatten", "split", "chunk", "slice", "select"}
+
+
+def _inplace_to_functional(lp: LoadedProblem, packet: str, args: Dict[str, Any], producer_of, line: int) -> str:
+    """The tracer records `y.relu_()` as a new value that later uses refer to, so an in-place op on
+    an intermediate is its functional twin. Updating inputs, parameters or buffers (problem state)
+    or a view (which would also change its base) is rejected."""
+    target = args.get("self", args.get("input"))
+    if isinstance(target, Operand):
+        rec = target.ref
+        if rec.kind != "intermediate":
+            what = {"input": "the input", "parameter": "the parameter", "buffer": "the buffer",
+                    "constant": "the constant"}.get(rec.kind, "the tensor")
+            raise ProblemError(lp.path, f"forward updates {what} `{rec.name or 'tensor'}` in place (aten::{packet})",
+                               "compute a new tensor instead (y = x + 1, not x.add_(1)); a problem's inputs and "
+                               "module state must stay unchanged", line=line)
+        if producer_of.get(id(rec)) in _VIEW_PRODUCERS:
+            raise ProblemError(lp.path, f"forward updates a view in place (aten::{packet}), which also changes "
+                               "the tensor it views", "build the result with torch.where, masked_fill or cat instead",
+                               line=line)
+    return packet[:-1] if packet.endswith("_") else packet
+
+
+def _constant_extra(ep, target: str, key: str) -> Dict[str, Any]:
+    import torch
+
+    extra: Dict[str, Any] = {}
+    t = ep.constants.get(target)
+    real = getattr(t, "constant", None) if t is not None else None
+    if real is None and isinstance(t, torch.Tensor) and t.device.type != "meta" and not _is_fake(t):
+        real = t
+    if real is not None and real.numel() > 0:
+        flat = real.detach().reshape(-1)
+        first = flat[0]
+        if bool((flat == first).all()):
+            extra["value"] = _jsonable(first.item())
+        elif real.numel() <= 1024:
+            extra["value"] = _jsonable(real.tolist())
+    if "value" not in extra and not key.startswith("lifted_tensor"):
+        extra["attr"] = key  # a plain tensor attribute of the module: read it from the built model
+    return extra
+
+
+def _is_fake(t) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(t, FakeTensor)
+
+
+def _new(lp: LoadedProblem, info: Shape, tensors: List[TensorRec], line: int) -> TensorRec:
+    r = TensorRec("intermediate", _ir_dtype(lp, info.dtype, "an intermediate", line), list(info.shape),
+                  tdtype=info.dtype)
+    tensors.append(r)
+    return r
+
+
+def _normalise(tgt, node, operand) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    args = list(node.args)
+    kwargs = dict(node.kwargs)
+    for i, a in enumerate(tgt._schema.arguments):
+        if i < len(args) and not a.kwarg_only:
+            v = args[i]
+        elif a.name in kwargs:
+            v = kwargs[a.name]
+        elif a.has_default_value():
+            v = a.default_value
+        else:
+            v = None
+        out[a.name] = operand(v)
+    return out
+
+
+def _operands_in(args: Dict[str, Any]) -> List[Operand]:
+    res: List[Operand] = []
+    for v in args.values():
+        if isinstance(v, Operand):
+            res.append(v)
+        elif isinstance(v, list):
+            res.extend(x for x in v if isinstance(x, Operand))
+    return res
+
+
+def _opaque(tgt, node, fake) -> Mapped:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    flops, known, cls = 0, False, "simt"
+    try:
+        a = torch.fx.node.map_arg(node.args, lambda n: n.meta.get("val"))
+        k = torch.fx.node.map_arg(node.kwargs, lambda n: n.meta.get("val"))
+        counter = FlopCounterMode(display=False)
+        with fake, counter:
+            tgt(*a, **k)
+        flops = int(counter.get_total_flops())
+        known = flops > 0 or tgt.overloadpacket in torch.utils.flop_counter.flop_registry
+        cls = "tensor" if flops > 0 else "simt"
+    except Exception:  # noqa: BLE001 - counting is best effort; unknown stays flops_known=false
+        pass
+    name = f"{tgt._schema.name}.{tgt._overloadname}"
+    return Mapped("opaque", [], {"target": name, "flops_known": known}, flops, cls)
+
+
+def _fold_scans(ops: List[OpRec], outputs: List[TensorRec]) -> List[OpRec]:
+    """cumsum(x) - x -> cumsum(exclusive); flip(d) -> cumsum(d) -> flip(d) -> cumsum(reverse)."""
+
+    def uses():
+        u: Dict[int, List[OpRec]] = {}
+        for op in ops:
+            for x in op.inputs:
+                if isinstance(x, TensorRec):
+                    u.setdefault(id(x), []).append(op)
+        return u
+
+    def producer():
+        return {id(o): op for op in ops for o in op.outputs}
+
+    out_ids = {id(r) for r in outputs}
+    changed = True
+    while changed:
+        changed = False
+        u, prod = uses(), producer()
+        for op in ops:
+            if op.op not in ("cumsum",) or len(op.outputs) != 1:
+                continue
+            y = op.outputs[0]
+            x = op.inputs[0]
+            users = u.get(id(y), [])
+            # exclusive: the only use of y is sub(y, x)
+            if (not op.attrs.get("exclusive") and len(users) == 1 and id(y) not in out_ids
+                    and users[0].op == "sub" and users[0].inputs[:2] == [y, x]
+                    and users[0].attrs.get("alpha", 1) == 1 and users[0].outputs[0].shape == y.shape):
+                sub = users[0]
+                op.attrs["exclusive"] = True
+                op.outputs = sub.outputs
+                op.flops += sub.flops
+                ops.remove(sub)
+                changed = True
+                break
+            # reverse: x = flip(w, [dim]) used only here; y used only by flip(y, [dim])
+            f1 = prod.get(id(x)) if isinstance(x, TensorRec) else None
+            dim = op.attrs["dim"]
+            if (not op.attrs.get("reverse") and f1 is not None and f1.op == "flip" and f1.attrs.get("dims") == [dim]
+                    and len(u.get(id(x), [])) == 1 and id(x) not in out_ids and len(users) == 1
+                    and id(y) not in out_ids and users[0].op == "flip" and users[0].attrs.get("dims") == [dim]):
+                f2 = users[0]
+                op.inputs = [f1.inputs[0]]
+                op.outputs = f2.outputs
+                op.attrs["reverse"] = True
+                ops.remove(f1)
+                ops.remove(f2)
+                changed = True
+                break
+    return ops
+
+
+def _name_everything(tensors, deferred, ops, outputs, used_names) -> None:
+    produced = [o for op in ops for o in op.outputs]
+    for i, r in enumerate(outputs):
+        if r.kind == "output" and not r.name:
+            r.name = _unique(f"out{i}", used_names)
+        elif r.kind == "intermediate":  # folded into an output by _fold_scans
+            r.kind = "output"
+            r.extra["index"] = i
+            r.name = _unique(f"out{i}", used_names)
+    k = 0
+    for r in produced:
+        if not r.name:
+            r.name = _unique(f"t{k}", used_names)
+            k += 1
+    c = 0
+    for r in deferred + [t for t in tensors if t.kind == "constant"]:
+        if not r.name:
+            r.name = _unique(f"c{c}", used_names)
+            c += 1
+
+
+def _unique(base: str, used: set) -> str:
+    name, n = base, 1
+    while name in used:
+        name = f"{base}_{n}"
+        n += 1
+    used.add(name)
+    return name
+
+
+def _op_json(i: int, op: OpRec) -> Dict[str, Any]:
+    ins = []
+    for x in op.inputs:
+        if isinstance(x, TensorRec):
+            ins.append(x.name)
+        else:
+            ins.append(x)
+    return {"id": i, "op": op.op, "inputs": ins, "outputs": [o.name for o in op.outputs],
+            "attrs": op.attrs, "flops": op.flops, "flop_class": op.flop_class, "line": op.line}
+
+
+DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "bool": 1}
+
+
+def summary(doc: Dict[str, Any]) -> Dict[str, int]:
+    """FLOPs by class and the minimum bytes (inputs, used parameters/buffers, outputs, each once)."""
+    flops = {"tensor": 0, "simt": 0}
+    for op in doc["ops"]:
+        flops[op["flop_class"]] += op["flops"]
+    by = 0
+    for t in doc["tensors"]:
+        if t["kind"] in ("input", "parameter", "buffer", "output"):
+            by += math.prod(t["shape"]) * DTYPE_BYTES[t["dtype"]]
+    return {"flops_tensor": flops["tensor"], "flops_simt": flops["simt"], "bytes_min": by}
+
+
+def write_json(doc: Dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, out)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ucutlass_torch.extract",
+                                 description="Extract the Problem IR (ucutlass.problem/1) of KernelBench-format files.")
+    ap.add_argument("path", help="a problem .py file, a folder of them, or a KernelBench checkout")
+    ap.add_argument("-o", "--output", help="output .json (one problem) or folder (several); default: stdout")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed recorded as init_seed (default 42)")
+    ap.add_argument("--keep-going", action="store_true", help="for folders: report bad problems and continue")
+    a = ap.parse_args(argv)
+    t0 = time.time()
+    # torch.export logs graphs and warnings when a trace fails; our diagnostic says it in one line.
+    import logging
+
+    logging.getLogger("torch").setLevel(logging.CRITICAL)
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        print(f"error: PyTorch cannot be imported by {sys.executable}: {e}\n"
+              "hint: install torch in this Python (pip install torch), or point UCUTLASS_PYTHON at one that has it",
+              file=sys.stderr)
+        return 2
+    try:
+        files = problem_files(a.path)
+    except ProblemError as e:
+        print(e, file=sys.stderr)
+        return 1
+    many = Path(a.path).is_dir()
+    if not files:
+        print(f"{a.path}: error: no problem files (*.py) found\nhint: pass a problem file or a folder of them",
+              file=sys.stderr)
+        return 1
+    failures = 0
+    for f in files:
+        try:
+            doc = extract(f, seed=a.seed)
+        except ProblemError as e:
+            print(e, file=sys.stderr)
+            failures += 1
+            if not a.keep_going:
+                return 1
+            continue
+        except Exception as e:  # noqa: BLE001 - a bug of ours must still name the problem file
+            import traceback
+
+            traceback.print_exc()
+            print(f"{f}: error: internal error in the extractor: {type(e).__name__}: {e}\n"
+                  "hint: this is a bug in ucutlass_torch; please report it with the problem file", file=sys.stderr)
+            failures += 1
+            if not a.keep_going:
+                return 1
+            continue
+        if a.output is None:
+            sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+        elif many or a.output.endswith(os.sep) or Path(a.output).is_dir():
+            write_json(doc, Path(a.output) / f"{f.stem}.json")
+        else:
+            write_json(doc, Path(a.output))
+    if many:
+        print(f"extracted {len(files) - failures}/{len(files)} problems in {time.time() - t0:.1f} s",
+              file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

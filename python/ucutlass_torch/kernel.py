@@ -1,0 +1,302 @@
+"""The kernel library C ABI (docs/kernel-abi.md) seen from PyTorch: loading a ``.so`` with ctypes,
+reading ``ucut_describe()``, and binding a reference model's tensors to the library's tensor list.
+
+Two kinds of kernel implement the same small interface (``describe``, ``workspace_bytes``,
+``launch``): :class:`CtypesKernel` calls a real library on a CUDA stream, and :class:`PyKernel`
+wraps a Python callable so the correctness protocol can be tested on CPU tensors without a GPU.
+
+:func:`bind` turns a description plus a model and its inputs into a :class:`BoundCall`: inputs by
+position, parameters/buffers by ``state_dict`` key, outputs allocated here, workspace allocated
+once. Any disagreement (count, shape, dtype, missing key) is a :class:`BindError` naming the tensor.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import torch
+
+ABI_VERSION = 1
+
+DTYPES: Dict[str, torch.dtype] = {
+    "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
+    "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
+    "u8": torch.uint8, "bool": torch.bool,
+}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+ERROR_CODES = {
+    1: "bad arguments",
+    2: "a kernel rejected the problem (can_implement)",
+    3: "kernel set-up failed",
+    4: "a launch or CUDA call failed",
+    5: "workspace too small",
+}
+
+
+class KernelError(Exception):
+    """The library could not be loaded, or ucut_run returned a non-zero code."""
+
+    def __init__(self, message: str, code: int = 0):
+        super().__init__(message)
+        self.code = code
+
+
+class BindError(Exception):
+    """The library's tensor list does not match the problem (names the tensor and the mismatch)."""
+
+
+def dtype_name(dt: torch.dtype) -> str:
+    return DTYPE_NAMES.get(dt, str(dt).replace("torch.", ""))
+
+
+def check_describe(desc: Any, where: str) -> Dict[str, Any]:
+    """Validates the parts of a ucut_describe() document the harness relies on."""
+    if not isinstance(desc, dict):
+        raise KernelError(f"{where}: ucut_describe() is not a JSON object")
+    if desc.get("abi") != ABI_VERSION:
+        raise KernelError(f"{where}: kernel ABI {desc.get('abi')!r}, this harness reads ABI {ABI_VERSION}")
+    tensors = desc.get("tensors")
+    if not isinstance(tensors, list):
+        raise KernelError(f"{where}: ucut_describe() has no 'tensors' list")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, dict) or t.get("role") not in ("in", "param", "out"):
+            raise KernelError(f"{where}: tensors[{i}] needs role 'in', 'param' or 'out'")
+        if t.get("dtype") not in DTYPES:
+            raise KernelError(f"{where}: tensors[{i}] ({t.get('name')}) has unknown dtype {t.get('dtype')!r}")
+        if not isinstance(t.get("shape"), list):
+            raise KernelError(f"{where}: tensors[{i}] ({t.get('name')}) has no shape list")
+        if t["role"] == "param" and not isinstance(t.get("binding"), str):
+            raise KernelError(f"{where}: param tensor {t.get('name')!r} has no 'binding' (state_dict key)")
+    desc.setdefault("scalars", [])
+    return desc
+
+
+class CtypesKernel:
+    """A kernel library loaded with ctypes. ``launch`` enqueues on the given CUDA stream."""
+
+    def __init__(self, path: str):
+        if not os.path.exists(path):
+            raise KernelError(f"{path}: no such kernel library")
+        try:
+            self.lib = ctypes.CDLL(os.path.abspath(path), mode=ctypes.RTLD_LOCAL)
+        except OSError as e:
+            raise KernelError(f"{path}: cannot load: {e}") from e
+        self.path = path
+        for sym in ("ucut_abi_version", "ucut_describe", "ucut_last_error", "ucut_workspace_size", "ucut_run"):
+            if not hasattr(self.lib, sym):
+                raise KernelError(f"{path}: missing symbol {sym} (not a ucutlass kernel library?)")
+        self.lib.ucut_abi_version.restype = ctypes.c_int
+        self.lib.ucut_describe.restype = ctypes.c_char_p
+        self.lib.ucut_last_error.restype = ctypes.c_char_p
+        self.lib.ucut_workspace_size.restype = ctypes.c_int
+        self.lib.ucut_workspace_size.argtypes = [ctypes.POINTER(ctypes.c_size_t)]
+        self.lib.ucut_run.restype = ctypes.c_int
+        self.lib.ucut_run.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                      ctypes.POINTER(ctypes.c_double), ctypes.c_int,
+                                      ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        abi = self.lib.ucut_abi_version()
+        if abi != ABI_VERSION:
+            raise KernelError(f"{path}: kernel ABI {abi}, this harness reads ABI {ABI_VERSION}")
+        raw = self.lib.ucut_describe()
+        try:
+            desc = json.loads(raw.decode("utf-8") if raw else "")
+        except (ValueError, UnicodeDecodeError) as e:
+            raise KernelError(f"{path}: ucut_describe() is not valid JSON: {e}") from e
+        self.describe = check_describe(desc, path)
+        size = ctypes.c_size_t(0)
+        rc = self.lib.ucut_workspace_size(ctypes.byref(size))
+        if rc != 0:
+            raise KernelError(f"{path}: ucut_workspace_size failed ({rc}): {self.last_error()}", rc)
+        self.workspace_bytes = int(size.value)
+        self._ptrs = None  # cached ctypes arrays for repeated launches
+
+    def last_error(self) -> str:
+        raw = self.lib.ucut_last_error()
+        return raw.decode("utf-8", "replace") if raw else ""
+
+    def launch(self, tensors: Sequence[torch.Tensor], scalars: Sequence[float],
+               workspace: Optional[torch.Tensor], stream: Any) -> None:
+        ptrs = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
+        sc = (ctypes.c_double * max(1, len(scalars)))(*scalars)
+        ws_ptr = workspace.data_ptr() if workspace is not None and workspace.numel() else None
+        handle = stream.cuda_stream if stream is not None else None
+        rc = self.lib.ucut_run(ptrs, len(tensors), sc if scalars else None, len(scalars),
+                               ws_ptr, self.workspace_bytes, handle)
+        if rc != 0:
+            what = ERROR_CODES.get(rc, "unknown error code")
+            raise KernelError(f"ucut_run returned {rc} ({what}): {self.last_error()}", rc)
+
+
+    def make_launcher(self, tensors, scalars, workspace, stream) -> Callable[[], None]:
+        ptrs = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
+        sc = (ctypes.c_double * max(1, len(scalars)))(*scalars)
+        args = (ptrs, len(tensors), sc if scalars else None, len(scalars),
+                workspace.data_ptr() if workspace is not None and workspace.numel() else None,
+                self.workspace_bytes, stream.cuda_stream if stream is not None else None)
+        run = self.lib.ucut_run
+        keep = (tensors, ptrs, sc)  # the pointers stay valid while the closure lives
+
+        def go() -> None:
+            rc = run(*args)
+            if rc != 0:
+                _ = keep
+                raise KernelError(f"ucut_run returned {rc} ({ERROR_CODES.get(rc, 'unknown error code')}): "
+                                  f"{self.last_error()}", rc)
+        return go
+
+
+class PyKernel:
+    """A stand-in kernel: ``fn(tensors, scalars)`` writes the outputs in place (CPU tests)."""
+
+    def __init__(self, describe: Dict[str, Any], fn: Callable[[List[torch.Tensor], List[float]], None],
+                 workspace_bytes: int = 0, path: str = "<python>"):
+        self.describe = check_describe(describe, path)
+        self.fn = fn
+        self.workspace_bytes = workspace_bytes
+        self.path = path
+
+    def launch(self, tensors, scalars, workspace, stream) -> None:
+        rc = self.fn(list(tensors), list(scalars))
+        if isinstance(rc, int) and rc:
+            raise KernelError(f"fake kernel returned {rc}", int(rc))
+
+
+@dataclass
+class BoundCall:
+    """A kernel bound to one problem: call ``run(inputs)`` to get fresh output tensors."""
+
+    kernel: Any
+    params: Dict[str, torch.Tensor]           # binding key -> contiguous tensor on device
+    out_specs: List[Dict[str, Any]]           # out tensors in out-index order
+    order: List[Any]                          # per ABI position: ("in", i) | ("param", key) | ("out", i)
+    scalars: List[float]
+    workspace: Optional[torch.Tensor]
+    device: torch.device
+    in_specs: List[Dict[str, Any]] = field(default_factory=list)
+    outputs: List[torch.Tensor] = field(default_factory=list)
+
+    def alloc_outputs(self) -> List[torch.Tensor]:
+        """Fresh output buffers filled with NaN (integers: the dtype's max), so an unwritten
+        element can never equal the reference by luck."""
+        outs = []
+        for s in self.out_specs:
+            dt = DTYPES[s["dtype"]]
+            t = torch.empty(s["shape"], dtype=dt, device=self.device)
+            poison(t)
+            outs.append(t)
+        self.outputs = outs
+        return outs
+
+    def run(self, inputs: Sequence[Any], stream: Any = None, reuse_outputs: bool = False) -> List[torch.Tensor]:
+        outs = self.outputs if (reuse_outputs and self.outputs) else self.alloc_outputs()
+        if reuse_outputs:
+            for o in outs:
+                poison(o)
+        tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
+        lst = []
+        for kind, key in self.order:
+            if kind == "in":
+                lst.append(tensor_inputs[key])
+            elif kind == "param":
+                lst.append(self.params[key])
+            else:
+                lst.append(outs[key])
+        self.kernel.launch(lst, self.scalars, self.workspace, stream)
+        return outs
+
+    def launcher(self, inputs: Sequence[Any], stream: Any = None) -> Callable[[], None]:
+        """A zero-argument launch into fixed output buffers (no poisoning): what the timing loop
+        calls. Arguments are marshalled once, so the timed call is only the library call."""
+        if not self.outputs:
+            self.alloc_outputs()
+        tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
+        lst = [tensor_inputs[key] if kind == "in" else self.params[key] if kind == "param" else self.outputs[key]
+               for kind, key in self.order]
+        make = getattr(self.kernel, "make_launcher", None)
+        if make is not None:
+            return make(lst, self.scalars, self.workspace, stream)
+        return lambda: self.kernel.launch(lst, self.scalars, self.workspace, stream)
+
+    def check_inputs(self, inputs: Sequence[Any]) -> List[torch.Tensor]:
+        """Inputs made contiguous and checked against the description's shapes and dtypes."""
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if len(tensors) != len(self.in_specs):
+            raise BindError(f"the kernel takes {len(self.in_specs)} input tensor(s), get_inputs() gives {len(tensors)}")
+        out = []
+        for spec, t in zip(self.in_specs, tensors):
+            _check_tensor(spec, t, f"input {spec.get('name')!r} (index {spec['index']})")
+            out.append(t.contiguous())
+        return out
+
+
+def poison(t: torch.Tensor) -> None:
+    if t.is_floating_point():
+        t.fill_(float("nan"))
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(torch.iinfo(t.dtype).max)
+
+
+def _check_tensor(spec: Dict[str, Any], t: torch.Tensor, what: str) -> None:
+    if list(t.shape) != list(spec["shape"]):
+        raise BindError(f"{what}: kernel expects shape {spec['shape']}, the problem has {list(t.shape)}")
+    if t.dtype != DTYPES[spec["dtype"]]:
+        raise BindError(f"{what}: kernel expects {spec['dtype']}, the problem has {dtype_name(t.dtype)}")
+
+
+def _by_index(specs: List[Dict[str, Any]], role: str) -> List[Dict[str, Any]]:
+    seen = sorted(specs, key=lambda s: s.get("index", 0))
+    for i, s in enumerate(seen):
+        if s.get("index", i) != i:
+            raise BindError(f"{role} tensors' indices are not 0..{len(seen) - 1} (found {s.get('index')})")
+    return seen
+
+
+def bind(kernel: Any, model: torch.nn.Module, device: torch.device,
+         scalars: Optional[Sequence[float]] = None) -> BoundCall:
+    """Binds the kernel's tensor list to ``model``'s state_dict; inputs and outputs are checked per
+    call. Parameters are copied to contiguous device tensors (the kernel never sees the model's own
+    storage, so a kernel writing its parameters cannot change the reference)."""
+    desc = kernel.describe
+    tensors = desc["tensors"]
+    state = model.state_dict()
+    params: Dict[str, torch.Tensor] = {}
+    order: List[Any] = []
+    ins = [t for t in tensors if t["role"] == "in"]
+    outs = [t for t in tensors if t["role"] == "out"]
+    in_specs = _by_index([dict(t, index=t.get("index", i)) for i, t in enumerate(ins)], "in")
+    out_specs = _by_index([dict(t, index=t.get("index", i)) for i, t in enumerate(outs)], "out")
+    if not out_specs:
+        raise BindError("the kernel has no out tensor")
+    for i, t in enumerate(tensors):
+        if t["role"] == "in":
+            order.append(("in", t.get("index", ins.index(t))))
+        elif t["role"] == "out":
+            order.append(("out", t.get("index", outs.index(t))))
+        else:
+            key = t["binding"]
+            if key not in state:
+                from difflib import get_close_matches
+                close = get_close_matches(key, list(state), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; the model has {sorted(state)[:8]}"
+                raise BindError(f"param {t.get('name')!r} binds state_dict key {key!r}, which the model lacks{hint}")
+            value = state[key]
+            _check_tensor(t, value, f"param {t.get('name')!r} ({key})")
+            params[key] = value.detach().to(device).contiguous().clone()
+            order.append(("param", key))
+    sc_specs = desc.get("scalars", [])
+    if scalars is None:
+        scalars = [float(s.get("default", 0.0)) for s in sc_specs]
+    if len(scalars) != len(sc_specs):
+        raise BindError(f"the kernel takes {len(sc_specs)} scalar(s), {len(scalars)} given")
+    ws = None
+    if kernel.workspace_bytes:
+        ws = torch.empty(int(kernel.workspace_bytes), dtype=torch.uint8, device=device)
+    return BoundCall(kernel=kernel, params=params, out_specs=out_specs, order=order,
+                     scalars=[float(s) for s in scalars], workspace=ws, device=device, in_specs=in_specs)

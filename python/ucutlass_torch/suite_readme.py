@@ -1,0 +1,47 @@
+"""Prints problems/README.md: the suite's problems grouped by family with their one-line docstrings.
+
+    python -m ucutlass_torch.suite_readme problems > problems/README.md
+
+Reads the files with ast (no torch import, nothing executed).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+FAMILIES = [("gemm_", "Plain GEMMs"), ("epi_", "GEMM + elementwise epilogue"), ("gred_", "GEMM + row reduction"),
+            ("act_", "Activations (memory bound)"), ("red_", "Softmax and reductions"), ("norm_", "Normalisation"),
+            ("scan_", "Scans"), ("loss_", "Losses"), ("attn_", "Attention")]
+
+
+def render(root: Path) -> str:
+    files = sorted(p for p in root.glob("*.py") if not p.name.startswith("_"))
+    out = ["# problems/: the μCUTLASS problem suite", "",
+           "KernelBench-format problems written for this project (each file: `class Model(nn.Module)`,",
+           "`get_inputs()`, `get_init_inputs()`, and a one-line docstring saying what it stresses). Sizes are",
+           "chosen to fill an H200 (tens of µs or more per call); fp32 unless the name says bf16/fp16.",
+           "`ucutlass extract problems -o out/` writes the Problem IR of all of them (no GPU needed: tensors",
+           "are fake during extraction).", "",
+           f"{len(files)} problems. This file is generated from the docstrings; after adding a problem run",
+           "", "```", "PYTHONPATH=python .venv/bin/python -m ucutlass_torch.suite_readme problems > problems/README.md",
+           "```", ""]
+    groups = FAMILIES + [("", "Other")]
+    seen = set()
+    for prefix, title in groups:
+        fs = [f for f in files if f.name.startswith(prefix) and f not in seen]
+        if not fs:
+            continue
+        seen.update(fs)
+        out += [f"## {title} ({len(fs)})", "", "| problem | what it stresses |", "|---|---|"]
+        for f in fs:
+            doc = ast.get_docstring(ast.parse(f.read_text())) or ""
+            first = doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
+            out.append(f"| `{f.stem}` | {first.replace('|', '/')} |")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render(Path(sys.argv[1] if len(sys.argv) > 1 else "problems")))

@@ -1,0 +1,182 @@
+"""The timing half of the evaluation contract (docs/eval-contract.md §2), shared by candidates and
+baselines so both are measured the same way.
+
+On CUDA: warm-up, then ≥30 repetitions (more for short kernels, until ``target_s`` of measured
+time), each preceded by an L2 flush that writes a buffer of ≥2× the L2 size, each timed by a pair of
+CUDA events recorded on the stream the work runs on. Then a host cross-check: N repetitions back to
+back with a device-wide synchronize after each, timed with perf_counter. Work hidden on another
+stream is invisible to the events but not to the device-wide sync, so an event median far below
+the host time per repetition flags ``timing_suspect``.
+
+On CPU (tests only) the same statistics come from perf_counter, with no flush.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+
+MIN_REPS = 30
+MAX_REPS = 1000
+WARMUP = 5
+TARGET_S = 0.25          # measured time to aim for when choosing the repetition count
+HOST_REPS_MAX = 100
+# timing_suspect: host time per repetition minus the cost of an empty synchronize exceeds
+# SUSPECT_RATIO × event median + SUSPECT_SLACK_S (the slack covers launch overhead: a ctypes call
+# plus argument marshalling is ~10–30 µs, torch eager launches of several ops more).
+SUSPECT_RATIO = 2.0
+SUSPECT_SLACK_S = 200e-6
+
+
+@dataclass
+class TimingStats:
+    median_ms: float
+    mean_ms: float
+    p20_ms: float
+    p80_ms: float
+    min_ms: float
+    max_ms: float
+    std_ms: float
+    reps: int
+    warmup: int
+    samples_ms: List[float]
+    method: str                       # "cuda_events+l2_flush" | "cpu_perf_counter"
+    l2_flush_bytes: int = 0
+    host_ms_per_rep: float = 0.0      # cross-check: wall time per synchronized repetition
+    sync_ms: float = 0.0              # wall time of an empty synchronize (subtracted)
+    timing_suspect: bool = False
+    suspect_reason: str = ""
+
+    def to_json(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def percentile(sorted_vals: List[float], q: float) -> float:
+    """Linear-interpolated percentile (q in [0,100]) of an already sorted list."""
+    if not sorted_vals:
+        return math.nan
+    if len(sorted_vals) == 1:
+        return sorted_vals[0]
+    pos = (len(sorted_vals) - 1) * q / 100.0
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(sorted_vals) - 1)
+    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
+
+
+def summarize(samples_ms: List[float], warmup: int, method: str) -> TimingStats:
+    s = sorted(samples_ms)
+    n = len(s)
+    mean = sum(s) / n
+    var = sum((x - mean) ** 2 for x in s) / (n - 1) if n > 1 else 0.0
+    return TimingStats(median_ms=percentile(s, 50), mean_ms=mean, p20_ms=percentile(s, 20),
+                       p80_ms=percentile(s, 80), min_ms=s[0], max_ms=s[-1], std_ms=math.sqrt(var),
+                       reps=n, warmup=warmup, samples_ms=list(samples_ms), method=method)
+
+
+def choose_reps(estimate_s: float, min_reps: int = MIN_REPS, target_s: float = TARGET_S,
+                max_reps: int = MAX_REPS) -> int:
+    """At least min_reps; more for short work, until about target_s of measured time."""
+    if estimate_s <= 0 or not math.isfinite(estimate_s):
+        return max_reps
+    return int(max(min_reps, min(max_reps, math.ceil(target_s / estimate_s))))
+
+
+def judge_suspect(stats: TimingStats) -> None:
+    work = stats.host_ms_per_rep - stats.sync_ms
+    limit = SUSPECT_RATIO * stats.median_ms + SUSPECT_SLACK_S * 1e3
+    if stats.host_ms_per_rep > 0 and work > limit:
+        stats.timing_suspect = True
+        stats.suspect_reason = (f"event median {stats.median_ms:.4g} ms but {work:.4g} ms of host time per synchronized "
+                                f"repetition (> {SUSPECT_RATIO:g}x + {SUSPECT_SLACK_S * 1e6:.0f} us): work may run "
+                                "outside the timed stream")
+
+
+class L2Flusher:
+    """Owns a buffer of ≥2× the L2 size; ``flush(stream)`` overwrites all of it on that stream."""
+
+    def __init__(self, device: torch.device):
+        props = torch.cuda.get_device_properties(device)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0) or 64 * 2**20
+        self.bytes = max(2 * l2, 128 * 2**20)
+        self.buf = torch.empty(self.bytes // 4, dtype=torch.int32, device=device)
+
+    def flush(self) -> None:
+        self.buf.fill_(7)  # a write of every line evicts whatever the timed work left in L2
+
+
+def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_REPS,
+              target_s: float = TARGET_S, warmup: int = WARMUP, flusher: Optional[L2Flusher] = None,
+              host_check: bool = True) -> TimingStats:
+    """Times ``fn`` (which enqueues its work on the current stream) with the contract's protocol."""
+    stream = torch.cuda.current_stream(device)
+    flusher = flusher or L2Flusher(device)
+    for _ in range(max(1, warmup)):
+        fn()
+    torch.cuda.synchronize(device)
+    # Estimate the per-call time from a short flushed probe, then pick the repetition count.
+    probe = []
+    for _ in range(3):
+        flusher.flush()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(stream)
+        fn()
+        b.record(stream)
+        b.synchronize()
+        probe.append(a.elapsed_time(b))
+    reps = choose_reps(sorted(probe)[1] / 1e3, min_reps, target_s)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        flusher.flush()
+        starts[i].record(stream)
+        fn()
+        ends[i].record(stream)
+    torch.cuda.synchronize(device)
+    samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    stats = summarize(samples, warmup, "cuda_events+l2_flush")
+    stats.l2_flush_bytes = flusher.bytes
+    if host_check:
+        n = max(5, min(HOST_REPS_MAX, reps))
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            torch.cuda.synchronize(device)
+        stats.sync_ms = (time.perf_counter() - t0) * 1e3 / n
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+            torch.cuda.synchronize(device)  # device-wide: waits for side streams too
+        stats.host_ms_per_rep = (time.perf_counter() - t0) * 1e3 / n
+        judge_suspect(stats)
+    return stats
+
+
+def time_cpu(fn: Callable[[], Any], min_reps: int = MIN_REPS, target_s: float = 0.05,
+             warmup: int = 2) -> TimingStats:
+    """CPU stand-in with the same statistics (used by tests and when no GPU is present)."""
+    for _ in range(warmup):
+        fn()
+    t0 = time.perf_counter()
+    fn()
+    reps = choose_reps(time.perf_counter() - t0, min_reps, target_s, max_reps=200)
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    stats = summarize(samples, warmup, "cpu_perf_counter")
+    stats.host_ms_per_rep = stats.mean_ms
+    return stats
+
+
+def time_fn(fn: Callable[[], Any], device: torch.device, **kw) -> TimingStats:
+    if device.type == "cuda":
+        return time_cuda(fn, device, **kw)
+    kw.pop("flusher", None)
+    kw.pop("host_check", None)
+    kw.pop("target_s", None)
+    return time_cpu(fn, **kw)

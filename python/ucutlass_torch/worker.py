@@ -1,0 +1,321 @@
+"""The evaluation worker: ``python -m ucutlass_torch.worker`` (protocol: protocol.py's docstring).
+
+One persistent process per GPU (the client sets CUDA_VISIBLE_DEVICES). It holds the loaded
+problem, the fp32 reference Model built under seed 42, and the L2-flush buffer, so evaluating a
+candidate costs only its trials and timing. The :class:`Worker` class is the whole logic and is
+used directly by the CPU tests with stand-in kernels (kernel.PyKernel).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+
+from . import baselines, correctness, kernel, protocol, timing
+from .loader import ProblemError, build_model, load_problem, make_inputs
+
+MODEL_SEED = 42
+TIMING_SEED = 42
+
+
+def _set_reference_precision() -> None:
+    # The contract's reference: fp32 with PyTorch's defaults (matmul TF32 off, cuDNN TF32 on).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = True
+    torch.set_float32_matmul_precision("highest")
+
+
+def _nvidia_smi(query: str) -> str:
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return ""
+    try:
+        out = subprocess.run([exe, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip().splitlines()[0].strip() if out.returncode == 0 and out.stdout.strip() else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def environment(device: torch.device) -> Dict[str, Any]:
+    env: Dict[str, Any] = {"torch": torch.__version__, "cuda": torch.version.cuda or "",
+                           "python": platform.python_version(), "device": str(device), "pid": os.getpid(),
+                           "matmul_tf32": torch.backends.cuda.matmul.allow_tf32,
+                           "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+                           "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        env.update(gpu=props.name, sm=f"{props.major}{props.minor}", l2_bytes=int(getattr(props, "L2_cache_size", 0)),
+                   driver=_nvidia_smi("driver_version"), sm_clock_mhz=_nvidia_smi("clocks.sm"),
+                   sm_clock_max_mhz=_nvidia_smi("clocks.max.sm"))
+    else:
+        env.update(gpu="cpu", sm="", l2_bytes=0, driver="", sm_clock_mhz="", sm_clock_max_mhz="")
+    return env
+
+
+class Worker:
+    def __init__(self, device: Optional[str] = None):
+        if device is None:
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.device = torch.device(device)
+        if self.device.type == "cuda":
+            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+            self.device = torch.device("cuda", index)
+            torch.cuda.set_device(index)
+        _set_reference_precision()
+        self.env = environment(self.device)
+        self.loaded = None
+        self.model = None
+        self.problem_info: Dict[str, Any] = {}
+        self.flusher = None
+        self.tmpdir = tempfile.mkdtemp(prefix="ucut-worker-")
+        self.n_loaded = 0
+        self.fatal = False
+
+    # -- requests -------------------------------------------------------------------------------
+    def handle(self, req: Dict[str, Any]) -> Dict[str, Any]:
+        rid = req.get("id")
+        cmd = req["cmd"]
+        try:
+            if cmd == "ping":
+                return protocol.ok(rid, env=self.env, protocol=protocol.PROTOCOL_VERSION)
+            if cmd == "load_problem":
+                path = protocol.field(req, "problem", str, required=True)
+                seed = protocol.field(req, "seed", int, MODEL_SEED)
+                return protocol.ok(rid, problem=self.load(path, seed))
+            if cmd == "evaluate":
+                self._need_problem()
+                so = protocol.field(req, "so", str, required=True)
+                result = self.evaluate_path(
+                    so, profile=protocol.field(req, "profile", str, "default"),
+                    trials=protocol.field(req, "trials", int, correctness.MIN_TRIALS),
+                    rescaled=protocol.field(req, "rescaled", bool, True),
+                    do_timing=protocol.field(req, "timing", bool, True),
+                    min_reps=protocol.field(req, "min_reps", int, timing.MIN_REPS),
+                    target_s=protocol.field(req, "target_s", float, timing.TARGET_S),
+                    scalars=protocol.field(req, "scalars", list, None))
+                return protocol.ok(rid, result=result, fatal=self.fatal)
+            if cmd == "baseline":
+                self._need_problem()
+                modes = protocol.field(req, "modes", list, ["eager", "compile"])
+                cache_dir = protocol.field(req, "cache_dir", str, None)
+                return protocol.ok(rid, baselines=self.baselines(modes, cache_dir,
+                                                                 protocol.field(req, "min_reps", int, timing.MIN_REPS)),
+                                   fatal=self.fatal)
+            if cmd == "shutdown":
+                return protocol.ok(rid)
+        except protocol.RequestError as e:
+            return protocol.error(rid, str(e))
+        except ProblemError as e:
+            return protocol.error(rid, str(e))
+        except ValueError as e:
+            return protocol.error(rid, str(e))
+        return protocol.error(rid, f"unhandled cmd {cmd!r}")
+
+    def _need_problem(self) -> None:
+        if self.model is None:
+            raise protocol.RequestError("no problem loaded: send {\"cmd\": \"load_problem\", \"problem\": PATH} first")
+
+    def load(self, path: str, seed: int = MODEL_SEED) -> Dict[str, Any]:
+        self.loaded = load_problem(path)
+        self.model = build_model(self.loaded, seed=seed, device=str(self.device))
+        self.seed = seed
+        inputs = self.inputs(TIMING_SEED)
+        with torch.no_grad():
+            outs = correctness._as_list(self.model(*inputs))
+        self.problem_info = {
+            "name": self.loaded.name, "path": self.loaded.path, "source_sha256": self.loaded.source_sha256,
+            "doc": self.loaded.doc, "seed": seed,
+            "inputs": [{"shape": list(x.shape), "dtype": kernel.dtype_name(x.dtype)} for x in inputs
+                       if isinstance(x, torch.Tensor)],
+            "outputs": [{"shape": list(o.shape), "dtype": kernel.dtype_name(o.dtype)} for o in outs],
+        }
+        return self.problem_info
+
+    def inputs(self, seed: int) -> List[Any]:
+        return make_inputs(self.loaded, seed=seed, device=str(self.device))
+
+    def reference(self, inputs: List[Any]) -> Any:
+        with torch.no_grad():
+            return self.model(*inputs)
+
+    def sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def stream(self):
+        return torch.cuda.current_stream(self.device) if self.device.type == "cuda" else None
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def open_kernel(self, so: str):
+        # dlopen returns the already-loaded handle for a path it has seen, so a rebuilt library
+        # at the same path would be ignored: load a private copy under a fresh name instead.
+        self.n_loaded += 1
+        if not os.path.exists(so):
+            raise kernel.KernelError(f"{so}: no such kernel library")
+        copy = os.path.join(self.tmpdir, f"{self.n_loaded}_{os.path.basename(so)}")
+        shutil.copyfile(so, copy)
+        return kernel.CtypesKernel(copy)
+
+    def evaluate_path(self, so: str, **kw) -> Dict[str, Any]:
+        t0 = time.perf_counter()
+        try:
+            k = self.open_kernel(so)
+        except kernel.KernelError as e:
+            return self._result("launch_error", "load", str(e), t0=t0)
+        return self.evaluate(k, **kw)
+
+    def evaluate(self, k: Any, profile: str = "default", trials: int = correctness.MIN_TRIALS,
+                 rescaled: bool = True, do_timing: bool = True, min_reps: int = timing.MIN_REPS,
+                 target_s: float = timing.TARGET_S, scalars: Optional[list] = None) -> Dict[str, Any]:
+        t0 = time.perf_counter()
+        correctness.tolerance(profile, torch.float32)
+        info = {key: k.describe.get(key) for key in ("name", "program_hash", "abi", "ucutlass", "cutlass", "arch", "stages")}
+        phase = "bind"
+        try:
+            bound = kernel.bind(k, self.model, self.device, scalars)
+        except kernel.BindError as e:
+            return self._result("mismatch", phase, f"binding the kernel to the problem: {e}", kernel_info=info, t0=t0)
+        stream = self.stream()
+
+        def candidate(inputs: List[Any]) -> List[torch.Tensor]:
+            return bound.run(bound.check_inputs(inputs), stream)
+
+        seconds: Dict[str, float] = {}
+        report = None
+        stats = None
+        recheck = None
+        try:
+            phase = "correctness"
+            tc = time.perf_counter()
+            report, keep = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
+                                             rescaled=rescaled, determinism=True, sync=self.sync)
+            seconds["correctness"] = time.perf_counter() - tc
+            if not report.passed:
+                return self._result("mismatch", phase, report.message, kernel_info=info, corr=report, t0=t0,
+                                    seconds=seconds)
+            if do_timing:
+                phase = "timing"
+                tt = time.perf_counter()
+                tin = bound.check_inputs(self.inputs(TIMING_SEED))
+                launch = bound.launcher(tin, stream)
+                if self.device.type == "cuda" and self.flusher is None:
+                    self.flusher = timing.L2Flusher(self.device)
+                kw = {"min_reps": min_reps, "target_s": target_s}
+                if self.device.type == "cuda":
+                    kw["flusher"] = self.flusher
+                stats = timing.time_fn(launch, self.device, **kw)
+                seconds["timing"] = time.perf_counter() - tt
+                phase = "recheck"
+                recheck = correctness.recheck(candidate, self.inputs, keep, profile, sync=self.sync)
+                report.recheck = recheck
+                if not recheck["passed"]:
+                    return self._result("mismatch", phase, recheck["message"], kernel_info=info, corr=report,
+                                        stats=stats, t0=t0, seconds=seconds)
+            phase = "done"
+            return self._result("ok", phase, "", kernel_info=info, corr=report, stats=stats, t0=t0, seconds=seconds)
+        except kernel.BindError as e:
+            return self._result("mismatch", phase, f"binding the kernel's inputs: {e}", kernel_info=info, corr=report,
+                                t0=t0, seconds=seconds)
+        except kernel.KernelError as e:
+            self._check_context()
+            return self._result("launch_error", phase, str(e), kernel_info=info, corr=report, t0=t0, seconds=seconds)
+        except torch.cuda.OutOfMemoryError as e:
+            torch.cuda.empty_cache()
+            return self._result("launch_error", phase, f"out of memory: {str(e).splitlines()[0]}", kernel_info=info,
+                                corr=report, t0=t0, seconds=seconds)
+        except RuntimeError as e:
+            self._check_context()
+            msg = str(e).strip().splitlines()
+            text = " ".join(m for m in msg[:3] if m) or type(e).__name__
+            return self._result("launch_error", phase, text, kernel_info=info, corr=report, t0=t0, seconds=seconds)
+
+    def _check_context(self) -> None:
+        """After a failure, is the CUDA context still usable? An illegal address or a trap leaves
+        it poisoned for good: the worker must then be replaced."""
+        if self.device.type != "cuda":
+            return
+        try:
+            torch.cuda.synchronize(self.device)
+            torch.ones(1, device=self.device).add_(1).item()
+        except Exception:  # noqa: BLE001 - any failure here means the context is gone
+            self.fatal = True
+
+    def _result(self, verdict: str, phase: str, error: str, kernel_info=None, corr=None, stats=None, t0=0.0,
+                seconds=None) -> Dict[str, Any]:
+        seconds = dict(seconds or {})
+        seconds["total"] = time.perf_counter() - t0
+        return {"verdict": verdict, "phase": phase, "error": error, "kernel": kernel_info or {},
+                "correctness": corr.to_json() if corr is not None else None,
+                "timing": stats.to_json() if stats is not None else None, "seconds": seconds}
+
+    def baselines(self, modes: List[str], cache_dir: Optional[str], min_reps: int = timing.MIN_REPS) -> Dict[str, Any]:
+        inputs = self.inputs(TIMING_SEED)
+        out = {}
+        for mode in modes:
+            kw: Dict[str, Any] = {"min_reps": min_reps}
+            if self.device.type == "cuda":
+                if self.flusher is None:
+                    self.flusher = timing.L2Flusher(self.device)
+                kw["flusher"] = self.flusher
+            out[mode] = baselines.measure(self.model, inputs, mode, self.device, self.loaded.source_sha256,
+                                          self.env.get("gpu", ""), cache_dir if self.device.type == "cuda" else None,
+                                          **kw)
+            self._check_context()
+        return out
+
+
+def serve(inp, out, worker_factory: Callable[[], Worker] = Worker) -> int:
+    worker = None
+    for line in inp:
+        line = line.strip()
+        if not line:
+            continue
+        req, err = protocol.parse_request(line)
+        if err:
+            protocol.send(out, protocol.error(req.get("id") if isinstance(req, dict) else None, err))
+            continue
+        if worker is None:
+            try:
+                worker = worker_factory()
+            except Exception as e:  # noqa: BLE001 - report start-up failures on the protocol
+                protocol.send(out, protocol.error(req.get("id"), f"worker start-up failed: {type(e).__name__}: {e}"))
+                return 3
+        try:
+            resp = worker.handle(req)
+        except Exception as e:  # noqa: BLE001 - a harness bug must not kill the worker silently
+            traceback.print_exc(file=sys.stderr)
+            resp = protocol.error(req.get("id"), f"internal error in the worker: {type(e).__name__}: {e}")
+            worker._check_context()
+            resp["fatal"] = worker.fatal
+        protocol.send(out, resp)
+        if req["cmd"] == "shutdown" or worker.fatal:
+            return 0 if req["cmd"] == "shutdown" else 4
+    return 0
+
+
+def main() -> int:
+    # Keep the protocol stream private: fd 1 becomes stderr for everything else in the process.
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    out = os.fdopen(proto_fd, "w", encoding="utf-8", buffering=1)
+    device = os.environ.get("UCUTLASS_WORKER_DEVICE") or None
+    code = serve(sys.stdin, out, lambda: Worker(device))
+    out.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: after a CUDA fault, destructors can hang or crash.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+// nvcc and the fake compiler (see compiler.h).
+#include "build/compiler.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#include "support/subprocess.h"
+
+namespace ucut::build {
+
+std::vector<std::string> build_nvcc_flags() {
+  return {"-std=c++17", "-O3", "--expt-relaxed-constexpr", "-DNDEBUG",
+          "-gencode=arch=compute_90a,code=sm_90a",  // sm_90a: plain sm_90 compiles wgmma out
+          "-Xcompiler", "-fPIC", "-Xcompiler", "-fvisibility=hidden", "-shared", "-cudart", "static"};
+}
+
+bool build_log_has_wgmma_serialization(const std::string& log) {
+  return log.find("C7510") != std::string::npos || log.find("C7515") != std::string::npos;
+}
+
+std::string build_summarize_log(const std::string& log) {
+  std::istringstream in(log);
+  std::string line, out;
+  int n = 0;
+  while (std::getline(in, line)) {
+    bool err = line.find("error") != std::string::npos || line.find("C7510") != std::string::npos ||
+               line.find("C7515") != std::string::npos;
+    if (err && n++ < 20) out += line + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+class Nvcc : public Compiler {
+ public:
+  explicit Nvcc(NvccOptions o) : o_(std::move(o)) {
+    if (const char* e = std::getenv("UCUTLASS_NVCC")) o_.nvcc = e;
+    if (o_.lock_path.empty())
+      if (const char* e = std::getenv("UCUTLASS_NVCC_LOCK")) o_.lock_path = e;
+  }
+
+  std::string version() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!version_.empty()) return version_;
+    ProcessSpec spec;
+    spec.argv = {o_.nvcc, "--version"};
+    spec.timeout = std::chrono::seconds(30);
+    auto r = subprocess_run(spec);
+    if (!r || !r->success()) return version_ = "nvcc unknown";
+    auto pos = r->out.find("release ");
+    version_ = "nvcc " + (pos == std::string::npos ? r->out : r->out.substr(pos, r->out.find('\n', pos) - pos));
+    return version_;
+  }
+
+  std::vector<std::string> command(const CompileJob& job) override {
+    std::vector<std::string> argv;
+    if (!o_.lock_path.empty()) argv = {"flock", o_.lock_path};
+    argv.push_back(o_.nvcc);
+    for (auto& f : build_nvcc_flags()) argv.push_back(f);
+    for (auto& d : job.include_dirs) argv.push_back("-I" + d);
+    argv.push_back("-o");
+    argv.push_back(job.output_path);
+    argv.push_back(job.source_path);
+    return argv;
+  }
+
+  Result<CompileOutcome> compile(const CompileJob& job) override {
+    ProcessSpec spec;
+    spec.argv = command(job);
+    spec.timeout = o_.timeout;
+    auto r = subprocess_run(spec);
+    if (!r)
+      return make_error(ErrorCode::subprocess, "could not run " + o_.nvcc + ": " + r.error().message,
+                        "install the CUDA toolkit or set UCUTLASS_NVCC to nvcc's path");
+    CompileOutcome out;
+    out.log = r->out + r->err;
+    out.seconds = r->seconds;
+    if (r->timed_out) {
+      out.message = job.source_path + ": nvcc ran past " + std::to_string(o_.timeout.count()) + " s";
+    } else if (!r->success()) {
+      out.message = job.source_path + ": nvcc failed (exit " + std::to_string(r->exit_code) + "):\n" +
+                    build_summarize_log(out.log);
+    } else if (build_log_has_wgmma_serialization(out.log)) {
+      out.message = job.source_path + ": ptxas serialized wgmma (a slow kernel):\n" + build_summarize_log(out.log);
+    } else {
+      out.ok = true;
+    }
+    return out;
+  }
+
+ private:
+  NvccOptions o_;
+  std::mutex mu_;
+  std::string version_;
+};
+
+}  // namespace
+
+std::unique_ptr<Compiler> build_nvcc_compiler(NvccOptions opts) { return std::make_unique<Nvcc>(std::move(opts)); }
+
+Result<CompileOutcome> FakeCompiler::compile(const CompileJob& job) {
+  static std::mutex mu;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ++calls_;
+  }
+  return fn_(job);
+}
+
+}  // namespace ucut::build

@@ -1,0 +1,78 @@
+// The compiler behind kernel builds: an interface with the real nvcc implementation and a fake
+// for tests. nvcc flags are the ones measured to work for CUTLASS 4.2 sm_90a kernels
+// (cutlass-build.md): -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG, sm_90a via -gencode, a
+// -fPIC shared library with hidden visibility (only the C ABI is exported) and static cudart.
+// ptxas warnings C7510/C7515 (serialized wgmma) fail the build. A failed compile is a
+// CompileOutcome with the nvcc error lines, never an exception or a crash.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/result.h"
+
+namespace ucut::build {
+
+struct CompileJob {
+  std::string source_path;                // the .cu
+  std::string output_path;                // the .so to write
+  std::vector<std::string> include_dirs;  // -I
+};
+
+struct CompileOutcome {
+  bool ok = false;
+  std::string message;  // on failure: "<file>: nvcc failed:" + the error lines (or the ptxas warning)
+  std::string log;      // the whole compiler output
+  double seconds = 0;
+};
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  // Identity of the toolchain for cache keys ("nvcc 13.0.88").
+  virtual std::string version() = 0;
+  // The command line a job runs (for messages, --dry-run and the cache key).
+  virtual std::vector<std::string> command(const CompileJob& job) = 0;
+  // Fails only when the compiler could not be started; a compile error is ok() with !ok.
+  virtual Result<CompileOutcome> compile(const CompileJob& job) = 0;
+};
+
+struct NvccOptions {
+  std::string nvcc = "nvcc";            // looked up on PATH; $UCUTLASS_NVCC overrides
+  std::string lock_path;                // if set, runs under `flock lock_path` (shared build hosts)
+  std::chrono::seconds timeout{900};
+};
+
+// The real nvcc. `opts.lock_path` defaults to $UCUTLASS_NVCC_LOCK when empty.
+std::unique_ptr<Compiler> build_nvcc_compiler(NvccOptions opts = {});
+
+// The flags every kernel library is compiled with (without -I, -o and the input).
+std::vector<std::string> build_nvcc_flags();
+
+// Turns nvcc output into a short message: the lines that say "error" (at most 20), or the ptxas
+// C7510/C7515 warning. Empty when the log holds neither.
+std::string build_summarize_log(const std::string& log);
+// Whether the log holds a ptxas warning that means serialized wgmma (a slow kernel).
+bool build_log_has_wgmma_serialization(const std::string& log);
+
+// A fake compiler for tests: `fn` decides the outcome and writes whatever it likes; it counts calls.
+class FakeCompiler : public Compiler {
+ public:
+  using Fn = std::function<CompileOutcome(const CompileJob&)>;
+  explicit FakeCompiler(Fn fn) : fn_(std::move(fn)) {}
+  std::string version() override { return "fake 1"; }
+  std::vector<std::string> command(const CompileJob& job) override {
+    return {"fake", job.source_path, "-o", job.output_path};
+  }
+  Result<CompileOutcome> compile(const CompileJob& job) override;
+  int calls() const { return calls_; }
+
+ private:
+  Fn fn_;
+  int calls_ = 0;
+};
+
+}  // namespace ucut::build

@@ -1,0 +1,155 @@
+// `ucutlass compile prog.ucut -o DIR`: checks the program, writes DIR/<name>.cu (the kernel
+// library: every stage plus the C ABI of docs/kernel-abi.md) and builds DIR/<name>.so with nvcc
+// through the build pool and cache. Prints each stage's configuration name, cache hit or miss
+// and timings. `--sample N` instead generates N random valid GEMM configurations (gemm_rules)
+// and builds them all in parallel: the proof that the rules only admit programs that compile.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "build/builder.h"
+#include "cli/commands.h"
+#include "codegen/library.h"
+#include "codegen/sample_programs.h"
+#include "codegen/simt_common.h"
+#include "dsl/dsl.h"
+#include "support/fs.h"
+
+namespace ucut {
+
+namespace {
+
+struct CompileOpts {
+  std::string path;
+  std::string out_dir;
+  bool emit_only = false;
+  bool no_cache = false;
+  int jobs = 0;
+  int sample = 0;
+  uint64_t seed = 1;
+  std::string cutlass_dir = UCUTLASS_CUTLASS_DIR;
+};
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int build_and_report(const CompileOpts& o, std::vector<build::BuildRequest> reqs,
+                     const std::vector<std::vector<std::string>>& configs) {
+  if (o.emit_only) {
+    for (auto& r : reqs) {
+      if (auto st = fs_mkdirs(r.out_dir); !st) {
+        std::fprintf(stderr, "ucutlass compile: %s\n", st.error().render().c_str());
+        return 2;
+      }
+      std::string cu = r.out_dir + "/" + r.name + ".cu";
+      if (auto st = fs_write_atomic(cu, r.source); !st) {
+        std::fprintf(stderr, "ucutlass compile: %s\n", st.error().render().c_str());
+        return 2;
+      }
+      std::printf("wrote %s\n", cu.c_str());
+    }
+    return 0;
+  }
+  auto compiler = build::build_nvcc_compiler();
+  build::BuildOptions bo;
+  bo.jobs = o.jobs;
+  bo.use_cache = !o.no_cache;
+  auto t0 = std::chrono::steady_clock::now();
+  std::printf("building %zu librar%s with %d job%s (%s)\n", reqs.size(), reqs.size() == 1 ? "y" : "ies",
+              bo.jobs > 0 ? bo.jobs : build::build_default_jobs(),
+              (bo.jobs > 0 ? bo.jobs : build::build_default_jobs()) == 1 ? "" : "s", compiler->version().c_str());
+  std::fflush(stdout);
+  auto results = build::build_libraries(*compiler, reqs, bo);
+  int failed = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    std::string cfg;
+    for (const auto& c : configs[i]) cfg += (cfg.empty() ? "" : ", ") + c;
+    if (r.ok) {
+      std::printf("%s %s  [%s]  %s in %.2f s\n", r.cache_hit ? "hit " : "miss", r.so_path.c_str(), cfg.c_str(),
+                  r.cache_hit ? "copied from cache" : "compiled", r.seconds);
+    } else {
+      ++failed;
+      std::fprintf(stderr, "FAILED %s [%s]\n%s\n", r.cu_path.c_str(), cfg.c_str(), r.message.c_str());
+    }
+  }
+  std::printf("%zu ok, %d failed, %.1f s wall\n", results.size() - failed, failed, since(t0));
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+CommandRun cmd_compile(CLI::App& sub) {
+  auto o = std::make_shared<CompileOpts>();
+  sub.add_option("program", o->path, "the .ucut program to compile");
+  sub.add_option("-o,--out", o->out_dir, "output folder for <name>.cu and <name>.so")->required();
+  sub.add_flag("--emit-only", o->emit_only, "write the .cu and stop (no nvcc)");
+  sub.add_flag("--no-cache", o->no_cache, "always run nvcc, ignoring the kernel cache")->envname("UCUTLASS_NO_CACHE");
+  sub.add_option("--jobs,-j", o->jobs, "parallel nvcc jobs (default: by cores and memory, ~3.5 GB each)")
+      ->envname("UCUTLASS_JOBS");
+  sub.add_option("--sample", o->sample, "instead of a program: build N random valid GEMM configurations");
+  sub.add_option("--seed", o->seed, "seed of --sample")->capture_default_str();
+  sub.add_option("--cutlass-dir", o->cutlass_dir, "folder holding CUTLASS's include/ and tools/util/include/")
+      ->envname("UCUTLASS_CUTLASS_DIR")->capture_default_str();
+  return [o] {
+    std::vector<build::BuildRequest> reqs;
+    std::vector<std::vector<std::string>> configs;
+    std::vector<dsl::Program> programs;
+    std::vector<std::string> hashes, inputs;
+    if (o->sample > 0) {
+      programs = codegen::sample_random_programs(o->sample, o->seed);
+      for (const auto& p : programs) {
+        hashes.push_back(dsl::dsl_hash(p));
+        inputs.push_back("ucutlass compile --sample " + std::to_string(o->sample) + " --seed " + std::to_string(o->seed));
+      }
+    } else {
+      if (o->path.empty()) {
+        std::fprintf(stderr, "ucutlass compile: no program given\nhint: ucutlass compile prog.ucut -o DIR\n");
+        return 2;
+      }
+      auto text = fs_read(o->path);
+      if (!text) {
+        std::fprintf(stderr, "ucutlass compile: %s\n", text.error().render().c_str());
+        return 2;
+      }
+      SourceFile src{o->path, *text};
+      dsl::CheckResult r = dsl::dsl_compile(src);
+      std::fputs(diag_render_all(src, r.diagnostics).c_str(), stderr);
+      if (!r.program) return 1;
+      hashes.push_back(dsl::dsl_hash(*r.program));
+      inputs.push_back(o->path);
+      programs.push_back(std::move(*r.program));
+    }
+    bool need_cutlass = false;
+    for (size_t i = 0; i < programs.size(); ++i) {
+      const auto& p = programs[i];
+      auto lib = codegen::codegen_emit_library(p, {inputs[i], hashes[i]});
+      if (!lib) {
+        std::fprintf(stderr, "ucutlass compile: %s: %s\n", inputs[i].c_str(), lib.error().render().c_str());
+        return 1;
+      }
+      build::BuildRequest req{p.name, lib->source, o->out_dir, {}};
+      if (lib->needs_cutlass) {
+        need_cutlass = true;
+        req.include_dirs = {o->cutlass_dir + "/include", o->cutlass_dir + "/tools/util/include"};
+      }
+      if (lib->needs_simt_runtime) req.include_dirs.push_back(codegen::simt_runtime_include_dir());
+      std::printf("%s: %zu stage%s:", p.name.c_str(), p.stages.size(), p.stages.size() == 1 ? "" : "s");
+      for (const auto& c : lib->config_names) std::printf(" %s", c.c_str());
+      std::printf("\n");
+      configs.push_back(lib->config_names);
+      reqs.push_back(std::move(req));
+    }
+    if (need_cutlass && !o->emit_only && !fs_exists(o->cutlass_dir + "/include/cutlass/version.h")) {
+      std::fprintf(stderr, "ucutlass compile: CUTLASS headers not found under %s\n"
+                           "hint: run scripts/setup, or pass --cutlass-dir / set UCUTLASS_CUTLASS_DIR\n",
+                   o->cutlass_dir.c_str());
+      return 2;
+    }
+    return build_and_report(*o, std::move(reqs), configs);
+  };
+}
+
+}  // namespace ucut

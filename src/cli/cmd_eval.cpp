@@ -1,0 +1,177 @@
+// `ucutlass eval problem.py [prog.ucut ...] [--so lib.so ...]`: compiles each program (through
+// `ucutlass compile`), evaluates every candidate under the evaluation contract on a pool of GPU
+// workers, prints a table (or --json/--csv), and saves every record in the result store.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "eval/candidate_build.h"
+#include "eval/record_store.h"
+#include "eval/sol_link.h"
+#include "eval/worker_pool.h"
+#include "support/fs.h"
+
+namespace ucut {
+namespace {
+
+struct EvalArgs {
+  std::string problem;
+  std::vector<std::string> programs;
+  std::vector<std::string> libs;
+  std::string profile = "default";
+  std::string policy = "tf32";
+  int trials = 5;
+  double timeout_s = 120;
+  std::string gpus = "all";
+  std::string compile_baseline = "default";
+  bool no_compile_baseline = false;
+  double sol_ms = 0;
+  std::string problem_json;
+  bool no_sol = false;
+  bool json = false;
+  bool csv = false;
+  std::string store;
+  bool no_store = false;
+  std::string build_dir;
+};
+
+int run_eval(const EvalArgs& a) {
+  if (!fs_exists(a.problem)) {
+    std::fprintf(stderr, "ucutlass eval: error: %s: no such problem file\nhint: pass a KernelBench-format .py file\n",
+                 a.problem.c_str());
+    return 1;
+  }
+  if (a.programs.empty() && a.libs.empty()) {
+    std::fprintf(stderr, "ucutlass eval: error: nothing to evaluate\nhint: name a .ucut program or pass --so LIB.so\n");
+    return 2;
+  }
+  if (a.profile != "default" && a.profile != "kb-v01") {
+    std::fprintf(stderr, "ucutlass eval: error: unknown --profile '%s'\nhint: default or kb-v01\n", a.profile.c_str());
+    return 2;
+  }
+  for (const auto& l : a.libs)
+    if (!fs_exists(l)) {
+      std::fprintf(stderr, "ucutlass eval: error: --so %s: no such file\n", l.c_str());
+      return 1;
+    }
+  auto gpus = eval::pool_parse_gpus(a.gpus);
+  if (!gpus) {
+    std::fprintf(stderr, "ucutlass eval: error: %s\n", gpus.error().render().c_str());
+    return 2;
+  }
+  std::vector<eval::Candidate> cands;
+  std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
+  for (const auto& p : a.programs) cands.push_back(eval::candidate_build(p, build_root));
+  for (const auto& l : a.libs)
+    cands.push_back({std::filesystem::path(l).filename().string(), std::filesystem::absolute(l).string(), ""});
+
+  eval::PoolOptions po;
+  po.gpus = *gpus;
+  po.compile_mode = a.no_compile_baseline ? "" : a.compile_baseline;
+  po.baseline_cache = fs_cache_dir() + "/baselines";
+  eval::WorkerPool pool(po);
+  eval::ProblemContext ctx;
+  std::string notes;
+  std::string problem_abs = std::filesystem::absolute(a.problem).string();
+  if (auto st = pool.prepare(problem_abs, ctx, notes); !st) {
+    std::fprintf(stderr, "ucutlass eval: error: %s\n", st.error().render().c_str());
+    return st.error().code == ErrorCode::invalid_input ? 1 : 2;
+  }
+  if (!notes.empty()) std::fprintf(stderr, "ucutlass eval: warning: %s\n", notes.c_str());
+  if (a.sol_ms > 0) {
+    ctx.t_sol_ms = a.sol_ms;
+    ctx.sol_source = "given";
+  } else if (!a.no_sol) {
+    auto sol = eval::sol_for_problem(problem_abs, a.problem_json, ctx.env.value("gpu", ""), a.policy);
+    if (sol) {
+      ctx.t_sol_ms = sol->t_sol_ms;
+      ctx.sol_source = sol->source;
+    } else {
+      std::fprintf(stderr, "ucutlass eval: warning: no SOL bound (the SOL guard is off): %s\n",
+                   sol.error().render().c_str());
+    }
+  }
+  eval::EvalOptions eo;
+  eo.profile = a.profile;
+  eo.policy = a.policy;
+  eo.trials = a.trials;
+  eo.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
+  eo.tool_commit = eval::tool_commit();
+  auto records = pool.evaluate_all(cands, ctx, eo, [&](const eval::RunRecord& r) {
+    if (!a.json && !a.csv) std::fprintf(stderr, "  %s: %s\n", r.candidate.c_str(), r.status.c_str());
+  });
+
+  if (!a.no_store) {
+    std::string path = a.store.empty() ? memory::store_default_path() : a.store;
+    auto store = memory::store_open_sqlite(path);
+    if (!store) {
+      std::fprintf(stderr, "ucutlass eval: warning: results not saved: %s\n", store.error().render().c_str());
+    } else {
+      auto run = (*store)->begin_run({"eval " + a.problem, eo.tool_commit, ctx.env.value("gpu", ""), a.profile, notes});
+      for (const auto& r : records) {
+        auto saved = run ? eval::record_save(**store, *run, r) : Result<int64_t>(run.error());
+        if (!saved) std::fprintf(stderr, "ucutlass eval: warning: a record was not saved: %s\n", saved.error().render().c_str());
+      }
+      if (run) (void)(*store)->end_run(*run);
+    }
+  }
+  if (a.json) std::fputs(eval::run_records_json(records).c_str(), stdout);
+  else if (a.csv) std::fputs(eval::run_records_csv(records).c_str(), stdout);
+  else {
+    std::printf("problem %s on %s (torch %s), contract %s, t_SOL %s\n\n", ctx.info.value("name", "").c_str(),
+                ctx.env.value("gpu", "?").c_str(), ctx.env.value("torch", "?").c_str(),
+                records.empty() ? "" : records[0].contract.c_str(),
+                std::isfinite(ctx.t_sol_ms) ? (std::to_string(ctx.t_sol_ms) + " ms (" + ctx.sol_source + ")").c_str()
+                                            : "unknown");
+    std::fputs(eval::run_records_markdown(records).c_str(), stdout);
+  }
+  for (const auto& r : records)
+    if (r.status != "ok") return 1;
+  return 0;
+}
+
+}  // namespace
+
+CommandRun cmd_eval(CLI::App& sub) {
+  auto a = std::make_shared<EvalArgs>();
+  sub.add_option("problem", a->problem, "KernelBench-format problem file")->required();
+  sub.add_option("programs", a->programs, ".ucut programs to compile and evaluate");
+  sub.add_option("--so", a->libs, "prebuilt kernel library to evaluate (repeatable)");
+  sub.add_option("--profile", a->profile, "tolerance profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
+      ->capture_default_str()->envname("UCUTLASS_PROFILE");
+  sub.add_option("--policy", a->policy, "precision policy named in the record and used for SOL: exact|tf32|bf16")
+      ->capture_default_str();
+  sub.add_option("--trials", a->trials, "correctness trials (at least 5)")->capture_default_str();
+  sub.add_option("--timeout", a->timeout_s, "seconds per candidate evaluation before the worker is killed")
+      ->capture_default_str()->envname("UCUTLASS_EVAL_TIMEOUT");
+  sub.add_option("--gpus", a->gpus, "GPUs to use, e.g. 0,1 (one worker each), or all")
+      ->capture_default_str()->envname("UCUTLASS_GPUS");
+  sub.add_option("--compile-mode", a->compile_baseline, "torch.compile baseline mode: default or max-autotune")
+      ->capture_default_str();
+  sub.add_flag("--no-compile-baseline", a->no_compile_baseline, "skip the torch.compile baseline");
+  sub.add_option("--sol-ms", a->sol_ms, "t_SOL in ms (instead of the SOL analyzer's bound)");
+  sub.add_option("--problem-json", a->problem_json, "Problem IR to use for SOL instead of extracting it");
+  sub.add_flag("--no-sol", a->no_sol, "no SOL bound (the SOL guard is off)");
+  sub.add_flag("--json", a->json, "print the records as JSON");
+  sub.add_flag("--csv", a->csv, "print the records as CSV");
+  sub.add_option("--store", a->store, "result store (SQLite)")->envname("UCUTLASS_STORE");
+  sub.add_flag("--no-store", a->no_store, "do not save the records");
+  sub.add_option("--build-dir", a->build_dir, "where programs are compiled (default: the cache folder)");
+  return [a] {
+    int bad = (a->json ? 1 : 0) + (a->csv ? 1 : 0);
+    if (bad > 1) {
+      std::fprintf(stderr, "ucutlass eval: error: --json and --csv exclude each other\n");
+      return 2;
+    }
+    if (a->trials < 5) {
+      std::fprintf(stderr, "ucutlass eval: error: --trials %d: the contract needs at least 5\n", a->trials);
+      return 2;
+    }
+    return run_eval(*a);
+  };
+}
+
+}  // namespace ucut

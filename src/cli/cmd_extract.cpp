@@ -1,0 +1,109 @@
+// `ucutlass extract problem.py -o problem.json`: the Problem IR (docs/problem-ir.md) of a
+// KernelBench-format problem, a folder of them, or a KernelBench checkout. The tracing is PyTorch's,
+// so this command runs `python -m ucutlass_torch.extract` (support/python.h picks the interpreter and
+// PYTHONPATH) and relays its diagnostics; it never imports PyTorch itself.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "support/python.h"
+#include "support/subprocess.h"
+
+namespace ucut {
+namespace {
+
+struct ExtractOptions {
+  std::string path;
+  std::string output;
+  int seed = 42;
+  bool keep_going = false;
+  int timeout_s = 600;
+};
+
+// The last `n` lines of `text` (a Python traceback's tail names the failure).
+std::string tail_lines(const std::string& text, int n) {
+  size_t pos = text.size();
+  while (pos > 0 && (text[pos - 1] == '\n')) --pos;
+  size_t end = pos;
+  for (int i = 0; i < n && pos > 0; ++i) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) {
+      pos = 0;
+      break;
+    }
+  }
+  return text.substr(pos == 0 ? 0 : pos + 1, end - (pos == 0 ? 0 : pos + 1));
+}
+
+int run_extract(const ExtractOptions& o) {
+  std::error_code ec;
+  if (!std::filesystem::exists(o.path, ec)) {
+    std::fprintf(stderr, "%s: error: no such file or folder\nhint: pass a KernelBench-format .py file, a folder of them, or a KernelBench checkout\n",
+                 o.path.c_str());
+    return 1;
+  }
+  ProcessSpec spec;
+  std::string python = python_interpreter();
+  spec.argv = {python, "-m", "ucutlass_torch.extract", o.path, "--seed", std::to_string(o.seed)};
+  if (!o.output.empty()) {
+    spec.argv.push_back("-o");
+    spec.argv.push_back(o.output);
+  }
+  if (o.keep_going) spec.argv.push_back("--keep-going");
+  spec.env_set = python_env();
+  spec.timeout = std::chrono::seconds(o.timeout_s);
+
+  auto run = subprocess_run(spec);
+  if (!run) {
+    std::fprintf(stderr, "error: cannot start the Python extractor (%s): %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup\n",
+                 python.c_str(), run.error().message.c_str());
+    return 2;
+  }
+  const ProcessResult& r = *run;
+  if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stdout);
+  if (r.timed_out) {
+    std::fprintf(stderr, "%s: error: extraction did not finish within %d s\nhint: raise --timeout, or check that forward does not loop forever\n",
+                 o.path.c_str(), o.timeout_s);
+    return 1;
+  }
+  if (r.signaled) {
+    std::fprintf(stderr, "%s: error: the Python extractor was killed by signal %d\n%s\n", o.path.c_str(), r.signal,
+                 tail_lines(r.err, 5).c_str());
+    return 2;
+  }
+  if (r.err.find("No module named ucutlass_torch") != std::string::npos ||
+      r.err.find("No module named 'ucutlass_torch'") != std::string::npos) {
+    std::fprintf(stderr, "error: %s cannot run the extractor: %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch, or run `pip install -e python` with it\n",
+                 python.c_str(), tail_lines(r.err, 1).c_str());
+    return 2;
+  }
+  // The extractor prints finished diagnostics ("file:line: error: ...\nhint: ..."); relay them.
+  if (!r.err.empty()) std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+  if (r.exit_code == 0) return 0;
+  if (r.exit_code == 2) return 2;  // environment (e.g. PyTorch missing), already explained
+  if (r.err.find("Traceback (most recent call last)") != std::string::npos)
+    std::fprintf(stderr, "error: the extractor failed unexpectedly (above); please report it with the problem file\n");
+  return 1;
+}
+
+}  // namespace
+
+CommandRun cmd_extract(CLI::App& sub) {
+  auto o = std::make_shared<ExtractOptions>();
+  sub.add_option("problem", o->path, "KernelBench-format problem .py, a folder of them, or a KernelBench checkout")
+      ->required();
+  sub.add_option("-o,--output", o->output,
+                 "output problem.json (a folder when the input is a folder); default: standard output");
+  sub.add_option("--seed", o->seed, "seed recorded as init_seed for Model(*get_init_inputs())")->capture_default_str();
+  sub.add_flag("--keep-going", o->keep_going, "for folders: report bad problems and continue");
+  sub.add_option("--timeout", o->timeout_s, "wall-clock limit in seconds for the whole extraction")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  return [o] { return run_extract(*o); };
+}
+
+}  // namespace ucut

@@ -1,0 +1,128 @@
+// `ucutlass sol problem.py|problem.json [--gpu h200] [--policy tf32] [--json] [--calibration FILE]`:
+// the speed-of-light report of a problem (docs/sol.md). A .py problem is first extracted by
+// `python -m ucutlass_torch.extract`; a problem.json is read directly (fast path, no Python).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "problem/problem.h"
+#include "sol/cost.h"
+#include "sol/estimate.h"
+#include "sol/hardware.h"
+#include "sol/peaks.h"
+#include "sol/report_render.h"
+#include "support/fs.h"
+#include "support/python.h"
+#include "support/subprocess.h"
+
+namespace ucut {
+
+namespace {
+
+struct SolOptions {
+  std::string problem;
+  std::string gpu = "h200";
+  std::string policy = "tf32";
+  bool json = false;
+  std::string calibration;
+  int top = 5;
+};
+
+int fail(const Error& e, int code) {
+  std::fprintf(stderr, "ucutlass sol: %s\n", e.render().c_str());
+  return code;
+}
+
+// Runs the extractor on a .py problem and loads what it wrote.
+Result<problem::Problem> extract_and_load(const std::string& py_path) {
+  std::string dir = fs_cache_dir() + "/sol";
+  if (auto st = fs_mkdirs(dir); !st) return st.error();
+  std::string out = dir + "/extract-" + std::to_string(::getpid()) + ".json";
+  ProcessSpec spec;
+  spec.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", py_path, "-o", out};
+  spec.env_set = python_env();
+  spec.timeout = std::chrono::seconds(120);
+  auto run = subprocess_run(spec);
+  if (!run)
+    return make_error(ErrorCode::subprocess, "cannot start the extractor: " + run.error().render(),
+                      "set UCUTLASS_PYTHON to a Python with torch, or run scripts/setup");
+  if (!run->success()) {
+    std::filesystem::remove(out);
+    std::string msg = run->err.empty() ? run->out : run->err;
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    if (run->timed_out) msg = "the extractor ran past 120 s";
+    // The extractor's message names the line and the fix; add ours only when it did not.
+    std::string hint = msg.find("hint:") == std::string::npos
+                           ? "fix the problem file, or extract it yourself: " + subprocess_format(spec.argv)
+                           : std::string();
+    return make_error(ErrorCode::invalid_input, "extracting '" + py_path + "' failed:\n" + msg, hint);
+  }
+  auto p = problem::problem_load(out);
+  std::filesystem::remove(out);
+  return p;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_sol(const SolOptions& o) {
+  auto hw = sol::hw_lookup(o.gpu);
+  if (!hw) return fail(hw.error(), 2);
+  auto policy = sol::policy_parse(o.policy);
+  if (!policy) return fail(policy.error(), 2);
+
+  std::optional<sol::Calibration> calibration;
+  if (!o.calibration.empty()) {
+    auto text = fs_read(o.calibration);
+    if (!text) return fail(text.error(), 2);
+    auto c = sol::calibration_parse(*text, o.calibration);
+    if (!c) return fail(c.error(), 2);
+    calibration = *c;
+  } else {
+    auto c = sol::calibration_find(hw->name);
+    if (!c) return fail(c.error(), 2);
+    calibration = *c;
+  }
+
+  Result<problem::Problem> prob = ends_with(o.problem, ".py") ? extract_and_load(o.problem)
+                                                              : problem::problem_load(o.problem);
+  if (!prob) return fail(prob.error(), prob.error().code == ErrorCode::not_found ? 2 : 1);
+
+  auto cost = sol::sol_problem_cost(*prob);
+  if (!cost) return fail(cost.error(), 1);
+  sol::SolReport report = sol::sol_estimate(*hw, *cost, *policy, calibration, o.top);
+  if (o.json) {
+    std::printf("%s\n", sol::sol_report_json(report, *hw).dump(2).c_str());
+  } else {
+    std::fputs(sol::sol_report_text(report, *hw).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandRun cmd_sol(CLI::App& sub) {
+  auto o = std::make_shared<SolOptions>();
+  sub.add_option("problem", o->problem, "problem.py (KernelBench format) or problem.json (Problem IR)")->required();
+  sub.add_option("--gpu", o->gpu, "GPU of the hardware table (h100-sxm, h100-pcie, h200, b200, a100-sxm-80gb, "
+                                  "l40s, rtx-4090)")
+      ->capture_default_str()
+      ->envname("UCUTLASS_GPU");
+  sub.add_option("--policy", o->policy, "precision policy: exact, tf32 or bf16 (EVAL-CONTRACT section 3)")
+      ->capture_default_str()
+      ->envname("UCUTLASS_POLICY");
+  sub.add_flag("--json", o->json, "print the report as JSON (schema ucutlass.sol/1)");
+  sub.add_option("--calibration", o->calibration,
+                 "calibration file to use (default: the one 'ucutlass calibrate' stored for --gpu, if any)");
+  sub.add_option("--top", o->top, "how many dominating operations to list")->capture_default_str()->check(CLI::NonNegativeNumber);
+  return [o] { return run_sol(*o); };
+}
+
+}  // namespace ucut

@@ -1,0 +1,47 @@
+// Epilogue expressions as CUDA C++ text, shared by the GEMM emitters: the leaf inputs an
+// epilogue reads (accumulator, residual, row/column vectors, runtime scalars), the scalar C++ of
+// a statement's value over those leaves (lets inlined as locals, constants as float literals),
+// and the device functor header for every function of src/dsl/functions.def (formulas exactly as
+// written there; golden-tested through the generated libraries).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+
+namespace ucut::codegen {
+
+// One input of an epilogue, in the order the emitters pass them.
+struct EpiLeaf {
+  enum class Kind { acc, full, row, col, scalar } kind = Kind::acc;
+  std::string name;      // tensor or scalar name ("" for acc)
+  int scalar_index = -1; // index in Program::scalars
+  std::string var;       // C++ variable name inside generated code
+};
+
+// The leaves `epilogue` reads: always acc first, then tensors and scalars in first-use order.
+std::vector<EpiLeaf> epi_leaves(const dsl::Program& p, const dsl::Epilogue& epilogue);
+
+// C++ statements computing every `let` of the epilogue into float locals, followed by nothing;
+// leaf variables are named by EpiLeaf::var and must be in scope. `indent` prefixes each line.
+std::string epi_lets_cpp(const dsl::Epilogue& epilogue, const std::string& indent);
+
+// The float C++ expression of `e` (lets referenced by their local names).
+std::string epi_expr_cpp(const dsl::Expr& e);
+
+// The device functor header: namespace ucut_fn with one __device__ float function per entry of
+// functions.def (with its constant parameters as trailing float arguments) and the atomic
+// reduction helpers. Emitted once per library.
+std::string epi_functor_header();
+
+// A float literal spelled exactly ("static_cast<float>(0.5)").
+std::string epi_float(double v);
+
+// The main store statement of an epilogue (its single `store` kind statement), or nullptr.
+const dsl::EpilogueStmt* epi_main_store(const dsl::Epilogue& epilogue);
+
+// Whether the epilogue is exactly `out = acc` (no loads, functions or reductions).
+bool epi_is_identity(const dsl::Epilogue& epilogue);
+
+}  // namespace ucut::codegen

@@ -1,0 +1,26 @@
+// Device functors for the epilogue function table (dsl/functions.def): one `__device__` function
+// per entry, as CUDA C++ text, so every emitter (GEMM epilogues, the non-GEMM stages) calls the
+// same math. The text is guarded by a macro, so several stages of one .cu may paste it; the
+// library emitter may instead write it once as a header.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+
+namespace ucut::codegen {
+
+// The guarded block of `__device__ __forceinline__ float ucut_fn_<name>(float x[, float y]
+// [, float p0, float p1])` definitions for every function of functions.def.
+const std::string& codegen_functors_source();
+
+// A call of function `fn` on already-rendered float operands, with its constant parameters
+// (defaults filled in by the checker) rendered as float literals.
+std::string codegen_fn_call(dsl::Fn fn, const std::vector<std::string>& args,
+                            const std::vector<double>& params);
+
+// A float literal that round-trips `v` ("1.5f", "-INFINITY", "NAN").
+std::string codegen_float_literal(double v);
+
+}  // namespace ucut::codegen

@@ -1,0 +1,68 @@
+// GEMM plan resolution and CUTLASS names (see gemm_common.h), and codegen_emit_gemm's dispatch.
+#include "codegen/gemm_common.h"
+
+#include "support/diagnostics.h"
+
+namespace ucut::codegen {
+
+const char* cutlass_element(dsl::DType t) {
+  switch (t) {
+    case dsl::DType::f16: return "cutlass::half_t";
+    case dsl::DType::bf16: return "cutlass::bfloat16_t";
+    default: return "float";
+  }
+}
+
+int tensor_index(const dsl::Program& p, const std::string& name) {
+  for (size_t i = 0; i < p.tensors.size(); ++i)
+    if (p.tensors[i].name == name) return static_cast<int>(i);
+  UCUT_CHECK(false, "tensor '" + name + "' is not declared (the checker resolves names)");
+  return -1;
+}
+
+Result<GemmPlan> gemm_plan(const dsl::Program& p, int stage_index, const dsl::GemmStage& s,
+                           const std::string& out_name, const std::string& ns) {
+  GemmPlan g;
+  g.stage = &s;
+  g.ns = ns;
+  g.a = p.find_tensor(s.a.tensor);
+  g.b = p.find_tensor(s.b.tensor);
+  g.out = p.find_tensor(out_name);
+  if (!g.a || !g.b || !g.out)
+    return make_error(ErrorCode::internal, "stage " + std::to_string(stage_index) +
+                      ": a GEMM tensor is not declared (the checker should have said so)");
+  auto violations = dsl::gemm_rules_check(p, s, *g.out);
+  if (!violations.empty()) {
+    const auto& v = violations.front();
+    return make_error(ErrorCode::invalid_input,
+                      "GEMM stage " + std::to_string(stage_index) + " breaks rule " + v.rule + " (" +
+                          v.knob + "): " + v.message,
+                      v.hint);
+  }
+  g.knobs = dsl::gemm_resolve_auto(p, s, *g.out);
+  g.stages_auto = !s.knobs.stages.has_value();
+  g.m = s.m;
+  g.n = s.n;
+  g.k = s.k;
+  g.l = s.batch;
+  if (s.batch > 1 && g.b->shape.size() == 2) {  // a shared 2-D B: fold the batch into M
+    g.folded = true;
+    g.m = s.m * s.batch;
+    g.l = 1;
+  }
+  g.config_name = dsl::gemm_config_name(g.knobs, g.stages_auto);
+  return g;
+}
+
+Result<StageCode> codegen_emit_gemm(const dsl::Program& p, int i) {
+  const auto& stage = p.stages.at(i);
+  const auto* s = std::get_if<dsl::GemmStage>(&stage.body);
+  if (!s) return make_error(ErrorCode::internal, "codegen_emit_gemm called on a non-GEMM stage");
+  if (stage.outputs.empty()) return make_error(ErrorCode::internal, "GEMM stage without an output");
+  auto plan = gemm_plan(p, i, *s, stage.outputs[0], "ucut_s" + std::to_string(i));
+  if (!plan) return plan.error();
+  if (dsl::gemm_family(plan->knobs.precision) == dsl::GemmFamily::sm80) return gemm_emit_sm80(p, *plan);
+  return gemm_emit_sm90(p, *plan);
+}
+
+}  // namespace ucut::codegen

@@ -1,0 +1,305 @@
+// The kernel-library emitter (see library.h).
+#include "codegen/library.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "codegen/epilogue_expr.h"
+#include "dsl/gemm_rules.h"
+
+namespace ucut::codegen {
+
+namespace {
+
+// A C++ string literal of arbitrary text.
+std::string c_literal(const std::string& s) {
+  std::string o = "\"";
+  for (char ch : s) {
+    switch (ch) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      default: o += ch;
+    }
+  }
+  return o + "\"";
+}
+
+const char* role_name(dsl::TensorRole r) {
+  switch (r) {
+    case dsl::TensorRole::in: return "in";
+    case dsl::TensorRole::param: return "param";
+    case dsl::TensorRole::out: return "out";
+    case dsl::TensorRole::tmp: return "tmp";
+  }
+  return "?";
+}
+
+const char* stage_kind(const dsl::Stage& s) {
+  switch (s.body.index()) {
+    case 0: return "gemm";
+    case 1: return "grouped_gemm";
+    case 2: return "rowwise";
+    case 3: return "reduce";
+    case 4: return "scan";
+    default: return "elementwise";
+  }
+}
+
+std::string describe_json(const dsl::Program& p, const LibraryOptions& o,
+                          const std::vector<std::string>& configs) {
+  nlohmann::ordered_json j;
+  j["abi"] = 1;
+  j["name"] = p.name;
+  j["program_hash"] = o.program_hash;
+  j["ucutlass"] = "0.1.0";
+  j["cutlass"] = "4.2.0";
+  j["arch"] = "sm_90a";
+  auto tensors = nlohmann::ordered_json::array();
+  std::map<dsl::TensorRole, int> counts;
+  for (const auto& t : p.tensors) {
+    if (t.role == dsl::TensorRole::tmp) continue;
+    nlohmann::ordered_json tj;
+    tj["name"] = t.name;
+    tj["role"] = role_name(t.role);
+    tj["dtype"] = dsl::dtype_name(t.dtype);
+    tj["shape"] = t.shape;
+    if (t.role == dsl::TensorRole::param) tj["binding"] = t.binding;
+    else tj["index"] = counts[t.role]++;
+    tensors.push_back(tj);
+  }
+  j["tensors"] = tensors;
+  auto scalars = nlohmann::ordered_json::array();
+  for (const auto& s : p.scalars) scalars.push_back({{"name", s.name}, {"default", s.default_value}});
+  j["scalars"] = scalars;
+  auto stages = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < p.stages.size(); ++i)
+    stages.push_back({{"name", p.stages[i].name}, {"kind", stage_kind(p.stages[i])}, {"config", configs[i]}});
+  j["stages"] = stages;
+  return j.dump();
+}
+
+}  // namespace
+
+const std::string& codegen_runtime_header() {
+  static const std::string text = R"RT(// ---- ucut_runtime.cuh: what every stage may use ----
+#include <cuda_runtime.h>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#define UCUT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ucut_rt {
+
+struct StageArgs {
+  void* const* tensors;   // indexed like the program's tensors (tmp tensors point into workspace)
+  const double* scalars;  // indexed like the program's scalars
+  void* workspace;        // this stage's private workspace
+  size_t workspace_bytes;
+  cudaStream_t stream;
+};
+
+inline char* error_buffer() {
+  static thread_local char buf[2048];
+  return buf;
+}
+
+inline void set_error(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(error_buffer(), 2048, fmt, ap);
+  va_end(ap);
+}
+
+// Multiprocessor count of the current device, queried once per device.
+inline int sm_count() {
+  static int counts[64] = {0};
+  int dev = 0;
+  cudaGetDevice(&dev);
+  if (dev < 0 || dev >= 64) return 0;
+  if (counts[dev] == 0) cudaDeviceGetAttribute(&counts[dev], cudaDevAttrMultiProcessorCount, dev);
+  return counts[dev];
+}
+
+constexpr size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace ucut_rt
+)RT";
+  return text;
+}
+
+Result<StageCode> codegen_emit_stage(const dsl::Program& program, int i) {
+  switch (program.stages[i].body.index()) {
+    case 0: return codegen_emit_gemm(program, i);
+    case 1: return codegen_emit_grouped_gemm(program, i);
+    case 2: return codegen_emit_rowwise(program, i);
+    case 3: return codegen_emit_reduce(program, i);
+    case 4: return codegen_emit_scan(program, i);
+    default: return codegen_emit_elementwise(program, i);
+  }
+}
+
+Result<LibraryCode> codegen_emit_library(const dsl::Program& p, const LibraryOptions& o) {
+  LibraryCode lib;
+  std::vector<StageCode> codes;
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    auto c = codegen_emit_stage(p, static_cast<int>(i));
+    if (!c) {
+      Error e = c.error();
+      e.message = "stage '" + p.stages[i].name + "': " + e.message;
+      return e;
+    }
+    lib.config_names.push_back(c->config_name);
+    lib.needs_cutlass = lib.needs_cutlass || c->needs_cutlass;
+    bool gemm_like = p.stages[i].body.index() <= 1;
+    lib.needs_simt_runtime = lib.needs_simt_runtime || !gemm_like;
+    codes.push_back(std::move(*c));
+  }
+
+  std::string s = "// generated by ucutlass from " + o.input_name + "; do not edit\n";
+  s += "// program '" + p.name + "', hash " + o.program_hash + "\n";
+  s += "// stages:";
+  for (const auto& n : lib.config_names) s += " " + n;
+  s += "\n\n";
+  if (lib.needs_cutlass) s += "#include \"cutlass/version.h\"  // CUTLASS_MAJOR; cutlass.h does not include it\n";
+  std::set<std::string> seen;
+  for (const auto& c : codes)
+    for (const auto& inc : c.includes)
+      if (inc != "ucut_runtime.cuh" && seen.insert(inc).second) s += "#include \"" + inc + "\"\n";
+  s += "\n" + codegen_runtime_header() + "\n" + epi_functor_header() + "\n";
+  for (size_t i = 0; i < codes.size(); ++i)
+    s += "// ==== stage " + std::to_string(i) + " '" + p.stages[i].name + "': " + codes[i].config_name +
+         " ====\n" + codes[i].definitions + "\n";
+
+  // ---- workspace plan: tmp tensors first (fixed sizes), then each stage's private workspace.
+  s += "// ==== workspace plan and the C ABI (docs/kernel-abi.md) ====\nnamespace {\n\n";
+  s += "constexpr int kNumTensors = " + std::to_string(p.tensors.size()) + ";\n";
+  int n_abi = 0;
+  std::string abi_index = "constexpr int kAbiIndex[] = {", tmp_bytes = "constexpr size_t kTmpBytes[] = {";
+  for (const auto& t : p.tensors) {
+    bool tmp = t.role == dsl::TensorRole::tmp;
+    abi_index += std::to_string(tmp ? -1 : n_abi++) + ", ";
+    size_t bytes = static_cast<size_t>(t.numel()) * dsl::dtype_bytes(t.dtype);
+    tmp_bytes += std::to_string(tmp ? bytes : 0) + "u, ";
+  }
+  s += abi_index + "};  // position in ucut_run's tensors, -1: tmp\n";
+  s += tmp_bytes + "};\n";
+  s += "constexpr int kNumAbiTensors = " + std::to_string(n_abi) + ";\n";
+  s += "constexpr int kNumScalars = " + std::to_string(p.scalars.size()) + ";\n";
+  s += "constexpr int kNumStages = " + std::to_string(codes.size()) + ";\n\n";
+  s += "size_t stage_workspace(int i) {\n  switch (i) {\n";
+  for (size_t i = 0; i < codes.size(); ++i)
+    s += "    case " + std::to_string(i) + ": return ucut_rt::round_up(static_cast<size_t>(" +
+         (codes[i].workspace_expr.empty() ? std::string("0") : codes[i].workspace_expr) + "), 256);\n";
+  s += "  }\n  return 0;\n}\n\n";
+  s += "int stage_run(int i, const ucut_rt::StageArgs& a) {\n  switch (i) {\n";
+  for (size_t i = 0; i < codes.size(); ++i)
+    s += "    case " + std::to_string(i) + ": return " + codes[i].launcher + "(a);\n";
+  s += "  }\n  return 0;\n}\n\n";
+  s += "const char* const kStageNames[] = {";
+  for (const auto& st : p.stages) s += c_literal(st.name) + ", ";
+  s += "\"\"};\n\n";
+  s += R"RT(// Offsets of the tmp tensors and the largest stage workspace (stages run one after another,
+// so they share one region after the tmp tensors).
+struct Plan {
+  size_t tmp_offset[kNumTensors + 1];
+  size_t stage_ws_offset = 0;
+  size_t stage_ws_bytes = 0;
+  size_t total = 0;
+};
+
+const Plan& plan() {
+  static const Plan p = [] {
+    Plan q{};
+    size_t off = 0;
+    for (int i = 0; i < kNumTensors; ++i) {
+      q.tmp_offset[i] = off;
+      off += ucut_rt::round_up(kTmpBytes[i], 256);
+    }
+    q.stage_ws_offset = off;
+    for (int i = 0; i < kNumStages; ++i) {
+      size_t w = stage_workspace(i);
+      if (w > q.stage_ws_bytes) q.stage_ws_bytes = w;
+    }
+    q.total = ucut_rt::round_up(off + q.stage_ws_bytes, 256);
+    return q;
+  }();
+  return p;
+}
+
+}  // namespace
+
+UCUT_EXPORT int ucut_abi_version(void) { return 1; }
+
+UCUT_EXPORT const char* ucut_describe(void) {
+  return )RT" + c_literal(describe_json(p, o, lib.config_names)) + R"RT(;
+}
+
+UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }
+
+UCUT_EXPORT int ucut_workspace_size(size_t* bytes) {
+  if (bytes == nullptr) {
+    ucut_rt::set_error("ucut_workspace_size: bytes is NULL");
+    return 1;
+  }
+  *bytes = plan().total;
+  return 0;
+}
+
+UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scalars, int n_scalars,
+                         void* workspace, size_t workspace_bytes, void* stream) {
+  ucut_rt::error_buffer()[0] = '\0';
+  if (n_tensors != kNumAbiTensors || (kNumAbiTensors > 0 && tensors == nullptr)) {
+    ucut_rt::set_error("ucut_run: expected %d tensors, got %d", kNumAbiTensors, n_tensors);
+    return 1;
+  }
+  if (n_scalars != kNumScalars || (kNumScalars > 0 && scalars == nullptr)) {
+    ucut_rt::set_error("ucut_run: expected %d scalars, got %d", kNumScalars, n_scalars);
+    return 1;
+  }
+  const Plan& pl = plan();
+  if (workspace_bytes < pl.total || (pl.total > 0 && workspace == nullptr)) {
+    ucut_rt::set_error("ucut_run: workspace of %zu bytes is too small; ucut_workspace_size says %zu",
+                       workspace_bytes, pl.total);
+    return 5;
+  }
+  void* all[kNumTensors + 1];
+  for (int i = 0; i < kNumTensors; ++i) {
+    if (kAbiIndex[i] < 0) {
+      all[i] = static_cast<char*>(workspace) + pl.tmp_offset[i];
+      continue;
+    }
+    void* t = tensors[kAbiIndex[i]];
+    if (t == nullptr || (reinterpret_cast<uintptr_t>(t) % 16) != 0) {
+      ucut_rt::set_error("ucut_run: tensor %d is %s (device pointers must be non-null and 16-byte aligned)",
+                         kAbiIndex[i], t == nullptr ? "NULL" : "misaligned");
+      return 1;
+    }
+    all[i] = t;
+  }
+  for (int s = 0; s < kNumStages; ++s) {
+    ucut_rt::StageArgs a{all, scalars,
+                         pl.stage_ws_bytes ? static_cast<char*>(workspace) + pl.stage_ws_offset : nullptr,
+                         pl.stage_ws_bytes, static_cast<cudaStream_t>(stream)};
+    int rc = stage_run(s, a);
+    if (rc != 0) {
+      char msg[2048];
+      snprintf(msg, sizeof msg, "stage '%s': %s", kStageNames[s], ucut_rt::error_buffer());
+      ucut_rt::set_error("%s", msg);
+      return rc;
+    }
+  }
+  return 0;
+}
+)RT";
+  lib.source = std::move(s);
+  return lib;
+}
+
+}  // namespace ucut::codegen

@@ -1,0 +1,207 @@
+// Device helpers shared by the non-GEMM stage templates (rowwise, reduce, scan, elementwise):
+// dtype conversion to and from the fp32 compute type, 16-byte vector loads and stores, warp and
+// block all-reductions of small structs (CUB BlockReduce underneath), and the reduction
+// operators. Generated code includes it; hand-written, no CUTLASS.
+#pragma once
+
+#include <cstdint>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+namespace ucut_simt {
+
+using i64 = long long;
+
+// ---- dtype conversion: every stage computes in fp32 ---------------------------------------
+template <class T> __device__ __forceinline__ float to_f(T v) { return static_cast<float>(v); }
+template <> __device__ __forceinline__ float to_f<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <> __device__ __forceinline__ float to_f<bool>(bool v) { return v ? 1.f : 0.f; }
+
+template <class T> __device__ __forceinline__ T from_f(float v) { return static_cast<T>(v); }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ bool from_f<bool>(float v) { return v != 0.f; }
+
+// A scalar read converted to float (broadcast loads of epilogue expressions).
+template <class T> __device__ __forceinline__ float ld(const void* p, i64 i) {
+  return to_f<T>(static_cast<const T*>(p)[i]);
+}
+
+// ---- vector access: V elements of T in one (up to 16-byte) transaction ----------------------
+template <class T, int V> struct alignas(sizeof(T) * V) Vec { T v[V]; };
+
+template <class T, int V>
+__device__ __forceinline__ void load_vec(const T* p, i64 i, float (&out)[V]) {
+  Vec<T, V> v = *reinterpret_cast<const Vec<T, V>*>(p + i);
+#pragma unroll
+  for (int k = 0; k < V; ++k) out[k] = to_f<T>(v.v[k]);
+}
+// Streaming load for data read exactly once (does not displace reusable lines in L1).
+template <class T, int V>
+__device__ __forceinline__ void load_vec_stream(const T* p, i64 i, float (&out)[V]) {
+  Vec<T, V> v;
+  if constexpr (sizeof(Vec<T, V>) == 16) {
+    int4 r = __ldcs(reinterpret_cast<const int4*>(p + i));
+    v = *reinterpret_cast<Vec<T, V>*>(&r);
+  } else {
+    v = *reinterpret_cast<const Vec<T, V>*>(p + i);
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k) out[k] = to_f<T>(v.v[k]);
+}
+template <class T, int V>
+__device__ __forceinline__ void store_vec(T* p, i64 i, const float (&in)[V]) {
+  Vec<T, V> v;
+#pragma unroll
+  for (int k = 0; k < V; ++k) v.v[k] = from_f<T>(in[k]);
+  *reinterpret_cast<Vec<T, V>*>(p + i) = v;
+}
+
+// ---- reduction operators ------------------------------------------------------------------
+struct SumOp {
+  static __device__ __forceinline__ float identity() { return 0.f; }
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+struct ProdOp {
+  static __device__ __forceinline__ float identity() { return 1.f; }
+  __device__ __forceinline__ float operator()(float a, float b) const { return a * b; }
+};
+// max/min propagate NaN like torch.max / torch.amax.
+struct MaxOp {
+  static __device__ __forceinline__ float identity() { return -INFINITY; }
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return (a != a || a > b) ? a : b;
+  }
+};
+struct MinOp {
+  static __device__ __forceinline__ float identity() { return INFINITY; }
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    return (a != a || a < b) ? a : b;
+  }
+};
+
+// Online softmax state: running max m and sum of exp(x - m).
+struct MaxSum {
+  float m, s;
+};
+struct MaxSumOp {
+  __device__ __forceinline__ MaxSum operator()(const MaxSum& a, const MaxSum& b) const {
+    float m = fmaxf(a.m, b.m);
+    if (m == -INFINITY) return MaxSum{m, 0.f};
+    return MaxSum{m, a.s * __expf(a.m - m) + b.s * __expf(b.m - m)};
+  }
+};
+__device__ __forceinline__ void online_add(MaxSum& st, float x) {
+  if (x > st.m) {
+    st.s = st.s * __expf(st.m - x) + 1.f;
+    st.m = x;
+  } else {
+    st.s += __expf(x - st.m);
+  }
+}
+
+// Welford state: count, mean, sum of squared deviations.
+struct Welford {
+  float n, mean, m2;
+};
+struct WelfordOp {
+  __device__ __forceinline__ Welford operator()(const Welford& a, const Welford& b) const {
+    float n = a.n + b.n;
+    if (n == 0.f) return Welford{0.f, 0.f, 0.f};
+    float d = b.mean - a.mean;
+    float wb = b.n / n;
+    return Welford{n, a.mean + d * wb, a.m2 + b.m2 + d * d * a.n * wb};
+  }
+};
+__device__ __forceinline__ void welford_add(Welford& w, float x) {
+  w.n += 1.f;
+  float d = x - w.mean;
+  w.mean += d / w.n;
+  w.m2 += d * (x - w.mean);
+}
+
+// Value with its index, for argmax/argmin (first index wins ties, like torch).
+struct ArgVal {
+  float v;
+  i64 i;
+};
+template <bool MAX> struct ArgOp {
+  __device__ __forceinline__ ArgVal operator()(const ArgVal& a, const ArgVal& b) const {
+    bool a_nan = a.v != a.v, b_nan = b.v != b.v;
+    if (a_nan || b_nan) {
+      if (a_nan && b_nan) return a.i < b.i ? a : b;
+      return a_nan ? a : b;
+    }
+    bool better = MAX ? (b.v > a.v) : (b.v < a.v);
+    if (better || (b.v == a.v && b.i < a.i)) return b;
+    return a;
+  }
+};
+
+// ---- shuffles of the reduction states ------------------------------------------------------
+__device__ __forceinline__ float shfl_xor(float v, int m) {
+  return __shfl_xor_sync(0xffffffffu, v, m);
+}
+__device__ __forceinline__ MaxSum shfl_xor(MaxSum v, int m) {
+  return MaxSum{shfl_xor(v.m, m), shfl_xor(v.s, m)};
+}
+__device__ __forceinline__ Welford shfl_xor(Welford v, int m) {
+  return Welford{shfl_xor(v.n, m), shfl_xor(v.mean, m), shfl_xor(v.m2, m)};
+}
+__device__ __forceinline__ ArgVal shfl_xor(ArgVal v, int m) {
+  return ArgVal{shfl_xor(v.v, m), __shfl_xor_sync(0xffffffffu, v.i, m)};
+}
+
+// All-reduce among the GROUP consecutive lanes that own one row (GROUP a power of two <= 32).
+template <int GROUP, class T, class Op>
+__device__ __forceinline__ T group_allreduce(T v, Op op) {
+#pragma unroll
+  for (int m = GROUP / 2; m > 0; m /= 2) v = op(v, shfl_xor(v, m));
+  return v;
+}
+
+// All-reduce over the whole block of THREADS threads: CUB BlockReduce, then a broadcast
+// through shared memory. Every thread of the block must call it (uniform control flow).
+template <int THREADS, class T, class Op>
+__device__ __forceinline__ T block_allreduce(T v, Op op) {
+  using BR = cub::BlockReduce<T, THREADS, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
+  __shared__ typename BR::TempStorage tmp;
+  __shared__ T result;
+  T r = BR(tmp).Reduce(v, op);
+  if (threadIdx.x == 0) result = r;
+  __syncthreads();
+  T out = result;
+  __syncthreads();  // tmp and result may be reused by the next call
+  return out;
+}
+
+// Row all-reduce: a block when GROUP == THREADS > 32, else lanes of a warp.
+template <int THREADS, int GROUP, class T, class Op>
+__device__ __forceinline__ T row_allreduce(T v, Op op) {
+  if constexpr (GROUP == THREADS && THREADS > 32) {
+    return block_allreduce<THREADS>(v, op);
+  } else {
+    return group_allreduce<GROUP>(v, op);
+  }
+}
+
+// Epilogue/prologue that leaves the value unchanged.
+struct Identity {
+  __device__ __forceinline__ float operator()(float acc, i64, i64) const { return acc; }
+};
+
+}  // namespace ucut_simt
+
+namespace ucut_simt {
+// Host-side checks used by the generated launchers.
+inline bool aligned(const void* p, int bytes) {
+  return (reinterpret_cast<unsigned long long>(p) % static_cast<unsigned long long>(bytes)) == 0;
+}
+}  // namespace ucut_simt

@@ -1,0 +1,232 @@
+// The reduce stage templates: reductions over any set of dimensions and the full-reduction
+// losses. The emitter merges adjacent dimensions into alternating kept/reduced groups and picks:
+//   reduce_inner_kernel: the innermost dimension is reduced. One block per (output, split)
+//     sweeps the output's reduced elements with coalesced VEC-wide loads (a row sum, a full
+//     reduction, batch-norm statistics over [N, C, HW]).
+//   reduce_outer_kernel: the innermost dimension is kept (column reductions). A block covers
+//     32*VEC adjacent outputs with THREADS/32 rows of threads walking the reduced index, then
+//     combines the rows of threads in shared memory in a fixed order.
+// When outputs are too few to fill the GPU the reduced range is split across blocks (`splits`)
+// and each block writes a partial to the stage's workspace; reduce_finalize_kernel combines
+// the partials in a fixed order. Everything is deterministic: no atomics.
+#pragma once
+
+#include "simt_common.cuh"
+
+namespace ucut_simt {
+
+enum RedOp : int { kRedSum, kRedMax, kRedMin, kRedProd };
+// Elementwise loss terms f(x, t) reduced with a sum (full reductions of two inputs).
+enum Loss : int { kNoLoss, kMse, kL1, kHuber, kSmoothL1, kKlDiv, kKlDivLogTarget, kHinge };
+
+template <int OP> __device__ __forceinline__ float red_identity() {
+  if constexpr (OP == kRedMax) return -INFINITY;
+  else if constexpr (OP == kRedMin) return INFINITY;
+  else if constexpr (OP == kRedProd) return 1.f;
+  else return 0.f;
+}
+template <int OP> __device__ __forceinline__ float red_combine(float a, float b) {
+  if constexpr (OP == kRedMax) return MaxOp()(a, b);
+  else if constexpr (OP == kRedMin) return MinOp()(a, b);
+  else if constexpr (OP == kRedProd) return a * b;
+  else return a + b;
+}
+template <int OP> struct RedCombine {
+  __device__ __forceinline__ float operator()(float a, float b) const { return red_combine<OP>(a, b); }
+};
+
+template <int LOSS> __device__ __forceinline__ float loss_term(float x, float t, float alpha) {
+  if constexpr (LOSS == kMse) { float d = x - t; return d * d; }
+  else if constexpr (LOSS == kL1) return fabsf(x - t);
+  else if constexpr (LOSS == kHuber) {
+    float d = fabsf(x - t);
+    return d < alpha ? 0.5f * d * d : alpha * (d - 0.5f * alpha);
+  } else if constexpr (LOSS == kSmoothL1) {
+    float d = fabsf(x - t);
+    return d < alpha ? 0.5f * d * d / alpha : d - 0.5f * alpha;
+  } else if constexpr (LOSS == kKlDiv) return t > 0.f ? t * (logf(t) - x) : 0.f;
+  else if constexpr (LOSS == kKlDivLogTarget) return expf(t) * (t - x);
+  else if constexpr (LOSS == kHinge) return fmaxf(1.f - x * t, 0.f);
+  else return x;
+}
+
+// Up to 8 merged dimension groups: offset of a flat index inside the groups (row-major).
+struct Groups {
+  int n;
+  i64 ext[8];
+  i64 stride[8];
+  __device__ __forceinline__ i64 offset(i64 idx) const {
+    i64 off = 0;
+    for (int g = n - 1; g >= 0; --g) {
+      const i64 q = idx / ext[g];
+      off += (idx - q * ext[g]) * stride[g];
+      idx = q;
+    }
+    return off;
+  }
+};
+
+struct ReduceParams {
+  const void* x;
+  const void* t;       // second operand of a loss, same shape as x
+  void* out;           // [n_out] final results (when splits == 1)
+  float* partial;      // workspace partials (when splits > 1)
+  Groups kept;         // kept groups (inner kernel: all; outer kernel: all but the innermost)
+  Groups red;          // reduced groups (inner kernel: all but the innermost run of length L)
+  i64 n_out;           // number of outputs
+  i64 inner;           // inner kernel: L, the innermost reduced run; outer kernel: I, kept run
+  i64 r_total;         // reduced elements per output (inner: Q*L; outer: Q)
+  i64 r_chunk;         // reduced elements per split (multiple of VEC for the inner kernel)
+  int splits;
+  float scale;         // final multiplier (1/count for means)
+  float alpha;         // loss parameter (huber delta, smooth_l1 beta)
+};
+
+template <int OP, int LOSS, class Tin, class Tt, int THREADS, int VEC, bool SIMPLE, class Pro, class Epi>
+__global__ void __launch_bounds__(THREADS)
+reduce_inner_kernel(ReduceParams p, Pro pro, Epi epi) {
+  const i64 o = blockIdx.x;
+  const int s = blockIdx.y;
+  const i64 base = p.kept.offset(o);
+  const Tin* x = static_cast<const Tin*>(p.x);
+  const Tt* t = static_cast<const Tt*>(p.t);
+  const i64 r_begin = (i64)s * p.r_chunk;
+  const i64 r_end = min(p.r_total, r_begin + p.r_chunk);
+  float acc = red_identity<OP>();
+  constexpr int UNROLL = 4;  // independent loads in flight per thread
+  for (i64 r0 = r_begin + (i64)threadIdx.x * VEC; r0 < r_end; r0 += (i64)THREADS * VEC * UNROLL) {
+    float v[UNROLL][VEC], w[UNROLL][VEC];
+    i64 off[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const i64 r = r0 + (i64)u * THREADS * VEC;
+      if (r < r_end) {
+        if constexpr (SIMPLE) {
+          off[u] = base + r;
+        } else {
+          const i64 q = r / p.inner;
+          off[u] = base + p.red.offset(q) + (r - q * p.inner);
+        }
+        load_vec_stream<Tin, VEC>(x, off[u], v[u]);
+        if constexpr (LOSS != kNoLoss) load_vec_stream<Tt, VEC>(t, off[u], w[u]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const i64 r = r0 + (i64)u * THREADS * VEC;
+      if (r < r_end) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          float e;
+          if constexpr (LOSS != kNoLoss) e = loss_term<LOSS>(v[u][k], w[u][k], p.alpha);
+          else e = pro(v[u][k], o, off[u] + k);
+          acc = red_combine<OP>(acc, e);
+        }
+      }
+    }
+  }
+  acc = block_allreduce<THREADS>(acc, RedCombine<OP>());
+  if (threadIdx.x == 0) {
+    if (p.splits == 1) {
+      using Tout = typename Epi::Tout;
+      static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(acc * p.scale, o, 0));
+    } else {
+      p.partial[o * p.splits + s] = acc;
+    }
+  }
+}
+
+template <int OP, class Tin, int THREADS, int VEC, class Pro, class Epi>
+__global__ void __launch_bounds__(THREADS)
+reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
+  constexpr int ROWS = THREADS / 32;
+  const i64 tiles = (p.inner + 32 * VEC - 1) / (32 * VEC);
+  const i64 oo = blockIdx.x / tiles;
+  const i64 i = ((blockIdx.x - oo * tiles) * 32 + threadIdx.x % 32) * VEC;
+  const int ty = threadIdx.x / 32;
+  const int s = blockIdx.y;
+  const Tin* x = static_cast<const Tin*>(p.x);
+  const i64 base = p.kept.offset(oo) + i;
+  const i64 r_begin = (i64)s * p.r_chunk;
+  const i64 r_end = min(p.r_total, r_begin + p.r_chunk);
+  float acc[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) acc[k] = red_identity<OP>();
+  if (i < p.inner) {
+    constexpr int UNROLL = 4;
+    for (i64 r0 = r_begin + ty; r0 < r_end; r0 += (i64)ROWS * UNROLL) {
+      float v[UNROLL][VEC];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const i64 r = r0 + (i64)u * ROWS;
+        if (r < r_end) load_vec_stream<Tin, VEC>(x, base + p.red.offset(r), v[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const i64 r = r0 + (i64)u * ROWS;
+        if (r < r_end)
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) acc[k] = red_combine<OP>(acc[k], pro(v[u][k], oo * p.inner + i + k, 0));
+      }
+    }
+  }
+  __shared__ float sm[ROWS][32 * VEC + 1];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) sm[ty][(threadIdx.x % 32) * VEC + k] = acc[k];
+  __syncthreads();
+  // rows of threads combined in a fixed order: deterministic
+  for (int e = threadIdx.x; e < 32 * VEC; e += THREADS) {
+    float a = sm[0][e];
+    for (int y = 1; y < ROWS; ++y) a = red_combine<OP>(a, sm[y][e]);
+    const i64 ii = ((blockIdx.x - oo * tiles) * 32) * VEC + e;
+    if (ii < p.inner) {
+      const i64 o = oo * p.inner + ii;
+      if (p.splits == 1) {
+        using Tout = typename Epi::Tout;
+        static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(a * p.scale, o, 0));
+      } else {
+        p.partial[o * p.splits + s] = a;
+      }
+    }
+  }
+}
+
+// Combines the `splits` partials of every output (one warp per output, fixed order).
+template <int OP, class Epi>
+__global__ void __launch_bounds__(256) reduce_finalize_kernel(ReduceParams p, Epi epi) {
+  const i64 o = (i64)blockIdx.x * 8 + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (o >= p.n_out) return;  // whole warps leave together
+  float a = red_identity<OP>();
+  for (int s = lane; s < p.splits; s += 32) a = red_combine<OP>(a, p.partial[o * p.splits + s]);
+  a = group_allreduce<32>(a, RedCombine<OP>());
+  if (lane == 0) {
+    using Tout = typename Epi::Tout;
+    static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(a * p.scale, o, 0));
+  }
+}
+
+// Cross-entropy's last step: sum of the per-row losses and of the valid flags (written by the
+// rowwise kCrossEntropyRow kernel), one block, fixed order; mean divides by the valid count.
+template <class Tout, int THREADS, class Epi>
+__global__ void __launch_bounds__(THREADS)
+cross_entropy_finalize_kernel(const float* loss, const float* valid, i64 rows, bool mean,
+                              void* out, Epi epi) {
+  float l = 0.f, c = 0.f;
+  for (i64 r = threadIdx.x; r < rows; r += THREADS) {
+    l += loss[r];
+    c += valid[r];
+  }
+  l = block_allreduce<THREADS>(l, SumOp());
+  c = block_allreduce<THREADS>(c, SumOp());
+  if (threadIdx.x == 0) static_cast<Tout*>(out)[0] = from_f<Tout>(epi(mean ? l / c : l, 0, 0));
+}
+
+// Typed epilogue wrapper: carries the output dtype for the reduce kernels.
+template <class T, class F> struct TypedEpi {
+  using Tout = T;
+  F f;
+  __device__ __forceinline__ float operator()(float acc, i64 r, i64 c) const { return f(acc, r, c); }
+};
+
+}  // namespace ucut_simt

@@ -1,0 +1,127 @@
+// The scan stage templates: inclusive/exclusive cumulative sum or product, forward or reverse,
+// with an optional mask (masked-out elements contribute the identity, like cumsum(x * mask)).
+//   scan_row_kernel: the scanned dimension is the last one. One block per row walks the row in
+//     tiles of THREADS*ITEMS elements; each thread scans its ITEMS consecutive elements in
+//     registers (loaded as VEC-wide vectors), CUB BlockScan scans the per-thread totals, and a
+//     running carry joins the tiles: one read and one write of the data.
+//   scan_strided_kernel: the scanned dimension is not the last one ([outer, L, inner]): one
+//     thread per (outer, inner) column walks L sequentially; adjacent threads read adjacent
+//     columns, so every step is a coalesced load.
+#pragma once
+
+#include "simt_common.cuh"
+
+namespace ucut_simt {
+
+enum ScanOp : int { kCumsum, kCumprod };
+
+struct ScanParams {
+  const void* x;
+  const void* mask;  // same shape as x, or null
+  void* out;
+  i64 rows, cols;    // row kernel: [rows, cols]
+  i64 outer, len, inner;  // strided kernel: [outer, len, inner]
+};
+
+template <int OP> struct ScanCombine {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    if constexpr (OP == kCumprod) return a * b;
+    else return a + b;
+  }
+};
+
+template <int OP, class Tin, class Tmask, class Tout, int THREADS, int ITEMS, int VEC,
+          bool EXCLUSIVE, bool REVERSE>
+__global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
+  static_assert(ITEMS % VEC == 0, "items per thread must be a multiple of the vector width");
+  constexpr int TILE = THREADS * ITEMS;
+  constexpr float ID = OP == kCumprod ? 1.f : 0.f;
+  using BlockScan = cub::BlockScan<float, THREADS>;
+  __shared__ typename BlockScan::TempStorage tmp;
+  const ScanCombine<OP> op;
+  const i64 row = blockIdx.x;
+  const i64 cols = p.cols;
+  const Tin* x = static_cast<const Tin*>(p.x) + row * cols;
+  const Tmask* mask = p.mask ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
+  Tout* out = static_cast<Tout*>(p.out) + row * cols;
+  float carry = ID;
+  for (i64 t0 = 0; t0 < cols; t0 += TILE) {
+    // logical positions t0 + threadIdx.x*ITEMS + j; reverse maps position q to column cols-1-q
+    float v[ITEMS];
+#pragma unroll
+    for (int g = 0; g < ITEMS / VEC; ++g) {
+      const i64 q = t0 + (i64)threadIdx.x * ITEMS + g * VEC;  // first logical position of the vector
+      float a[VEC], m[VEC];
+      if (q < cols) {
+        const i64 c = REVERSE ? cols - q - VEC : q;
+        load_vec_stream<Tin, VEC>(x, c, a);
+        if (mask) load_vec<Tmask, VEC>(mask, c, m);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          float e = REVERSE ? a[VEC - 1 - k] : a[k];
+          if (mask && (REVERSE ? m[VEC - 1 - k] : m[k]) == 0.f) e = ID;
+          v[g * VEC + k] = e;
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) v[g * VEC + k] = ID;
+      }
+    }
+    float total = ID;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) total = op(total, v[j]);
+    float prefix, tile_total;
+    BlockScan(tmp).ExclusiveScan(total, prefix, ID, op, tile_total);
+    __syncthreads();  // tmp is reused by the next tile
+    float run = op(carry, prefix);
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const float e = v[j];
+      if constexpr (EXCLUSIVE) {
+        v[j] = run;
+        run = op(run, e);
+      } else {
+        run = op(run, e);
+        v[j] = run;
+      }
+    }
+    carry = op(carry, tile_total);
+#pragma unroll
+    for (int g = 0; g < ITEMS / VEC; ++g) {
+      const i64 q = t0 + (i64)threadIdx.x * ITEMS + g * VEC;
+      if (q < cols) {
+        float a[VEC];
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) a[k] = REVERSE ? v[g * VEC + VEC - 1 - k] : v[g * VEC + k];
+        store_vec<Tout, VEC>(out, REVERSE ? cols - q - VEC : q, a);
+      }
+    }
+  }
+}
+
+template <int OP, class Tin, class Tmask, class Tout, bool EXCLUSIVE, bool REVERSE>
+__global__ void __launch_bounds__(256) scan_strided_kernel(ScanParams p) {
+  const i64 idx = (i64)blockIdx.x * 256 + threadIdx.x;
+  if (idx >= p.outer * p.inner) return;
+  const i64 o = idx / p.inner, i = idx - o * p.inner;
+  const i64 base = o * p.len * p.inner + i;
+  const Tin* x = static_cast<const Tin*>(p.x);
+  const Tmask* mask = static_cast<const Tmask*>(p.mask);
+  Tout* out = static_cast<Tout*>(p.out);
+  const ScanCombine<OP> op;
+  float run = OP == kCumprod ? 1.f : 0.f;
+  for (i64 l = 0; l < p.len; ++l) {
+    const i64 off = base + (REVERSE ? p.len - 1 - l : l) * p.inner;
+    float e = to_f<Tin>(x[off]);
+    if (mask && to_f<Tmask>(mask[off]) == 0.f) e = OP == kCumprod ? 1.f : 0.f;
+    if constexpr (EXCLUSIVE) {
+      out[off] = from_f<Tout>(run);
+      run = op(run, e);
+    } else {
+      run = op(run, e);
+      out[off] = from_f<Tout>(run);
+    }
+  }
+}
+
+}  // namespace ucut_simt

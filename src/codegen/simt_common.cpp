@@ -1,0 +1,201 @@
+#include "codegen/simt_common.h"
+
+#include <fmt/format.h>
+
+#include "codegen/functors.h"
+#include "support/diagnostics.h"
+
+namespace ucut::codegen {
+
+std::string simt_runtime_include_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/src/codegen/runtime"; }
+
+const char* simt_cuda_type(dsl::DType t) {
+  switch (t) {
+    case dsl::DType::f32: return "float";
+    case dsl::DType::f16: return "__half";
+    case dsl::DType::bf16: return "__nv_bfloat16";
+    case dsl::DType::i32: return "int";
+    case dsl::DType::i64: return "long long";
+    case dsl::DType::u8: return "unsigned char";
+    case dsl::DType::boolean: return "bool";
+  }
+  return "float";
+}
+
+const char* simt_dtype_name(dsl::DType t) {
+  switch (t) {
+    case dsl::DType::f32: return "f32";
+    case dsl::DType::f16: return "f16";
+    case dsl::DType::bf16: return "bf16";
+    case dsl::DType::i32: return "i32";
+    case dsl::DType::i64: return "i64";
+    case dsl::DType::u8: return "u8";
+    case dsl::DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+bool simt_is_float(dsl::DType t) {
+  return t == dsl::DType::f32 || t == dsl::DType::f16 || t == dsl::DType::bf16;
+}
+
+int simt_vector_width(int bytes, int64_t inner, int cap) {
+  int v = 16 / bytes;
+  if (cap > 0 && cap < v) v = cap;
+  while (v > 1 && inner % v != 0) v /= 2;
+  return v < 1 ? 1 : v;
+}
+
+int simt_next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v && p < (1 << 30)) p *= 2;
+  return p;
+}
+
+std::string simt_prefix(int stage_index) { return fmt::format("ucut_s{}_", stage_index); }
+
+int simt_tensor_index(const dsl::Program& p, const std::string& name) {
+  for (size_t i = 0; i < p.tensors.size(); ++i)
+    if (p.tensors[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int simt_scalar_index(const dsl::Program& p, const std::string& name) {
+  for (size_t i = 0; i < p.scalars.size(); ++i)
+    if (p.scalars[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+const dsl::Stage& simt_stage(const dsl::Program& program, int stage_index) {
+  UCUT_CHECK(stage_index >= 0 && stage_index < static_cast<int>(program.stages.size()),
+             "stage index out of range");
+  return program.stages[stage_index];
+}
+
+std::string simt_stage_label(const dsl::Program& program, int stage_index) {
+  return "stage " + simt_stage(program, stage_index).name;
+}
+
+static int field_of(std::vector<std::string>& v, const std::string& name) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == name) return static_cast<int>(i);
+  v.push_back(name);
+  return static_cast<int>(v.size()) - 1;
+}
+
+Result<std::string> simt_render_expr(const dsl::Expr& e, const ExprEnv& env) {
+  using K = dsl::Expr::Kind;
+  switch (e.kind) {
+    case K::acc:
+      if (env.acc.empty())
+        return make_error(ErrorCode::invalid_input, "`acc` has no value in the " + env.what,
+                          "name the tensors to read instead");
+      return env.acc;
+    case K::constant: return codegen_float_literal(e.value);
+    case K::scalar: {
+      if (simt_scalar_index(*env.program, e.name) < 0)
+        return make_error(ErrorCode::invalid_input,
+                          "unknown scalar '" + e.name + "' in the " + env.what);
+      return "s" + std::to_string(field_of(*env.scalars, e.name));
+    }
+    case K::load: {
+      const dsl::Tensor* t = env.program->find_tensor(e.name);
+      if (!t)
+        return make_error(ErrorCode::invalid_input,
+                          "unknown tensor '" + e.name + "' in the " + env.what);
+      std::string field = "t" + std::to_string(field_of(*env.fields, e.name));
+      return env.render_load(e, field, *t);
+    }
+    case K::local: return "l_" + e.name;
+    case K::unary: {
+      UCUT_CHECK(e.args.size() == 1, "unary expression arity");
+      auto a = simt_render_expr(*e.args[0], env);
+      if (!a) return a.error();
+      return codegen_fn_call(e.fn, {*a}, e.params);
+    }
+    case K::binary: {
+      UCUT_CHECK(e.args.size() == 2, "binary expression arity");
+      auto a = simt_render_expr(*e.args[0], env);
+      if (!a) return a.error();
+      auto b = simt_render_expr(*e.args[1], env);
+      if (!b) return b.error();
+      const char* op = e.op == dsl::BinOp::add ? "+" : e.op == dsl::BinOp::sub ? "-"
+                       : e.op == dsl::BinOp::mul ? "*" : "/";
+      return "(" + *a + " " + op + " " + *b + ")";
+    }
+    case K::call2: {
+      UCUT_CHECK(e.args.size() == 2, "call2 expression arity");
+      auto a = simt_render_expr(*e.args[0], env);
+      if (!a) return a.error();
+      auto b = simt_render_expr(*e.args[1], env);
+      if (!b) return b.error();
+      return codegen_fn_call(e.fn, {*a, *b}, e.params);
+    }
+  }
+  return make_error(ErrorCode::internal, "unknown expression kind");
+}
+
+Result<FunctorCode> simt_emit_functor(const dsl::Program& program, const dsl::Epilogue& epi,
+                                      const std::string& name, const std::string& what,
+                                      const LoadRenderer& render_load) {
+  if (epi.stmts.empty()) return FunctorCode{"ucut_simt::Identity", "", "ucut_simt::Identity{}"};
+  std::vector<std::string> fields, scalars;
+  ExprEnv env{&program, "acc", what, &fields, &scalars, render_load};
+  std::string body;
+  int stores = 0;
+  for (const auto& st : epi.stmts) {
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce)
+      return make_error(ErrorCode::unsupported,
+                        "row/column reductions are not supported in the " + what,
+                        "use a separate rowwise or reduce stage");
+    auto v = simt_render_expr(*st.value, env);
+    if (!v) return v.error();
+    if (st.kind == dsl::EpilogueStmt::Kind::let) {
+      body += "    const float l_" + st.name + " = " + *v + ";\n";
+    } else {
+      if (++stores > 1)
+        return make_error(ErrorCode::invalid_input, "the " + what + " stores more than one value",
+                          "keep one final expression");
+      body += "    return " + *v + ";\n";
+    }
+  }
+  if (stores == 0)
+    return make_error(ErrorCode::invalid_input, "the " + what + " stores no value",
+                      "end it with the expression to use");
+  std::string def = "struct " + name + " {\n";
+  std::string init = name + "{";
+  bool first = true;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    def += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
+    init += (first ? "" : ", ") + fmt::format("args.tensors[{}]", simt_tensor_index(program, fields[i]));
+    first = false;
+  }
+  for (size_t i = 0; i < scalars.size(); ++i) {
+    def += fmt::format("  float s{};  // {}\n", i, scalars[i]);
+    init += (first ? "" : ", ") +
+            fmt::format("static_cast<float>(args.scalars[{}])", simt_scalar_index(program, scalars[i]));
+    first = false;
+  }
+  def += "  __device__ __forceinline__ float operator()(float acc, long long row, long long col) const {\n";
+  def += "    (void)acc; (void)row; (void)col;\n";
+  def += body + "  }\n};\n";
+  init += "}";
+  return FunctorCode{name, def, init};
+}
+
+std::string simt_launch_check(const std::string& stage_name) {
+  return fmt::format(
+      "  {{\n    cudaError_t e = cudaGetLastError();\n"
+      "    if (e != cudaSuccess) {{\n"
+      "      ucut_rt::set_error(\"{}: kernel launch failed: %s\", cudaGetErrorString(e));\n"
+      "      return 4;\n    }}\n  }}\n",
+      stage_name);
+}
+
+std::string simt_banner(const dsl::Program& program, int stage_index, const std::string& kind) {
+  const auto& st = simt_stage(program, stage_index);
+  return fmt::format("// stage {} ({}) of program '{}': generated by ucutlass; do not edit\n",
+                     st.name, kind, program.name);
+}
+
+}  // namespace ucut::codegen

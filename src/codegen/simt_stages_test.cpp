@@ -1,0 +1,295 @@
+// Tests of the non-GEMM stage emitters (rowwise, reduce, scan, elementwise): emitted code shape,
+// user errors, the `auto` plans, golden files (tests/golden/codegen_simt; UCUT_UPDATE_GOLDEN=1
+// rewrites them) and, with UCUT_TEST_NVCC=1 (the CTest test `codegen_simt_nvcc`), a real nvcc
+// compile of one generated stage per kind under /tmp/ucut-nvcc.lock.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "codegen/functors.h"
+#include "codegen/simt_common.h"
+#include "codegen/simt_heuristics.h"
+#include "codegen/stage_emitter.h"
+
+namespace ucut::codegen {
+namespace {
+
+using dsl::DType;
+
+dsl::Tensor T(const std::string& n, DType d, std::vector<int64_t> s,
+              dsl::TensorRole r = dsl::TensorRole::in) {
+  dsl::Tensor t;
+  t.name = n;
+  t.dtype = d;
+  t.shape = std::move(s);
+  t.role = r;
+  return t;
+}
+
+dsl::Program one_stage(std::vector<dsl::Tensor> ts, decltype(dsl::Stage::body) body) {
+  dsl::Program p;
+  p.name = "t";
+  p.tensors = std::move(ts);
+  dsl::Stage st;
+  st.name = "s0";
+  st.outputs = {"y"};
+  st.body = std::move(body);
+  p.stages.push_back(st);
+  return p;
+}
+
+dsl::Program softmax_program(int64_t rows, int64_t cols) {
+  dsl::RowwiseStage rs;
+  rs.op = "softmax";
+  rs.input = "x";
+  return one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols}, dsl::TensorRole::out)}, rs);
+}
+
+dsl::Program colsum_program() {
+  dsl::ReduceStage rs;
+  rs.op = "sum";
+  rs.inputs = {"x"};
+  rs.dims = {0};
+  return one_stage({T("x", DType::f32, {16384, 8192}), T("y", DType::f32, {8192}, dsl::TensorRole::out)}, rs);
+}
+
+dsl::Program cumsum_program() {
+  dsl::ScanStage sc;
+  sc.op = "cumsum";
+  sc.input = "x";
+  sc.exclusive = true;
+  sc.reverse = true;
+  sc.mask = "m";
+  return one_stage({T("x", DType::bf16, {33, 1000}), T("m", DType::boolean, {33, 1000}),
+                    T("y", DType::bf16, {33, 1000}, dsl::TensorRole::out)}, sc);
+}
+
+dsl::ExprPtr load(const std::string& n, dsl::LoadMode m) {
+  auto e = std::make_shared<dsl::Expr>();
+  e->kind = dsl::Expr::Kind::load;
+  e->name = n;
+  e->mode = m;
+  return e;
+}
+
+dsl::Program elementwise_program() {
+  auto add = std::make_shared<dsl::Expr>();
+  add->kind = dsl::Expr::Kind::binary;
+  add->op = dsl::BinOp::add;
+  add->args = {load("x", dsl::LoadMode::full), load("b", dsl::LoadMode::full)};
+  auto g = std::make_shared<dsl::Expr>();
+  g->kind = dsl::Expr::Kind::unary;
+  g->fn = dsl::Fn::leaky_relu;
+  g->params = {0.2};
+  g->args = {add};
+  dsl::ElementwiseStage es;
+  dsl::EpilogueStmt s;
+  s.kind = dsl::EpilogueStmt::Kind::store;
+  s.name = "y";
+  s.value = g;
+  es.body.stmts = {s};
+  return one_stage({T("x", DType::f16, {64, 4096}), T("b", DType::f16, {4096}),
+                    T("y", DType::f16, {64, 4096}, dsl::TensorRole::out)}, es);
+}
+
+dsl::Program ce_program() {
+  dsl::ReduceStage rs;
+  rs.op = "cross_entropy";
+  rs.inputs = {"x", "t"};
+  return one_stage({T("x", DType::f32, {4096, 1000}), T("t", DType::i64, {4096}),
+                    T("y", DType::f32, {1}, dsl::TensorRole::out)}, rs);
+}
+
+TEST(SimtRowwise, SoftmaxIsOneBlockPerRowHeldInRegisters) {
+  auto p = softmax_program(4096, 16384);
+  auto c = codegen_emit_rowwise(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_FALSE(c->needs_cutlass);
+  EXPECT_EQ(c->launcher, "ucut_s0_launch");
+  EXPECT_EQ(c->workspace_expr, "0");
+  EXPECT_EQ(c->config_name, "rowwise_softmax_t512_g512_v4_i8_p1");
+  EXPECT_NE(c->definitions.find("rowwise_kernel<ucut_simt::kSoftmax, float, float, float, 512, 512, 4, 8, true"),
+            std::string::npos);
+}
+
+TEST(SimtRowwise, ShortRowsUseSubWarpsLongRowsStream) {
+  auto a = simt_plan_rowwise(4096, 64, 4, {});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->group, 4);
+  EXPECT_TRUE(a->cached);
+  auto b = simt_plan_rowwise(8, 100000, 4, {});
+  ASSERT_TRUE(b.ok());
+  EXPECT_FALSE(b->cached);
+  EXPECT_EQ(b->group, 1024);
+  dsl::SimtKnobs k;
+  k.passes = 1;
+  EXPECT_FALSE(simt_plan_rowwise(8, 1000000, 4, k).ok());
+}
+
+TEST(SimtRowwise, RejectsBadInput) {
+  auto p = softmax_program(8, 100);
+  std::get<dsl::RowwiseStage>(p.stages[0].body).op = "softmx";
+  auto c = codegen_emit_rowwise(p, 0);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("unknown rowwise op 'softmx'"), std::string::npos);
+  EXPECT_NE(c.error().hint.find("softmax"), std::string::npos);
+  auto q = softmax_program(8, 100);
+  q.tensors[1].shape = {8};
+  EXPECT_FALSE(codegen_emit_rowwise(q, 0).ok());
+  auto r = softmax_program(8, 100);
+  std::get<dsl::RowwiseStage>(r.stages[0].body).knobs.vector_width = 3;
+  auto e = codegen_emit_rowwise(r, 0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("vector width 3"), std::string::npos);
+}
+
+TEST(SimtReduce, ColumnSumSplitsAcrossBlocks) {
+  auto p = colsum_program();
+  auto c = codegen_emit_reduce(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_NE(c->definitions.find("reduce_outer_kernel<ucut_simt::kRedSum"), std::string::npos);
+  EXPECT_NE(c->definitions.find("reduce_finalize_kernel"), std::string::npos);
+  EXPECT_NE(c->workspace_expr, "0");
+}
+
+TEST(SimtReduce, CrossEntropyUsesTheRowKernelAndWorkspace) {
+  auto p = ce_program();
+  auto c = codegen_emit_reduce(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_EQ(c->workspace_expr, "size_t(4096) * 2 * sizeof(float)");
+  EXPECT_NE(c->definitions.find("kCrossEntropyRow"), std::string::npos);
+  auto q = ce_program();
+  q.tensors[1].dtype = DType::i32;
+  auto e = codegen_emit_reduce(q, 0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("must be i64"), std::string::npos);
+}
+
+TEST(SimtReduce, MergesNonContiguousDims) {
+  dsl::ReduceStage rs;
+  rs.op = "mean";
+  rs.inputs = {"x"};
+  rs.dims = {0, 2};
+  auto p = one_stage({T("x", DType::f32, {16, 64, 49}), T("y", DType::f32, {64}, dsl::TensorRole::out)}, rs);
+  auto c = codegen_emit_reduce(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_NE(c->definitions.find("reduce_inner_kernel<ucut_simt::kRedSum, ucut_simt::kNoLoss, float, float, 128, 1, false"),
+            std::string::npos);
+  EXPECT_NE(c->definitions.find("p.red = ucut_simt::Groups{1, {16LL}, {3136LL}}"), std::string::npos);
+  std::get<dsl::ReduceStage>(p.stages[0].body).dims = {0, 5};
+  EXPECT_FALSE(codegen_emit_reduce(p, 0).ok());
+}
+
+TEST(SimtScan, ReverseExclusiveMaskedRow) {
+  auto p = cumsum_program();
+  auto c = codegen_emit_scan(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_NE(c->definitions.find("scan_row_kernel<ucut_simt::kCumsum, __nv_bfloat16, bool, __nv_bfloat16"),
+            std::string::npos);
+  EXPECT_NE(c->definitions.find("true, true>"), std::string::npos);
+}
+
+TEST(SimtElementwise, BroadcastBiasIsAVectorLoad) {
+  auto p = elementwise_program();
+  auto c = codegen_emit_elementwise(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_NE(c->definitions.find("ucut_fn_leaky_relu("), std::string::npos);
+  EXPECT_NE(c->definitions.find("load_vec<__half, 8>(static_cast<const __half*>(p.t1), ((i / 1LL) % 4096LL) * 1LL"),
+            std::string::npos);
+  auto q = elementwise_program();
+  q.tensors[1].shape = {4095};
+  auto e = codegen_emit_elementwise(q, 0);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("does not broadcast"), std::string::npos);
+}
+
+TEST(SimtFunctors, EveryFunctionHasADeviceBody) {
+  const std::string& s = codegen_functors_source();
+#define UCUT_FN(id, name, arity, nparams, defaults, formula) \
+  EXPECT_NE(s.find("float ucut_fn_" name "("), std::string::npos) << name;
+#include "dsl/functions.def"
+#undef UCUT_FN
+  EXPECT_EQ(codegen_float_literal(0.5), "0.5f");
+  EXPECT_EQ(codegen_float_literal(2), "2.0f");
+}
+
+// ---- golden files and the nvcc compile ------------------------------------------------------
+
+std::string golden_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/codegen_simt"; }
+
+std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
+  std::vector<std::pair<std::string, Result<StageCode>>> v;
+  v.emplace_back("rowwise_softmax", codegen_emit_rowwise(softmax_program(4096, 16384), 0));
+  v.emplace_back("reduce_col_sum", codegen_emit_reduce(colsum_program(), 0));
+  v.emplace_back("reduce_cross_entropy", codegen_emit_reduce(ce_program(), 0));
+  v.emplace_back("scan_cumsum_rev_excl_mask", codegen_emit_scan(cumsum_program(), 0));
+  v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
+  return v;
+}
+
+TEST(SimtGolden, EmittedCodeMatchesGoldenFiles) {
+  const bool update = std::getenv("UCUT_UPDATE_GOLDEN") != nullptr;
+  for (auto& [name, code] : golden_cases()) {
+    ASSERT_TRUE(code.ok()) << name << ": " << code.error().render();
+    const std::string text = "// config: " + code->config_name + "\n// workspace: " +
+                             code->workspace_expr + "\n" + code->definitions;
+    const std::string path = golden_dir() + "/" + name + ".cu";
+    if (update) {
+      std::filesystem::create_directories(golden_dir());
+      std::ofstream(path) << text;
+      continue;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << "missing " << path << " (run with UCUT_UPDATE_GOLDEN=1)";
+    std::stringstream ss;
+    ss << in.rdbuf();
+    EXPECT_EQ(ss.str(), text) << "golden mismatch: " << path;
+  }
+}
+
+const char* kPrelude = R"(#include <cuda_runtime.h>
+namespace ucut_rt {
+struct StageArgs {
+  void* const* tensors;
+  const double* scalars;
+  void* workspace;
+  size_t workspace_bytes;
+  cudaStream_t stream;
+};
+inline void set_error(const char*, ...) {}
+}  // namespace ucut_rt
+)";
+
+TEST(SimtNvcc, OneStagePerKindCompiles) {
+  if (!std::getenv("UCUT_TEST_NVCC")) GTEST_SKIP() << "set UCUT_TEST_NVCC=1 (CTest label nvcc)";
+  if (std::system("command -v nvcc > /dev/null 2>&1") != 0) GTEST_SKIP() << "nvcc not found";
+  const std::string dir = std::filesystem::temp_directory_path() / "ucut_simt_nvcc_test";
+  std::filesystem::create_directories(dir);
+  std::string src;
+  for (const char* inc : {"simt_rowwise.cuh", "simt_reduce.cuh", "simt_scan.cuh"})
+    src += std::string("#include \"") + inc + "\"\n";
+  src += kPrelude + codegen_functors_source();
+  for (auto& [name, code] : golden_cases()) {
+    ASSERT_TRUE(code.ok()) << name;
+    // each golden case is stage 0: rename its prefix so they coexist in one file
+    std::string d = code->definitions;
+    const std::string from = "ucut_s0_", to = "ucut_" + name + "_";
+    for (size_t pos = 0; (pos = d.find(from, pos)) != std::string::npos; pos += to.size()) d.replace(pos, from.size(), to);
+    src += d;
+  }
+  std::ofstream(dir + "/stages.cu") << src;
+  const std::string cmd = "flock /tmp/ucut-nvcc.lock nvcc -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG "
+                          "-gencode=arch=compute_90a,code=sm_90a -I " + simt_runtime_include_dir() +
+                          " -c " + dir + "/stages.cu -o " + dir + "/stages.o > " + dir + "/nvcc.log 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream log(dir + "/nvcc.log");
+  std::stringstream ss;
+  ss << log.rdbuf();
+  EXPECT_EQ(rc, 0) << ss.str();
+}
+
+}  // namespace
+}  // namespace ucut::codegen

@@ -1,0 +1,212 @@
+// codegen_emit_elementwise: an elementwise stage (lets and stores of epilogue-vocabulary
+// expressions over tensors broadcast to the output shape, numpy rules) as one generated
+// grid-stride kernel. Each thread handles VEC consecutive outputs: inputs of the output's shape
+// (or broadcast only in outer dims) are read as one vector, inputs broadcast along the last dim
+// as one scalar, and each output is written as one vector (16-byte accesses).
+#include <map>
+
+#include <fmt/format.h>
+
+#include "codegen/functors.h"
+#include "codegen/simt_common.h"
+#include "codegen/simt_heuristics.h"
+#include "codegen/stage_emitter.h"
+
+namespace ucut::codegen {
+namespace {
+
+struct LoadInfo {
+  const dsl::Tensor* tensor = nullptr;
+  dsl::LoadMode mode = dsl::LoadMode::full;
+};
+
+}  // namespace
+
+Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stage_index) {
+  const dsl::Stage& stage = simt_stage(program, stage_index);
+  const auto* es = std::get_if<dsl::ElementwiseStage>(&stage.body);
+  if (!es) return make_error(ErrorCode::internal, "codegen_emit_elementwise called on a non-elementwise stage");
+  const std::string label = simt_stage_label(program, stage_index);
+  const std::string pre = simt_prefix(stage_index);
+  if (stage.outputs.empty()) return make_error(ErrorCode::internal, label + ": stage has no output");
+  const dsl::Tensor* out0 = program.find_tensor(stage.outputs[0]);
+  if (!out0) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + stage.outputs[0] + "'");
+  const std::vector<int64_t> oshape = out0->shape.empty() ? std::vector<int64_t>{1} : out0->shape;
+  const int64_t numel = out0->numel();
+  const int64_t last = oshape.back();
+  if (numel == 0) return make_error(ErrorCode::invalid_input, label + ": output '" + out0->name + "' is empty");
+
+  std::vector<std::string> fields, scalars;
+  std::map<std::string, LoadInfo> loads;  // field -> tensor
+  auto render_load = [&](const dsl::Expr& e, const std::string& field,
+                         const dsl::Tensor& t) -> Result<std::string> {
+    auto it = loads.find(field);
+    if (it != loads.end() && it->second.mode != e.mode)
+      return make_error(ErrorCode::unsupported,
+                        label + ": '" + t.name + "' is read with two different index modes");
+    if (e.mode == dsl::LoadMode::row && t.numel() != numel / last)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("{}: {}[row] needs {} elements (one per row of the output), it has {}",
+                                    label, t.name, numel / last, t.numel()));
+    if (e.mode == dsl::LoadMode::col && t.numel() != last)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("{}: {}[col] needs {} elements (one per column of the output), it has {}",
+                                    label, t.name, last, t.numel()));
+    if (e.mode == dsl::LoadMode::full) {
+      const auto& ts = t.shape;
+      if (ts.size() > oshape.size())
+        return make_error(ErrorCode::invalid_input,
+                          label + ": '" + t.name + "' has more dimensions than the output '" + out0->name + "'");
+      for (size_t i = 0; i < ts.size(); ++i) {
+        int64_t te = ts[ts.size() - 1 - i], oe = oshape[oshape.size() - 1 - i];
+        if (te != oe && te != 1)
+          return make_error(ErrorCode::invalid_input,
+                            fmt::format("{}: '{}' of extent {} does not broadcast to extent {} of the output "
+                                        "(dimension {} from the right)", label, t.name, te, oe, i + 1),
+                            "broadcasting needs equal extents or 1");
+      }
+    }
+    loads[field] = LoadInfo{&t, e.mode};
+    return field + "v[k]";
+  };
+  ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load};
+  std::string body;
+  std::vector<std::pair<const dsl::Tensor*, std::string>> stores;
+  for (const auto& st : es->body.stmts) {
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce)
+      return make_error(ErrorCode::unsupported, label + ": reductions are not allowed in an elementwise stage",
+                        "use a reduce or rowwise stage");
+    auto v = simt_render_expr(*st.value, env);
+    if (!v) return v.error();
+    if (st.kind == dsl::EpilogueStmt::Kind::let) {
+      body += "      const float l_" + st.name + " = " + *v + ";\n";
+    } else {
+      const dsl::Tensor* t = program.find_tensor(st.name);
+      if (!t) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + st.name + "'");
+      if (t->numel() != numel)
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("{}: output '{}' has {} elements, the stage's shape has {}", label,
+                                      t->name, t->numel(), numel));
+      body += fmt::format("      o{}v[k] = {};\n", stores.size(), *v);
+      stores.emplace_back(t, *v);
+    }
+  }
+  if (stores.empty())
+    return make_error(ErrorCode::invalid_input, label + ": the elementwise stage stores nothing");
+
+  int max_bytes = 1;
+  for (auto& [f, li] : loads)
+    if (li.mode == dsl::LoadMode::col || (li.mode == dsl::LoadMode::full && !li.tensor->shape.empty() &&
+                                          li.tensor->shape.back() == last && last != 1))
+      max_bytes = std::max(max_bytes, dsl::dtype_bytes(li.tensor->dtype));
+  for (auto& [t, v] : stores) max_bytes = std::max(max_bytes, dsl::dtype_bytes(t->dtype));
+  auto plan = simt_plan_elementwise(numel, last, max_bytes, es->knobs);
+  if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
+  const ElementwisePlan& pl = *plan;
+  const int V = pl.vec;
+
+  StageCode code;
+  code.includes = {"simt_common.cuh"};
+  code.launcher = pre + "launch";
+  code.workspace_expr = "0";
+  code.needs_cutlass = false;
+  code.config_name = fmt::format("elementwise_t{}_v{}", pl.threads, V);
+  std::string d = simt_banner(program, stage_index, "elementwise");
+  // parameters
+  d += "struct " + pre + "params {\n";
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
+  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
+  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, stores[i].first->name);
+  d += "};\n";
+  // broadcast index functions
+  std::string loads_code;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string f = "t" + std::to_string(i);
+    const LoadInfo& li = loads[f];
+    const std::string ty = simt_cuda_type(li.tensor->dtype);
+    if (li.mode == dsl::LoadMode::row) {
+      loads_code += fmt::format(
+          "    float {0}v[{1}];\n    {{ const float s = ucut_simt::ld<{2}>(p.{0}, base / {3}LL);\n"
+          "      for (int k = 0; k < {1}; ++k) {0}v[k] = s; }}\n", f, V, ty, last);
+    } else if (li.mode == dsl::LoadMode::col) {
+      loads_code += fmt::format(
+          "    float {0}v[{1}];\n    ucut_simt::load_vec<{2}, {1}>(static_cast<const {2}*>(p.{0}), base % {3}LL, {0}v);\n",
+          f, V, ty, last);
+    } else {
+      // offset of the broadcast element: walk the output dims from the last one
+      const auto& ts = li.tensor->shape;
+      std::string idx = "0";
+      {
+        std::string expr;
+        int64_t div = 1, tstride = 1;
+        for (size_t k = 0; k < oshape.size(); ++k) {
+          const size_t od = oshape.size() - 1 - k;
+          const int64_t oe = oshape[od];
+          const bool present = k < ts.size() && ts[ts.size() - 1 - k] != 1;
+          if (present && oe != 1) {
+            expr += (expr.empty() ? "" : " + ") +
+                    fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, tstride);
+          }
+          if (k < ts.size()) tstride *= ts[ts.size() - 1 - k];
+          div *= oe;
+        }
+        if (!expr.empty()) idx = expr;
+      }
+      const bool same = li.tensor->numel() == numel;
+      const bool vec_ok = !ts.empty() && ts.back() == last && last % V == 0;
+      loads_code += fmt::format("    float {}v[{}];\n", f, V);
+      if (same) {
+        loads_code += fmt::format("    ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), base, {2}v);\n", ty, V, f);
+      } else if (vec_ok) {
+        loads_code += fmt::format(
+            "    {{ const long long i = base; ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), {3}, {2}v); }}\n",
+            ty, V, f, idx);
+      } else {
+        loads_code += fmt::format(
+            "    {{ const long long i = base; const float s = ucut_simt::ld<{0}>(p.{1}, {2});\n"
+            "      for (int k = 0; k < {3}; ++k) {1}v[k] = s; }}\n", ty, f, idx, V);
+      }
+    }
+  }
+  d += fmt::format("__global__ void __launch_bounds__({}) {}kernel({}params p) {{\n", pl.threads, pre, pre);
+  d += fmt::format("  const long long nvec = {}LL;\n", numel / V);
+  d += fmt::format(
+      "  for (long long vi = (long long)blockIdx.x * {0} + threadIdx.x; vi < nvec; vi += (long long)gridDim.x * {0}) {{\n"
+      "    const long long base = vi * {1};\n",
+      pl.threads, V);
+  d += loads_code;
+  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("    float o{}v[{}];\n", i, V);
+  d += fmt::format("#pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n", V);
+  d += body;
+  d += "    }\n";
+  for (size_t i = 0; i < stores.size(); ++i) {
+    const std::string ty = simt_cuda_type(stores[i].first->dtype);
+    d += fmt::format("    ucut_simt::store_vec<{0}, {1}>(static_cast<{0}*>(p.o{2}), base, o{2}v);\n", ty, V, i);
+  }
+  d += "  }\n}\n";
+  // launcher
+  d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
+  d += fmt::format("  {}params p{{}};\n", pre);
+  std::string align_check;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const LoadInfo& li = loads["t" + std::to_string(i)];
+    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
+    align_check += fmt::format(" || !ucut_simt::aligned(p.t{}, {})", i, V * dsl::dtype_bytes(li.tensor->dtype));
+  }
+  for (size_t i = 0; i < scalars.size(); ++i)
+    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
+  for (size_t i = 0; i < stores.size(); ++i) {
+    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, stores[i].first->name));
+    align_check += fmt::format(" || !ucut_simt::aligned(p.o{}, {})", i, V * dsl::dtype_bytes(stores[i].first->dtype));
+  }
+  d += fmt::format(
+      "  if (false{}) {{\n    ucut_rt::set_error(\"{}: tensors must be aligned to {} elements\");\n"
+      "    return 2;\n  }}\n", align_check, label, V);
+  d += fmt::format("  {}kernel<<<{}, {}, 0, args.stream>>>(p);\n", pre, pl.blocks, pl.threads);
+  d += simt_launch_check(label);
+  d += "  return 0;\n}\n";
+  code.definitions = std::move(d);
+  return code;
+}
+
+}  // namespace ucut::codegen

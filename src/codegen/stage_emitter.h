@@ -1,0 +1,48 @@
+// The interface between the kernel-library emitter (library.cpp: the .cu file, the C ABI, the
+// workspace plan, running stages in order) and the per-stage emitters (GEMM via CUTLASS, and the
+// non-GEMM rowwise/reduce/scan/elementwise stages). Each stage emitter turns one checked stage
+// into self-contained CUDA C++ text plus the facts the library emitter needs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+#include "support/result.h"
+
+namespace ucut::codegen {
+
+// What a stage emitter produces. The generated code may use the runtime header
+// "ucut_runtime.cuh" (emitted with every library), which defines
+//   struct ucut_rt::StageArgs {
+//     void* const* tensors;     // indexed like Program::tensors (tmp tensors point into workspace)
+//     const double* scalars;    // indexed like Program::scalars
+//     void* workspace;          // this stage's private workspace (workspace_bytes below)
+//     size_t workspace_bytes;
+//     cudaStream_t stream;
+//   };
+//   void ucut_rt::set_error(const char* fmt, ...);   // message for ucut_last_error()
+// and the launcher returns a kernel-ABI error code (0 ok, 2 can_implement, 3 set-up, 4 launch,
+// 5 workspace too small), never synchronizing the stream.
+struct StageCode {
+  std::vector<std::string> includes;  // header names, e.g. "cutlass/gemm/device/gemm_universal_adapter.h"
+  std::string definitions;            // namespace-scope C++: types, kernels, the launcher
+  std::string launcher;               // name of `int launcher(const ucut_rt::StageArgs&)` in definitions
+  std::string workspace_expr;         // C++ expression (size_t) for this stage's private workspace
+                                      // bytes, evaluated at run time in the library; "0" if none
+  std::string config_name;            // canonical configuration name (identity for caches and memory)
+  bool needs_cutlass = false;         // whether the library must be compiled with CUTLASS include paths
+};
+
+// `stage_index` is the stage's position in program.stages; emitted names must be unique per
+// stage (use the index in every namespace-scope name, e.g. `ucut_s3_kernel`).
+using StageEmitter = Result<StageCode> (*)(const dsl::Program& program, int stage_index);
+
+Result<StageCode> codegen_emit_gemm(const dsl::Program& program, int stage_index);
+Result<StageCode> codegen_emit_grouped_gemm(const dsl::Program& program, int stage_index);
+Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_index);
+Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_index);
+Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index);
+Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stage_index);
+
+}  // namespace ucut::codegen

@@ -1,0 +1,161 @@
+// codegen_emit_rowwise: a rowwise stage (softmax, norms, row reductions over the last dim) as an
+// instantiation of ucut_simt::rowwise_kernel (runtime/simt_rowwise.cuh) with the stage's
+// prologue/epilogue functors and the plan of simt_plan_rowwise. Golden: tests/golden/codegen_simt.
+#include <fmt/format.h>
+
+#include "codegen/functors.h"
+#include "codegen/simt_common.h"
+#include "codegen/simt_heuristics.h"
+#include "codegen/stage_emitter.h"
+
+namespace ucut::codegen {
+namespace {
+
+struct RowOpInfo {
+  const char* name;
+  const char* kernel_op;
+  bool scalar;     // one value per row
+  int max_extra;   // weight, bias
+  double eps;      // default eps
+};
+
+constexpr RowOpInfo kRowOps[] = {
+    {"softmax", "kSoftmax", false, 0, 0},       {"log_softmax", "kLogSoftmax", false, 0, 0},
+    {"logsumexp", "kLogSumExp", true, 0, 0},    {"layer_norm", "kLayerNorm", false, 2, 1e-5},
+    {"rms_norm", "kRmsNorm", false, 1, 1e-6},   {"l1_normalize", "kL1Normalize", false, 0, 1e-12},
+    {"l2_normalize", "kL2Normalize", false, 0, 1e-12},
+    {"sum", "kRowSum", true, 0, 0},             {"mean", "kRowMean", true, 0, 0},
+    {"max", "kRowMax", true, 0, 0},             {"min", "kRowMin", true, 0, 0},
+    {"argmax", "kRowArgmax", true, 0, 0},       {"argmin", "kRowArgmin", true, 0, 0},
+};
+
+const RowOpInfo* find_op(const std::string& name) {
+  for (const auto& o : kRowOps)
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+std::string op_list() {
+  std::string s;
+  for (const auto& o : kRowOps) s += (s.empty() ? "" : ", ") + std::string(o.name);
+  return s;
+}
+
+}  // namespace
+
+Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_index) {
+  const dsl::Stage& stage = simt_stage(program, stage_index);
+  const auto* rs = std::get_if<dsl::RowwiseStage>(&stage.body);
+  if (!rs) return make_error(ErrorCode::internal, "codegen_emit_rowwise called on a non-rowwise stage");
+  const std::string label = simt_stage_label(program, stage_index);
+  const std::string pre = simt_prefix(stage_index);
+  const RowOpInfo* op = find_op(rs->op);
+  if (!op)
+    return make_error(ErrorCode::unsupported, label + ": unknown rowwise op '" + rs->op + "'",
+                      "rowwise ops: " + op_list());
+  const dsl::Tensor* in = program.find_tensor(rs->input);
+  if (!in) return make_error(ErrorCode::invalid_input, label + ": unknown input tensor '" + rs->input + "'");
+  if (!simt_is_float(in->dtype))
+    return make_error(ErrorCode::unsupported,
+                      label + ": rowwise input '" + in->name + "' has dtype " +
+                          simt_dtype_name(in->dtype) + "; rowwise ops read f32, f16 or bf16",
+                      "convert it in an elementwise stage first");
+  if (in->shape.empty() || in->numel() == 0)
+    return make_error(ErrorCode::invalid_input, label + ": rowwise input '" + in->name + "' is empty or a scalar");
+  if (stage.outputs.empty()) return make_error(ErrorCode::internal, label + ": stage has no output");
+  const dsl::Tensor* out = program.find_tensor(stage.outputs[0]);
+  if (!out) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + stage.outputs[0] + "'");
+  const int64_t cols = in->shape.back();
+  const int64_t rows = in->numel() / cols;
+  const int64_t want = op->scalar ? rows : in->numel();
+  if (out->numel() != want)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: output '{}' has {} elements; {} of {} rows of {} gives {}",
+                                  label, out->name, out->numel(), rs->op, rows, cols, want),
+                      op->scalar ? "the output drops the last dimension" : "the output has the input's shape");
+  const bool is_arg = rs->op == "argmax" || rs->op == "argmin";
+  if (is_arg && !rs->epilogue.stmts.empty())
+    return make_error(ErrorCode::unsupported, label + ": argmax/argmin take no epilogue",
+                      "apply the expression in a following elementwise stage");
+  if (!is_arg && !simt_is_float(out->dtype))
+    return make_error(ErrorCode::invalid_input,
+                      label + ": output '" + out->name + "' of " + rs->op + " must be f32, f16 or bf16");
+  if (static_cast<int>(rs->extra.size()) > op->max_extra)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: {} takes at most {} extra tensors (weight, bias), got {}", label,
+                                  rs->op, op->max_extra, rs->extra.size()));
+  std::vector<const dsl::Tensor*> extra;
+  for (const auto& name : rs->extra) {
+    const dsl::Tensor* t = program.find_tensor(name);
+    if (!t) return make_error(ErrorCode::invalid_input, label + ": unknown tensor '" + name + "'");
+    if (t->numel() != cols || !simt_is_float(t->dtype))
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("{}: '{}' must be a float vector of {} elements (one per column)",
+                                    label, name, cols));
+    if (!extra.empty() && t->dtype != extra[0]->dtype)
+      return make_error(ErrorCode::unsupported, label + ": weight and bias must have the same dtype");
+    extra.push_back(t);
+  }
+  double eps = op->eps;
+  if (auto it = rs->attrs.find("eps"); it != rs->attrs.end()) eps = it->second;
+
+  auto plan = simt_plan_rowwise(rows, cols, dsl::dtype_bytes(in->dtype), rs->knobs);
+  if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
+  const RowPlan& pl = *plan;
+
+  const std::string in_t = simt_cuda_type(in->dtype), out_t = simt_cuda_type(out->dtype);
+  const std::string w_t = extra.empty() ? "float" : simt_cuda_type(extra[0]->dtype);
+  auto render_load = [&](const dsl::Expr& e, const std::string& field,
+                         const dsl::Tensor& t) -> Result<std::string> {
+    std::string idx;
+    int64_t need = 0;
+    if (e.mode == dsl::LoadMode::row) { idx = "row"; need = rows; }
+    else if (e.mode == dsl::LoadMode::col) { idx = "col"; need = op->scalar ? 1 : cols; }
+    else { idx = fmt::format("row * {}LL + col", op->scalar ? 1 : cols); need = op->scalar ? rows : rows * cols; }
+    if (t.numel() != need)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("{}: '{}' has {} elements but this read needs {}", label, t.name,
+                                    t.numel(), need));
+    return fmt::format("ucut_simt::ld<{}>({}, {})", simt_cuda_type(t.dtype), field, idx);
+  };
+  auto pro = simt_emit_functor(program, rs->prologue, pre + "pro", "prologue of " + label, render_load);
+  if (!pro) return pro.error();
+  auto epi = simt_emit_functor(program, rs->epilogue, pre + "epi", "epilogue of " + label, render_load);
+  if (!epi) return epi.error();
+
+  StageCode code;
+  code.includes = {"simt_rowwise.cuh"};
+  code.launcher = pre + "launch";
+  code.workspace_expr = "0";
+  code.needs_cutlass = false;
+  code.config_name = fmt::format("rowwise_{}_t{}_g{}_v{}_i{}_p{}", rs->op, pl.threads, pl.group,
+                                 pl.vec, pl.items, pl.cached ? 1 : 2);
+  const int rows_per_block = pl.threads / pl.group;
+  std::string d = simt_banner(program, stage_index, "rowwise " + rs->op);
+  d += pro->definition + epi->definition;
+  d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
+  d += "  ucut_simt::RowParams p{};\n";
+  d += fmt::format("  p.x = args.tensors[{}];  // {}\n", simt_tensor_index(program, in->name), in->name);
+  d += fmt::format("  p.out = args.tensors[{}];  // {}\n", simt_tensor_index(program, out->name), out->name);
+  if (extra.size() > 0) d += fmt::format("  p.weight = args.tensors[{}];\n", simt_tensor_index(program, extra[0]->name));
+  if (extra.size() > 1) d += fmt::format("  p.bias = args.tensors[{}];\n", simt_tensor_index(program, extra[1]->name));
+  d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n  p.eps = {};\n", rows, cols, codegen_float_literal(eps));
+  d += fmt::format(
+      "  if (!ucut_simt::aligned(p.x, {}) || (!{} && !ucut_simt::aligned(p.out, {}))) {{\n"
+      "    ucut_rt::set_error(\"{}: tensors '{}' and '{}' must be {}-byte aligned\");\n    return 2;\n  }}\n",
+      pl.vec * dsl::dtype_bytes(in->dtype), op->scalar ? "true" : "false",
+      pl.vec * dsl::dtype_bytes(out->dtype), label, in->name, out->name,
+      pl.vec * dsl::dtype_bytes(in->dtype));
+  d += fmt::format(
+      "  ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
+      "      <<<{}, {}, 0, args.stream>>>(p, {}, {});\n",
+      op->kernel_op, in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items,
+      pl.cached ? "true" : "false", pro->type, epi->type, (rows + rows_per_block - 1) / rows_per_block,
+      pl.threads, pro->init, epi->init);
+  d += simt_launch_check(label);
+  d += "  return 0;\n}\n";
+  code.definitions = std::move(d);
+  return code;
+}
+
+}  // namespace ucut::codegen

@@ -1,0 +1,488 @@
+// The non-GEMM stages: rowwise, reduce, scan and elementwise (issue 5), and their SIMT knobs.
+#include <algorithm>
+
+#include "dsl/checker.h"
+#include "dsl/names.h"
+
+namespace ucut::dsl::detail {
+
+namespace {
+
+struct Args {
+  std::vector<const AstArg*> positional;
+  std::map<std::string, const AstArg*> keyword;
+};
+
+// Splits a call's arguments; reports unknown or repeated keywords and positional counts.
+bool split_args(Checker& c, const AstStage& s, size_t n_pos, const std::vector<std::string>& keys, Args& out) {
+  const std::string call = s.kind.text + " " + s.op->text;
+  for (const auto& a : s.args) {
+    if (a.kind == AstArg::Kind::pair) {
+      c.error(a.span, "unexpected group in " + call, "arguments are tensor names and key=value settings");
+      return false;
+    }
+    if (!a.key) {
+      if (!out.keyword.empty()) {
+        c.error(a.span, "positional arguments come before key=value arguments", "move it to the front");
+        return false;
+      }
+      out.positional.push_back(&a);
+      continue;
+    }
+    if (std::find(keys.begin(), keys.end(), a.key->text) == keys.end()) {
+      std::string list;
+      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+      std::string g = diag_closest(a.key->text, keys);
+      c.error(a.key->span, call + " has no setting '" + a.key->text + "'",
+              !g.empty() ? "did you mean '" + g + "'?" : list.empty() ? "remove it" : "settings: " + list);
+      return false;
+    }
+    if (out.keyword.count(a.key->text)) {
+      c.error(a.key->span, "'" + a.key->text + "' is given twice", "keep one");
+      return false;
+    }
+    out.keyword[a.key->text] = &a;
+  }
+  if (out.positional.size() != n_pos) {
+    c.error(out.positional.size() > n_pos ? out.positional[n_pos]->span : s.op->span,
+            call + " takes " + std::to_string(n_pos) + " tensor argument" + (n_pos == 1 ? "" : "s") + ", found " +
+                std::to_string(out.positional.size()),
+            n_pos == 1 ? "write " + call + "(x)" : "write " + call + "(input, target)");
+    return false;
+  }
+  for (const AstArg* a : out.positional)
+    if (a->kind != AstArg::Kind::name || a->transposed) {
+      c.error(a->span, "expected a tensor name", "write the name of a declared tensor");
+      return false;
+    }
+  return true;
+}
+
+std::optional<double> positive_number(Checker& c, const Args& a, const std::string& key, double def, bool& ok) {
+  auto it = a.keyword.find(key);
+  if (it == a.keyword.end()) return def;
+  const AstArg* v = it->second;
+  if (v->kind != AstArg::Kind::number || !(v->number > 0)) {
+    c.error(v->span, key + " must be a positive number", "write " + key + "=" + dsl_number_str(def));
+    ok = false;
+    return std::nullopt;
+  }
+  return v->number;
+}
+
+const Tensor* tensor_kw(Checker& c, const Args& a, const std::string& key, bool& ok) {
+  auto it = a.keyword.find(key);
+  if (it == a.keyword.end()) return nullptr;
+  if (it->second->kind != AstArg::Kind::name || it->second->transposed) {
+    c.error(it->second->span, key + " takes a tensor name", "write " + key + "=<tensor>");
+    ok = false;
+    return nullptr;
+  }
+  const Tensor* t = c.need_tensor(it->second->name, key);
+  if (!t) ok = false;
+  return t;
+}
+
+bool need_float(Checker& c, const Tensor& t, Span at, const std::string& what) {
+  if (dsl_dtype_is_float(t.dtype)) return true;
+  c.error(at, what + " '" + t.name + "' must be f16, bf16 or f32, but it is " + dsl_dtype_str(t.dtype),
+          "convert it in the PyTorch program");
+  return false;
+}
+
+bool op_known(Checker& c, const AstStage& s, const std::vector<std::string>& ops, const std::string& example) {
+  if (!s.op) {
+    c.error(s.kind.span, s.kind.text + " stages name their operation", "write 'stage y = " + example + "'");
+    return false;
+  }
+  if (std::find(ops.begin(), ops.end(), s.op->text) != ops.end()) return true;
+  std::string list;
+  for (const auto& o : ops) list += (list.empty() ? "" : ", ") + o;
+  std::string g = diag_closest(s.op->text, ops);
+  c.error(s.op->span, "unknown " + s.kind.text + " operation '" + s.op->text + "'",
+          g.empty() ? s.kind.text + " operations: " + list : "did you mean '" + g + "'?");
+  return false;
+}
+
+}  // namespace
+
+bool Checker::simt_knobs(const AstStage& s, SimtKnobs& k, const Tensor& data) {
+  bool ok = true;
+  k.threads = int_knob(s, "threads", 32, 1024, ok, "threads is a multiple of 32 from 32 to 1024");
+  if (k.threads && *k.threads % 32 != 0) {
+    error(knob(s, "threads")->value_span, "threads must be a multiple of 32 (a warp), found " + std::to_string(*k.threads),
+          "use 128, 256, 512 or 1024");
+    ok = false;
+  }
+  k.rows_per_block = int_knob(s, "rows_per_block", 1, 64, ok, "rows_per_block is 1 to 64");
+  k.vector_width = int_knob(s, "vector_width", 1, 16, ok, "vector_width is 1, 2, 4, 8 or 16 elements", true);
+  if (k.vector_width) {
+    int bytes = *k.vector_width * dtype_bytes(data.dtype);
+    int64_t last = data.shape.empty() ? 1 : data.shape.back();
+    if (bytes > 16) {
+      error(knob(s, "vector_width")->value_span,
+            "vector_width " + std::to_string(*k.vector_width) + " of " + dsl_dtype_str(data.dtype) + " is " +
+                std::to_string(bytes) + " bytes; one access loads at most 16",
+            "use vector_width " + std::to_string(16 / dtype_bytes(data.dtype)));
+      ok = false;
+    } else if (last % *k.vector_width != 0) {
+      error(knob(s, "vector_width")->value_span,
+            "vector_width " + std::to_string(*k.vector_width) + " does not divide the last dimension " +
+                std::to_string(last) + " of '" + data.name + "'",
+            "use a vector width that divides " + std::to_string(last) + ", or auto");
+      ok = false;
+    }
+  }
+  k.items_per_thread = int_knob(s, "items_per_thread", 1, 64, ok, "items_per_thread is 1 to 64");
+  k.passes = int_knob(s, "passes", 1, 3, ok, "passes is 1 (single pass, online), 2 or 3");
+  return ok;
+}
+
+bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads) {
+  if (!op_known(*this, s, dsl_rowwise_ops(), "rowwise softmax(x)")) return false;
+  const std::string& op = s.op->text;
+  std::vector<std::string> keys;
+  if (op == "layer_norm") keys = {"weight", "bias", "eps"};
+  else if (op == "rms_norm") keys = {"weight", "eps"};
+  else if (op == "l1_normalize" || op == "l2_normalize") keys = {"eps"};
+  Args a;
+  if (!split_args(*this, s, 1, keys, a)) return false;
+  if (s.outputs.size() != 1 || s.tuple_outputs) {
+    error(s.outputs[0].span, "a rowwise stage has one output", "write 'stage y = rowwise " + op + "(x)'");
+    return false;
+  }
+  bool is_arg = op == "argmax" || op == "argmin";
+  if (!check_blocks_allowed(s, is_arg ? std::vector<std::string>{"prologue"} : std::vector<std::string>{"prologue", "epilogue"}))
+    return false;
+  RowwiseStage r;
+  r.op = op;
+  const Tensor* in = need_tensor(a.positional[0]->name, "rowwise input");
+  if (!in) return false;
+  reads.push_back({in->name, a.positional[0]->span});
+  if (!need_float(*this, *in, a.positional[0]->span, "the input")) return false;
+  if (in->shape.empty()) {
+    error(a.positional[0]->span, "rowwise operations work over the last dimension; '" + in->name + "' is a scalar",
+          "declare it with at least one dimension");
+    return false;
+  }
+  r.input = in->name;
+  r.cols = in->shape.back();
+  r.rows = in->numel() / r.cols;
+  const Tensor* out = tensor(st.outputs[0]);
+  std::vector<int64_t> drop(in->shape.begin(), in->shape.end() - 1), keep1 = drop;
+  keep1.push_back(1);
+  bool keeps = dsl_rowwise_keeps_shape(op);
+  if (keeps ? out->shape != in->shape : (out->shape != drop && out->shape != keep1)) {
+    std::vector<int64_t> want = keeps ? in->shape : drop;
+    error(s.outputs[0].span, "rowwise " + op + " of " + shape_str(in->shape) + " gives " + shape_str(want) +
+                                 " but '" + out->name + "' is " + shape_str(out->shape),
+          "declare '" + out->name + " : " + dsl_dtype_str(out->dtype) + shape_str(want) + "'");
+    return false;
+  }
+  if (is_arg ? !(out->dtype == DType::i32 || out->dtype == DType::i64) : !dsl_dtype_is_float(out->dtype)) {
+    error(s.outputs[0].span, "rowwise " + op + " writes " + (is_arg ? "i32 or i64" : "f16, bf16 or f32") + ", but '" +
+                                 out->name + "' is " + dsl_dtype_str(out->dtype),
+          "declare '" + out->name + "' as " + (is_arg ? "i64" : "f32"));
+    return false;
+  }
+  bool ok = true;
+  for (const char* key : {"weight", "bias"}) {
+    const Tensor* t = tensor_kw(*this, a, key, ok);
+    if (!ok) return false;
+    if (!t) continue;
+    Span sp = a.keyword.at(key)->span;
+    if (t->shape != std::vector<int64_t>{r.cols}) {
+      error(sp, std::string("the ") + key + " of " + op + " has one value per column: '" + t->name +
+                    "' must have shape [" + std::to_string(r.cols) + "], but it is " + tensor_str(*t),
+            "declare it as [" + std::to_string(r.cols) + "]");
+      return false;
+    }
+    if (!need_float(*this, *t, sp, std::string("the ") + key)) return false;
+    reads.push_back({t->name, sp});
+    (std::string(key) == "weight" ? r.weight : r.bias) = t->name;
+    r.extra.push_back(t->name);
+  }
+  if (std::find(keys.begin(), keys.end(), "eps") != keys.end()) {
+    double def = op == "layer_norm" ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12;
+    auto eps = positive_number(*this, a, "eps", def, ok);
+    if (!ok) return false;
+    r.attrs["eps"] = *eps;
+  }
+  if (!simt_knobs(s, r.knobs, *in)) return false;
+  if (r.knobs.passes && *r.knobs.passes == 1) {
+    bool online = !keeps || op == "softmax" || op == "log_softmax";
+    int64_t row_bytes = r.cols * 4;
+    if (!online && row_bytes > 32768) {
+      error(knob(s, "passes")->value_span,
+            "passes 1 for " + op + " keeps a whole row on chip, but a row is " + std::to_string(row_bytes) +
+                " bytes in f32 (at most 32768)",
+            "use passes 2 or auto");
+      return false;
+    }
+  }
+  BlockRules pro;
+  pro.what = "the prologue of this rowwise stage";
+  pro.target = in->name;
+  pro.shape = in->shape;
+  pro.rows = r.rows;
+  pro.cols = r.cols;
+  std::vector<TensorUse> extra;
+  if (const AstBlock* b = block(s, "prologue"))
+    if (!check_block(b, pro, s.kind.span, r.prologue, reads, extra)) return false;
+  BlockRules epi = pro;
+  epi.what = "the epilogue of this rowwise stage";
+  epi.target = out->name;
+  epi.shape = out->shape;
+  epi.allow_vectors = keeps;  // [row]/[col] index a [rows, D] result
+  if (!is_arg && !check_block(block(s, "epilogue"), epi, s.kind.span, r.epilogue, reads, extra)) return false;
+  st.body = std::move(r);
+  return true;
+}
+
+bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>& reads) {
+  if (!op_known(*this, s, dsl_reduce_ops(), "reduce sum(x, dims=[0])")) return false;
+  const std::string& op = s.op->text;
+  bool loss = dsl_reduce_is_loss(op);
+  std::vector<std::string> keys = loss ? std::vector<std::string>{"reduction"} : std::vector<std::string>{"dims"};
+  if (op == "huber") keys.push_back("delta");
+  if (op == "smooth_l1") keys.push_back("beta");
+  Args a;
+  if (!split_args(*this, s, loss ? 2 : 1, keys, a)) return false;
+  if (s.outputs.size() != 1 || s.tuple_outputs) {
+    error(s.outputs[0].span, "a reduce stage has one output", "write 'stage y = reduce " + op + "(...)'");
+    return false;
+  }
+  if (!check_blocks_allowed(s, loss ? std::vector<std::string>{"epilogue"} : std::vector<std::string>{"prologue", "epilogue"}))
+    return false;
+  ReduceStage r;
+  r.op = op;
+  std::vector<const Tensor*> ins;
+  for (const AstArg* p : a.positional) {
+    const Tensor* t = need_tensor(p->name, "reduce input");
+    if (!t) return false;
+    reads.push_back({t->name, p->span});
+    ins.push_back(t);
+    r.inputs.push_back(t->name);
+  }
+  const Tensor* in = ins[0];
+  const Tensor* out = tensor(st.outputs[0]);
+  bool ok = true;
+  std::vector<int64_t> want;
+  if (!loss) {
+    if (!need_float(*this, *in, a.positional[0]->span, "the input")) return false;
+    int rank = static_cast<int>(in->shape.size());
+    std::set<int> dims;
+    if (auto it = a.keyword.find("dims"); it != a.keyword.end()) {
+      if (it->second->kind != AstArg::Kind::list || it->second->list.empty()) {
+        error(it->second->span, "dims takes a list of dimensions", "write dims=[0] or dims=[0, 1]");
+        return false;
+      }
+      for (int64_t d : it->second->list) {
+        int64_t nd = d < 0 ? d + rank : d;
+        if (nd < 0 || nd >= rank) {
+          error(it->second->span, "dimension " + std::to_string(d) + " is out of range for '" + in->name + "' of rank " +
+                                      std::to_string(rank),
+                "dimensions run from 0 to " + std::to_string(rank - 1) + " (or -" + std::to_string(rank) + " to -1)");
+          return false;
+        }
+        if (!dims.insert(static_cast<int>(nd)).second) {
+          error(it->second->span, "dimension " + std::to_string(d) + " is listed twice", "list each dimension once");
+          return false;
+        }
+      }
+    } else {
+      for (int d = 0; d < rank; ++d) dims.insert(d);
+    }
+    r.dims.assign(dims.begin(), dims.end());
+    std::vector<int64_t> keep = in->shape;
+    for (int d : dims) keep[static_cast<size_t>(d)] = 1;
+    for (int d = 0; d < rank; ++d)
+      if (!dims.count(d)) want.push_back(in->shape[static_cast<size_t>(d)]);
+    bool full = static_cast<int>(dims.size()) == rank;
+    bool shape_ok = out->shape == want || out->shape == keep || (full && out->shape == std::vector<int64_t>{1});
+    if (!shape_ok) {
+      error(s.outputs[0].span, "reduce " + op + " of " + shape_str(in->shape) + " gives " + shape_str(want) +
+                                   " but '" + out->name + "' is " + shape_str(out->shape),
+            "declare '" + out->name + " : " + dsl_dtype_str(out->dtype) + shape_str(want) +
+                "' (or keep the reduced dimensions as 1)");
+      return false;
+    }
+  } else {
+    const Tensor* t = ins[1];
+    if (op == "cross_entropy") {
+      if (!need_float(*this, *in, a.positional[0]->span, "the logits")) return false;
+      if (in->shape.size() != 2) {
+        error(a.positional[0]->span, "cross_entropy takes logits of shape [N, C]; '" + in->name + "' is " +
+                                         shape_str(in->shape),
+              "declare the logits as [batch, classes]");
+        return false;
+      }
+      if (!(t->dtype == DType::i32 || t->dtype == DType::i64) || t->shape != std::vector<int64_t>{in->shape[0]}) {
+        error(a.positional[1]->span, "cross_entropy takes class indices of shape [" + std::to_string(in->shape[0]) +
+                                         "] and dtype i64 or i32; '" + t->name + "' is " + tensor_str(*t),
+              "declare '" + t->name + " : i64[" + std::to_string(in->shape[0]) + "]'");
+        return false;
+      }
+    } else {
+      if (!need_float(*this, *in, a.positional[0]->span, "the input") ||
+          !need_float(*this, *t, a.positional[1]->span, "the target"))
+        return false;
+      if (in->shape != t->shape) {
+        error(a.positional[1]->span, op + " compares tensors of one shape: '" + in->name + "' is " +
+                                         shape_str(in->shape) + ", '" + t->name + "' is " + shape_str(t->shape),
+              "pass an input and a target of the same shape");
+        return false;
+      }
+    }
+    for (size_t d = 0; d < in->shape.size(); ++d) r.dims.push_back(static_cast<int>(d));
+    r.reduction = "mean";
+    if (auto it = a.keyword.find("reduction"); it != a.keyword.end()) {
+      std::vector<std::string> allowed = {"mean", "sum"};
+      if (op == "kl_div") allowed.push_back("batchmean");
+      const AstArg* v = it->second;
+      if (v->kind != AstArg::Kind::name || v->transposed ||
+          std::find(allowed.begin(), allowed.end(), v->name.text) == allowed.end()) {
+        std::string g = v->kind == AstArg::Kind::name ? diag_closest(v->name.text, allowed) : "";
+        error(v->span, "reduction is " + std::string(op == "kl_div" ? "mean, sum or batchmean" : "mean or sum"),
+              g.empty() ? "write reduction=mean" : "did you mean '" + g + "'?");
+        return false;
+      }
+      r.reduction = v->name.text;
+    }
+    if (op == "huber") r.attrs["delta"] = positive_number(*this, a, "delta", 1.0, ok).value_or(1.0);
+    if (op == "smooth_l1") r.attrs["beta"] = positive_number(*this, a, "beta", 1.0, ok).value_or(1.0);
+    if (!ok) return false;
+    if (out->shape != std::vector<int64_t>{} && out->shape != std::vector<int64_t>{1}) {
+      error(s.outputs[0].span, "a loss is one value, but '" + out->name + "' is " + shape_str(out->shape),
+            "declare '" + out->name + " : f32[]'");
+      return false;
+    }
+    want = out->shape;
+  }
+  if (!dsl_dtype_is_float(out->dtype)) {
+    error(s.outputs[0].span, "reduce writes f16, bf16 or f32, but '" + out->name + "' is " + dsl_dtype_str(out->dtype),
+          "declare '" + out->name + "' as f32");
+    return false;
+  }
+  if (!simt_knobs(s, r.knobs, *in)) return false;
+  std::vector<TensorUse> extra;
+  if (!loss) {
+    BlockRules pro;
+    pro.what = "the prologue of this reduce stage";
+    pro.target = in->name;
+    pro.shape = in->shape;
+    pro.allow_vectors = false;
+    if (const AstBlock* b = block(s, "prologue"))
+      if (!check_block(b, pro, s.kind.span, r.prologue, reads, extra)) return false;
+  }
+  BlockRules epi;
+  epi.what = "the epilogue of this reduce stage";
+  epi.target = out->name;
+  epi.shape = out->shape;
+  epi.allow_vectors = false;
+  if (!check_block(block(s, "epilogue"), epi, s.kind.span, r.epilogue, reads, extra)) return false;
+  st.body = std::move(r);
+  return true;
+}
+
+bool Checker::check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& reads) {
+  if (!op_known(*this, s, dsl_scan_ops(), "scan cumsum(x, dim=1)")) return false;
+  Args a;
+  if (!split_args(*this, s, 1, {"dim", "exclusive", "reverse", "mask"}, a)) return false;
+  if (s.outputs.size() != 1 || s.tuple_outputs) {
+    error(s.outputs[0].span, "a scan stage has one output", "write 'stage y = scan cumsum(x)'");
+    return false;
+  }
+  if (!check_blocks_allowed(s, {})) return false;
+  ScanStage r;
+  r.op = s.op->text;
+  const Tensor* in = need_tensor(a.positional[0]->name, "scan input");
+  if (!in) return false;
+  reads.push_back({in->name, a.positional[0]->span});
+  if (!need_float(*this, *in, a.positional[0]->span, "the input")) return false;
+  int rank = static_cast<int>(in->shape.size());
+  if (rank == 0) {
+    error(a.positional[0]->span, "a scan needs at least one dimension", "declare '" + in->name + "' with a shape");
+    return false;
+  }
+  r.input = in->name;
+  r.dim = rank - 1;
+  if (auto it = a.keyword.find("dim"); it != a.keyword.end()) {
+    const AstArg* v = it->second;
+    double d = v->number;
+    if (v->kind != AstArg::Kind::number || d < -rank || d >= rank || d != static_cast<int>(d)) {
+      error(v->span, "dim must be a dimension of '" + in->name + "' (0 to " + std::to_string(rank - 1) + ", or negative from the end)",
+            "write dim=" + std::to_string(rank - 1));
+      return false;
+    }
+    r.dim = static_cast<int>(d) < 0 ? static_cast<int>(d) + rank : static_cast<int>(d);
+  }
+  for (const char* key : {"exclusive", "reverse"}) {
+    auto it = a.keyword.find(key);
+    if (it == a.keyword.end()) continue;
+    const AstArg* v = it->second;
+    if (v->kind != AstArg::Kind::name || (v->name.text != "true" && v->name.text != "false")) {
+      error(v->span, std::string(key) + " is true or false", std::string("write ") + key + "=true");
+      return false;
+    }
+    (std::string(key) == "exclusive" ? r.exclusive : r.reverse) = v->name.text == "true";
+  }
+  bool ok = true;
+  if (const Tensor* m = tensor_kw(*this, a, "mask", ok)) {
+    Span sp = a.keyword.at("mask")->span;
+    if (m->shape != in->shape || !(m->dtype == DType::boolean || m->dtype == DType::u8)) {
+      error(sp, "the mask must be bool or u8 of the input's shape " + shape_str(in->shape) + ", but it is " + tensor_str(*m),
+            "declare '" + m->name + " : bool" + shape_str(in->shape) + "'");
+      return false;
+    }
+    reads.push_back({m->name, sp});
+    r.mask = m->name;
+  }
+  if (!ok) return false;
+  const Tensor* out = tensor(st.outputs[0]);
+  if (out->shape != in->shape || !dsl_dtype_is_float(out->dtype)) {
+    error(s.outputs[0].span, "scan " + r.op + " of " + tensor_str(*in) + " writes a float tensor of the same shape, but '" +
+                                 out->name + "' is " + tensor_str(*out),
+          "declare '" + out->name + " : " + dsl_dtype_str(in->dtype) + shape_str(in->shape) + "'");
+    return false;
+  }
+  if (!simt_knobs(s, r.knobs, *in)) return false;
+  st.body = std::move(r);
+  return true;
+}
+
+bool Checker::check_elementwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads) {
+  if (s.op) {
+    error(s.op->span, "elementwise stages have no operation name", "write 'stage y = elementwise { body { y = ... } }'");
+    return false;
+  }
+  if (!check_args_none(s)) return false;
+  if (s.outputs.size() != 1 || s.tuple_outputs) {
+    error(s.outputs[0].span, "an elementwise stage has one output", "write one stage per output");
+    return false;
+  }
+  if (!check_blocks_allowed(s, {"body"})) return false;
+  ElementwiseStage r;
+  const Tensor* out = tensor(st.outputs[0]);
+  if (!dsl_dtype_is_float(out->dtype)) {
+    error(s.outputs[0].span, "elementwise stages write f16, bf16 or f32, but '" + out->name + "' is " +
+                                 dsl_dtype_str(out->dtype),
+          "declare '" + out->name + "' as f32");
+    return false;
+  }
+  if (!simt_knobs(s, r.knobs, *out)) return false;
+  BlockRules rules;
+  rules.what = "the body of this elementwise stage";
+  rules.target = out->name;
+  rules.allow_acc = false;
+  rules.broadcast = true;
+  rules.shape = out->shape;
+  rules.cols = out->shape.empty() ? 1 : out->shape.back();
+  rules.rows = out->numel() / rules.cols;
+  std::vector<TensorUse> extra;
+  if (!check_block(block(s, "body"), rules, s.kind.span, r.body, reads, extra)) return false;
+  st.body = std::move(r);
+  return true;
+}
+
+}  // namespace ucut::dsl::detail

@@ -1,0 +1,116 @@
+#include "dsl/dsl.h"
+
+#include <gtest/gtest.h>
+
+using namespace ucut;
+using namespace ucut::dsl;
+
+static CheckResult compile(const std::string& text) { return dsl_compile(SourceFile{"t.ucut", text}); }
+
+static const char* kHeader = R"(ucut 1
+in    x : f32[1024, 8192]
+param W : f32[8192, 8192] = "linear.weight"
+param b : f32[8192] = "linear.bias"
+out   y : f32[1024, 8192]
+)";
+
+TEST(Checker, GemmResolvesDimsAndEpilogue) {
+  auto r = compile(std::string(kHeader) + "stage y = gemm(x, W.T) { precision tf32 epilogue { y = gelu(acc + b[col]) } }");
+  ASSERT_TRUE(r.program) << diag_render_all({"t.ucut", ""}, r.diagnostics);
+  const auto& g = std::get<GemmStage>(r.program->stages[0].body);
+  EXPECT_EQ(g.m, 1024);
+  EXPECT_EQ(g.n, 8192);
+  EXPECT_EQ(g.k, 8192);
+  EXPECT_EQ(g.batch, 1);
+  EXPECT_EQ(g.knobs.precision, Precision::tf32);
+  ASSERT_EQ(g.epilogue.stmts.size(), 1u);
+  const Expr& e = *g.epilogue.stmts[0].value;
+  EXPECT_EQ(e.kind, Expr::Kind::unary);
+  EXPECT_EQ(e.fn, Fn::gelu);
+  EXPECT_EQ(e.args[0]->args[1]->mode, LoadMode::col);
+  EXPECT_EQ(r.program->name, "t");
+}
+
+TEST(Checker, DefaultParamsAreFilledIn) {
+  auto r = compile(std::string(kHeader) + "stage y = gemm(x, W.T) { epilogue { y = hardtanh(leaky_relu(acc)) } }");
+  ASSERT_TRUE(r.program);
+  const Expr& e = *std::get<GemmStage>(r.program->stages[0].body).epilogue.stmts[0].value;
+  EXPECT_EQ(e.params, (std::vector<double>{-1, 1}));
+  EXPECT_EQ(e.args[0]->params, (std::vector<double>{0.01}));
+}
+
+TEST(Checker, RejectsWithHints) {
+  struct Case {
+    std::string body;
+    std::string message_part;
+    std::string hint_part;
+  } cases[] = {
+      {"stage y = gemm(x, W) { precision tf32 }", "inner dimensions", "W.T"},
+      {"stage y = gemm(x, W.T) { precison tf32 }", "unknown knob 'precison'", "did you mean 'precision'?"},
+      {"stage y = gemm(x, W.T) { precision bf16 }", "needs bf16 operands", "tf32"},
+      {"stage y = gemm(x, Wt.T)", "unknown tensor 'Wt'", "did you mean 'W'?"},
+      {"stage y = gemm(x, W.T) { epilogue { y = acc + b[row] } }", "[row]", "b[col]"},
+      {"stage y = gemm(x, W.T) { epilogue { y = gelo(acc) } }", "unknown function 'gelo'", "'gelu'"},
+      {"stage y = gemm(x, W.T) { epilogue { y = clamp(acc) } }", "clamp needs all 2", "clamp(x, p1, p2)"},
+      {"stage y = gemm(x, W.T) { schedule pingpang }", "invalid value 'pingpang'", "'pingpong'"},
+      {"stage y = gemm(x, W.T) { threads 128 }", "does not apply to gemm", "precision"},
+      {"stage y = gem(x, W.T)", "unknown stage kind 'gem'", "'gemm'"},
+      {"stage x = gemm(x, W.T)", "declared 'in'", "out or tmp"},
+  };
+  for (const auto& c : cases) {
+    auto r = compile(std::string(kHeader) + c.body);
+    EXPECT_FALSE(r.program) << c.body;
+    ASSERT_FALSE(r.diagnostics.empty()) << c.body;
+    EXPECT_NE(r.diagnostics[0].message.find(c.message_part), std::string::npos)
+        << c.body << "\n  got: " << r.diagnostics[0].message;
+    EXPECT_NE(r.diagnostics[0].hint.find(c.hint_part), std::string::npos)
+        << c.body << "\n  got hint: " << r.diagnostics[0].hint;
+  }
+}
+
+TEST(Checker, DataFlowOrder) {
+  auto r = compile(R"(ucut 1
+in x : f32[64, 64]
+tmp t : f32[64, 64]
+out y : f32[64, 64]
+stage y = elementwise { body { y = t * 2 } }
+stage t = elementwise { body { t = x + 1 } }
+)");
+  ASSERT_FALSE(r.program);
+  EXPECT_NE(r.diagnostics[0].message.find("read before any stage writes it"), std::string::npos);
+  EXPECT_NE(r.diagnostics[0].hint.find("line 6"), std::string::npos);
+}
+
+TEST(Checker, NonGemmStagesFillTheIr) {
+  auto r = compile(R"(ucut 1
+in x : f32[32, 128]
+in l : i64[32]
+param g : f32[128] = "ln.weight"
+out a : f32[32, 128]
+out s : f32[128]
+out c : f32[32, 128]
+out loss : f32[]
+stage a = rowwise layer_norm(x, weight=g)
+stage s = reduce sum(x, dims=[-2])
+stage c = scan cumprod(x, reverse=true)
+stage loss = reduce cross_entropy(x, l, reduction=sum)
+)");
+  ASSERT_TRUE(r.program) << diag_render_all({"t.ucut", ""}, r.diagnostics);
+  const auto& st = r.program->stages;
+  const auto& rw = std::get<RowwiseStage>(st[0].body);
+  EXPECT_EQ(rw.weight, "g");
+  EXPECT_EQ(rw.attrs.at("eps"), 1e-5);
+  EXPECT_EQ(rw.rows, 32);
+  EXPECT_EQ(rw.cols, 128);
+  EXPECT_EQ(std::get<ReduceStage>(st[1].body).dims, (std::vector<int>{0}));
+  const auto& sc = std::get<ScanStage>(st[2].body);
+  EXPECT_EQ(sc.dim, 1);
+  EXPECT_TRUE(sc.reverse);
+  EXPECT_EQ(std::get<ReduceStage>(st[3].body).reduction, "sum");
+}
+
+TEST(Checker, NeverCrashesOnEmptyOrHeaderOnly) {
+  EXPECT_FALSE(compile("").program);
+  EXPECT_FALSE(compile("ucut 1").program);
+  EXPECT_FALSE(compile("ucut 2 in x : f32[1]").program);
+}

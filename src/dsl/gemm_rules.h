@@ -1,0 +1,75 @@
+// The validity rules of GEMM stages and the `auto` resolver: exactly what makes a GEMM stage
+// compile with the code generator (src/codegen/gemm_*.cpp) against CUTLASS 4.2 for sm_90a.
+// The checker (dsl_check) reports each RuleViolation as a diagnostic at the named knob; the
+// code generator resolves `auto` knobs with gemm_resolve_auto, and the search enumerates knob
+// values and keeps those with no violation. A checked program that fails nvcc is a bug here.
+//
+// Two kernel families implement a GEMM stage:
+//   sm90: CUTLASS 3.x warp-specialized TMA kernels (wgmma) for f16, bf16 and tf32, EVT epilogue;
+//   sm80: CUTLASS 2.x multistage kernels (mma.sync / SIMT) for the fp32-faithful modes f32x3 and
+//         f32, with the epilogue applied by a generated SIMT kernel after the GEMM.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+
+namespace ucut::dsl {
+
+struct RuleViolation {
+  std::string rule;     // predicate name, e.g. "fits_smem"
+  std::string knob;     // knob to point at: tile cluster stages schedule scheduler split_k
+                        // precision align raster swizzle a b out
+  std::string message;  // what is wrong, with the numbers
+  std::string hint;     // what to write instead
+};
+
+// Checks a (single) GEMM stage whose main output is `out`. `auto` knobs are resolved first
+// (gemm_resolve_auto), so an explicit knob that leaves no legal choice for an `auto` one is
+// reported at the explicit knob. Empty result: the stage compiles.
+std::vector<RuleViolation> gemm_rules_check(const Program& program, const GemmStage& stage,
+                                            const Tensor& out);
+
+// The same rules for a grouped GEMM: knobs are shared, every group is checked.
+std::vector<RuleViolation> gemm_rules_check_grouped(const Program& program,
+                                                    const GroupedGemmStage& stage,
+                                                    const std::vector<const Tensor*>& outs);
+
+// Fills every `auto` knob with the heuristic default (explicit knobs are kept). When the
+// explicit knobs leave no legal choice, the result is still complete; gemm_rules_check reports
+// why. Schedule, scheduler and raster are never auto in the result.
+GemmKnobs gemm_resolve_auto(const Program& program, const GemmStage& stage, const Tensor& out);
+
+// ---- facts shared with the code generator -------------------------------------------------
+
+enum class GemmFamily { sm90, sm80 };
+GemmFamily gemm_family(Precision p);
+
+// The operand data type a precision needs (f16, bf16 or f32).
+DType gemm_operand_dtype(Precision p);
+
+// Whether an operand is K-major in memory: A untransposed ([M,K] row-major) and B transposed
+// (B given as [N,K], written W.T) are K-major.
+inline bool gemm_a_k_major(const GemmStage& s) { return !s.a.transposed; }
+inline bool gemm_b_k_major(const GemmStage& s) { return s.b.transposed; }
+
+// The sm90 epilogue shared-memory estimate in bytes (an upper bound of CUTLASS's
+// CollectiveEpilogue::SharedStorage plus the kernel's fixed shared state), used for explicit
+// stage counts. `has_source`: a full residual is read through C.
+int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source,
+                            int row_vectors, int col_vectors);
+// Bytes of one mainloop stage (A tile + B tile + its pipeline barrier).
+int gemm_sm90_stage_bytes(const GemmKnobs& k);
+// Usable shared memory per block on sm_90 (cutlass::gemm::collective::detail::
+// sm90_smem_capacity_bytes): 227 KiB.
+inline constexpr int kSm90SmemBytes = 232448;
+
+// Canonical configuration name of resolved knobs, e.g.
+// "gemm_bf16_t128x256x64_c2x1_sA_coop_persist_k1_rm_w1". Identity for caches and memory.
+std::string gemm_config_name(const GemmKnobs& resolved, bool stages_auto);
+
+const char* precision_name(Precision p);
+const char* dtype_name(DType t);
+
+}  // namespace ucut::dsl

@@ -1,0 +1,206 @@
+// The GEMM rules and resolver: every named predicate fires on a program that breaks it (with the
+// knob it points at) and stays quiet on the measured-good configurations; `auto` resolves to a
+// complete legal configuration.
+#include "dsl/gemm_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace ucut::dsl {
+namespace {
+
+Tensor t(std::string name, TensorRole role, DType dt, std::vector<int64_t> shape) {
+  Tensor x;
+  x.name = std::move(name);
+  x.role = role;
+  x.dtype = dt;
+  x.shape = std::move(shape);
+  return x;
+}
+
+// y = x @ W.T with x [m,k], W [n,k] of dtype dt.
+struct Fixture {
+  Program p;
+  GemmStage s;
+  Fixture(DType dt, int64_t m, int64_t n, int64_t k, DType out = DType::f32, bool bt = true) {
+    p.tensors = {t("x", TensorRole::in, dt, {m, k}),
+                 t("W", TensorRole::param, dt, bt ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}),
+                 t("y", TensorRole::out, out, {m, n})};
+    s.a.tensor = "x";
+    s.b.tensor = "W";
+    s.b.transposed = bt;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    EpilogueStmt st;
+    st.kind = EpilogueStmt::Kind::store;
+    st.name = "y";
+    st.value = std::make_shared<Expr>();
+    s.epilogue.stmts = {st};
+  }
+  std::vector<RuleViolation> check() { return gemm_rules_check(p, s, p.tensors[2]); }
+};
+
+bool has(const std::vector<RuleViolation>& v, const std::string& rule, const std::string& knob) {
+  for (const auto& r : v)
+    if (r.rule == rule && r.knob == knob) return true;
+  return false;
+}
+
+std::string all(const std::vector<RuleViolation>& v) {
+  std::string s;
+  for (const auto& r : v) s += r.rule + "(" + r.knob + "): " + r.message + "\n";
+  return s;
+}
+
+TEST(GemmRules, MeasuredGoodConfigsPass) {
+  Fixture f(DType::bf16, 4096, 4096, 4096, DType::bf16);
+  f.s.knobs.precision = Precision::bf16;
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  f.s.knobs.cluster = ClusterShape{2, 1};
+  f.s.knobs.schedule = Schedule::cooperative;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  f.s.knobs.tile = TileShape{128, 128, 64};
+  f.s.knobs.cluster = ClusterShape{1, 2};
+  f.s.knobs.schedule = Schedule::pingpong;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  Fixture g(DType::f32, 1024, 8192, 8192);
+  g.s.knobs.precision = Precision::f32x3;
+  g.s.knobs.tile = TileShape{128, 128, 32};
+  g.s.knobs.stages = 3;
+  EXPECT_TRUE(g.check().empty()) << all(g.check());
+}
+
+TEST(GemmRules, AutoResolvesEverything) {
+  Fixture f(DType::f32, 1024, 2048, 512);
+  GemmKnobs k = gemm_resolve_auto(f.p, f.s, f.p.tensors[2]);
+  EXPECT_EQ(k.precision, Precision::f32x3);  // fp32-faithful by default
+  EXPECT_TRUE(k.tile && k.cluster && k.stages && k.split_k && k.swizzle && k.align);
+  EXPECT_NE(k.schedule, Schedule::auto_);
+  EXPECT_NE(k.scheduler, TileScheduler::auto_);
+  EXPECT_NE(k.raster, Raster::auto_);
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  Fixture h(DType::bf16, 4096, 4096, 4096, DType::bf16);
+  k = gemm_resolve_auto(h.p, h.s, h.p.tensors[2]);
+  EXPECT_EQ(k.precision, Precision::bf16);
+  EXPECT_EQ(k.tile->m, 128);
+  EXPECT_EQ(k.tile->n, 256);
+  EXPECT_EQ(k.schedule, Schedule::cooperative);
+  EXPECT_GE(*k.stages, 3);
+  EXPECT_TRUE(h.check().empty()) << all(h.check());
+}
+
+TEST(GemmRules, PrecisionMatchesDtype) {
+  Fixture f(DType::f16, 256, 256, 256);
+  f.s.knobs.precision = Precision::bf16;
+  EXPECT_TRUE(has(f.check(), "precision_matches_dtype", "precision")) << all(f.check());
+}
+
+TEST(GemmRules, Tf32NeedsKMajor) {
+  Fixture f(DType::f32, 256, 256, 256, DType::f32, /*bt=*/false);
+  f.s.knobs.precision = Precision::tf32;
+  EXPECT_TRUE(has(f.check(), "tf32_k_major", "b")) << all(f.check());
+  f.s.knobs.precision = Precision::f32x3;  // any layout
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+}
+
+TEST(GemmRules, TmaAligned) {
+  Fixture f(DType::bf16, 256, 256, 100);  // K*2 = 200 bytes
+  EXPECT_TRUE(has(f.check(), "tma_aligned", "a")) << all(f.check());
+  EXPECT_TRUE(has(f.check(), "tma_aligned", "b"));
+  Fixture g(DType::bf16, 256, 252, 256, DType::bf16);  // N*2 = 504 bytes
+  EXPECT_TRUE(has(g.check(), "tma_aligned", "out")) << all(g.check());
+}
+
+TEST(GemmRules, TileLegalAndRegisters) {
+  Fixture f(DType::bf16, 1024, 1024, 1024);
+  f.s.knobs.tile = TileShape{96, 128, 64};
+  EXPECT_TRUE(has(f.check(), "tile_legal", "tile"));
+  f.s.knobs.tile = TileShape{256, 256, 64};
+  EXPECT_TRUE(has(f.check(), "accumulator_registers", "tile")) << all(f.check());
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  f.s.knobs.schedule = Schedule::pingpong;
+  EXPECT_TRUE(has(f.check(), "accumulator_registers", "tile"));
+}
+
+TEST(GemmRules, CooperativeNeedsTileM128) {
+  Fixture f(DType::bf16, 1024, 1024, 1024);
+  f.s.knobs.tile = TileShape{64, 128, 64};
+  f.s.knobs.schedule = Schedule::cooperative;
+  EXPECT_TRUE(has(f.check(), "schedule_compatible", "schedule")) << all(f.check());
+}
+
+TEST(GemmRules, ClusterLegal) {
+  Fixture f(DType::bf16, 1024, 1024, 1024);
+  f.s.knobs.cluster = ClusterShape{3, 1};
+  EXPECT_TRUE(has(f.check(), "cluster_legal", "cluster"));
+  f.s.knobs.cluster = ClusterShape{4, 2};
+  EXPECT_TRUE(has(f.check(), "cluster_legal", "cluster"));
+  Fixture g(DType::f32, 256, 256, 256);
+  g.s.knobs.precision = Precision::f32x3;
+  g.s.knobs.cluster = ClusterShape{2, 1};
+  EXPECT_TRUE(has(g.check(), "cluster_legal", "cluster"));
+}
+
+TEST(GemmRules, FitsSmem) {
+  Fixture f(DType::bf16, 1024, 1024, 1024);
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  f.s.knobs.stages = 5;  // 5 x 48 KiB > 227 KiB
+  auto v = f.check();
+  EXPECT_TRUE(has(v, "fits_smem", "stages")) << all(v);
+  f.s.knobs.stages = 4;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  f.s.knobs.stages = 1;
+  EXPECT_TRUE(has(f.check(), "fits_smem", "stages"));
+}
+
+TEST(GemmRules, StreamKNeedsCooperative) {
+  Fixture f(DType::bf16, 1024, 1024, 1024);
+  f.s.knobs.tile = TileShape{64, 128, 64};
+  f.s.knobs.schedule = Schedule::pingpong;
+  f.s.knobs.scheduler = TileScheduler::stream_k;
+  EXPECT_TRUE(has(f.check(), "stream_k_needs_cooperative", "scheduler")) << all(f.check());
+  f.s.knobs.scheduler = TileScheduler::persistent;
+  f.s.knobs.split_k = 2;
+  EXPECT_TRUE(has(f.check(), "split_k_needs_stream_k", "split_k")) << all(f.check());
+}
+
+TEST(GemmRules, SplitKBounds) {
+  Fixture f(DType::bf16, 256, 256, 128);
+  f.s.knobs.split_k = 4;  // only 2 K tiles of 64
+  EXPECT_TRUE(has(f.check(), "split_k_legal", "split_k")) << all(f.check());
+  f.s.knobs.split_k = 2;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+}
+
+TEST(GemmRules, AlignAndSwizzle) {
+  Fixture f(DType::bf16, 256, 256, 256);
+  f.s.knobs.align = 4;
+  EXPECT_TRUE(has(f.check(), "align_legal", "align"));
+  f.s.knobs.align = 8;
+  f.s.knobs.swizzle = 3;
+  EXPECT_TRUE(has(f.check(), "swizzle_legal", "swizzle"));
+}
+
+TEST(GemmRules, ReductionOutputsAreF32) {
+  Fixture f(DType::bf16, 256, 256, 256, DType::bf16);
+  f.p.tensors.push_back(t("m", TensorRole::out, DType::bf16, {256}));
+  EpilogueStmt r;
+  r.kind = EpilogueStmt::Kind::reduce;
+  r.name = "m";
+  r.value = std::make_shared<Expr>();
+  f.s.epilogue.stmts.push_back(r);
+  EXPECT_TRUE(has(f.check(), "reduction_f32", "out")) << all(f.check());
+  f.p.tensors.back().dtype = DType::f32;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+}
+
+TEST(GemmRules, ConfigNamesAreCanonical) {
+  Fixture f(DType::bf16, 4096, 4096, 4096, DType::bf16);
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  f.s.knobs.cluster = ClusterShape{2, 1};
+  GemmKnobs k = gemm_resolve_auto(f.p, f.s, f.p.tensors[2]);
+  EXPECT_EQ(gemm_config_name(k, true), "gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1");
+}
+
+}  // namespace
+}  // namespace ucut::dsl

@@ -1,0 +1,377 @@
+#include "dsl/interp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace ucut::dsl {
+namespace {
+
+double prm(const std::vector<double>& p, size_t i, double d) { return i < p.size() ? p[i] : d; }
+
+Result<double> eval(const Program& p, const Expr& e, double acc, const InterpLoad& load,
+                    const std::vector<double>& scalars, const std::map<std::string, double>& locals) {
+  switch (e.kind) {
+    case Expr::Kind::acc: return acc;
+    case Expr::Kind::constant: return e.value;
+    case Expr::Kind::scalar:
+      for (size_t i = 0; i < p.scalars.size(); ++i)
+        if (p.scalars[i].name == e.name) return i < scalars.size() ? scalars[i] : p.scalars[i].default_value;
+      return make_error(ErrorCode::invalid_input, "unknown scalar '" + e.name + "'");
+    case Expr::Kind::load: return load(e);
+    case Expr::Kind::local: {
+      auto it = locals.find(e.name);
+      if (it == locals.end()) return make_error(ErrorCode::invalid_input, "unknown name '" + e.name + "'");
+      return it->second;
+    }
+    case Expr::Kind::unary:
+    case Expr::Kind::binary:
+    case Expr::Kind::call2: {
+      std::vector<double> a;
+      for (const auto& arg : e.args) {
+        auto v = eval(p, *arg, acc, load, scalars, locals);
+        if (!v) return v;
+        a.push_back(*v);
+      }
+      if (e.kind == Expr::Kind::binary) {
+        switch (e.op) {
+          case BinOp::add: return a[0] + a[1];
+          case BinOp::sub: return a[0] - a[1];
+          case BinOp::mul: return a[0] * a[1];
+          case BinOp::div: return a[0] / a[1];
+        }
+      }
+      return interp_fn(e.fn, a[0], a.size() > 1 ? a[1] : 0.0, e.params);
+    }
+  }
+  return make_error(ErrorCode::internal, "unknown expression kind");
+}
+
+}  // namespace
+
+double interp_fn(Fn fn, double x, double y, const std::vector<double>& p) {
+  const double pi = 3.14159265358979323846;
+  switch (fn) {
+    case Fn::neg: return -x;
+    case Fn::abs: return std::fabs(x);
+    case Fn::exp: return std::exp(x);
+    case Fn::log: return std::log(x);
+    case Fn::sqrt: return std::sqrt(x);
+    case Fn::rsqrt: return 1 / std::sqrt(x);
+    case Fn::relu: return x > 0 ? x : 0;
+    case Fn::leaky_relu: return x >= 0 ? x : prm(p, 0, 0.01) * x;
+    case Fn::gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Fn::gelu_tanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+    case Fn::silu: return x / (1 + std::exp(-x));
+    case Fn::sigmoid: return 1 / (1 + std::exp(-x));
+    case Fn::tanh: return std::tanh(x);
+    case Fn::hardtanh: return std::min(std::max(x, prm(p, 0, -1)), prm(p, 1, 1));
+    case Fn::clamp: return std::min(std::max(x, prm(p, 0, 0)), prm(p, 1, 0));
+    case Fn::hardswish: return x * std::min(std::max(x + 3, 0.0), 6.0) / 6;
+    case Fn::hardsigmoid: return std::min(std::max(x + 3, 0.0), 6.0) / 6;
+    case Fn::mish: return x * std::tanh(std::log1p(std::exp(x)));
+    case Fn::softplus: {
+      double b = prm(p, 0, 1), t = prm(p, 1, 20);
+      return b * x > t ? x : std::log1p(std::exp(b * x)) / b;
+    }
+    case Fn::elu: return x > 0 ? x : prm(p, 0, 1) * std::expm1(x);
+    case Fn::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x));
+    case Fn::softsign: return x / (1 + std::fabs(x));
+    case Fn::min: return std::min(x, y);
+    case Fn::max: return std::max(x, y);
+  }
+  return 0;
+}
+
+Result<std::map<std::string, double>> interp_epilogue_stores(const Program& p, const Epilogue& e,
+                                                             double acc, const InterpLoad& load,
+                                                             const std::vector<double>& scalars) {
+  std::map<std::string, double> locals, stores;
+  for (const auto& st : e.stmts) {
+    auto v = eval(p, *st.value, acc, load, scalars, locals);
+    if (!v) return v.error();
+    if (st.kind == EpilogueStmt::Kind::let) locals[st.name] = *v;
+    else if (st.kind == EpilogueStmt::Kind::store) stores[st.name] = *v;
+    else return make_error(ErrorCode::unsupported, "reductions inside epilogues are not interpreted");
+  }
+  return stores;
+}
+
+Result<double> interp_epilogue(const Program& p, const Epilogue& e, double acc, const InterpLoad& load,
+                               const std::vector<double>& scalars) {
+  if (e.stmts.empty()) return acc;
+  auto s = interp_epilogue_stores(p, e, acc, load, scalars);
+  if (!s) return s.error();
+  if (s->size() != 1) return make_error(ErrorCode::invalid_input, "an epilogue must store exactly one value");
+  return s->begin()->second;
+}
+
+namespace {
+
+using Vec = std::vector<double>;
+
+Result<const Vec*> get(const InterpTensors& ts, const std::string& n) {
+  auto it = ts.find(n);
+  if (it == ts.end()) return make_error(ErrorCode::not_found, "no data for tensor '" + n + "'");
+  return &it->second;
+}
+
+double attr(const std::map<std::string, double>& a, const char* k, double d) {
+  auto it = a.find(k);
+  return it == a.end() ? d : it->second;
+}
+
+Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, InterpTensors& ts,
+                   const Vec& sc) {
+  const Tensor* in = p.find_tensor(rs.input);
+  if (!in || in->shape.empty()) return make_error(ErrorCode::invalid_input, "rowwise: bad input");
+  auto xv = get(ts, rs.input);
+  if (!xv) return xv.error();
+  const int64_t cols = in->shape.back(), rows = in->numel() / cols;
+  const Vec* w = nullptr;
+  const Vec* b = nullptr;
+  if (rs.extra.size() > 0) { auto r = get(ts, rs.extra[0]); if (!r) return r.error(); w = *r; }
+  if (rs.extra.size() > 1) { auto r = get(ts, rs.extra[1]); if (!r) return r.error(); b = *r; }
+  const std::string& op = rs.op;
+  const bool scalar = op == "logsumexp" || op == "sum" || op == "mean" || op == "max" || op == "min" ||
+                      op == "argmax" || op == "argmin";
+  double eps = attr(rs.attrs, "eps", op == "layer_norm" ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12);
+  Vec out(scalar ? rows : rows * cols);
+  int64_t row = 0, col = 0;
+  InterpLoad load = [&](const Expr& e) -> Result<double> {
+    auto t = get(ts, e.name);
+    if (!t) return t.error();
+    int64_t i = e.mode == LoadMode::row ? row : e.mode == LoadMode::col ? col : row * (scalar ? 1 : cols) + col;
+    if (i < 0 || i >= static_cast<int64_t>((*t)->size()))
+      return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
+    return (**t)[i];
+  };
+  for (row = 0; row < rows; ++row) {
+    Vec x(cols);
+    for (col = 0; col < cols; ++col) {
+      auto v = interp_epilogue(p, rs.prologue, (**xv)[row * cols + col], load, sc);
+      if (!v) return v.error();
+      x[col] = *v;
+    }
+    double mx = -std::numeric_limits<double>::infinity(), mn = -mx, sum = 0, sq = 0, sa = 0;
+    int64_t amax = 0, amin = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      if (x[c] > mx) { mx = x[c]; amax = c; }
+      if (x[c] < mn) { mn = x[c]; amin = c; }
+      sum += x[c];
+      sq += x[c] * x[c];
+      sa += std::fabs(x[c]);
+    }
+    double se = 0;
+    for (double v : x) se += std::exp(v - mx);
+    const double mean = sum / cols;
+    double var = 0;
+    for (double v : x) var += (v - mean) * (v - mean);
+    var /= cols;
+    col = 0;
+    if (scalar) {
+      double r = op == "logsumexp" ? mx + std::log(se) : op == "sum" ? sum : op == "mean" ? mean
+                 : op == "max" ? mx : op == "min" ? mn : op == "argmax" ? double(amax) : double(amin);
+      if (op != "argmax" && op != "argmin") {
+        auto v = interp_epilogue(p, rs.epilogue, r, load, sc);
+        if (!v) return v.error();
+        r = *v;
+      }
+      out[row] = r;
+      continue;
+    }
+    for (col = 0; col < cols; ++col) {
+      double y, v = x[col];
+      if (op == "softmax") y = std::exp(v - mx) / se;
+      else if (op == "log_softmax") y = v - mx - std::log(se);
+      else if (op == "layer_norm") y = (v - mean) / std::sqrt(var + eps);
+      else if (op == "rms_norm") y = v / std::sqrt(sq / cols + eps);
+      else if (op == "l2_normalize") y = v / std::max(std::sqrt(sq), eps);
+      else if (op == "l1_normalize") y = v / std::max(sa, eps);
+      else return make_error(ErrorCode::unsupported, "rowwise op '" + op + "' is not interpreted");
+      if (w) y *= (*w)[col];
+      if (b) y += (*b)[col];
+      auto e = interp_epilogue(p, rs.epilogue, y, load, sc);
+      if (!e) return e.error();
+      out[row * cols + col] = *e;
+    }
+  }
+  ts[st.outputs.at(0)] = std::move(out);
+  return ok_status();
+}
+
+double loss_term(const std::string& op, double x, double t, const std::map<std::string, double>& a) {
+  double d = x - t;
+  if (op == "mse") return d * d;
+  if (op == "l1") return std::fabs(d);
+  if (op == "huber") {
+    double dl = attr(a, "delta", 1), ad = std::fabs(d);
+    return ad < dl ? 0.5 * d * d : dl * (ad - 0.5 * dl);
+  }
+  if (op == "smooth_l1") {
+    double bt = attr(a, "beta", 1), ad = std::fabs(d);
+    return ad < bt ? 0.5 * d * d / bt : ad - 0.5 * bt;
+  }
+  if (op == "kl_div") {
+    if (attr(a, "log_target", 0) != 0) return std::exp(t) * (t - x);
+    return t > 0 ? t * (std::log(t) - x) : 0;
+  }
+  if (op == "hinge") return std::max(1 - x * t, 0.0);
+  return x;
+}
+
+Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, InterpTensors& ts,
+                  const Vec& sc) {
+  if (rs.inputs.empty()) return make_error(ErrorCode::invalid_input, "reduce: no input");
+  const Tensor* in = p.find_tensor(rs.inputs[0]);
+  auto xv = get(ts, rs.inputs[0]);
+  if (!in || !xv) return make_error(ErrorCode::invalid_input, "reduce: bad input");
+  const Vec& x = **xv;
+  const int red = static_cast<int>(attr(rs.attrs, "reduction", 0));
+  Vec out;
+  if (rs.op == "cross_entropy") {
+    auto tv = get(ts, rs.inputs.at(1));
+    if (!tv) return tv.error();
+    const int64_t rows = in->shape.at(0), cols = in->shape.at(1);
+    const double ignore = attr(rs.attrs, "ignore_index", -100);
+    double total = 0, count = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double t = (**tv)[r];
+      if (t == ignore) continue;
+      double mx = -std::numeric_limits<double>::infinity(), se = 0;
+      for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, x[r * cols + c]);
+      for (int64_t c = 0; c < cols; ++c) se += std::exp(x[r * cols + c] - mx);
+      total += mx + std::log(se) - x[r * cols + static_cast<int64_t>(t)];
+      count += 1;
+    }
+    out = {red == 0 ? total / count : total};
+  } else if (rs.inputs.size() == 2) {
+    auto tv = get(ts, rs.inputs[1]);
+    if (!tv) return tv.error();
+    double total = 0;
+    for (size_t i = 0; i < x.size(); ++i) total += loss_term(rs.op, x[i], (**tv)[i], rs.attrs);
+    out = {red == 0 ? total / x.size() : red == 2 ? total / in->shape.at(0) : total};
+  } else {
+    const int rank = static_cast<int>(in->shape.size());
+    std::set<int> dims;
+    for (int d : rs.dims) dims.insert(d < 0 ? d + rank : d);
+    if (dims.empty())
+      for (int d = 0; d < rank; ++d) dims.insert(d);
+    int64_t n_out = 1, r_total = 1;
+    for (int d = 0; d < rank; ++d) (dims.count(d) ? r_total : n_out) *= in->shape[d];
+    const double init = rs.op == "max" ? -INFINITY : rs.op == "min" ? INFINITY : rs.op == "prod" ? 1 : 0;
+    out.assign(n_out, init);
+    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
+      int64_t rem = i, o = 0, mul = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        int64_t c = rem % in->shape[d];
+        rem /= in->shape[d];
+        if (!dims.count(d)) { o += c * mul; mul *= in->shape[d]; }
+      }
+      auto v = interp_epilogue(p, rs.prologue, x[i], [](const Expr&) -> Result<double> {
+        return make_error(ErrorCode::unsupported, "reduce prologues cannot read tensors");
+      }, sc);
+      if (!v) return v.error();
+      double& a = out[o];
+      a = rs.op == "max" ? std::max(a, *v) : rs.op == "min" ? std::min(a, *v) : rs.op == "prod" ? a * *v : a + *v;
+    }
+    if (rs.op == "mean")
+      for (auto& v : out) v /= static_cast<double>(r_total);
+  }
+  for (size_t o = 0; o < out.size(); ++o) {
+    auto v = interp_epilogue(p, rs.epilogue, out[o], [&](const Expr& e) -> Result<double> {
+      auto t = get(ts, e.name);
+      if (!t) return t.error();
+      return (**t).at(o);
+    }, sc);
+    if (!v) return v.error();
+    out[o] = *v;
+  }
+  ts[st.outputs.at(0)] = std::move(out);
+  return ok_status();
+}
+
+Status run_scan(const Program& p, const Stage& st, const ScanStage& s, InterpTensors& ts) {
+  const Tensor* in = p.find_tensor(s.input);
+  auto xv = get(ts, s.input);
+  if (!in || !xv) return make_error(ErrorCode::invalid_input, "scan: bad input");
+  const Vec* m = nullptr;
+  if (!s.mask.empty()) { auto r = get(ts, s.mask); if (!r) return r.error(); m = *r; }
+  const int rank = static_cast<int>(in->shape.size());
+  const int dim = s.dim < 0 ? s.dim + rank : s.dim;
+  int64_t outer = 1, inner = 1, len = in->shape.at(dim);
+  for (int d = 0; d < dim; ++d) outer *= in->shape[d];
+  for (int d = dim + 1; d < rank; ++d) inner *= in->shape[d];
+  const bool prod = s.op == "cumprod";
+  Vec out((**xv).size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double run = prod ? 1 : 0;
+      for (int64_t l = 0; l < len; ++l) {
+        int64_t ll = s.reverse ? len - 1 - l : l;
+        int64_t idx = (o * len + ll) * inner + i;
+        double e = (**xv)[idx];
+        if (m && (*m)[idx] == 0) e = prod ? 1 : 0;
+        if (s.exclusive) { out[idx] = run; run = prod ? run * e : run + e; }
+        else { run = prod ? run * e : run + e; out[idx] = run; }
+      }
+    }
+  ts[st.outputs.at(0)] = std::move(out);
+  return ok_status();
+}
+
+Status run_elementwise(const Program& p, const Stage& st, const ElementwiseStage& es, InterpTensors& ts,
+                       const Vec& sc) {
+  const Tensor* out0 = p.find_tensor(st.outputs.at(0));
+  if (!out0) return make_error(ErrorCode::invalid_input, "elementwise: unknown output");
+  std::vector<int64_t> os = out0->shape.empty() ? std::vector<int64_t>{1} : out0->shape;
+  const int64_t numel = out0->numel(), last = os.back();
+  std::map<std::string, Vec> outs;
+  int64_t idx = 0;
+  InterpLoad load = [&](const Expr& e) -> Result<double> {
+    auto t = get(ts, e.name);
+    const Tensor* td = p.find_tensor(e.name);
+    if (!t || !td) return make_error(ErrorCode::not_found, "no data for '" + e.name + "'");
+    if (e.mode == LoadMode::row) return (**t).at(idx / last);
+    if (e.mode == LoadMode::col) return (**t).at(idx % last);
+    int64_t off = 0, stride = 1, rem = idx;
+    for (size_t k = 0; k < os.size(); ++k) {
+      int64_t c = rem % os[os.size() - 1 - k];
+      rem /= os[os.size() - 1 - k];
+      if (k < td->shape.size()) {
+        int64_t te = td->shape[td->shape.size() - 1 - k];
+        if (te != 1) off += c * stride;
+        stride *= te;
+      }
+    }
+    return (**t).at(off);
+  };
+  for (idx = 0; idx < numel; ++idx) {
+    auto s = interp_epilogue_stores(p, es.body, 0, load, sc);
+    if (!s) return s.error();
+    for (auto& [n, v] : *s) {
+      auto& o = outs[n];
+      if (o.empty()) o.resize(numel);
+      o[idx] = v;
+    }
+  }
+  for (auto& [n, v] : outs) ts[n] = std::move(v);
+  return ok_status();
+}
+
+}  // namespace
+
+Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const std::vector<double>& sc) {
+  if (stage_index < 0 || stage_index >= static_cast<int>(p.stages.size()))
+    return make_error(ErrorCode::invalid_input, "no stage " + std::to_string(stage_index));
+  const Stage& st = p.stages[stage_index];
+  if (st.outputs.empty()) return make_error(ErrorCode::invalid_input, "stage has no output");
+  if (auto* r = std::get_if<RowwiseStage>(&st.body)) return run_rowwise(p, st, *r, ts, sc);
+  if (auto* r = std::get_if<ReduceStage>(&st.body)) return run_reduce(p, st, *r, ts, sc);
+  if (auto* r = std::get_if<ScanStage>(&st.body)) return run_scan(p, st, *r, ts);
+  if (auto* r = std::get_if<ElementwiseStage>(&st.body)) return run_elementwise(p, st, *r, ts, sc);
+  return make_error(ErrorCode::unsupported, "GEMM stages are not interpreted");
+}
+
+}  // namespace ucut::dsl

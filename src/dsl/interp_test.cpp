@@ -1,0 +1,135 @@
+// Hand-computed checks of the CPU interpreter of the non-GEMM stages (the tests' reference).
+#include "dsl/interp.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace ucut::dsl {
+namespace {
+
+Tensor T(const std::string& n, DType d, std::vector<int64_t> s) {
+  Tensor t;
+  t.name = n;
+  t.dtype = d;
+  t.shape = std::move(s);
+  return t;
+}
+
+Program one_stage(std::vector<Tensor> ts, decltype(Stage::body) body) {
+  Program p;
+  p.name = "t";
+  p.tensors = std::move(ts);
+  Stage st;
+  st.name = "s0";
+  st.outputs = {"y"};
+  st.body = std::move(body);
+  p.stages.push_back(st);
+  return p;
+}
+
+TEST(Interp, SoftmaxOfASmallRow) {
+  RowwiseStage rs;
+  rs.op = "softmax";
+  rs.input = "x";
+  auto p = one_stage({T("x", DType::f32, {1, 3}), T("y", DType::f32, {1, 3})}, rs);
+  InterpTensors ts{{"x", {0.0, std::log(2.0), std::log(5.0)}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  EXPECT_NEAR(ts["y"][0], 1.0 / 8, 1e-12);
+  EXPECT_NEAR(ts["y"][1], 2.0 / 8, 1e-12);
+  EXPECT_NEAR(ts["y"][2], 5.0 / 8, 1e-12);
+}
+
+TEST(Interp, LayerNormWithWeightAndBias) {
+  RowwiseStage rs;
+  rs.op = "layer_norm";
+  rs.input = "x";
+  rs.extra = {"w", "b"};
+  rs.attrs["eps"] = 0;
+  auto p = one_stage({T("x", DType::f32, {1, 4}), T("w", DType::f32, {4}), T("b", DType::f32, {4}),
+                      T("y", DType::f32, {1, 4})}, rs);
+  // mean 2.5, variance 1.25
+  InterpTensors ts{{"x", {1, 2, 3, 4}}, {"w", {2, 2, 2, 2}}, {"b", {0, 0, 0, 1}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  const double s = 1 / std::sqrt(1.25);
+  EXPECT_NEAR(ts["y"][0], 2 * -1.5 * s, 1e-12);
+  EXPECT_NEAR(ts["y"][3], 2 * 1.5 * s + 1, 1e-12);
+}
+
+TEST(Interp, CumsumReverseExclusiveMasked) {
+  ScanStage sc;
+  sc.op = "cumsum";
+  sc.input = "x";
+  sc.exclusive = true;
+  sc.reverse = true;
+  sc.mask = "m";
+  auto p = one_stage({T("x", DType::f32, {1, 4}), T("m", DType::boolean, {1, 4}),
+                      T("y", DType::f32, {1, 4})}, sc);
+  InterpTensors ts{{"x", {1, 2, 3, 4}}, {"m", {1, 1, 0, 1}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  EXPECT_EQ(ts["y"], (std::vector<double>{6, 4, 4, 0}));
+}
+
+TEST(Interp, CrossEntropyWithIgnoredRow) {
+  ReduceStage rs;
+  rs.op = "cross_entropy";
+  rs.inputs = {"x", "t"};
+  auto p = one_stage({T("x", DType::f32, {3, 2}), T("t", DType::i64, {3}), T("y", DType::f32, {1})}, rs);
+  // row 0: logits (0, 0), target 1 -> log 2; row 1 ignored; row 2: (log 3, 0), target 0 -> log(4/3)
+  InterpTensors ts{{"x", {0, 0, 7, 7, std::log(3.0), 0}}, {"t", {1, -100, 0}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  EXPECT_NEAR(ts["y"][0], (std::log(2.0) + std::log(4.0 / 3)) / 2, 1e-12);
+}
+
+TEST(Interp, ColumnSumAndHuberMean) {
+  ReduceStage rs;
+  rs.op = "sum";
+  rs.inputs = {"x"};
+  rs.dims = {0};
+  auto p = one_stage({T("x", DType::f32, {2, 3}), T("y", DType::f32, {3})}, rs);
+  InterpTensors ts{{"x", {1, 2, 3, 10, 20, 30}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  EXPECT_EQ(ts["y"], (std::vector<double>{11, 22, 33}));
+
+  ReduceStage h;
+  h.op = "huber";
+  h.inputs = {"x", "t"};
+  h.attrs["delta"] = 1;
+  auto q = one_stage({T("x", DType::f32, {2}), T("t", DType::f32, {2}), T("y", DType::f32, {1})}, h);
+  InterpTensors hs{{"x", {0.5, 3}}, {"t", {0, 0}}};  // 0.125 and 2.5
+  ASSERT_TRUE(interp_stage(q, 0, hs, {}).ok());
+  EXPECT_NEAR(hs["y"][0], (0.125 + 2.5) / 2, 1e-12);
+}
+
+TEST(Interp, ElementwiseBroadcastAndFunctions) {
+  auto load = [](const std::string& n, LoadMode m) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::load;
+    e->name = n;
+    e->mode = m;
+    return e;
+  };
+  auto add = std::make_shared<Expr>();
+  add->kind = Expr::Kind::binary;
+  add->op = BinOp::add;
+  add->args = {load("x", LoadMode::full), load("b", LoadMode::full)};
+  auto relu = std::make_shared<Expr>();
+  relu->kind = Expr::Kind::unary;
+  relu->fn = Fn::relu;
+  relu->args = {add};
+  ElementwiseStage es;
+  EpilogueStmt s;
+  s.kind = EpilogueStmt::Kind::store;
+  s.name = "y";
+  s.value = relu;
+  es.body.stmts = {s};
+  auto p = one_stage({T("x", DType::f32, {2, 2}), T("b", DType::f32, {2}), T("y", DType::f32, {2, 2})}, es);
+  InterpTensors ts{{"x", {1, -5, 3, 4}}, {"b", {10, 1}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  EXPECT_EQ(ts["y"], (std::vector<double>{11, 0, 13, 5}));
+  EXPECT_NEAR(interp_fn(Fn::gelu, 1.0, 0, {}), 0.8413447460685429, 1e-12);
+  EXPECT_NEAR(interp_fn(Fn::softplus, 30.0, 0, {1, 20}), 30.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace ucut::dsl

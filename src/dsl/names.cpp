@@ -1,0 +1,151 @@
+#include "dsl/names.h"
+
+#include <charconv>
+#include <cstdlib>
+
+namespace ucut::dsl {
+
+namespace {
+struct DTypeName {
+  DType t;
+  const char* name;
+};
+const DTypeName kDTypes[] = {{DType::f16, "f16"}, {DType::bf16, "bf16"}, {DType::f32, "f32"},
+                             {DType::i32, "i32"}, {DType::i64, "i64"},   {DType::u8, "u8"},
+                             {DType::boolean, "bool"}};
+}  // namespace
+
+const char* dsl_dtype_str(DType t) {
+  for (const auto& d : kDTypes)
+    if (d.t == t) return d.name;
+  return "?";
+}
+std::optional<DType> dsl_dtype_parse(const std::string& s) {
+  for (const auto& d : kDTypes)
+    if (s == d.name) return d.t;
+  return std::nullopt;
+}
+std::vector<std::string> dsl_dtype_names() {
+  std::vector<std::string> v;
+  for (const auto& d : kDTypes) v.emplace_back(d.name);
+  return v;
+}
+bool dsl_dtype_is_float(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::f32; }
+
+const char* dsl_role_str(TensorRole r) {
+  switch (r) {
+    case TensorRole::in: return "in";
+    case TensorRole::param: return "param";
+    case TensorRole::out: return "out";
+    case TensorRole::tmp: return "tmp";
+  }
+  return "?";
+}
+
+const char* dsl_precision_str(Precision p) {
+  switch (p) {
+    case Precision::auto_: return "auto";
+    case Precision::f16: return "f16";
+    case Precision::bf16: return "bf16";
+    case Precision::tf32: return "tf32";
+    case Precision::f32x3: return "f32x3";
+    case Precision::f32: return "f32";
+  }
+  return "auto";
+}
+const char* dsl_schedule_str(Schedule s) {
+  switch (s) {
+    case Schedule::auto_: return "auto";
+    case Schedule::cooperative: return "cooperative";
+    case Schedule::pingpong: return "pingpong";
+  }
+  return "auto";
+}
+const char* dsl_scheduler_str(TileScheduler s) {
+  switch (s) {
+    case TileScheduler::auto_: return "auto";
+    case TileScheduler::persistent: return "persistent";
+    case TileScheduler::stream_k: return "stream_k";
+  }
+  return "auto";
+}
+const char* dsl_raster_str(Raster r) {
+  switch (r) {
+    case Raster::auto_: return "auto";
+    case Raster::along_m: return "along_m";
+    case Raster::along_n: return "along_n";
+  }
+  return "auto";
+}
+
+const std::vector<FnInfo>& dsl_functions() {
+  static const std::vector<FnInfo> table = {
+#define UCUT_FN(id, name, arity, nparams, defaults, formula) {Fn::id, name, arity, nparams, defaults, formula},
+#include "dsl/functions.def"
+#undef UCUT_FN
+  };
+  return table;
+}
+const FnInfo& dsl_function(Fn f) { return dsl_functions()[static_cast<size_t>(f)]; }
+const FnInfo* dsl_function_find(const std::string& name) {
+  for (const auto& f : dsl_functions())
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+const std::vector<ReductionInfo>& dsl_reductions() {
+  static const std::vector<ReductionInfo> r = {
+      {"rowsum", ReduceOp::sum, ReduceAxis::row}, {"rowmax", ReduceOp::max, ReduceAxis::row},
+      {"rowmin", ReduceOp::min, ReduceAxis::row}, {"colsum", ReduceOp::sum, ReduceAxis::col},
+      {"colmax", ReduceOp::max, ReduceAxis::col}, {"colmin", ReduceOp::min, ReduceAxis::col}};
+  return r;
+}
+
+const std::vector<std::string>& dsl_stage_kinds() {
+  static const std::vector<std::string> k = {"gemm", "grouped_gemm", "rowwise", "reduce", "scan", "elementwise"};
+  return k;
+}
+const std::vector<std::string>& dsl_rowwise_ops() {
+  static const std::vector<std::string> k = {"softmax", "log_softmax", "logsumexp", "layer_norm",
+                                             "rms_norm", "l1_normalize", "l2_normalize", "sum",
+                                             "mean", "max", "min", "argmax", "argmin"};
+  return k;
+}
+const std::vector<std::string>& dsl_reduce_ops() {
+  static const std::vector<std::string> k = {"sum", "mean", "max", "min", "mse", "l1", "huber",
+                                             "smooth_l1", "kl_div", "hinge", "cross_entropy"};
+  return k;
+}
+const std::vector<std::string>& dsl_scan_ops() {
+  static const std::vector<std::string> k = {"cumsum", "cumprod"};
+  return k;
+}
+bool dsl_reduce_is_loss(const std::string& op) {
+  return !(op == "sum" || op == "mean" || op == "max" || op == "min");
+}
+bool dsl_rowwise_keeps_shape(const std::string& op) {
+  return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm" ||
+         op == "l1_normalize" || op == "l2_normalize";
+}
+
+const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
+  static const std::vector<std::string> gemm = {"precision", "tile", "cluster", "stages", "schedule",
+                                                "scheduler", "split_k", "raster", "swizzle", "align"};
+  static const std::vector<std::string> rows = {"threads", "rows_per_block", "vector_width",
+                                                "items_per_thread", "passes"};
+  static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
+  static const std::vector<std::string> none;
+  if (kind == "gemm" || kind == "grouped_gemm") return gemm;
+  if (kind == "rowwise" || kind == "reduce") return rows;
+  if (kind == "scan" || kind == "elementwise") return flat;
+  return none;
+}
+
+std::string dsl_number_str(double v) {
+  if (v == 0) return "0";  // also -0
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace ucut::dsl

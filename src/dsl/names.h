@@ -1,0 +1,61 @@
+// Spellings of the language's enumerations, written once and shared by the checker (parsing
+// words, "did you mean") and the printer (canonical text): dtypes, GEMM knob values, non-GEMM
+// operations and their stage kinds. Function names live in functions.def.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+
+namespace ucut::dsl {
+
+const char* dsl_dtype_str(DType t);
+std::optional<DType> dsl_dtype_parse(const std::string& s);
+std::vector<std::string> dsl_dtype_names();
+bool dsl_dtype_is_float(DType t);
+
+const char* dsl_role_str(TensorRole r);
+
+const char* dsl_precision_str(Precision p);
+const char* dsl_schedule_str(Schedule s);
+const char* dsl_scheduler_str(TileScheduler s);
+const char* dsl_raster_str(Raster r);
+
+// Functions of functions.def, by id.
+struct FnInfo {
+  Fn id;
+  const char* name;
+  int arity;
+  int nparams;
+  const char* defaults;  // comma-separated, "" if the parameters are required
+  const char* formula;
+};
+const std::vector<FnInfo>& dsl_functions();
+const FnInfo& dsl_function(Fn f);
+const FnInfo* dsl_function_find(const std::string& name);
+
+// Row/column reductions usable as an epilogue statement `m = rowmax(h)`.
+struct ReductionInfo {
+  const char* name;
+  ReduceOp op;
+  ReduceAxis axis;
+};
+const std::vector<ReductionInfo>& dsl_reductions();
+
+// The stage kinds and the operations of the non-GEMM kinds.
+const std::vector<std::string>& dsl_stage_kinds();
+const std::vector<std::string>& dsl_rowwise_ops();
+const std::vector<std::string>& dsl_reduce_ops();   // plain reductions then losses
+const std::vector<std::string>& dsl_scan_ops();
+bool dsl_reduce_is_loss(const std::string& op);
+bool dsl_rowwise_keeps_shape(const std::string& op);  // softmax, norms: output shape == input
+
+// Knob names a stage kind accepts, in canonical print order.
+const std::vector<std::string>& dsl_stage_knobs(const std::string& kind);
+
+// Shortest decimal text that reads back to the same double ("2", "0.1", "1e-05").
+std::string dsl_number_str(double v);
+
+}  // namespace ucut::dsl

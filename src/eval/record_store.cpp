@@ -1,0 +1,43 @@
+#include "eval/record_store.h"
+
+namespace ucut::eval {
+
+Result<int64_t> record_save(memory::Store& store, int64_t run_id, const RunRecord& r) {
+  memory::CandidateInfo c{r.problem, r.problem_sha256, r.candidate, r.program_hash, r.config, r.so_path};
+  auto cid = store.upsert_candidate(c);
+  if (!cid) return cid.error();
+  memory::MeasurementRow m;
+  m.run_id = run_id;
+  m.candidate_id = *cid;
+  m.schema_version = r.schema_version;
+  m.status = r.status;
+  m.median_ms = r.median_ms;
+  m.speedup_eager = r.speedup_eager;
+  m.frac_sol = r.frac_sol;
+  m.degenerate = r.degenerate;
+  m.timing_suspect = r.timing_suspect;
+  m.counted = r.counted;
+  m.created_at = r.timestamp;
+  m.record_json = run_record_to_json(r).dump();
+  return store.add_measurement(m);
+}
+
+Result<std::vector<RunRecord>> record_load_run(memory::Store& store, int64_t run_id) {
+  auto rows = store.measurements(run_id);
+  if (!rows) return rows.error();
+  std::vector<RunRecord> out;
+  for (const auto& m : *rows) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(m.record_json);
+    } catch (const nlohmann::json::exception& e) {
+      return make_error(ErrorCode::io, "measurement " + std::to_string(m.id) + ": stored record is not JSON: " + e.what());
+    }
+    auto r = run_record_from_json(j);
+    if (!r) return r.error();
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+}  // namespace ucut::eval

@@ -1,0 +1,168 @@
+// The worker client and pool against a fake worker (testdata/fake_worker.sh): responses are
+// mapped onto records, and a hang, a crash, a fatal CUDA error or garbage on the stream each cost
+// one record and one restart, after which the next candidate evaluates normally.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "eval/worker_pool.h"
+#include "support/fs.h"
+
+namespace ucut::eval {
+namespace {
+
+const std::string kFake = std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh";
+
+struct Fixture : ::testing::Test {
+  std::string log = ::testing::TempDir() + "/fake_worker_" + std::to_string(::getpid()) + ".log";
+  void SetUp() override { std::remove(log.c_str()); }
+  WorkerOptions options() {
+    WorkerOptions w;
+    w.argv = {"/bin/sh", kFake};
+    w.env["FAKE_WORKER_LOG"] = log;
+    w.start_timeout = std::chrono::milliseconds(10000);
+    return w;
+  }
+  int starts() {
+    std::ifstream in(log);
+    int n = 0;
+    std::string line;
+    while (std::getline(in, line)) n += line.rfind("start", 0) == 0;
+    return n;
+  }
+  static EvalOptions fast() {
+    EvalOptions o;
+    o.timeout = std::chrono::milliseconds(1500);
+    return o;
+  }
+};
+
+TEST_F(Fixture, OkResultBecomesARecordWithSpeedups) {
+  WorkerClient w(options());
+  ASSERT_TRUE(w.load_problem("p.py", std::chrono::milliseconds(5000)));
+  ProblemContext ctx;
+  ctx.info = {{"name", "fake"}, {"source_sha256", "abc123"}};
+  ctx.env = *w.environment();
+  EXPECT_EQ(measure_baselines(w, ctx, "default", "", std::chrono::milliseconds(5000)), "");
+  EXPECT_DOUBLE_EQ(ctx.eager_ms, 2.0);
+  EXPECT_DOUBLE_EQ(ctx.compile_ms, 1.0);
+  ctx.t_sol_ms = 0.25;
+  ctx.sol_source = "datasheet";
+  RunRecord r = evaluate_candidate(w, {"good", "/k/ok.so", ""}, ctx, fast());
+  EXPECT_EQ(r.status, "ok") << r.error;
+  EXPECT_DOUBLE_EQ(r.median_ms, 0.5);
+  EXPECT_DOUBLE_EQ(r.speedup_eager, 4.0);
+  EXPECT_DOUBLE_EQ(r.speedup_compile, 2.0);
+  EXPECT_DOUBLE_EQ(r.frac_sol, 0.5);
+  EXPECT_EQ(r.trials, 6);
+  EXPECT_EQ(r.config, "cfg_a");
+  EXPECT_EQ(r.gpu, "Fake H200");
+  EXPECT_EQ(r.worst_index, "[1]");
+  EXPECT_TRUE(r.counted);
+  EXPECT_TRUE(r.recheck_passed);
+  EXPECT_EQ(r.samples_ms.size(), 2u);
+}
+
+TEST_F(Fixture, EveryFailureIsARecordAndTheNextCandidateStillRuns) {
+  WorkerClient w(options());
+  ASSERT_TRUE(w.load_problem("p.py", std::chrono::milliseconds(5000)));
+  ProblemContext ctx;
+  struct Case {
+    const char* so;
+    const char* status;
+    const char* text;
+  } cases[] = {
+      {"/k/hang.so", "timeout", "timeout"},
+      {"/k/ok.so", "ok", ""},
+      {"/k/crash.so", "launch_error", "signal 11"},
+      {"/k/ok.so", "ok", ""},
+      {"/k/fatal.so", "launch_error", "illegal memory access"},
+      {"/k/ok.so", "ok", ""},
+      {"/k/noise.so", "launch_error", "not JSON"},
+      {"/k/ok.so", "ok", ""},
+      {"/k/mismatch.so", "mismatch", "outside"},
+      {"/k/none.so", "launch_error", "no such kernel"},
+  };
+  for (const auto& c : cases) {
+    RunRecord r = evaluate_candidate(w, {"c", c.so, ""}, ctx, fast());
+    EXPECT_EQ(r.status, c.status) << c.so << ": " << r.error;
+    EXPECT_NE(r.error.find(c.text), std::string::npos) << c.so << ": " << r.error;
+    EXPECT_EQ(r.counted, r.status == "ok");
+  }
+  EXPECT_EQ(starts(), 5);  // first start + restarts after hang, crash, fatal, noise
+  EXPECT_EQ(w.restarts(), 4);
+}
+
+TEST_F(Fixture, CrashMessageCarriesTheWorkersStderr) {
+  WorkerClient w(options());
+  ASSERT_TRUE(w.load_problem("p.py", std::chrono::milliseconds(5000)));
+  RunRecord r = evaluate_candidate(w, {"c", "/k/crash.so", ""}, ProblemContext{}, fast());
+  EXPECT_NE(r.error.find("Segmentation fault in fake kernel"), std::string::npos) << r.error;
+}
+
+TEST_F(Fixture, CompileErrorNeverReachesTheWorker) {
+  WorkerClient w(options());
+  RunRecord r = evaluate_candidate(w, {"c", "", "prog.ucut:3:5: error: unknown epilogue"}, ProblemContext{}, fast());
+  EXPECT_EQ(r.status, "compile_error");
+  EXPECT_EQ(r.phase, "compile");
+  EXPECT_EQ(starts(), 0);
+}
+
+TEST_F(Fixture, BadProblemIsAnErrorNamingTheFile) {
+  WorkerClient w(options());
+  auto r = w.load_problem("missing.py", std::chrono::milliseconds(5000));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("missing.py"), std::string::npos);
+}
+
+TEST_F(Fixture, WorkerThatCannotStartIsAnError) {
+  WorkerOptions o;
+  o.argv = {"/nonexistent/python"};
+  WorkerClient w(o);
+  auto r = w.load_problem("p.py", std::chrono::milliseconds(2000));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::subprocess);
+}
+
+TEST_F(Fixture, PoolSpreadsCandidatesOverGpusAndKeepsOrder) {
+  PoolOptions po;
+  po.gpus = {0, 1};
+  po.worker = options();
+  WorkerPool pool(po);
+  ProblemContext ctx;
+  std::string notes;
+  ASSERT_TRUE(pool.prepare("p.py", ctx, notes));
+  EXPECT_EQ(ctx.info.value("name", ""), "fake");
+  std::vector<Candidate> cands = {{"a", "/k/ok.so", ""}, {"b", "/k/crash.so", ""}, {"c", "/k/mismatch.so", ""},
+                                  {"d", "/k/ok.so", ""}, {"e", "/k/ok.so", ""}};
+  int seen = 0;
+  auto recs = pool.evaluate_all(cands, ctx, fast(), [&](const RunRecord&) { ++seen; });
+  ASSERT_EQ(recs.size(), 5u);
+  EXPECT_EQ(seen, 5);
+  const char* want[] = {"ok", "launch_error", "mismatch", "ok", "ok"};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(recs[i].candidate, cands[i].name);
+    EXPECT_EQ(recs[i].status, want[i]) << recs[i].error;
+  }
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("gpu=0"), std::string::npos);
+  EXPECT_NE(ss.str().find("gpu=1"), std::string::npos);
+}
+
+TEST(PoolGpus, Parse) {
+  auto g = pool_parse_gpus("0,2");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(*g, (std::vector<int>{0, 2}));
+  EXPECT_FALSE(pool_parse_gpus("0,x"));
+  EXPECT_FALSE(pool_parse_gpus("1,,2"));
+  auto all = pool_parse_gpus("all");
+  ASSERT_TRUE(all);
+  EXPECT_FALSE(all->empty());
+}
+
+}  // namespace
+}  // namespace ucut::eval

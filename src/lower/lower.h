@@ -1,0 +1,34 @@
+// Auto-lowering: a Problem IR (problem.h) to a μCUTLASS program (dsl/program.h) whose knobs are
+// `auto` except the precision, which follows the policy. The program is printed and re-checked by
+// dsl_compile, so every lowered program is a valid program text. The passes and their order are
+// listed in lower.cpp; docs/optimizer.md ("Lowering") describes what lowers and what does not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+#include "problem/problem.h"
+#include "sol/peaks.h"
+#include "support/result.h"
+
+namespace ucut::lower {
+
+struct LowerOptions {
+  sol::Policy policy = sol::Policy::tf32;  // what GEMM math may use on fp32 data
+  std::string gpu = "h200";                // hardware table row for the bf16 conversion decision
+  std::string name;                        // program name; empty: the problem's name
+};
+
+struct LoweredProgram {
+  dsl::Program program;            // as re-checked by dsl_compile from `text`
+  std::string text;                // dsl_print of the program (what `ucutlass lower` writes)
+  std::vector<std::string> notes;  // decisions worth telling the user (fallbacks, dead ops, ...)
+};
+
+// Lowers one problem. Problems outside the lowerable vocabulary fail with ErrorCode::unsupported
+// and a message naming the op ("op 3 (conv2d): ..."); a lowered program that the checker
+// rejects is ErrorCode::internal (a bug in a pass), with the checker's diagnostics.
+Result<LoweredProgram> lower_problem(const problem::Problem& problem, const LowerOptions& options);
+
+}  // namespace ucut::lower

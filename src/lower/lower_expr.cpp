@@ -1,0 +1,284 @@
+#include "lower/lower_expr.h"
+
+#include <cmath>
+
+namespace ucut::lower {
+
+using dsl::BinOp;
+using dsl::Expr;
+using dsl::ExprPtr;
+using dsl::Fn;
+
+// ---- factories ------------------------------------------------------------------------------
+
+ExprPtr ex_const(double v) {
+  Expr e;
+  e.kind = Expr::Kind::constant;
+  e.value = v;
+  return std::make_shared<const Expr>(std::move(e));
+}
+ExprPtr ex_acc() {
+  Expr e;
+  e.kind = Expr::Kind::acc;
+  return std::make_shared<const Expr>(std::move(e));
+}
+ExprPtr ex_local(const std::string& name) {
+  Expr e;
+  e.kind = Expr::Kind::local;
+  e.name = name;
+  return std::make_shared<const Expr>(std::move(e));
+}
+ExprPtr ex_load(const std::string& tensor, dsl::LoadMode mode) {
+  Expr e;
+  e.kind = Expr::Kind::load;
+  e.name = tensor;
+  e.mode = mode;
+  return std::make_shared<const Expr>(std::move(e));
+}
+ExprPtr ex_bin(BinOp op, ExprPtr a, ExprPtr b) {
+  Expr e;
+  e.kind = Expr::Kind::binary;
+  e.op = op;
+  e.args = {std::move(a), std::move(b)};
+  return std::make_shared<const Expr>(std::move(e));
+}
+ExprPtr ex_fn(Fn fn, std::vector<ExprPtr> args, std::vector<double> params) {
+  Expr e;
+  e.kind = args.size() == 2 ? Expr::Kind::call2 : Expr::Kind::unary;
+  e.fn = fn;
+  e.args = std::move(args);
+  e.params = std::move(params);
+  return std::make_shared<const Expr>(std::move(e));
+}
+
+// ---- loads ----------------------------------------------------------------------------------
+
+std::vector<int64_t> lower_decl_shape(const LowerState& s, const std::string& base) {
+  auto it = s.decl_shape.find(base);
+  if (it != s.decl_shape.end()) return it->second;
+  return s.need(base).shape;
+}
+
+namespace {
+
+int64_t numel(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (auto d : v) n *= d;
+  return n;
+}
+
+bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  if (from.size() > to.size()) return false;
+  size_t off = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[off + i]) return false;
+  return true;
+}
+
+// [..., cols] with every other extent 1: one value per column.
+bool col_like(const std::vector<int64_t>& p, int64_t cols) {
+  return !p.empty() && p.back() == cols && numel(p) == cols;
+}
+
+}  // namespace
+
+std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& tensor,
+                                        const BlockCtx& ctx, std::string& why) {
+  View v = s.resolve(tensor);
+  const problem::Tensor& t = s.need(v.base);
+  const std::vector<int64_t>& seen = s.need(tensor).shape;  // the shape the op sees
+  LoadPlan p;
+  p.tensor = v.base;
+  if (t.kind == problem::TensorKind::constant) {
+    if (t.value && numel(t.shape) == 1) {
+      p.kind = LoadPlan::Kind::constant;
+      p.value = *t.value;
+      return p;
+    }
+    why = "constant tensor '" + t.name + "' has no known value";
+    return std::nullopt;
+  }
+  if (v.transposed) {
+    why = "'" + tensor + "' is a transposed view, which only GEMM operands can read";
+    return std::nullopt;
+  }
+  if (t.dtype != problem::DType::f32 && t.dtype != problem::DType::f16 &&
+      t.dtype != problem::DType::bf16) {
+    why = "'" + t.name + "' is " + problem::dtype_name(t.dtype) + "; expressions read f16, bf16 or f32";
+    return std::nullopt;
+  }
+  std::vector<int64_t> decl = lower_decl_shape(s, v.base);
+  bool overridden = decl != t.shape;
+  bool never_written = t.kind == problem::TensorKind::input || t.kind == problem::TensorKind::parameter ||
+                       t.kind == problem::TensorKind::buffer;
+  p.decl = decl;
+  if (decl == ctx.shape && seen.size() <= ctx.shape.size() && broadcasts_to(seen, ctx.shape) &&
+      numel(seen) == numel(ctx.shape)) {
+    p.kind = LoadPlan::Kind::full;
+    return p;
+  }
+  if (ctx.broadcast && !overridden && decl == seen && broadcasts_to(seen, ctx.shape)) {
+    p.kind = LoadPlan::Kind::full;
+    return p;
+  }
+  if (ctx.vectors && broadcasts_to(seen, ctx.shape)) {
+    auto is_vec = [&](int64_t len) {
+      return decl == std::vector<int64_t>{len} ||
+             (ctx.batch > 1 && decl == std::vector<int64_t>{ctx.batch, len});
+    };
+    if (col_like(seen, ctx.cols)) {
+      if (is_vec(ctx.cols)) {
+        p.kind = LoadPlan::Kind::col;
+        return p;
+      }
+      if (never_written && !overridden) {  // [1, N] -> [N] keeps numpy broadcasting intact
+        p.kind = LoadPlan::Kind::col;
+        p.decl = {ctx.cols};
+        return p;
+      }
+    }
+    // One value per row: the op sees [..., R, 1] (or [R] where the block is [R]).
+    bool row_seen = !seen.empty() && seen.back() == 1 &&
+                    (numel(seen) == ctx.rows || numel(seen) == ctx.rows * ctx.batch);
+    if (row_seen && (is_vec(ctx.rows) || (ctx.batch > 1 && decl == std::vector<int64_t>{ctx.batch, ctx.rows}))) {
+      p.kind = LoadPlan::Kind::row;
+      return p;
+    }
+  }
+  why = "'" + tensor + "' " + shape_str(seen) + " cannot be read in a " + draft_kind_name(ctx.kind) +
+        " block computing " + shape_str(ctx.shape);
+  return std::nullopt;
+}
+
+BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
+  BlockCtx c;
+  c.kind = d.kind;
+  if (d.kind == DraftKind::gemm) {
+    const GemmPlan& g = d.gemm;
+    c.shape = g.batch > 1 ? std::vector<int64_t>{g.batch, g.m, g.n} : std::vector<int64_t>{g.m, g.n};
+    c.rows = g.m;
+    c.cols = g.n;
+    c.batch = g.batch;
+    return c;
+  }
+  std::string value = !d.value.empty() ? d.value
+                      : !d.ops.empty() ? s.ops[static_cast<size_t>(d.ops.front())].outputs.at(0)
+                                       : d.dst;
+  c.shape = lower_decl_shape(s, s.resolve(value).base);
+  if (d.kind == DraftKind::rowwise) {
+    const auto& in = lower_decl_shape(s, s.resolve(s.ops[static_cast<size_t>(d.anchor)].inputs.at(0).tensor).base);
+    c.cols = in.empty() ? 1 : in.back();
+    c.rows = c.cols ? numel(in) / c.cols : 0;
+    c.vectors = d.op == "softmax" || d.op == "log_softmax" || d.op == "layer_norm" || d.op == "rms_norm";
+    return c;
+  }
+  c.cols = c.shape.empty() ? 1 : c.shape.back();
+  c.rows = c.cols ? numel(c.shape) / c.cols : 0;
+  c.vectors = d.kind == DraftKind::elementwise;
+  c.broadcast = d.kind == DraftKind::elementwise;
+  return c;
+}
+
+// ---- ops ------------------------------------------------------------------------------------
+
+bool lower_expr_supported(const problem::Op& op, std::string& why) {
+  const std::string& n = op.op;
+  if (n == "pow") {
+    if (op.inputs.size() != 2 || op.inputs[1].is_tensor()) {
+      why = "pow with a tensor exponent has no μCUTLASS function";
+      return false;
+    }
+    double e = *op.inputs[1].scalar;
+    if (e != 1 && e != 2 && e != 3 && e != 0.5 && e != -0.5 && e != -1) {
+      why = "pow with exponent " + std::to_string(e) + " has no μCUTLASS function (2, 3, 0.5, -0.5, -1 do)";
+      return false;
+    }
+  }
+  if (n == "div" && !attr_string(op, "rounding_mode", "").empty()) {
+    why = "div with rounding_mode has no μCUTLASS function";
+    return false;
+  }
+  if (n == "to") {
+    std::string dt = attr_string(op, "dtype", "f32");
+    if (dt != "f32" && dt != "f16" && dt != "bf16") {
+      why = "conversion to " + dt + " is not expressible (stages write f16, bf16 or f32)";
+      return false;
+    }
+  }
+  if (n == "clamp" && op.inputs.size() > 1) {
+    why = "clamp with tensor bounds has no μCUTLASS function";
+    return false;
+  }
+  return true;
+}
+
+ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)>& in) {
+  const std::string& n = op.op;
+  auto x = [&] { return in(0); };
+  auto un = [&](Fn f, std::vector<double> params = {}) { return ex_fn(f, {x()}, std::move(params)); };
+  if (n == "add" || n == "sub") {
+    double alpha = attr_number(op, "alpha", 1);
+    ExprPtr b = in(1);
+    if (alpha != 1) b = ex_bin(BinOp::mul, ex_const(alpha), b);
+    return ex_bin(n == "add" ? BinOp::add : BinOp::sub, x(), b);
+  }
+  if (n == "mul") return ex_bin(BinOp::mul, x(), in(1));
+  if (n == "div") return ex_bin(BinOp::div, x(), in(1));
+  if (n == "maximum") return ex_fn(Fn::max, {x(), in(1)});
+  if (n == "minimum") return ex_fn(Fn::min, {x(), in(1)});
+  if (n == "pow") {
+    double e = *op.inputs[1].scalar;
+    if (e == 1) return x();
+    if (e == 2) return ex_bin(BinOp::mul, x(), x());
+    if (e == 3) return ex_bin(BinOp::mul, ex_bin(BinOp::mul, x(), x()), x());
+    if (e == 0.5) return un(Fn::sqrt);
+    if (e == -0.5) return un(Fn::rsqrt);
+    return ex_bin(BinOp::div, ex_const(1), x());
+  }
+  if (n == "neg") return un(Fn::neg);
+  if (n == "abs") return un(Fn::abs);
+  if (n == "exp") return un(Fn::exp);
+  if (n == "log") return un(Fn::log);
+  if (n == "sqrt") return un(Fn::sqrt);
+  if (n == "rsqrt") return un(Fn::rsqrt);
+  if (n == "reciprocal") return ex_bin(BinOp::div, ex_const(1), x());
+  if (n == "square") return ex_bin(BinOp::mul, x(), x());
+  if (n == "tanh") return un(Fn::tanh);
+  if (n == "sigmoid") return un(Fn::sigmoid);
+  if (n == "relu") return un(Fn::relu);
+  if (n == "relu6") return un(Fn::hardtanh, {0, 6});
+  if (n == "leaky_relu") return un(Fn::leaky_relu, {attr_number(op, "negative_slope", 0.01)});
+  if (n == "gelu") return un(attr_string(op, "approximate", "none") == "tanh" ? Fn::gelu_tanh : Fn::gelu);
+  if (n == "silu") return un(Fn::silu);
+  if (n == "mish") return un(Fn::mish);
+  if (n == "softplus") return un(Fn::softplus, {attr_number(op, "beta", 1), attr_number(op, "threshold", 20)});
+  if (n == "elu") return un(Fn::elu, {attr_number(op, "alpha", 1)});
+  if (n == "selu") return un(Fn::selu);
+  if (n == "celu") {
+    // celu(x) = max(0, x) + min(0, a*(e^(x/a) - 1))
+    double a = attr_number(op, "alpha", 1);
+    ExprPtr e = ex_fn(Fn::exp, {ex_bin(BinOp::div, x(), ex_const(a))});
+    ExprPtr neg = ex_bin(BinOp::mul, ex_const(a), ex_bin(BinOp::sub, e, ex_const(1)));
+    return ex_bin(BinOp::add, un(Fn::relu), ex_fn(Fn::min, {neg, ex_const(0)}));
+  }
+  if (n == "softsign") return un(Fn::softsign);
+  if (n == "hardtanh") return un(Fn::hardtanh, {attr_number(op, "min_val", -1), attr_number(op, "max_val", 1)});
+  if (n == "clamp") {
+    auto lo = attr_opt_number(op, "min");
+    auto hi = attr_opt_number(op, "max");
+    if (lo && hi) return un(Fn::clamp, {*lo, *hi});
+    if (lo) return ex_fn(Fn::max, {x(), ex_const(*lo)});
+    if (hi) return ex_fn(Fn::min, {x(), ex_const(*hi)});
+    return x();
+  }
+  if (n == "hardswish") return un(Fn::hardswish);
+  if (n == "hardsigmoid") return un(Fn::hardsigmoid);
+  if (n == "log_sigmoid") {
+    // log(sigmoid(x)) = -softplus(-x)
+    return ex_fn(Fn::neg, {ex_fn(Fn::softplus, {ex_fn(Fn::neg, {x()})}, {1, 20})});
+  }
+  // `to` between float types: the value is unchanged, the store converts.
+  return x();
+}
+
+}  // namespace ucut::lower

@@ -1,0 +1,243 @@
+#include "lower/lower_state.h"
+
+#include <algorithm>
+
+#include "support/diagnostics.h"
+
+namespace ucut::lower {
+
+const char* draft_kind_name(DraftKind k) {
+  switch (k) {
+    case DraftKind::gemm: return "gemm";
+    case DraftKind::rowwise: return "rowwise";
+    case DraftKind::reduce: return "reduce";
+    case DraftKind::scan: return "scan";
+    case DraftKind::elementwise: return "elementwise";
+    case DraftKind::convert: return "convert";
+  }
+  return "?";
+}
+
+LowerState::LowerState(const problem::Problem& p, const LowerOptions& o)
+    : problem(p), options(o), tensors(p.tensors), ops(p.ops) {
+  for (size_t i = 0; i < ops.size(); ++i) ops[i].id = static_cast<int>(i);
+  dead.assign(ops.size(), false);
+  for (const auto& op : ops) cls.push_back(op_class(op));
+}
+
+const problem::Tensor* LowerState::tensor(const std::string& name) const {
+  for (const auto& t : tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const problem::Tensor& LowerState::need(const std::string& name) const {
+  const problem::Tensor* t = tensor(name);
+  UCUT_CHECK(t != nullptr, "lowering refers to unknown tensor " + name);
+  return *t;
+}
+
+View LowerState::resolve(const std::string& name) const {
+  View v{name, false};
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto it = views.find(v.base);
+    if (it == views.end()) return v;
+    v.transposed = v.transposed != it->second.transposed;
+    v.base = it->second.base;
+  }
+  return v;
+}
+
+std::vector<int> LowerState::consumers(const std::string& name) const {
+  std::string base = resolve(name).base;
+  std::vector<int> out;
+  for (const auto& op : ops) {
+    if (dead[static_cast<size_t>(op.id)] || cls[static_cast<size_t>(op.id)] == OpClass::view) continue;
+    for (const auto& in : op.inputs)
+      if (in.is_tensor() && resolve(in.tensor).base == base) {
+        out.push_back(op.id);
+        break;
+      }
+  }
+  return out;
+}
+
+bool LowerState::is_output(const std::string& name) const {
+  std::string base = resolve(name).base;
+  for (const auto& o : problem.outputs)
+    if (resolve(o).base == base) return true;
+  return false;
+}
+
+std::string LowerState::add_tensor(const std::string& stem, problem::DType dtype,
+                                   std::vector<int64_t> shape) {
+  std::string name = stem;
+  for (int i = 2; tensor(name); ++i) name = stem + "_" + std::to_string(i);
+  problem::Tensor t;
+  t.name = name;
+  t.kind = problem::TensorKind::intermediate;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  tensors.push_back(std::move(t));
+  return name;
+}
+
+int LowerState::add_op(problem::Op op) {
+  op.id = static_cast<int>(ops.size());
+  ops.push_back(op);
+  dead.push_back(false);
+  cls.push_back(op_class(op));
+  return op.id;
+}
+
+int LowerState::producer(const std::string& tensor_name) const {
+  std::string base = resolve(tensor_name).base;
+  for (size_t d = 0; d < drafts.size(); ++d) {
+    const Draft& dr = drafts[d];
+    if (dr.kind == DraftKind::convert) {
+      if (dr.dst == base) return static_cast<int>(d);
+      continue;
+    }
+    if (!dr.value.empty() && resolve(dr.value).base == base) return static_cast<int>(d);
+    for (int id : dr.ops)
+      for (const auto& o : ops[static_cast<size_t>(id)].outputs)
+        if (resolve(o).base == base) return static_cast<int>(d);
+    for (int id : dr.reductions)
+      for (const auto& o : ops[static_cast<size_t>(id)].outputs)
+        if (resolve(o).base == base) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+std::string LowerState::op_label(int id) const {
+  const problem::Op& op = ops[static_cast<size_t>(id)];
+  std::string s = "op " + std::to_string(id) + " (" + op.op + ")";
+  if (op.line > 0) s += " at line " + std::to_string(op.line);
+  return s;
+}
+
+Error LowerState::unsupported(int op_id, const std::string& why, const std::string& hint) const {
+  return make_error(ErrorCode::unsupported, problem.name + ": " + op_label(op_id) + ": " + why, hint);
+}
+
+// ---- drafts ---------------------------------------------------------------------------------
+
+std::vector<int> draft_op_ids(const Draft& d) {
+  std::vector<int> ids;
+  if (d.anchor >= 0) ids.push_back(d.anchor);
+  ids.insert(ids.end(), d.ops.begin(), d.ops.end());
+  ids.insert(ids.end(), d.reductions.begin(), d.reductions.end());
+  return ids;
+}
+
+std::vector<std::string> draft_locals(const LowerState& s, const Draft& d) {
+  std::vector<std::string> out;
+  if (d.kind == DraftKind::convert) return {d.dst};
+  if (!d.value.empty()) out.push_back(s.resolve(d.value).base);
+  for (int id : d.ops) out.push_back(s.resolve(s.ops[static_cast<size_t>(id)].outputs.at(0)).base);
+  return out;
+}
+
+std::vector<std::string> draft_escaping(const LowerState& s, const Draft& d) {
+  std::vector<int> inside = draft_op_ids(d);
+  std::vector<std::string> out;
+  for (const auto& t : draft_locals(s, d)) {
+    bool esc = s.is_output(t);
+    for (int c : s.consumers(t))
+      esc = esc || std::find(inside.begin(), inside.end(), c) == inside.end();
+    if (esc) out.push_back(t);
+  }
+  return out;
+}
+
+// ---- op classes -----------------------------------------------------------------------------
+
+bool is_gemm_op(const std::string& n) {
+  return n == "linear" || n == "matmul" || n == "mm" || n == "bmm" || n == "addmm" || n == "baddbmm";
+}
+
+OpClass op_class(const problem::Op& op) {
+  static const std::set<std::string> views = {"view",    "reshape", "permute", "transpose", "t",
+                                              "squeeze", "unsqueeze", "flatten", "contiguous",
+                                              "clone",   "dropout", "expand"};
+  static const std::set<std::string> elementwise = {
+      "add",  "sub",     "mul",        "div",        "pow",         "maximum",     "minimum",
+      "neg",  "abs",     "exp",        "log",        "sqrt",        "rsqrt",       "reciprocal",
+      "square", "tanh",  "sigmoid",    "relu",       "relu6",       "leaky_relu",  "gelu",
+      "silu", "mish",    "softplus",   "elu",        "selu",        "celu",        "softsign",
+      "hardtanh", "clamp", "hardswish", "hardsigmoid", "log_sigmoid", "to"};
+  static const std::set<std::string> row_ops = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+  static const std::set<std::string> reductions = {"sum",  "mean",   "amax",   "amin",     "max",
+                                                   "min",  "argmax", "argmin", "logsumexp"};
+  static const std::set<std::string> losses = {"mse_loss",  "l1_loss",      "smooth_l1_loss",
+                                               "huber_loss", "kl_div",      "cross_entropy",
+                                               "hinge_embedding_loss"};
+  const std::string& n = op.op;
+  if (views.count(n)) return OpClass::view;
+  if (is_gemm_op(n)) return OpClass::gemm;
+  if (elementwise.count(n)) return OpClass::elementwise;
+  if (row_ops.count(n)) return OpClass::row_op;
+  if (reductions.count(n)) return OpClass::reduction;
+  if (losses.count(n)) return OpClass::loss;
+  if (n == "cumsum" || n == "cumprod") return OpClass::scan;
+  return OpClass::unsupported;
+}
+
+// ---- attributes -----------------------------------------------------------------------------
+
+double attr_number(const problem::Op& op, const char* key, double def) {
+  return attr_opt_number(op, key).value_or(def);
+}
+
+std::optional<double> attr_opt_number(const problem::Op& op, const char* key) {
+  if (!op.attrs.is_object() || !op.attrs.contains(key)) return std::nullopt;
+  const auto& v = op.attrs.at(key);
+  if (v.is_number()) return v.get<double>();
+  if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+std::string attr_string(const problem::Op& op, const char* key, const std::string& def) {
+  if (!op.attrs.is_object() || !op.attrs.contains(key)) return def;
+  const auto& v = op.attrs.at(key);
+  return v.is_string() ? v.get<std::string>() : def;
+}
+
+bool attr_bool(const problem::Op& op, const char* key, bool def) {
+  if (!op.attrs.is_object() || !op.attrs.contains(key)) return def;
+  const auto& v = op.attrs.at(key);
+  return v.is_boolean() ? v.get<bool>() : def;
+}
+
+std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank) {
+  const nlohmann::json* v = nullptr;
+  if (op.attrs.is_object() && op.attrs.contains("dims")) v = &op.attrs.at("dims");
+  else if (op.attrs.is_object() && op.attrs.contains("dim")) v = &op.attrs.at("dim");
+  if (!v || v->is_null()) return std::nullopt;
+  std::vector<int> out;
+  auto add = [&](const nlohmann::json& d) {
+    if (!d.is_number_integer()) return;
+    int x = d.get<int>();
+    out.push_back(x < 0 ? x + rank : x);
+  };
+  if (v->is_array())
+    for (const auto& d : *v) add(d);
+  else
+    add(*v);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::vector<int64_t> squeeze_leading(const std::vector<int64_t>& s) {
+  size_t i = 0;
+  while (i + 1 < s.size() && s[i] == 1) ++i;
+  return std::vector<int64_t>(s.begin() + static_cast<std::ptrdiff_t>(i), s.end());
+}
+
+}  // namespace ucut::lower

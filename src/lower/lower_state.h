@@ -1,0 +1,125 @@
+// The lowering's working state: a mutable copy of the problem's tensors and ops (passes may add
+// synthetic ones), the view aliases, and the list of draft stages that pass_emit turns into a
+// dsl::Program. A Draft is a stage before it has expressions: an anchor op (the GEMM, the row
+// operation, the reduction, the scan) plus the elementwise ops fused after it, in order.
+// Shared helpers (op classes, attributes, shapes) live in lower_state.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+#include "lower/lower.h"
+#include "problem/problem.h"
+#include "support/result.h"
+
+namespace ucut::lower {
+
+// What kind of work an op is, for the passes.
+enum class OpClass {
+  view,         // aliases its input: reshape, transpose, contiguous, dropout (eval), ...
+  gemm,         // linear, matmul, mm, bmm, addmm, baddbmm
+  elementwise,  // one value per output element from broadcast inputs (lower_expr.h vocabulary)
+  row_op,       // softmax, log_softmax, layer_norm, rms_norm over the last dimension
+  reduction,    // sum, mean, amax, amin, max, min, logsumexp, argmax, argmin over dims
+  loss,         // mse_loss, l1_loss, ... reduced to one value
+  scan,         // cumsum, cumprod
+  unsupported,
+};
+
+enum class DraftKind { gemm, rowwise, reduce, scan, elementwise, convert };
+
+const char* draft_kind_name(DraftKind k);
+
+// A tensor seen through view ops: the stored tensor and whether the last two dims are swapped.
+struct View {
+  std::string base;
+  bool transposed = false;
+};
+
+struct GemmPlan {
+  std::string a, b;              // operand tensors (view bases)
+  bool a_t = false, b_t = false; // written X.T
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  std::string bias;              // linear's bias [N]: acc + bias[col]
+  std::string c;                 // addmm/baddbmm's input: alpha*acc + beta*c
+  double alpha = 1, beta = 1;
+  dsl::Precision precision = dsl::Precision::auto_;
+};
+
+struct Draft {
+  DraftKind kind = DraftKind::elementwise;
+  int anchor = -1;               // op id (gemm, rowwise, reduce, scan); -1 for elementwise/convert
+  std::vector<int> ops;          // elementwise ops fused after the anchor, in order
+  std::vector<int> reductions;   // gemm: reductions computed in the epilogue (pass_row_reductions)
+  std::string value;             // the tensor the anchor produces (what `acc` is); "" otherwise
+  GemmPlan gemm;
+  std::string src, dst;          // convert: dst = src in another dtype
+  std::string op;                // rowwise/reduce/scan: the DSL operation name
+};
+
+struct LowerState {
+  LowerState(const problem::Problem& p, const LowerOptions& o);
+
+  const problem::Problem& problem;
+  LowerOptions options;
+  std::vector<problem::Tensor> tensors;   // problem tensors plus synthetic ones
+  std::vector<problem::Op> ops;           // problem ops plus synthetic ones; ops[i].id == i
+  std::vector<bool> dead;                 // per op: its result reaches no output
+  std::vector<OpClass> cls;               // per op
+  std::map<std::string, View> views;      // view-op outputs -> what they alias
+  std::vector<Draft> drafts;              // the stages, in run order
+  std::map<std::string, std::vector<int64_t>> decl_shape;  // DSL shape where it differs
+  std::map<std::string, dsl::DType> decl_dtype;            // synthetic tensors' DSL dtype
+  std::vector<std::string> notes;
+
+  const problem::Tensor* tensor(const std::string& name) const;
+  const problem::Tensor& need(const std::string& name) const;  // UCUT_CHECKed lookup
+  // Follows view aliases to the stored tensor.
+  View resolve(const std::string& name) const;
+  // Ops (live, not views) that read `name` directly or through views.
+  std::vector<int> consumers(const std::string& name) const;
+  bool is_output(const std::string& name) const;
+  // Adds a synthetic tensor (kind intermediate) and returns its unique name.
+  std::string add_tensor(const std::string& stem, problem::DType dtype, std::vector<int64_t> shape);
+  // Adds a synthetic op and returns its id.
+  int add_op(problem::Op op);
+  // The draft that produces `tensor` (after views), or -1 for tensors no draft writes.
+  int producer(const std::string& tensor) const;
+  // "op 3 (conv2d)" for messages.
+  std::string op_label(int id) const;
+  Error unsupported(int op_id, const std::string& why, const std::string& hint = {}) const;
+};
+
+// ---- drafts ---------------------------------------------------------------------------------
+
+// Stored tensors (view bases) a draft computes in registers: the anchor's value and the fused
+// ops' outputs. Any of them can be stored; the others live only inside the stage.
+std::vector<std::string> draft_locals(const LowerState& s, const Draft& d);
+// The locals read outside the draft or returned by the problem: what the stage must store.
+std::vector<std::string> draft_escaping(const LowerState& s, const Draft& d);
+// Op ids a draft covers (anchor, fused ops, epilogue reductions).
+std::vector<int> draft_op_ids(const Draft& d);
+
+// ---- helpers shared by the passes ---------------------------------------------------------
+
+OpClass op_class(const problem::Op& op);
+bool is_gemm_op(const std::string& name);
+
+// Attribute readers with PyTorch defaults; a null attribute reads as the default.
+double attr_number(const problem::Op& op, const char* key, double def);
+std::optional<double> attr_opt_number(const problem::Op& op, const char* key);
+std::string attr_string(const problem::Op& op, const char* key, const std::string& def);
+bool attr_bool(const problem::Op& op, const char* key, bool def);
+// `dims` / `dim` as a list normalized to [0, rank); nullopt when absent or null (all dims).
+std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank);
+
+std::string shape_str(const std::vector<int64_t>& s);
+// The shape with leading 1s removed ([1, 1, 64] -> [64]).
+std::vector<int64_t> squeeze_leading(const std::vector<int64_t>& s);
+
+}  // namespace ucut::lower

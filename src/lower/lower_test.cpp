@@ -1,0 +1,136 @@
+// Golden lowering tests: every tests/golden/lower/<name>.json lowers to exactly <name>.ucut (or
+// fails with exactly the message in <name>.err), and every lowered text checks again through
+// dsl_compile. UCUTLASS_UPDATE_GOLDEN=1 rewrites the expected files. Plus unit tests of decisions.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "dsl/dsl.h"
+#include "lower/lower.h"
+
+namespace ucut::lower {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDir = fs::path(UCUTLASS_SOURCE_DIR) / "tests" / "golden" / "lower";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The policy a fixture is lowered under (default tf32).
+sol::Policy policy_for(const std::string& name) {
+  static const std::map<std::string, sol::Policy> table = {
+      {"bf16_convert", sol::Policy::bf16},
+      {"linear_bias_gelu_exact", sol::Policy::exact},
+  };
+  auto it = table.find(name);
+  return it == table.end() ? sol::Policy::tf32 : it->second;
+}
+
+Result<LoweredProgram> lower_file(const fs::path& json, sol::Policy policy) {
+  auto p = problem::problem_parse(slurp(json), json.filename().string());
+  if (!p) return p.error();
+  LowerOptions o;
+  o.policy = policy;
+  return lower_problem(*p, o);
+}
+
+TEST(LowerGolden, EveryFixtureMatches) {
+  bool update = (std::getenv("UCUTLASS_UPDATE_GOLDEN") || std::getenv("UCUT_UPDATE_GOLDEN"));
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kDir)) {
+    if (e.path().extension() != ".json") continue;
+    std::string name = e.path().stem().string();
+    SCOPED_TRACE(name);
+    ++n;
+    auto r = lower_file(e.path(), policy_for(name));
+    fs::path ucut = kDir / (name + ".ucut"), err = kDir / (name + ".err");
+    std::string got = r ? r->text : r.error().render() + "\n";
+    fs::path want_path = r ? ucut : err;
+    if (update) {
+      std::ofstream(want_path) << got;
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(want_path)) << "no expected file " << want_path << "; got:\n" << got;
+    EXPECT_EQ(got, slurp(want_path));
+    if (r) {
+      auto again = dsl::dsl_compile(SourceFile{name + ".ucut", r->text});
+      ASSERT_TRUE(again.program.has_value()) << "lowered text does not check";
+      EXPECT_EQ(dsl::dsl_print(*again.program), r->text);
+    } else {
+      EXPECT_EQ(r.error().code, ErrorCode::unsupported) << got;
+    }
+  }
+  EXPECT_GE(n, 15) << "fixtures missing from " << kDir;
+}
+
+TEST(Lower, ExactPolicyUsesF32x3) {
+  auto r = lower_file(kDir / "linear_bias_gelu.json", sol::Policy::exact);
+  ASSERT_TRUE(r) << r.error().render();
+  const auto& g = std::get<dsl::GemmStage>(r->program.stages.at(0).body);
+  EXPECT_EQ(g.knobs.precision, dsl::Precision::f32x3);
+  EXPECT_FALSE(g.knobs.tile.has_value());  // everything but the precision is auto
+}
+
+TEST(Lower, Tf32PolicyUsesTf32WhenKMajor) {
+  auto r = lower_file(kDir / "linear_bias_gelu.json", sol::Policy::tf32);
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 1u);  // bias and GELU fused into the epilogue
+  EXPECT_EQ(std::get<dsl::GemmStage>(r->program.stages[0].body).knobs.precision, dsl::Precision::tf32);
+}
+
+TEST(Lower, Tf32FallsBackToF32x3ForKNByB) {
+  auto r = lower_file(kDir / "matmul_transposed.json", sol::Policy::tf32);
+  ASSERT_TRUE(r) << r.error().render();
+  const auto& g = std::get<dsl::GemmStage>(r->program.stages.at(0).body);
+  EXPECT_EQ(g.knobs.precision, dsl::Precision::f32x3);
+  EXPECT_TRUE(g.a.transposed);
+  bool noted = false;
+  for (const auto& n : r->notes) noted = noted || n.find("tf32 is not possible") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Lower, Bf16PolicyConvertsLargeGemm) {
+  auto r = lower_file(kDir / "bf16_convert.json", sol::Policy::bf16);
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 3u);  // two conversions, then the GEMM
+  EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(r->program.stages[0].body));
+  EXPECT_EQ(std::get<dsl::GemmStage>(r->program.stages[2].body).knobs.precision, dsl::Precision::bf16);
+}
+
+TEST(Lower, Bf16PolicyKeepsTf32ForSmallGemm) {
+  // 512x2048x1024: the conversions cost more than the BF16 rate saves.
+  auto r = lower_file(kDir / "linear_bias_gelu.json", sol::Policy::bf16);
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 1u);
+  EXPECT_EQ(std::get<dsl::GemmStage>(r->program.stages[0].body).knobs.precision, dsl::Precision::tf32);
+}
+
+TEST(Lower, RowReductionGoesIntoTheEpilogue) {
+  auto r = lower_file(kDir / "gemm_rowsum.json", sol::Policy::tf32);
+  ASSERT_TRUE(r) << r.error().render();
+  const auto& g = std::get<dsl::GemmStage>(r->program.stages.at(0).body);
+  bool has_reduce = false;
+  for (const auto& st : g.epilogue.stmts) has_reduce = has_reduce || st.kind == dsl::EpilogueStmt::Kind::reduce;
+  EXPECT_TRUE(has_reduce);
+  EXPECT_EQ(r->program.stages.size(), 2u);  // the GEMM, then the mean's scale and *2
+}
+
+TEST(Lower, UnsupportedNamesTheOp) {
+  auto r = lower_file(kDir / "unsupported_conv.json", sol::Policy::tf32);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("op 0 (conv2d)"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace ucut::lower

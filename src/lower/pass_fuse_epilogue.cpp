@@ -1,0 +1,118 @@
+// pass_fuse_epilogue: moves each single-op elementwise draft into the draft that computes its
+// input (a GEMM, rowwise or reduce epilogue, or an earlier elementwise body), in run order, so a
+// chain such as linear -> +bias -> *scale -> gelu becomes one stage. An op joins a draft when
+//   - one of its inputs is a value the draft computes (its anchor value or a fused op's result),
+//   - every other input can be read in that block (constant, v[row], v[col], a full tensor of
+//     the block's shape; broadcast in elementwise bodies) and is ready before the draft runs,
+//   - its result has the block's shape, and a GEMM epilogue still reads at most one full tensor.
+// Whether the fused draft can store all it must is settled later by pass_split_stores.
+// Runs after pass_simt_stages. Golden tests: tests/golden/lower/linear_bias_gelu.json,
+// swish_residual.json.
+#include <algorithm>
+
+#include "lower/lower_expr.h"
+#include "lower/passes.h"
+
+namespace ucut::lower {
+
+namespace {
+
+int64_t numel(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (auto d : v) n *= d;
+  return n;
+}
+
+bool accepts_epilogue(const Draft& d) {
+  switch (d.kind) {
+    case DraftKind::gemm:
+    case DraftKind::elementwise:
+    case DraftKind::reduce: return true;
+    case DraftKind::rowwise: return d.op != "argmax" && d.op != "argmin";
+    default: return false;
+  }
+}
+
+// Full-size tensors a GEMM epilogue reads (CUTLASS's sm90 epilogue has one source operand, C).
+std::set<std::string> gemm_full_loads(const LowerState& s, const Draft& d) {
+  std::set<std::string> full;
+  BlockCtx ctx = lower_block_ctx(s, d);
+  auto locals = draft_locals(s, d);
+  std::vector<std::string> reads;
+  if (!d.gemm.c.empty()) reads.push_back(d.gemm.c);
+  for (int id : d.ops)
+    for (const auto& in : s.ops[static_cast<size_t>(id)].inputs)
+      if (in.is_tensor()) reads.push_back(in.tensor);
+  for (const auto& r : reads) {
+    std::string base = s.resolve(r).base;
+    if (std::find(locals.begin(), locals.end(), base) != locals.end()) continue;
+    std::string why;
+    auto p = lower_load_plan(s, r, ctx, why);
+    if (p && p->kind == LoadPlan::Kind::full) full.insert(p->tensor);
+  }
+  return full;
+}
+
+bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
+  Draft& p = s.drafts[pi];
+  if (!accepts_epilogue(p)) return false;
+  auto locals = draft_locals(s, p);
+  BlockCtx ctx = lower_block_ctx(s, p);
+  // The result has the block's shape (numel and, ignoring leading 1s, extents).
+  const auto& out_shape = s.need(op.outputs[0]).shape;
+  if (numel(out_shape) != numel(ctx.shape) || squeeze_leading(out_shape) != squeeze_leading(ctx.shape)) {
+    // A GEMM over [B, S, K] keeps [B, S, N]; the op may see the same shape.
+    if (numel(out_shape) != numel(ctx.shape) || out_shape.size() != ctx.shape.size()) return false;
+  }
+  bool uses_local = false;
+  std::set<std::string> new_full;
+  for (const auto& in : op.inputs) {
+    if (!in.is_tensor()) continue;
+    std::string base = s.resolve(in.tensor).base;
+    if (std::find(locals.begin(), locals.end(), base) != locals.end()) {
+      uses_local = true;
+      // Locals must be read with the block's own shape (no broadcasting of a computed value).
+      if (numel(s.need(in.tensor).shape) != numel(ctx.shape)) return false;
+      continue;
+    }
+    int prod = s.producer(in.tensor);
+    if (prod >= static_cast<int>(pi)) return false;  // not ready before the draft runs
+    std::string why;
+    auto plan = lower_load_plan(s, in.tensor, ctx, why);
+    if (!plan) return false;
+    if (plan->kind == LoadPlan::Kind::full) new_full.insert(plan->tensor);
+  }
+  if (!uses_local) return false;
+  if (p.kind == DraftKind::gemm) {
+    auto full = gemm_full_loads(s, p);
+    full.insert(new_full.begin(), new_full.end());
+    if (full.size() > 1) return false;
+  }
+  p.ops.push_back(op.id);
+  return true;
+}
+
+}  // namespace
+
+Status pass_fuse_epilogue(LowerState& s) {
+  for (size_t j = 0; j < s.drafts.size();) {
+    Draft& e = s.drafts[j];
+    if (e.kind != DraftKind::elementwise || e.ops.size() != 1) {
+      ++j;
+      continue;
+    }
+    const problem::Op& op = s.ops[static_cast<size_t>(e.ops[0])];
+    // The latest earlier draft computing one of the inputs.
+    int target = -1;
+    for (const auto& in : op.inputs)
+      if (in.is_tensor()) target = std::max(target, s.producer(in.tensor));
+    if (target >= 0 && target < static_cast<int>(j) && try_fuse(s, static_cast<size_t>(target), op)) {
+      s.drafts.erase(s.drafts.begin() + static_cast<std::ptrdiff_t>(j));
+      continue;
+    }
+    ++j;
+  }
+  return ok_status();
+}
+
+}  // namespace ucut::lower

@@ -1,0 +1,98 @@
+// pass_match_gemm: one gemm draft per GEMM-family op (linear, matmul, mm, bmm, addmm, baddbmm):
+// operands through their views (a swap of the last two dims is `X.T`), M, N, K and the batch
+// (3-D x 2-D folds the batch into M, as a Linear over [B, S, K] does), linear's bias as
+// `acc + b[col]`, addmm's `alpha*acc + beta*c`. Runs after pass_check_ops.
+// Golden tests: tests/golden/lower/linear_bias_gelu.json, bmm_scale.json, addmm.json.
+#include "lower/lower_expr.h"
+#include "lower/passes.h"
+
+namespace ucut::lower {
+
+namespace {
+
+struct Operand {
+  std::string base;
+  bool t = false;
+  std::vector<int64_t> shape;  // of the stored tensor
+};
+
+Operand operand(const LowerState& s, const std::string& name) {
+  View v = s.resolve(name);
+  return Operand{v.base, v.transposed, lower_decl_shape(s, v.base)};
+}
+
+// rows x cols of the matrix the GEMM reads (after the transpose).
+void dims_of(const Operand& o, int64_t& rows, int64_t& cols) {
+  size_t r = o.shape.size();
+  rows = o.shape[r - 2];
+  cols = o.shape[r - 1];
+  if (o.t) std::swap(rows, cols);
+}
+
+}  // namespace
+
+Status pass_match_gemm(LowerState& s) {
+  for (const auto& op : s.ops) {
+    size_t i = static_cast<size_t>(op.id);
+    if (s.dead[i] || s.cls[i] != OpClass::gemm) continue;
+    if (op.outputs.size() != 1) return s.unsupported(op.id, "a GEMM op has one output");
+    Draft d;
+    d.kind = DraftKind::gemm;
+    d.anchor = op.id;
+    d.value = op.outputs[0];
+    GemmPlan& g = d.gemm;
+    bool linear = op.op == "linear";
+    bool addmm = op.op == "addmm" || op.op == "baddbmm";
+    size_t ia = addmm ? 1 : 0, ib = ia + 1;
+    if (op.inputs.size() < ib + 1 || !op.inputs[ia].is_tensor() || !op.inputs[ib].is_tensor())
+      return s.unsupported(op.id, "expected two tensor operands");
+    Operand a = operand(s, op.inputs[ia].tensor), b = operand(s, op.inputs[ib].tensor);
+    if (linear) b.t = !b.t;  // linear(x, W) = x @ W.T
+    if (a.shape.size() < 2 || b.shape.size() < 2)
+      return s.unsupported(op.id, "a 1-D matmul operand is a matrix-vector product, which the gemm stage does not express",
+                           "unsqueeze the vector to a matrix in PyTorch");
+    if (a.shape.size() > 3 || b.shape.size() > 3)
+      return s.unsupported(op.id, "operands of rank above 3 (" + shape_str(a.shape) + ", " + shape_str(b.shape) +
+                                      ") are not expressible; a gemm stage takes [M, K] or [L, M, K]",
+                           "flatten the leading dimensions in PyTorch");
+    int64_t ar, ac, br, bc;
+    dims_of(a, ar, ac);
+    dims_of(b, br, bc);
+    if (ac != br)
+      return s.unsupported(op.id, "inner dimensions differ: " + shape_str(a.shape) + " and " + shape_str(b.shape));
+    int64_t la = a.shape.size() == 3 ? a.shape[0] : 0, lb = b.shape.size() == 3 ? b.shape[0] : 0;
+    if (la && lb && la != lb) return s.unsupported(op.id, "batch sizes differ");
+    if (!la && lb)
+      return s.unsupported(op.id, "a 2-D A with a batched B is not generated (only a shared 2-D B is)",
+                           "write the product the other way round (B^T A^T) or give A a batch dimension");
+    if (la && !lb && a.t)
+      return s.unsupported(op.id, "a 2-D B is shared across batches only when A is untransposed");
+    g.a = a.base;
+    g.b = b.base;
+    g.a_t = a.t;
+    g.b_t = b.t;
+    g.m = ar;
+    g.n = bc;
+    g.k = ac;
+    g.batch = std::max<int64_t>({la, lb, 1});
+    if (linear && op.inputs.size() > 2 && op.inputs[2].is_tensor()) g.bias = op.inputs[2].tensor;
+    if (addmm) {
+      if (!op.inputs[0].is_tensor()) return s.unsupported(op.id, "addmm's input must be a tensor");
+      g.c = op.inputs[0].tensor;
+      g.alpha = attr_number(op, "alpha", 1);
+      g.beta = attr_number(op, "beta", 1);
+    }
+    // The stage computes [M, N] or [L, M, N]; a Linear over [B, S, K] writes [B, S, N] as well.
+    std::vector<int64_t> out = g.batch > 1 ? std::vector<int64_t>{g.batch, g.m, g.n} : std::vector<int64_t>{g.m, g.n};
+    View ov = s.resolve(d.value);
+    if (lower_decl_shape(s, ov.base) != out) {
+      if (s.need(ov.base).numel() != g.batch * g.m * g.n)
+        return s.unsupported(op.id, "output '" + d.value + "' does not hold the product's " + shape_str(out));
+      s.decl_shape[ov.base] = out;
+    }
+    s.drafts.push_back(std::move(d));
+  }
+  return ok_status();
+}
+
+}  // namespace ucut::lower

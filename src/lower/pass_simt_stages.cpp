@@ -1,0 +1,142 @@
+// pass_simt_stages: one draft per non-GEMM anchor op and one elementwise draft per remaining
+// elementwise op, then all drafts sorted by their first op (run order):
+//   softmax / log_softmax / layer_norm / rms_norm over the last dim  -> rowwise
+//   sum / mean / max / min / amax / amin / argmax / argmin / logsumexp over the last dim -> rowwise
+//   sum / mean / max / min over other dims or all dims               -> reduce (dims=[...])
+//   mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, hinge_embedding_loss, cross_entropy
+//                                                                     -> reduce (loss)
+//   cumsum / cumprod                                                  -> scan
+// Runs after pass_match_gemm. Golden tests: tests/golden/lower/softmax.json, layer_norm.json,
+// reduce_sum.json, mse_loss.json, cumsum.json.
+#include <algorithm>
+
+#include "lower/lower_expr.h"
+#include "lower/passes.h"
+
+namespace ucut::lower {
+
+namespace {
+
+// The DSL operation of a last-dim reduction (rowwise), or "".
+std::string rowwise_reduction(const std::string& op) {
+  if (op == "sum" || op == "mean" || op == "max" || op == "min" || op == "argmax" || op == "argmin" ||
+      op == "logsumexp")
+    return op;
+  if (op == "amax") return "max";
+  if (op == "amin") return "min";
+  return "";
+}
+
+Status extra_outputs_dead(const LowerState& s, const problem::Op& op) {
+  for (size_t k = 1; k < op.outputs.size(); ++k)
+    if (!s.consumers(op.outputs[k]).empty() || s.is_output(op.outputs[k]))
+      return s.unsupported(op.id, "its output '" + op.outputs[k] + "' (the indices) is used; a stage writes one output",
+                           "use argmax/argmin for the indices");
+  return ok_status();
+}
+
+Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
+  Draft d;
+  d.anchor = op.id;
+  d.value = op.outputs.at(0);
+  const std::string& n = op.op;
+  const problem::Tensor& in = s.need(s.resolve(op.inputs.at(0).tensor).base);
+  int rank = static_cast<int>(in.shape.size());
+  if (n == "softmax" || n == "log_softmax") {
+    auto dims = attr_dims(op, rank);
+    if (rank == 0 || (dims && (dims->size() != 1 || (*dims)[0] != rank - 1)))
+      return s.unsupported(op.id, n + " over a dimension other than the last; rowwise stages work over the last dimension",
+                           "transpose so the softmax dimension is last");
+    d.kind = DraftKind::rowwise;
+    d.op = n;
+    return d;
+  }
+  if (n == "layer_norm" || n == "rms_norm") {
+    std::vector<int64_t> ns;
+    if (op.attrs.contains("normalized_shape") && op.attrs.at("normalized_shape").is_array())
+      for (const auto& v : op.attrs.at("normalized_shape")) ns.push_back(v.get<int64_t>());
+    if (rank == 0 || ns != std::vector<int64_t>{in.shape.back()})
+      return s.unsupported(op.id, n + " over normalized_shape " + shape_str(ns) + "; rowwise stages normalize the last dimension only",
+                           "normalize over the last dimension");
+    for (size_t k = 1; k < op.inputs.size(); ++k)
+      if (op.inputs[k].is_tensor() && s.need(s.resolve(op.inputs[k].tensor).base).numel() != in.shape.back())
+        return s.unsupported(op.id, "the weight/bias of " + n + " must have one value per column");
+    d.kind = DraftKind::rowwise;
+    d.op = n;
+    return d;
+  }
+  if (s.cls[static_cast<size_t>(op.id)] == OpClass::reduction) {
+    Status st = extra_outputs_dead(s, op);
+    if (!st) return st.error();
+    auto dims = attr_dims(op, rank);
+    bool last = rank > 0 && dims && dims->size() == 1 && (*dims)[0] == rank - 1;
+    if (last) {
+      d.kind = DraftKind::rowwise;
+      d.op = rowwise_reduction(n);
+      return d;
+    }
+    std::string rop = n == "amax" ? "max" : n == "amin" ? "min" : n;
+    if (rop != "sum" && rop != "mean" && rop != "max" && rop != "min")
+      return s.unsupported(op.id, n + " over dims other than the last is not a reduce operation (sum, mean, max, min are)");
+    d.kind = DraftKind::reduce;
+    d.op = rop;
+    return d;
+  }
+  if (s.cls[static_cast<size_t>(op.id)] == OpClass::loss) {
+    static const std::map<std::string, std::string> names = {
+        {"mse_loss", "mse"},     {"l1_loss", "l1"},         {"smooth_l1_loss", "smooth_l1"},
+        {"huber_loss", "huber"}, {"kl_div", "kl_div"},      {"hinge_embedding_loss", "hinge"},
+        {"cross_entropy", "cross_entropy"}};
+    std::string red = attr_string(op, "reduction", "mean");
+    if (red != "mean" && red != "sum" && !(n == "kl_div" && red == "batchmean"))
+      return s.unsupported(op.id, "reduction='" + red + "': a reduce loss produces one value (mean or sum)");
+    if (n == "kl_div" && attr_bool(op, "log_target", false))
+      return s.unsupported(op.id, "kl_div with log_target=True is not the reduce kl_div");
+    if (n == "hinge_embedding_loss" && attr_number(op, "margin", 1) != 1)
+      return s.unsupported(op.id, "hinge_embedding_loss with a margin other than 1");
+    if (n == "cross_entropy" && (attr_number(op, "label_smoothing", 0) != 0 || op.inputs.size() > 2))
+      return s.unsupported(op.id, "cross_entropy with weights or label smoothing");
+    if (op.inputs.size() < 2 || !op.inputs[1].is_tensor())
+      return s.unsupported(op.id, "a loss takes an input and a target tensor");
+    d.kind = DraftKind::reduce;
+    d.op = names.at(n);
+    return d;
+  }
+  if (n == "cumsum" || n == "cumprod") {
+    d.kind = DraftKind::scan;
+    d.op = n;
+    return d;
+  }
+  return s.unsupported(op.id, "no stage kind for this op");
+}
+
+int first_op(const Draft& d) {
+  if (d.anchor >= 0) return d.anchor;
+  return d.ops.empty() ? 1 << 30 : d.ops.front();
+}
+
+}  // namespace
+
+Status pass_simt_stages(LowerState& s) {
+  for (const auto& op : s.ops) {
+    size_t i = static_cast<size_t>(op.id);
+    if (s.dead[i]) continue;
+    OpClass c = s.cls[i];
+    if (c == OpClass::row_op || c == OpClass::reduction || c == OpClass::loss || c == OpClass::scan) {
+      auto d = anchor_draft(s, op);
+      if (!d) return d.error();
+      s.drafts.push_back(std::move(*d));
+    } else if (c == OpClass::elementwise) {
+      if (op.outputs.size() != 1) return s.unsupported(op.id, "an elementwise op has one output");
+      Draft d;
+      d.kind = DraftKind::elementwise;
+      d.ops = {op.id};
+      s.drafts.push_back(std::move(d));
+    }
+  }
+  std::stable_sort(s.drafts.begin(), s.drafts.end(),
+                   [](const Draft& a, const Draft& b) { return first_op(a) < first_op(b); });
+  return ok_status();
+}
+
+}  // namespace ucut::lower

@@ -1,0 +1,79 @@
+// pass_views: turns view ops into aliases (LowerState::views) so later passes see stored
+// tensors: reshape/view/flatten/squeeze/unsqueeze/contiguous/clone/dropout (eval) alias their
+// input; t/transpose/permute that swap the last two dims alias it transposed, which a GEMM
+// operand expresses as `X.T`. Whether a consumer can read an alias is checked by
+// pass_check_ops. Runs after pass_dead_ops. Golden test: tests/golden/lower/matmul_transposed.json.
+#include "lower/passes.h"
+
+namespace ucut::lower {
+
+namespace {
+
+// Whether a transpose/permute swaps exactly the last two dims of a rank-r tensor.
+bool swaps_last_two(const problem::Op& op, int rank) {
+  if (op.op == "t") return rank == 2;
+  if (rank < 2) return false;
+  if (op.op == "transpose") {
+    int d0 = static_cast<int>(attr_number(op, "dim0", 0)), d1 = static_cast<int>(attr_number(op, "dim1", 1));
+    if (d0 < 0) d0 += rank;
+    if (d1 < 0) d1 += rank;
+    return (d0 == rank - 1 && d1 == rank - 2) || (d0 == rank - 2 && d1 == rank - 1);
+  }
+  // permute: identity on the leading dims, the last two swapped.
+  if (!op.attrs.contains("dims") || !op.attrs.at("dims").is_array()) return false;
+  const auto& d = op.attrs.at("dims");
+  if (static_cast<int>(d.size()) != rank) return false;
+  for (int i = 0; i < rank; ++i) {
+    int want = i < rank - 2 ? i : (i == rank - 2 ? rank - 1 : rank - 2);
+    int got = d[static_cast<size_t>(i)].get<int>();
+    if (got < 0) got += rank;
+    if (got != want) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status pass_views(LowerState& s) {
+  for (const auto& op : s.ops) {
+    if (s.dead[static_cast<size_t>(op.id)] || s.cls[static_cast<size_t>(op.id)] != OpClass::view) continue;
+    if (op.inputs.empty() || !op.inputs[0].is_tensor() || op.outputs.size() != 1)
+      return s.unsupported(op.id, "a view op needs one tensor input and one output");
+    const std::string& in = op.inputs[0].tensor;
+    const std::string& out = op.outputs[0];
+    int rank = static_cast<int>(s.need(in).shape.size());
+    View v{in, false};
+    if (op.op == "t" || op.op == "transpose" || op.op == "permute") {
+      if (!swaps_last_two(op, rank))
+        return s.unsupported(op.id, "only permutations that swap the last two dimensions are expressible "
+                                    "(as a transposed GEMM operand)",
+                             "move the permute next to a matmul, or keep this step in PyTorch");
+      v.transposed = true;
+    } else if (op.op == "dropout") {
+      if (attr_bool(op, "training", false) || attr_bool(op, "train", false))
+        return s.unsupported(op.id, "dropout in training mode is random; only eval-mode dropout (identity) lowers");
+    } else if (op.op == "expand") {
+      if (s.need(out).shape != s.need(in).shape && s.need(out).numel() != s.need(in).numel()) {
+        // An expand is a broadcast: consumers read the input with broadcasting instead.
+      }
+    } else if (s.resolve(in).transposed && s.need(out).shape != s.need(in).shape) {
+      return s.unsupported(op.id, "a reshape of a transposed tensor needs a copy, which the language has no stage for");
+    }
+    // `return y.view(...)`: the output is what the stage must write, so the intermediate
+    // becomes the alias of the output instead (same elements, same order).
+    const problem::Tensor& src = s.need(in);
+    if (!v.transposed && s.is_output(out) && src.kind == problem::TensorKind::intermediate &&
+        !s.views.count(in) && !s.is_output(in) && s.consumers(in).empty()) {
+      s.views[in] = View{out, false};
+      continue;
+    }
+    if (s.is_output(out))
+      return s.unsupported(op.id, "output '" + out + "' is a " + op.op + " of '" + in +
+                                      "', which other ops also read; a stage cannot write one tensor under two shapes",
+                           "return the tensor before the " + op.op + ", or reshape it in PyTorch after the kernel");
+    s.views[out] = v;
+  }
+  return ok_status();
+}
+
+}  // namespace ucut::lower

@@ -1,0 +1,93 @@
+// The optimization memory on disk: experiences and priors in the result store's SQLite file
+// (tables added by migration 1 -> 2 in store_schema.cpp; `ucutlass memory` reads them). Curation
+// rules (docs/memory.md): a record is deduplicated by canonical program hash (a repeated pair or
+// winning configuration merges into the existing row: seen / wins grow, the best gain is kept);
+// the memory is capped, and when over the cap the least useful records are evicted, by
+// usefulness (experience_usefulness / prior_usefulness), counted in memory_meta and reported;
+// nothing is ever deleted any other way. Import merges through the same dedup path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memory/experience.h"
+#include "support/result.h"
+
+struct sqlite3;
+
+namespace ucut::memory {
+
+struct MemoryQuery {
+  std::string cls, gpu, policy;  // exact matches; empty matches anything
+  std::string bucket;            // preferred bucket: nearer buckets come first
+  int max_distance = 1000;       // drop records whose bucket is farther than this
+  int limit = 20;
+};
+
+struct MemoryCaps {
+  int experiences = 5000;
+  int priors = 2000;
+};
+
+struct MemoryStats {
+  std::string path;
+  int experiences = 0, priors = 0;
+  int classes = 0;
+  int64_t evicted_experiences = 0, evicted_priors = 0;
+  int64_t merged = 0;            // duplicates folded into existing records
+  double best_gain = 0;
+};
+
+struct ImportCounts {
+  int experiences = 0, priors = 0;  // records read
+  int evicted = 0;
+};
+
+class MemoryDb {
+ public:
+  // Opens the store at `path` (creating and migrating it through store_open_sqlite).
+  static Result<std::unique_ptr<MemoryDb>> open(const std::string& path, MemoryCaps caps = {});
+  ~MemoryDb();
+  MemoryDb(const MemoryDb&) = delete;
+  MemoryDb& operator=(const MemoryDb&) = delete;
+
+  // Adds or merges; returns the record's id. Then curates to the caps.
+  Result<int64_t> add_experience(const Experience& e);
+  Result<int64_t> add_prior(const Prior& p);
+
+  // Best first: nearest bucket, then most useful, then newest.
+  Result<std::vector<Experience>> experiences(const MemoryQuery& q);
+  Result<std::vector<Prior>> priors(const MemoryQuery& q);
+  Result<std::optional<Experience>> experience(int64_t id);
+  Result<std::optional<Prior>> prior(int64_t id);
+
+  // Usage feedback from a search: the record seeded it (uses + 1) and, when `helped`, produced
+  // the search's best (helps + 1).
+  Status mark_prior_used(int64_t id, bool helped);
+  Status mark_experience_used(int64_t id, bool helped);
+
+  // Evicts the least useful records beyond the caps; returns how many went.
+  Result<int> curate();
+  Result<MemoryStats> stats();
+
+  // {"schema": "ucutlass.memory/1", "experiences": [...], "priors": [...]}
+  Result<nlohmann::json> export_json();
+  Result<ImportCounts> import_json(const nlohmann::json& doc, const std::string& source);
+
+ private:
+  MemoryDb(sqlite3* db, std::string path, MemoryCaps caps) : db_(db), path_(std::move(path)), caps_(caps) {}
+  Status exec(const std::string& sql);
+  Status bump_meta(const std::string& key, int64_t by);
+  int64_t meta(const std::string& key);
+  Result<std::vector<Experience>> load_experiences(const std::string& where, const std::vector<std::string>& args);
+  Result<std::vector<Prior>> load_priors(const std::string& where, const std::vector<std::string>& args);
+
+  sqlite3* db_;
+  std::string path_;
+  MemoryCaps caps_;
+};
+
+}  // namespace ucut::memory

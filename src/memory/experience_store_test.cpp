@@ -1,0 +1,179 @@
+#include "memory/experience_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "memory/priors.h"
+#include "memory/store.h"
+
+namespace ucut::memory {
+namespace {
+
+struct TempDb {
+  TempDb() {
+    char tmpl[] = "/tmp/ucut-memory-XXXXXX";
+    dir = mkdtemp(tmpl);
+    path = dir + "/store.db";
+  }
+  ~TempDb() { std::filesystem::remove_all(dir); }
+  std::string dir, path;
+};
+
+MemoryKey key(const std::string& bucket = "m12_n12_k12") { return {"gemm f32", bucket, "h200", "tf32"}; }
+
+Experience exp(const std::string& slow, const std::string& fast, double gain,
+               const std::string& bucket = "m12_n12_k12") {
+  return experience_make(key(bucket), "p", slow, {{"tile", slow}}, gain * 1e-3, fast,
+                         {{"tile", fast}}, 1e-3);
+}
+
+TEST(MemoryDb, DeduplicatesByProgramHashAndKeepsTheBestGain) {
+  TempDb t;
+  auto db = MemoryDb::open(t.path);
+  ASSERT_TRUE(db) << db.error().render();
+  auto a = (*db)->add_experience(exp("s1", "f1", 1.2));
+  auto b = (*db)->add_experience(exp("s1", "f1", 1.5));
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+  auto got = (*db)->experience(*a);
+  ASSERT_TRUE(got && *got);
+  EXPECT_EQ((*got)->seen, 2);
+  EXPECT_DOUBLE_EQ((*got)->gain, 1.5);
+  auto st = (*db)->stats();
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->experiences, 1);
+  EXPECT_EQ(st->merged, 1);
+}
+
+TEST(MemoryDb, EvictsByUsefulnessNeverTheHelpfulOnes) {
+  TempDb t;
+  auto db = MemoryDb::open(t.path, MemoryCaps{3, 3});
+  ASSERT_TRUE(db);
+  auto helpful = (*db)->add_experience(exp("a", "b", 1.05));  // small gain but it helped
+  ASSERT_TRUE(helpful);
+  ASSERT_TRUE((*db)->mark_experience_used(*helpful, true));
+  ASSERT_TRUE((*db)->mark_experience_used(*helpful, true));
+  ASSERT_TRUE((*db)->add_experience(exp("c", "d", 2.0)));
+  ASSERT_TRUE((*db)->add_experience(exp("e", "f", 1.5)));
+  ASSERT_TRUE((*db)->add_experience(exp("g", "h", 1.1)));  // the least useful: evicted
+  auto st = (*db)->stats();
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->experiences, 3);
+  EXPECT_EQ(st->evicted_experiences, 1);
+  auto all = (*db)->experiences(MemoryQuery{});
+  ASSERT_TRUE(all);
+  std::vector<std::string> kept;
+  for (const auto& e : *all) kept.push_back(e.slow_hash);
+  EXPECT_EQ(kept, (std::vector<std::string>{"a", "c", "e"}));
+}
+
+TEST(MemoryDb, QueriesPreferTheNearestBucketAndFilterTheKey) {
+  TempDb t;
+  auto db = MemoryDb::open(t.path);
+  ASSERT_TRUE(db);
+  Prior far, near, other;
+  far.key = key("m9_n9_k9");
+  far.config = {{"tile", "far"}};
+  far.speedup = 5;
+  near.key = key("m12_n12_k11");
+  near.config = {{"tile", "near"}};
+  near.speedup = 1.5;
+  other = near;
+  other.key.gpu = "h100-sxm";
+  other.config = {{"tile", "other-gpu"}};
+  for (const auto& p : {far, near, other}) ASSERT_TRUE((*db)->add_prior(p));
+  MemoryQuery q{"gemm f32", "h200", "tf32", "m12_n12_k12", 1000, 10};
+  auto got = (*db)->priors(q);
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].config["tile"], "near");
+  EXPECT_EQ((*got)[1].config["tile"], "far");
+  q.max_distance = 3;
+  got = (*db)->priors(q);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->size(), 1u);
+}
+
+TEST(MemoryDb, ExportImportRoundTripMergesDuplicates) {
+  TempDb t1, t2;
+  auto a = MemoryDb::open(t1.path);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE((*a)->add_experience(exp("s", "f", 1.3)));
+  Prior p;
+  p.key = key();
+  p.config = {{"tile", "f"}};
+  p.speedup = 2;
+  ASSERT_TRUE((*a)->add_prior(p));
+  auto doc = (*a)->export_json();
+  ASSERT_TRUE(doc);
+  auto b = MemoryDb::open(t2.path);
+  ASSERT_TRUE(b);
+  auto n = (*b)->import_json(*doc, "x.json");
+  ASSERT_TRUE(n) << n.error().render();
+  EXPECT_EQ(n->experiences, 1);
+  EXPECT_EQ(n->priors, 1);
+  ASSERT_TRUE((*b)->import_json(*doc, "x.json"));  // again: merged, not duplicated
+  auto st = (*b)->stats();
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->experiences, 1);
+  EXPECT_EQ(st->priors, 1);
+  auto bad = (*b)->import_json(nlohmann::json{{"schema", "other"}}, "y.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("y.json"), std::string::npos);
+}
+
+TEST(MemoryDb, SharesTheResultStoreFileWithoutTouchingItsTables) {
+  TempDb t;
+  {
+    auto store = store_open_sqlite(t.path);
+    ASSERT_TRUE(store);
+    RunInfo run;
+    run.command = "optimize p.py";
+    ASSERT_TRUE((*store)->begin_run(run));
+  }
+  auto db = MemoryDb::open(t.path);
+  ASSERT_TRUE(db);
+  ASSERT_TRUE((*db)->add_experience(exp("s", "f", 1.3)));
+  auto store = store_open_sqlite(t.path);
+  ASSERT_TRUE(store);
+  EXPECT_EQ((*store)->schema_version(), store_latest_version());
+}
+
+TEST(MemoryLearn, ImprovementsBecomeExperiencesAndTheBestAPrior) {
+  LearnInput in;
+  in.key = key();
+  in.problem = "p";
+  in.t_eager = 3e-3;
+  in.t_sol = 0.8e-3;
+  auto att = [](std::string h, bool ok, double t, int64_t prior = 0) {
+    MemoryAttempt a;
+    a.name = h;
+    a.hash = h;
+    a.config = {{"tile", h}};
+    a.ok = ok;
+    a.time_s = t;
+    a.prior_id = prior;
+    return a;
+  };
+  in.attempts = {att("a", true, 2e-3), att("b", false, 0), att("c", true, 1.99e-3),  // +0.5%: noise
+                 att("d", true, 1.5e-3, 9), att("e", true, 1.6e-3), att("f", true, 1.0e-3)};
+  auto exps = memory_learn_experiences(in);
+  ASSERT_EQ(exps.size(), 3u);
+  EXPECT_EQ(exps[0].slow_hash, "c");
+  EXPECT_EQ(exps[0].fast_hash, "d");
+  EXPECT_EQ(exps[1].slow_hash, "d");
+  EXPECT_EQ(exps[1].fast_hash, "f");
+  EXPECT_EQ(exps[2].slow_hash, "a");  // the whole trip
+  EXPECT_EQ(exps[2].fast_hash, "f");
+  auto prior = memory_learn_prior(in);
+  ASSERT_TRUE(prior);
+  EXPECT_EQ(prior->config_name, "f");
+  EXPECT_DOUBLE_EQ(prior->speedup, 3.0);
+  in.t_eager = 0.9e-3;  // nothing beat eager: no prior
+  EXPECT_FALSE(memory_learn_prior(in));
+}
+
+}  // namespace
+}  // namespace ucut::memory

@@ -1,0 +1,94 @@
+// The Problem IR in memory: one KernelBench-format problem as named tensors and an op list at
+// ATen-like granularity (docs/problem-ir.md, schema "ucutlass.problem/1"). The Python extractor
+// writes it as JSON; problem_parse reads and validates it, so every consumer (SOL, lowering,
+// evaluation) may assume names resolve, shapes are well-formed and ids are in order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/result.h"
+
+namespace ucut::problem {
+
+inline constexpr const char* kSchema = "ucutlass.problem/1";
+
+enum class DType { f16, bf16, f32, f64, i8, i16, i32, i64, u8, boolean };
+
+const char* dtype_name(DType t);                          // "f32", "bool", ...
+std::optional<DType> dtype_from_name(const std::string& name);
+const std::vector<std::string>& dtype_names();            // every name, for "did you mean"
+int dtype_bytes(DType t);
+bool dtype_is_16bit_float(DType t);                       // f16, bf16: tensor cores at BF16 rate
+
+enum class TensorKind { input, parameter, buffer, intermediate, output, constant };
+
+const char* tensor_kind_name(TensorKind k);
+std::optional<TensorKind> tensor_kind_from_name(const std::string& name);
+
+struct Tensor {
+  std::string name;
+  TensorKind kind = TensorKind::input;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;          // [] is a scalar tensor
+  std::optional<int> index;            // input / output position
+  std::string state_dict;              // parameter / buffer key
+  std::optional<double> value;         // constant: the fill value when known
+
+  int64_t numel() const;
+  int64_t bytes() const { return numel() * dtype_bytes(dtype); }
+};
+
+// An op operand: a tensor by name, or a Python number baked into the op.
+struct Operand {
+  std::string tensor;                  // empty when scalar
+  std::optional<double> scalar;
+  bool is_tensor() const { return !scalar.has_value(); }
+};
+
+enum class FlopClass { tensor, simt };
+
+struct Op {
+  int id = 0;
+  std::string op;                      // "linear", "gelu", "opaque", ...
+  std::vector<Operand> inputs;
+  std::vector<std::string> outputs;
+  nlohmann::json attrs = nlohmann::json::object();
+  int64_t flops = 0;
+  FlopClass flop_class = FlopClass::simt;
+  int line = 0;
+};
+
+struct Problem {
+  std::string schema = kSchema;
+  std::string name;
+  std::string source;
+  std::string source_sha256;
+  std::string doc;
+  int64_t init_seed = 42;
+  std::string torch_version;
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  nlohmann::json init_args = nlohmann::json::array();
+  nlohmann::json extra_inputs = nlohmann::json::array();
+
+  const Tensor* find_tensor(const std::string& name) const;
+};
+
+// Parses and validates a problem.json document. `path` only names the file in messages.
+// Errors are ErrorCode::invalid_input with messages "<path>: <json path>: <what>", e.g.
+// "p.json: ops[3].inputs[1]: unknown tensor 't9'", plus a hint where one helps.
+Result<Problem> problem_parse(const std::string& json_text, const std::string& path);
+
+// Reads the file and parses it (ErrorCode::io / not_found when it cannot be read).
+Result<Problem> problem_load(const std::string& path);
+
+}  // namespace ucut::problem

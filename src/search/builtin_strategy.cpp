@@ -1,0 +1,129 @@
+#include "search/builtin_strategy.h"
+
+#include <algorithm>
+
+namespace ucut::search {
+
+uint64_t SplitMix64::next() {
+  uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
+    : space_(space), opt_(std::move(options)), rng_(opt_.seed) {
+  for (auto c : opt_.seeds) {
+    if (c.origin.empty()) c.origin = "prior";
+    first_.push_back(std::move(c));
+  }
+  pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k));
+  for (int i = 0; i < opt_.top_k && i < static_cast<int>(pool_.size()); ++i) {
+    Candidate c = pool_[i];
+    c.origin = "rank";
+    first_.push_back(std::move(c));
+  }
+}
+
+std::optional<Candidate> BuiltinStrategy::lift(const Candidate& c) {
+  if (c.rung >= floor_rung_) return c;
+  auto lifted = space_.at_rung(c, floor_rung_);
+  if (lifted && lifted->origin.empty()) lifted->origin = c.origin;
+  return lifted;
+}
+
+std::optional<Candidate> BuiltinStrategy::take_fresh(std::deque<Candidate>& q,
+                                                     const SearchState& state, const char* origin) {
+  while (!q.empty()) {
+    Candidate c = std::move(q.front());
+    q.pop_front();
+    auto l = lift(c);
+    if (!l || state.proposed.count(l->hash)) continue;
+    if (origin) l->origin = origin;
+    return l;
+  }
+  return std::nullopt;
+}
+
+std::optional<Candidate> BuiltinStrategy::explore(const SearchState& state) {
+  std::vector<Candidate> fresh;
+  for (const auto& c : pool_) {
+    auto l = lift(c);
+    if (l && !state.proposed.count(l->hash)) fresh.push_back(std::move(*l));
+  }
+  if (fresh.empty()) return std::nullopt;
+  Candidate pick = fresh[rng_.below(fresh.size())];
+  pick.origin = "explore";
+  return pick;
+}
+
+std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
+  // Correct results, fastest first (index breaks ties so the order never depends on sorting).
+  std::vector<const Attempt*> ok;
+  for (const auto& a : state.attempts)
+    if (a.status == AttemptStatus::ok) ok.push_back(&a);
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const Attempt* x, const Attempt* y) { return x->time_s < y->time_s; });
+  for (size_t i = 0; i < ok.size() && static_cast<int>(i) < opt_.anchors; ++i) {
+    const Candidate& anchor = ok[i]->cand;
+    if (i == 0 && anchor.config.is_object()) {
+      for (size_t mi = 0; mi < opt_.moves.size(); ++mi) {
+        const auto& move = opt_.moves[mi];
+        nlohmann::json cfg = anchor.config;
+        bool changes = false;
+        for (auto it = move.begin(); it != move.end(); ++it) {
+          if (!cfg.contains(it.key()) || cfg[it.key()] != *it) changes = true;
+          cfg[it.key()] = *it;
+        }
+        if (!changes) continue;
+        auto c = space_.from_config(cfg);
+        if (!c) continue;
+        auto l = lift(*c);
+        if (l && !state.proposed.count(l->hash)) {
+          l->origin = "experience#" + std::to_string(mi);
+          return l;
+        }
+      }
+    }
+    for (const auto& n : space_.neighbors(anchor)) {
+      auto l = lift(n);
+      if (l && !state.proposed.count(l->hash)) {
+        l->origin = "neighbor";
+        return l;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
+  if (auto c = take_fresh(fallback_, state, "fallback")) return c;
+  if (auto c = take_fresh(first_, state, nullptr)) return c;
+  ++refinements_;
+  if (opt_.explore_every > 0 && refinements_ % opt_.explore_every == 0)
+    if (auto c = explore(state)) return c;
+  if (auto c = refine(state)) return c;
+  for (const auto& c : pool_) {  // the tail of the ranked pool
+    auto l = lift(c);
+    if (l && !state.proposed.count(l->hash)) {
+      l->origin = "rank";
+      return l;
+    }
+  }
+  return std::nullopt;
+}
+
+void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
+  if (attempt.status != AttemptStatus::mismatch) return;
+  const int r = attempt.cand.rung;
+  if (r < floor_rung_) return;
+  for (const auto& a : state.attempts)
+    if (a.status == AttemptStatus::ok && a.cand.rung <= r) return;  // this rung is accurate enough
+  auto next = space_.at_rung(attempt.cand, r + 1);
+  if (!next) return;
+  floor_rung_ = r + 1;
+  next->origin = "fallback";
+  fallback_.push_front(std::move(*next));
+}
+
+}  // namespace ucut::search

@@ -1,0 +1,78 @@
+// The built-in search, the default strategy (no LLM): it trusts the analytic ranking first and
+// the measurements after.
+//   1. seeds: configurations that won on problems of the same class and shape bucket (memory
+//      priors), applied to this problem, in the order the memory ranks them;
+//   2. the ranked top-k of the space (SOL + wave quantization + tile efficiency + pipeline depth);
+//   3. local refinement: experience moves applied to the best so far (a knob change that helped
+//      elsewhere), then the best's neighbors (one knob step), then the runner-up's, ...; every
+//      `explore_every`-th refinement proposal is instead a seeded random pick from the wider
+//      ranked pool, so refinement does not tunnel into one basin;
+//   4. the rest of the ranked pool, in rank order.
+// Precision ladder: a mismatch at rung r when no candidate at rung r has passed means the
+// policy's fast math is not accurate enough for this problem: the floor rises to r + 1 (tf32 ->
+// 3xTF32 -> FP32), the failed configuration is retried at once at the new rung, and every later
+// proposal is lifted to it.
+// Deterministic: the only randomness is a splitmix64 stream seeded by --seed.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/interfaces.h"
+#include "search/strategy.h"
+
+namespace ucut::search {
+
+struct BuiltinOptions {
+  int top_k = 8;                  // ranked candidates tried before refinement
+  int pool = 32;                  // ranked candidates kept for exploration and the tail
+  int explore_every = 5;          // 0: never explore at random
+  int anchors = 3;                // how many of the best results refinement starts from
+  uint64_t seed = 1;
+  std::vector<Candidate> seeds;   // from memory priors, tried first (already valid here)
+  std::vector<nlohmann::json> moves;  // from memory experiences: partial configs, best first;
+                                      // a candidate made from moves[i] has origin "experience#i"
+};
+
+// splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard
+// libraries, which would break "one seed, one run" between machines).
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : s_(seed) {}
+  uint64_t next();
+  size_t below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(next() % n); }
+
+ private:
+  uint64_t s_;
+};
+
+class BuiltinStrategy final : public Strategy {
+ public:
+  BuiltinStrategy(SearchSpace& space, BuiltinOptions options);
+  std::string name() const override { return "builtin"; }
+  std::optional<Candidate> propose(const SearchState& state) override;
+  void observe(const Attempt& attempt, const SearchState& state) override;
+
+  int floor_rung() const { return floor_rung_; }
+
+ private:
+  std::optional<Candidate> lift(const Candidate& c);
+  std::optional<Candidate> take_fresh(std::deque<Candidate>& q, const SearchState& state,
+                                      const char* origin);
+  std::optional<Candidate> refine(const SearchState& state);
+  std::optional<Candidate> explore(const SearchState& state);
+
+  SearchSpace& space_;
+  BuiltinOptions opt_;
+  SplitMix64 rng_;
+  std::deque<Candidate> fallback_, first_;
+  std::vector<Candidate> pool_;
+  int floor_rung_ = 0;
+  int refinements_ = 0;
+};
+
+}  // namespace ucut::search

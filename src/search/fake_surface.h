@@ -1,0 +1,73 @@
+// A synthetic problem for tests and --dry-run demos: a GEMM-like configuration space (tile,
+// cluster, stages, precision rung) over a smooth cost surface with one optimum, an analytic
+// ranking that is deliberately a little wrong (so measuring and refining matter, as on a real
+// GPU), and a fake compiler and evaluator with failure injection (compile errors, crashes,
+// timeouts, TF32 mismatches). Nothing here touches a GPU, nvcc or the disk.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "search/interfaces.h"
+
+namespace ucut::search {
+
+struct SurfaceSpec {
+  std::string problem = "synthetic";
+  int best_m = 128, best_n = 256, best_k = 64, best_cluster = 2, best_stages = 4;  // true optimum
+  int rank_shift = 1;        // the ranking believes the optimum is this many steps off in n and k
+  double t_opt = 1e-3;       // time of the true optimum at rung 0, seconds
+  double t_sol = 0.8e-3;
+  double t_eager = 3e-3;
+  double t_compile_torch = 2.5e-3;
+  bool tf32_mismatch = false;  // every rung-0 (TF32) candidate fails the tolerance
+  std::map<std::string, AttemptStatus> fail;  // candidate name -> injected failure
+  double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
+};
+
+class FakeSpace final : public SearchSpace {
+ public:
+  explicit FakeSpace(SurfaceSpec spec) : spec_(std::move(spec)) {}
+  std::vector<Candidate> ranked(int k) override;
+  std::vector<Candidate> neighbors(const Candidate& c) override;
+  std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
+  std::optional<Candidate> from_config(const nlohmann::json& config) override;
+
+  // The candidate of a knob index tuple (for tests).
+  Candidate make(int mi, int ni, int ki, int ci, int si, int rung) const;
+  // True time of a candidate on the synthetic GPU.
+  double true_time(const Candidate& c) const;
+  const SurfaceSpec& spec() const { return spec_; }
+
+ private:
+  double predicted(int mi, int ni, int ki, int ci, int si, int rung) const;
+  SurfaceSpec spec_;
+};
+
+class FakeCompiler final : public Compiler {
+ public:
+  explicit FakeCompiler(const SurfaceSpec& spec) : spec_(spec) {}
+  CompileOutcome compile(const Candidate& c) override;
+  std::atomic<int> calls{0};
+
+ private:
+  SurfaceSpec spec_;
+};
+
+class FakeEvaluator final : public Evaluator {
+ public:
+  FakeEvaluator(FakeSpace& space, FakeClock* clock) : space_(space), clock_(clock) {}
+  Baselines baselines() override;
+  EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) override;
+  int calls = 0;
+  int baseline_calls = 0;
+
+ private:
+  FakeSpace& space_;
+  FakeClock* clock_;
+};
+
+}  // namespace ucut::search

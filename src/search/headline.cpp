@@ -1,0 +1,99 @@
+#include "search/headline.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace ucut::search {
+
+double ProblemOutcome::frac_sol() const {
+  if (t_sol <= 0) return 0;
+  if (correct()) return t_sol / best_s;
+  return eager_s > 0 ? t_sol / eager_s : 0;
+}
+
+namespace {
+double geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return std::exp(s / static_cast<double>(v.size()));
+}
+}  // namespace
+
+Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
+  Headline h;
+  h.cost = cost;
+  std::vector<double> eager, compile, frac;
+  const double ps[] = {1.0, 1.5, 2.0};
+  const char* pnames[] = {"fast_1", "fast_1.5", "fast_2"};
+  int fast[3] = {0, 0, 0};
+  for (const auto& p : problems) {
+    ++h.problems;
+    if (p.degenerate) {
+      ++h.degenerate;
+      continue;
+    }
+    ++h.counted;
+    if (p.correct())
+      ++h.correct;
+    else
+      ++h.failures[p.failure.empty() ? "no_candidate" : p.failure];
+    eager.push_back(p.speedup_eager());
+    if (p.compile_s > 0) compile.push_back(p.speedup_compile());
+    if (p.frac_sol() > 0) frac.push_back(p.frac_sol());
+    for (int i = 0; i < 3; ++i)
+      if (p.correct() && p.speedup_eager() > ps[i]) ++fast[i];
+  }
+  if (!eager.empty()) h.geomean_eager = geomean(eager);
+  if (!compile.empty()) h.geomean_compile = geomean(compile);
+  h.compile_counted = static_cast<int>(compile.size());
+  h.geomean_frac_sol = geomean(frac);
+  for (int i = 0; i < 3; ++i)
+    h.fast_p[pnames[i]] = h.counted ? static_cast<double>(fast[i]) / h.counted : 0.0;
+  return h;
+}
+
+nlohmann::json headline_to_json(const Headline& h) {
+  return {{"problems", h.problems},
+          {"counted", h.counted},
+          {"degenerate", h.degenerate},
+          {"correct", h.correct},
+          {"geomean_speedup_eager", h.geomean_eager},
+          {"geomean_speedup_compile", h.geomean_compile},
+          {"compile_counted", h.compile_counted},
+          {"fast_p", h.fast_p},
+          {"geomean_frac_sol", h.geomean_frac_sol},
+          {"failures", h.failures},
+          {"cost",
+           {{"wall_s", h.cost.wall_s},
+            {"compiled", h.cost.compiled},
+            {"compile_s", h.cost.compile_s},
+            {"gpu_s", h.cost.gpu_s},
+            {"tokens_in", h.cost.tokens_in},
+            {"tokens_out", h.cost.tokens_out}}}};
+}
+
+std::string headline_render(const Headline& h) {
+  std::string s;
+  s += fmt::format("problems: {} ({} counted, {} degenerate excluded), correct: {}/{}\n",
+                   h.problems, h.counted, h.degenerate, h.correct, h.counted);
+  s += fmt::format("geomean speedup over eager: {:.2f}x (failures count as 1.0x)\n", h.geomean_eager);
+  if (h.compile_counted)
+    s += fmt::format("geomean speedup over torch.compile: {:.2f}x ({} problems)\n",
+                     h.geomean_compile, h.compile_counted);
+  else
+    s += "geomean speedup over torch.compile: not measured\n";
+  s += fmt::format("fast_1 {:.0f}%  fast_1.5 {:.0f}%  fast_2 {:.0f}%\n", 100 * h.fast_p.at("fast_1"),
+                   100 * h.fast_p.at("fast_1.5"), 100 * h.fast_p.at("fast_2"));
+  s += fmt::format("geomean fraction of SOL: {:.0f}%\n", 100 * h.geomean_frac_sol);
+  std::string fails;
+  for (const auto& [k, v] : h.failures) fails += fmt::format("{}{} {}", fails.empty() ? "" : ", ", k, v);
+  s += "failures: " + (fails.empty() ? std::string("none") : fails) + "\n";
+  s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
+                   h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
+                   h.cost.tokens_in, h.cost.tokens_out);
+  return s;
+}
+
+}  // namespace ucut::search

@@ -1,0 +1,74 @@
+// The headline figures of a suite (EVAL-CONTRACT §5), computed in one place so every printer
+// (terminal, report.md, report.json, HTML) shows the same numbers:
+//   - geomean speedup over PyTorch eager across ALL non-degenerate problems, a problem without
+//     a correct candidate counting as 1.0x (the user keeps PyTorch);
+//   - geomean speedup over torch.compile, same rule, over the problems where torch.compile was
+//     timed;
+//   - fast_p for p in {1, 1.5, 2}: the share of non-degenerate problems with a correct candidate
+//     strictly more than p times faster than eager;
+//   - geomean fraction of SOL: t_SOL / t_best, or t_SOL / t_eager for a problem without a correct
+//     candidate (what the user runs then);
+//   - failures counted by status (the status of a failed problem's last attempt, or the reason it
+//     never ran: "unsupported", "extract_error", ...);
+//   - cost: wall time, candidates compiled, compile seconds, GPU seconds, LLM tokens.
+// Degenerate problems (EVAL-CONTRACT §1) are listed apart and enter no figure.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ucut::search {
+
+struct ProblemOutcome {
+  std::string name;
+  bool degenerate = false;
+  std::string failure;         // empty when a correct candidate exists
+  double best_s = 0;           // best correct time; 0 when none
+  double eager_s = 0;
+  double compile_s = 0;        // torch.compile; 0 when not timed
+  double t_sol = 0;
+  int attempts = 0;
+  int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
+  std::string stop_reason;
+  std::string best_name;
+  std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
+
+  bool correct() const { return failure.empty() && best_s > 0; }
+  double speedup_eager() const { return correct() && eager_s > 0 ? eager_s / best_s : 1.0; }
+  double speedup_compile() const { return correct() && compile_s > 0 ? compile_s / best_s : 1.0; }
+  // t_SOL over the time the user ends up with; 0 when unknown.
+  double frac_sol() const;
+};
+
+struct CostFigures {
+  double wall_s = 0;
+  int compiled = 0;
+  double compile_s = 0;
+  double gpu_s = 0;
+  long long tokens_in = 0, tokens_out = 0;
+};
+
+struct Headline {
+  int problems = 0;            // all problems, degenerate included
+  int counted = 0;             // non-degenerate: the denominator of every figure
+  int degenerate = 0;
+  int correct = 0;             // counted problems with a correct candidate
+  double geomean_eager = 1.0;
+  double geomean_compile = 1.0;
+  int compile_counted = 0;     // counted problems with a torch.compile time
+  std::map<std::string, double> fast_p;   // "fast_1", "fast_1.5", "fast_2" -> share in [0, 1]
+  double geomean_frac_sol = 0; // over counted problems with a known t_SOL
+  std::map<std::string, int> failures;    // status -> count (counted problems only)
+  CostFigures cost;
+};
+
+Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost);
+nlohmann::json headline_to_json(const Headline& h);
+// A few lines for the terminal and report.md.
+std::string headline_render(const Headline& h);
+
+}  // namespace ucut::search

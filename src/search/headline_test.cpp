@@ -1,0 +1,54 @@
+#include "search/headline.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ucut::search {
+namespace {
+
+ProblemOutcome ok(const std::string& n, double eager, double best, double compile, double sol) {
+  ProblemOutcome p;
+  p.name = n;
+  p.eager_s = eager;
+  p.best_s = best;
+  p.compile_s = compile;
+  p.t_sol = sol;
+  return p;
+}
+
+TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
+  std::vector<ProblemOutcome> ps = {ok("a", 4, 1, 2, 0.5),   // 4x eager, 2x compile, 50% SOL
+                                    ok("b", 2, 2, 2, 1),     // 1x, 1x, 50%
+                                    ok("c", 3, 0, 3, 1)};    // failed: 1x, SOL 1/3
+  ps[2].failure = "mismatch";
+  ProblemOutcome d = ok("d", 1, 0.001, 1, 0.0005);  // would be 1000x: degenerate, excluded
+  d.degenerate = true;
+  ps.push_back(d);
+  Headline h = headline_compute(ps, {});
+  EXPECT_EQ(h.problems, 4);
+  EXPECT_EQ(h.counted, 3);
+  EXPECT_EQ(h.degenerate, 1);
+  EXPECT_EQ(h.correct, 2);
+  EXPECT_NEAR(h.geomean_eager, std::cbrt(4.0 * 1.0 * 1.0), 1e-12);
+  EXPECT_NEAR(h.geomean_compile, std::cbrt(2.0 * 1.0 * 1.0), 1e-12);
+  EXPECT_NEAR(h.geomean_frac_sol, std::cbrt(0.5 * 0.5 * (1.0 / 3)), 1e-12);
+  EXPECT_NEAR(h.fast_p["fast_1"], 1.0 / 3, 1e-12);    // b is exactly 1x: not faster
+  EXPECT_NEAR(h.fast_p["fast_1.5"], 1.0 / 3, 1e-12);
+  EXPECT_NEAR(h.fast_p["fast_2"], 1.0 / 3, 1e-12);
+  EXPECT_EQ(h.failures.at("mismatch"), 1);
+  EXPECT_EQ(h.failures.size(), 1u);
+  std::string text = headline_render(h);
+  EXPECT_NE(text.find("geomean speedup over eager: 1.59x"), std::string::npos) << text;
+  EXPECT_NE(text.find("failures: mismatch 1"), std::string::npos);
+}
+
+TEST(Headline, NoTorchCompileTimesMeansNotMeasured) {
+  Headline h = headline_compute({ok("a", 2, 1, 0, 0)}, {});
+  EXPECT_EQ(h.compile_counted, 0);
+  EXPECT_NE(headline_render(h).find("torch.compile: not measured"), std::string::npos);
+  EXPECT_EQ(h.geomean_frac_sol, 0);
+}
+
+}  // namespace
+}  // namespace ucut::search

@@ -1,0 +1,71 @@
+// The side effects of a search, each behind a small interface so the whole loop runs in tests
+// with fakes (STYLE.md): the configuration space of one lowered problem (SearchSpace), the
+// compiler (nvcc through the build pool), the evaluator (the GPU worker) and the clock. The
+// search is space -> strategy -> build -> run -> callbacks; this file is the seam between them.
+// Real implementations wrap src/space, src/build and src/eval; fakes live in fake_surface.h.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "search/search_types.h"
+
+namespace ucut::search {
+
+// The configurations of one lowered problem. Every method is deterministic.
+class SearchSpace {
+ public:
+  virtual ~SearchSpace() = default;
+  // The analytically best `k` candidates at rung 0, best first.
+  virtual std::vector<Candidate> ranked(int k) = 0;
+  // Candidates one knob step away from `c` (same rung), best predicted first.
+  virtual std::vector<Candidate> neighbors(const Candidate& c) = 0;
+  // `c`'s configuration at precision-ladder rung `rung` (tf32 -> 3xTF32 -> FP32 SIMT under the
+  // tf32 policy); nullopt past the last rung or when the rung cannot hold the configuration.
+  virtual std::optional<Candidate> at_rung(const Candidate& c, int rung) = 0;
+  // A configuration remembered from another problem (memory priors/experiences) applied here;
+  // nullopt when it is not valid for this problem.
+  virtual std::optional<Candidate> from_config(const nlohmann::json& config) = 0;
+};
+
+// Compiles one candidate to a kernel library. Called from several threads at once.
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual CompileOutcome compile(const Candidate& c) = 0;
+};
+
+// Checks and times one compiled candidate on the GPU (EVAL-CONTRACT §1-2). Called from one
+// thread. A crash, timeout or mismatch is an EvalOutcome, never an exception.
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual Baselines baselines() = 0;
+  virtual EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) = 0;
+};
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double now_s() = 0;  // seconds since an arbitrary origin
+};
+
+class SteadyClock final : public Clock {
+ public:
+  double now_s() override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+};
+
+// A clock tests move by hand (or the fake evaluator moves per evaluation).
+class FakeClock final : public Clock {
+ public:
+  double now_s() override { return t_; }
+  void advance(double s) { t_ += s; }
+
+ private:
+  double t_ = 0;
+};
+
+}  // namespace ucut::search

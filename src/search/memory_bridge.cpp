@@ -1,0 +1,58 @@
+#include "search/memory_bridge.h"
+
+#include <cstdlib>
+#include <set>
+
+namespace ucut::search {
+
+SeedTrace memory_apply_seeds(const memory::MemorySeeds& seeds, SearchSpace& space,
+                             BuiltinOptions& options) {
+  SeedTrace t;
+  std::set<std::string> seen;
+  for (const auto& p : seeds.priors) {
+    ++t.priors_found;
+    auto c = space.from_config(p.config);
+    if (!c || !seen.insert(c->hash).second) continue;
+    c->origin = "prior";
+    t.prior_by_hash[c->hash] = p.id;
+    options.seeds.push_back(std::move(*c));
+    ++t.priors_applied;
+  }
+  for (const auto& e : seeds.experiences) {
+    nlohmann::json move = e.move();
+    if (move.empty()) continue;
+    options.moves.push_back(std::move(move));
+    t.experience_by_move.push_back(e.id);
+    ++t.moves;
+  }
+  return t;
+}
+
+memory::LearnInput memory_learn_input(const SearchState& state, const memory::MemoryKey& key,
+                                      const std::string& problem, double t_sol,
+                                      const SeedTrace& trace) {
+  memory::LearnInput in;
+  in.key = key;
+  in.problem = problem;
+  in.t_eager = state.baselines.eager_s;
+  in.t_sol = t_sol;
+  for (const auto& a : state.attempts) {
+    memory::MemoryAttempt m;
+    m.name = a.cand.name;
+    m.hash = a.cand.hash;
+    m.config = a.cand.config;
+    m.ok = a.status == AttemptStatus::ok;
+    m.time_s = a.time_s;
+    if (auto it = trace.prior_by_hash.find(a.cand.hash); it != trace.prior_by_hash.end())
+      m.prior_id = it->second;
+    const std::string tag = "experience#";
+    if (a.cand.origin.rfind(tag, 0) == 0) {
+      size_t i = std::strtoul(a.cand.origin.c_str() + tag.size(), nullptr, 10);
+      if (i < trace.experience_by_move.size()) m.experience_id = trace.experience_by_move[i];
+    }
+    in.attempts.push_back(std::move(m));
+  }
+  return in;
+}
+
+}  // namespace ucut::search

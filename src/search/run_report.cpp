@@ -1,0 +1,100 @@
+#include "search/run_report.h"
+
+#include <fmt/format.h>
+
+namespace ucut::search {
+
+std::vector<double> run_report_best_so_far(const SearchState& s) {
+  std::vector<double> out;
+  double best = 1.0;
+  for (const auto& a : s.attempts) {
+    if (a.status == AttemptStatus::ok && a.speedup > best) best = a.speedup;
+    out.push_back(best);
+  }
+  return out;
+}
+
+ProblemOutcome run_report_outcome(const RunReport& r) {
+  ProblemOutcome p;
+  p.name = r.problem;
+  p.eager_s = r.state.baselines.eager_s;
+  p.compile_s = r.state.baselines.compile_s;
+  p.t_sol = r.t_sol;
+  p.attempts = static_cast<int>(r.state.attempts.size());
+  p.stop_reason = stop_reason_name(r.stop);
+  p.best_so_far = run_report_best_so_far(r.state);
+  if (const Attempt* b = r.state.best_attempt()) {
+    p.best_s = b->time_s;
+    p.best_name = b->cand.name;
+    p.attempts_to_best = b->index + 1;
+  } else {
+    p.failure = r.state.attempts.empty() ? (r.measured ? "no_attempt" : "not_measured")
+                                         : attempt_status_name(r.state.attempts.back().status);
+  }
+  return p;
+}
+
+nlohmann::json run_report_json(const RunReport& r) {
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const auto& a : r.state.attempts) {
+    nlohmann::json j = attempt_to_json(a);
+    j["candidate"].erase("program");  // best.ucut holds the program; keep the report small
+    j["origin"] = a.cand.origin;
+    attempts.push_back(std::move(j));
+  }
+  nlohmann::json best = nullptr;
+  if (const Attempt* b = r.state.best_attempt())
+    best = {{"index", b->index}, {"name", b->cand.name}, {"hash", b->cand.hash},
+            {"time_s", b->time_s}, {"speedup", b->speedup}, {"frac_sol", b->frac_sol},
+            {"config", b->cand.config}};
+  return {{"schema", "ucutlass.optimize-report/1"},
+          {"problem", r.problem},
+          {"gpu", r.gpu},
+          {"policy", r.policy},
+          {"profile", r.profile},
+          {"strategy", r.strategy},
+          {"seed", r.seed},
+          {"measured", r.measured},
+          {"note", r.note},
+          {"t_sol_s", r.t_sol},
+          {"baselines", {{"eager_s", r.state.baselines.eager_s}, {"compile_s", r.state.baselines.compile_s}}},
+          {"attempts", attempts},
+          {"best", best},
+          {"stop_reason", stop_reason_name(r.stop)},
+          {"cost",
+           {{"wall_s", r.cost.wall_s}, {"compiled", r.cost.compiled}, {"compile_s", r.cost.compile_s},
+            {"gpu_s", r.cost.gpu_s}, {"replayed", r.cost.replayed}, {"tokens", r.cost.tokens}}}};
+}
+
+std::string run_report_markdown(const RunReport& r) {
+  std::string s = fmt::format("# ucutlass optimize: {}\n\n", r.problem);
+  if (!r.measured) s += "**Nothing was measured** (no GPU): this is a plan, not a result.\n\n";
+  if (!r.note.empty()) s += r.note + "\n\n";
+  s += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile,
+                   r.gpu.empty() ? "unknown" : r.gpu);
+  s += fmt::format("- speed of light: {:.4g} ms\n", r.t_sol * 1e3);
+  s += fmt::format("- PyTorch eager: {:.4g} ms; torch.compile: {}\n", r.state.baselines.eager_s * 1e3,
+                   r.state.baselines.compile_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.compile_s * 1e3)
+                                                   : std::string("not measured"));
+  if (const Attempt* b = r.state.best_attempt())
+    s += fmt::format("- best: `{}` {:.4g} ms, {:.2f}x over eager, {:.0f}% of SOL (attempt {})\n",
+                     b->cand.name, b->time_s * 1e3, b->speedup, 100 * b->frac_sol, b->index + 1);
+  else
+    s += "- best: none correct (the user keeps PyTorch)\n";
+  s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
+  s += fmt::format("- cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal\n\n",
+                   r.cost.wall_s, r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed);
+  s += "| # | candidate | origin | status | time ms | speedup | % SOL |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& a : r.state.attempts) {
+    bool ok = a.status == AttemptStatus::ok;
+    s += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} |\n", a.index + 1, a.improved ? " *" : "",
+                     a.cand.name, a.cand.origin, attempt_status_name(a.status),
+                     ok ? fmt::format("{:.4g}", a.time_s * 1e3) : "-",
+                     ok && a.speedup > 0 ? fmt::format("{:.2f}x", a.speedup) : "-",
+                     ok && a.frac_sol > 0 ? fmt::format("{:.0f}%", 100 * a.frac_sol) : "-");
+  }
+  s += "\n`*` marks a new best.\n";
+  return s;
+}
+
+}  // namespace ucut::search

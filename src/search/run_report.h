@@ -1,0 +1,38 @@
+// One problem's optimize report: report.json (machine-readable, every attempt) and report.md
+// (for people), from one field list. Holds the problem, SOL, policy, contract profile, baseline
+// times, every attempt with status / time / speedup / % of SOL, the best, the stop reason and the
+// cost figures. Also converts to the suite's ProblemOutcome (headline.h).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "search/budget.h"
+#include "search/headline.h"
+#include "search/session.h"
+
+namespace ucut::search {
+
+struct RunReport {
+  std::string problem;
+  std::string policy = "tf32";
+  std::string profile = "default";
+  std::string gpu;
+  std::string strategy = "builtin";
+  uint64_t seed = 1;
+  double t_sol = 0;
+  SearchState state;
+  StopReason stop = StopReason::none;
+  SessionCost cost;
+  bool measured = true;        // false: planning only (no GPU), nothing was timed
+  std::string note;
+};
+
+nlohmann::json run_report_json(const RunReport& r);
+std::string run_report_markdown(const RunReport& r);
+ProblemOutcome run_report_outcome(const RunReport& r);
+// Best speedup over eager after each attempt (1.0 until something correct beats nothing).
+std::vector<double> run_report_best_so_far(const SearchState& s);
+
+}  // namespace ucut::search

@@ -1,0 +1,84 @@
+#include "search/search_types.h"
+
+#include <fmt/format.h>
+
+namespace ucut::search {
+
+namespace {
+constexpr const char* kStatusNames[] = {"ok",       "compile_error", "launch_error",
+                                        "timeout",  "mismatch",      "rejected"};
+}
+
+const char* attempt_status_name(AttemptStatus s) { return kStatusNames[static_cast<int>(s)]; }
+
+std::optional<AttemptStatus> attempt_status_parse(const std::string& s) {
+  for (int i = 0; i < 6; ++i)
+    if (s == kStatusNames[i]) return static_cast<AttemptStatus>(i);
+  return std::nullopt;
+}
+
+nlohmann::json candidate_to_json(const Candidate& c) {
+  return {{"name", c.name},     {"hash", c.hash},   {"program", c.program},
+          {"config", c.config}, {"rung", c.rung},   {"predicted_s", c.predicted_s},
+          {"origin", c.origin}};
+}
+
+Candidate candidate_from_json(const nlohmann::json& j) {
+  Candidate c;
+  c.name = j.value("name", "");
+  c.hash = j.value("hash", "");
+  c.program = j.value("program", "");
+  c.config = j.value("config", nlohmann::json::object());
+  c.rung = j.value("rung", 0);
+  c.predicted_s = j.value("predicted_s", 0.0);
+  c.origin = j.value("origin", "");
+  return c;
+}
+
+nlohmann::json attempt_to_json(const Attempt& a) {
+  return {{"index", a.index},
+          {"candidate", candidate_to_json(a.cand)},
+          {"status", attempt_status_name(a.status)},
+          {"message", a.message},
+          {"time_s", a.time_s},
+          {"speedup", a.speedup},
+          {"frac_sol", a.frac_sol},
+          {"compile_s", a.compile_s},
+          {"gpu_s", a.gpu_s},
+          {"max_abs_err", a.max_abs_err},
+          {"max_rel_err", a.max_rel_err},
+          {"improved", a.improved},
+          {"so", a.so_path},
+          {"cu", a.cu_path}};
+}
+
+Attempt attempt_from_json(const nlohmann::json& j) {
+  Attempt a;
+  a.index = j.value("index", 0);
+  if (j.contains("candidate") && j["candidate"].is_object()) a.cand = candidate_from_json(j["candidate"]);
+  a.status = attempt_status_parse(j.value("status", "")).value_or(AttemptStatus::launch_error);
+  a.message = j.value("message", "");
+  a.time_s = j.value("time_s", 0.0);
+  a.speedup = j.value("speedup", 0.0);
+  a.frac_sol = j.value("frac_sol", 0.0);
+  a.compile_s = j.value("compile_s", 0.0);
+  a.gpu_s = j.value("gpu_s", 0.0);
+  a.max_abs_err = j.value("max_abs_err", 0.0);
+  a.max_rel_err = j.value("max_rel_err", 0.0);
+  a.improved = j.value("improved", false);
+  a.so_path = j.value("so", "");
+  a.cu_path = j.value("cu", "");
+  return a;
+}
+
+std::string config_brief(const nlohmann::json& config) {
+  std::string out;
+  if (!config.is_object()) return out;
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    if (!out.empty()) out += ' ';
+    out += it.key() + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+  }
+  return out;
+}
+
+}  // namespace ucut::search

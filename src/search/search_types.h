@@ -1,0 +1,84 @@
+// The plain data the search passes around: a Candidate (one concrete program to try), the
+// outcome of compiling and evaluating it, and the Attempt record that joins them. Every attempt
+// becomes a record, whatever happened to it ("failures are results", STYLE.md), so the same
+// types feed the strategy, the stop rules, the journal that makes a run resumable, the store,
+// and every report.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ucut::search {
+
+// One concrete program: a lowered problem with every `auto` knob decided.
+struct Candidate {
+  std::string name;          // canonical configuration name: identity in reports, filters, memory
+  std::string hash;          // canonical program hash (dsl_hash): identity for dedup and resume
+  std::string program;       // canonical DSL text (what best.ucut holds)
+  nlohmann::json config = nlohmann::json::object();  // knob -> value, flat ("tile": "128x256x64")
+  int rung = 0;              // precision ladder rung: 0 is the fastest math the policy allows
+  double predicted_s = 0;    // the analytic ranking's time estimate (0: none)
+  std::string origin;        // rank | prior | experience | neighbor | fallback | explore
+};
+
+// RunRecord's statuses (ARCHITECTURE.md).
+enum class AttemptStatus { ok, compile_error, launch_error, timeout, mismatch, rejected };
+
+const char* attempt_status_name(AttemptStatus s);
+std::optional<AttemptStatus> attempt_status_parse(const std::string& s);
+
+struct CompileOutcome {
+  bool ok = false;
+  std::string so_path;
+  std::string cu_path;
+  std::string message;       // the compiler's error text when !ok
+  double seconds = 0;        // compile wall time (0 when served from the cache)
+  bool cached = false;
+};
+
+struct EvalOutcome {
+  AttemptStatus status = AttemptStatus::launch_error;
+  double time_s = 0;         // median kernel time when status == ok
+  std::string message;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  double gpu_seconds = 0;    // GPU time this evaluation used (correctness + timing)
+};
+
+// Times the candidates are judged against (EVAL-CONTRACT §2).
+struct Baselines {
+  double eager_s = 0;        // PyTorch eager median; 0 when unknown
+  double compile_s = 0;      // torch.compile median; 0 when unknown or not measured
+};
+
+struct Attempt {
+  int index = 0;             // 0-based order of evaluation
+  Candidate cand;
+  AttemptStatus status = AttemptStatus::launch_error;
+  std::string message;
+  double time_s = 0;         // when ok
+  double speedup = 0;        // eager / time when ok and the baseline is known
+  double frac_sol = 0;       // t_SOL / time when ok and t_SOL is known
+  double compile_s = 0;
+  double gpu_s = 0;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  bool improved = false;     // the new best when it was recorded
+  bool replayed = false;     // taken from the journal on --resume, not measured again
+  std::string so_path, cu_path;
+};
+
+nlohmann::json candidate_to_json(const Candidate& c);
+Candidate candidate_from_json(const nlohmann::json& j);
+nlohmann::json attempt_to_json(const Attempt& a);
+// Lenient: missing fields take defaults (journals written by older versions still load).
+Attempt attempt_from_json(const nlohmann::json& j);
+
+// "tile=128x256x64 cluster=2x1 ..." in key order: short text for progress lines and lessons.
+std::string config_brief(const nlohmann::json& config);
+
+}  // namespace ucut::search

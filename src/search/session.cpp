@@ -1,0 +1,167 @@
+#include "search/session.h"
+
+#include <fmt/format.h>
+
+namespace ucut::search {
+
+SearchSession::SearchSession(std::string problem, Strategy& strategy, Compiler& compiler,
+                             Evaluator& evaluator, Clock& clock, Journal* journal,
+                             SessionOptions options, SessionCallbacks cb)
+    : problem_(std::move(problem)), strategy_(strategy), compiler_(compiler), evaluator_(evaluator),
+      clock_(clock), journal_(journal), opt_(std::move(options)), cb_(std::move(cb)) {
+  if (opt_.lookahead < 1) opt_.lookahead = 1;
+  state_.t_sol = opt_.t_sol;
+}
+
+SearchSession::~SearchSession() {
+  for (auto& p : queue_)
+    if (p.build.valid()) p.build.wait();  // never leave a compile thread behind
+}
+
+Status SearchSession::start() {
+  start_s_ = clock_.now_s();
+  std::optional<Baselines> base;
+  if (journal_) {
+    auto j = journal_->load();
+    if (!j) return j.error();
+    for (auto& a : j->attempts)
+      if (!a.cand.hash.empty()) recorded_.emplace(a.cand.hash, std::move(a));
+    base = j->baselines;
+  }
+  if (!base) {
+    base = evaluator_.baselines();
+    if (journal_)
+      if (auto s = journal_->record_baselines(*base); !s) return s;
+  }
+  state_.baselines = *base;
+  started_ = true;
+  return ok_status();
+}
+
+StopInputs SearchSession::stop_inputs() const {
+  StopInputs in;
+  in.attempts = static_cast<int>(state_.attempts.size());
+  in.since_improvement = since_improvement_;
+  if (state_.best) in.t_best = state_.attempts[*state_.best].time_s;
+  in.t_sol = opt_.t_sol;
+  in.t_eager = state_.baselines.eager_s;
+  in.elapsed_s = clock_.now_s() - start_s_;
+  in.tokens = strategy_.tokens();
+  return in;
+}
+
+void SearchSession::fill_queue() {
+  const int limit = opt_.budget.attempts;
+  while (static_cast<int>(queue_.size()) < opt_.lookahead) {
+    if (limit > 0 && static_cast<int>(state_.attempts.size() + queue_.size()) >= limit) return;
+    auto c = strategy_.propose(state_);
+    if (!c) return;
+    if (c->hash.empty() || state_.proposed.count(c->hash)) continue;  // a strategy bug; skip it
+    state_.proposed.insert(c->hash);
+    Pending p;
+    p.cand = *c;
+    if (auto it = recorded_.find(c->hash); it != recorded_.end()) {
+      p.replay = it->second;
+    } else {
+      Compiler* compiler = &compiler_;
+      Candidate copy = *c;
+      p.build = std::async(std::launch::async, [compiler, copy] { return compiler->compile(copy); });
+    }
+    queue_.push_back(std::move(p));
+  }
+}
+
+void SearchSession::record(Attempt a) {
+  a.index = static_cast<int>(state_.attempts.size());
+  a.improved = false;
+  if (a.status == AttemptStatus::ok && a.time_s > 0) {
+    a.speedup = state_.baselines.eager_s > 0 ? state_.baselines.eager_s / a.time_s : 0;
+    a.frac_sol = opt_.t_sol > 0 ? opt_.t_sol / a.time_s : 0;
+    if (!state_.best || a.time_s < state_.attempts[*state_.best].time_s) {
+      a.improved = true;
+      state_.best = a.index;
+    }
+  }
+  since_improvement_ = a.improved ? 0 : since_improvement_ + 1;
+  if (a.replayed) {
+    ++cost_.replayed;
+  } else if (journal_) {
+    auto s = journal_->record(a);
+    if (!s) a.message += (a.message.empty() ? "" : "; ") + ("journal: " + s.error().message);
+  }
+  cost_.compile_s += a.compile_s;
+  cost_.gpu_s += a.gpu_s;
+  state_.attempts.push_back(a);
+  strategy_.observe(state_.attempts.back(), state_);
+  if (cb_.on_attempt) cb_.on_attempt(state_.attempts.back(), state_);
+}
+
+bool SearchSession::step() {
+  if (!started_) {
+    if (auto s = start(); !s) {
+      stop_ = StopReason::interrupted;
+      return false;
+    }
+  }
+  if (stop_ != StopReason::none) return false;
+  if (auto r = stop_check(opt_.budget, opt_.rules, stop_inputs()); r != StopReason::none) {
+    stop_ = r;
+    return false;
+  }
+  fill_queue();
+  if (queue_.empty()) {
+    stop_ = StopReason::space_exhausted;
+    return false;
+  }
+  Pending p = std::move(queue_.front());
+  queue_.pop_front();
+  Attempt a;
+  if (p.replay) {
+    a = *p.replay;
+    a.cand = p.cand.program.empty() ? a.cand : p.cand;
+    a.replayed = true;
+  } else {
+    a.cand = p.cand;
+    if (cb_.on_start) cb_.on_start(p.cand);
+    CompileOutcome built = p.build.get();
+    a.compile_s = built.seconds;
+    a.so_path = built.so_path;
+    a.cu_path = built.cu_path;
+    if (!built.cached && built.seconds > 0) ++cost_.compiled;
+    if (!built.ok) {
+      a.status = AttemptStatus::compile_error;
+      a.message = built.message;
+    } else {
+      EvalOutcome e = evaluator_.evaluate(p.cand, built);
+      a.status = e.status;
+      a.message = e.message;
+      a.time_s = e.status == AttemptStatus::ok ? e.time_s : 0;
+      a.gpu_s = e.gpu_seconds;
+      a.max_abs_err = e.max_abs_err;
+      a.max_rel_err = e.max_rel_err;
+    }
+  }
+  record(std::move(a));
+  stop_ = stop_check(opt_.budget, opt_.rules, stop_inputs());
+  return stop_ == StopReason::none;
+}
+
+StopReason SearchSession::run(const std::atomic<bool>* interrupt) {
+  while (true) {
+    if (interrupt && interrupt->load()) {
+      stop_ = StopReason::interrupted;
+      break;
+    }
+    if (!step()) break;
+  }
+  return stop_;
+}
+
+SessionCost SearchSession::cost() const {
+  SessionCost c = cost_;
+  c.wall_s = clock_.now_s() - start_s_;
+  c.tokens = strategy_.tokens();
+  return c;
+}
+
+}  // namespace ucut::search

@@ -1,0 +1,102 @@
+// One problem's search loop: strategy -> compile (pool, ahead) -> evaluate (GPU) -> record ->
+// observe -> stop rules. Compiling runs ahead of evaluation as a producer/consumer pipeline: up
+// to `lookahead` proposed candidates compile in parallel while the head of the queue is being
+// measured. Results are consumed strictly in proposal order, and proposal i is always made
+// knowing exactly the results of attempts 0 .. i - lookahead, so a run with a given seed and
+// lookahead is the same run however long each compile takes.
+// Every attempt is written to the journal before the next one starts; on resume, a proposed
+// candidate already in the journal takes its recorded result (see journal.h).
+// step() makes one attempt, so a suite scheduler can interleave problems (suite.h).
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "search/budget.h"
+#include "search/interfaces.h"
+#include "search/journal.h"
+#include "search/strategy.h"
+
+namespace ucut::search {
+
+struct SessionOptions {
+  Budget budget;
+  StopRules rules;
+  int lookahead = 2;      // candidates compiling ahead of the one being evaluated (>= 1)
+  double t_sol = 0;       // problem SOL under the policy (reference bound), seconds
+};
+
+struct SessionCallbacks {
+  std::function<void(const Attempt&, const SearchState&)> on_attempt;   // after each record
+  std::function<void(const Candidate&)> on_start;                       // evaluation begins
+};
+
+// Cost figures (EVAL-CONTRACT §5).
+struct SessionCost {
+  double wall_s = 0;
+  int compiled = 0;        // compiles that ran (cache hits and replays excluded)
+  double compile_s = 0;
+  double gpu_s = 0;
+  int replayed = 0;        // attempts taken from the journal on resume
+  long long tokens = 0;
+};
+
+class SearchSession {
+ public:
+  SearchSession(std::string problem, Strategy& strategy, Compiler& compiler, Evaluator& evaluator,
+                Clock& clock, Journal* journal, SessionOptions options, SessionCallbacks cb = {});
+  ~SearchSession();
+  SearchSession(const SearchSession&) = delete;
+  SearchSession& operator=(const SearchSession&) = delete;
+
+  // Loads the journal (for --resume) and measures (or replays) the baselines.
+  Status start();
+  // One attempt. False once the search has stopped (then stop_reason() says why).
+  bool step();
+  // Steps until a stop rule fires, the budget is spent or *interrupt becomes true.
+  StopReason run(const std::atomic<bool>* interrupt = nullptr);
+  void interrupt() { stop_ = StopReason::interrupted; }
+
+  bool stopped() const { return stop_ != StopReason::none; }
+  StopReason stop_reason() const { return stop_; }
+  const SearchState& state() const { return state_; }
+  const std::string& problem() const { return problem_; }
+  const SessionOptions& options() const { return opt_; }
+  SessionCost cost() const;
+  // Attempts since the best last improved (all attempts when nothing is correct yet).
+  int since_improvement() const { return since_improvement_; }
+  StopInputs stop_inputs() const;
+
+ private:
+  struct Pending {
+    Candidate cand;
+    std::optional<Attempt> replay;
+    std::future<CompileOutcome> build;
+  };
+  void fill_queue();
+  void record(Attempt a);
+
+  std::string problem_;
+  Strategy& strategy_;
+  Compiler& compiler_;
+  Evaluator& evaluator_;
+  Clock& clock_;
+  Journal* journal_;
+  SessionOptions opt_;
+  SessionCallbacks cb_;
+  SearchState state_;
+  std::deque<Pending> queue_;
+  std::map<std::string, Attempt> recorded_;  // journal contents by candidate hash
+  StopReason stop_ = StopReason::none;
+  int since_improvement_ = 0;
+  double start_s_ = 0;
+  SessionCost cost_;
+  bool started_ = false;
+};
+
+}  // namespace ucut::search

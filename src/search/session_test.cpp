@@ -1,0 +1,204 @@
+// The search loop end to end on the synthetic surface (fake_surface.h): determinism, stop
+// rules, budgets, failures as records, the precision ladder, resume after a kill.
+#include "search/session.h"
+
+#include <gtest/gtest.h>
+
+#include "search/builtin_strategy.h"
+#include "search/fake_surface.h"
+
+namespace ucut::search {
+namespace {
+
+struct Rig {
+  explicit Rig(SurfaceSpec spec, BuiltinOptions bo = {}, SessionOptions so = {},
+               Journal* journal = nullptr)
+      : space(spec), compiler(spec), evaluator(space, &clock), strategy(space, bo) {
+    so.t_sol = spec.t_sol;
+    session = std::make_unique<SearchSession>(spec.problem, strategy, compiler, evaluator, clock,
+                                              journal, so);
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& a : session->state().attempts) out.push_back(a.cand.name);
+    return out;
+  }
+  FakeClock clock;
+  FakeSpace space;
+  FakeCompiler compiler;
+  FakeEvaluator evaluator;
+  BuiltinStrategy strategy;
+  std::unique_ptr<SearchSession> session;
+};
+
+SessionOptions no_stop_rules(int attempts) {
+  SessionOptions so;
+  so.budget.attempts = attempts;
+  so.rules.eps = -1;
+  so.rules.stagnation = 0;
+  return so;
+}
+
+TEST(Session, SameSeedSameRunDifferentSeedDifferentRun) {
+  BuiltinOptions b1;
+  b1.seed = 7;
+  Rig a(SurfaceSpec{}, b1, no_stop_rules(30)), b(SurfaceSpec{}, b1, no_stop_rules(30));
+  a.session->run();
+  b.session->run();
+  EXPECT_EQ(a.names(), b.names());
+  BuiltinOptions b2;
+  b2.seed = 8;
+  Rig c(SurfaceSpec{}, b2, no_stop_rules(30));
+  c.session->run();
+  EXPECT_NE(a.names(), c.names());  // the explore picks differ
+}
+
+TEST(Session, AttemptBudgetIsExactAndRefinementBeatsTheRanking) {
+  Rig r(SurfaceSpec{}, {}, no_stop_rules(40));
+  EXPECT_EQ(r.session->run(), StopReason::attempt_budget);
+  EXPECT_EQ(r.session->state().attempts.size(), 40u);
+  EXPECT_EQ(r.evaluator.calls, 40);
+  EXPECT_EQ(r.compiler.calls.load(), 40);  // nothing compiled past the budget
+  const Attempt* best = r.session->state().best_attempt();
+  ASSERT_NE(best, nullptr);
+  // The ranking's top candidate is off the true optimum; refinement must find the optimum.
+  EXPECT_NE(r.session->state().attempts[0].cand.name, best->cand.name);
+  EXPECT_EQ(best->cand.name, "tf32_128x256x64_c2x1_s4");
+  EXPECT_NEAR(best->speedup, 3.0, 1e-9);
+}
+
+TEST(Session, StopRulesFireOnlyAfterBeatingTheBaseline) {
+  // SOL proximity: the optimum is 1.0 ms, SOL 0.8 ms; eps = 0.3 allows 1.04 ms.
+  SessionOptions so;
+  so.budget.attempts = 100;
+  so.rules.eps = 0.3;
+  so.rules.stagnation = 0;
+  Rig r(SurfaceSpec{}, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::sol_proximity);
+  EXPECT_LT(r.session->state().attempts.size(), 100u);
+  EXPECT_LE(r.session->state().best_attempt()->time_s, 1.3 * 0.8e-3);
+
+  // Same run, but eager is faster than anything we make: neither rule may fire.
+  SurfaceSpec fast_eager;
+  fast_eager.t_eager = 0.5e-3;
+  SessionOptions so2 = so;
+  so2.rules.stagnation = 3;
+  so2.budget.attempts = 25;
+  Rig r2(fast_eager, {}, so2);
+  EXPECT_EQ(r2.session->run(), StopReason::attempt_budget);
+  EXPECT_EQ(r2.session->state().attempts.size(), 25u);
+}
+
+TEST(Session, StagnationStopsAfterWAttemptsWithoutImprovement) {
+  SessionOptions so;
+  so.budget.attempts = 200;
+  so.rules.eps = -1;
+  so.rules.stagnation = 6;
+  Rig r(SurfaceSpec{}, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::stagnation);
+  const auto& st = r.session->state();
+  ASSERT_TRUE(st.best);
+  EXPECT_EQ(static_cast<int>(st.attempts.size()) - 1 - *st.best, 6);
+}
+
+TEST(Session, WallTimeBudgetUsesTheClock) {
+  SessionOptions so = no_stop_rules(0);
+  so.budget.wall_s = 21;  // 2 s per evaluation on the fake clock
+  Rig r(SurfaceSpec{}, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::time_budget);
+  EXPECT_EQ(r.session->state().attempts.size(), 11u);
+}
+
+TEST(Session, FailuresBecomeRecordsAndTheLoopContinues) {
+  SurfaceSpec spec;
+  Rig probe(spec, {}, no_stop_rules(3));
+  probe.session->run();
+  auto first = probe.names();
+  spec.fail[first[0]] = AttemptStatus::compile_error;
+  spec.fail[first[1]] = AttemptStatus::launch_error;
+  spec.fail[first[2]] = AttemptStatus::timeout;
+  Rig r(spec, {}, no_stop_rules(10));
+  EXPECT_EQ(r.session->run(), StopReason::attempt_budget);
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 10u);
+  EXPECT_EQ(at[0].status, AttemptStatus::compile_error);
+  EXPECT_NE(at[0].message.find("static assertion"), std::string::npos);
+  EXPECT_EQ(at[1].status, AttemptStatus::launch_error);
+  EXPECT_EQ(at[2].status, AttemptStatus::timeout);
+  EXPECT_EQ(at[3].status, AttemptStatus::ok);
+  EXPECT_EQ(r.evaluator.calls, 9);  // the compile error never reached the GPU
+  EXPECT_TRUE(r.session->state().best);
+}
+
+TEST(Session, Tf32MismatchFallsBackUpThePrecisionLadder) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  Rig r(spec, {}, no_stop_rules(12));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 3u);
+  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[0].cand.rung, 0);
+  // With lookahead 2 the second candidate was already proposed at TF32; the third is the
+  // first candidate again, one rung up.
+  EXPECT_EQ(at[2].cand.origin, "fallback");
+  EXPECT_EQ(at[2].cand.rung, 1);
+  EXPECT_EQ(at[2].cand.config["tile"], at[0].cand.config["tile"]);
+  EXPECT_EQ(at[2].status, AttemptStatus::ok);
+  for (size_t i = 3; i < at.size(); ++i) EXPECT_EQ(at[i].cand.rung, 1) << i;
+  EXPECT_EQ(r.strategy.floor_rung(), 1);
+}
+
+TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
+  // The uninterrupted run.
+  Rig full(SurfaceSpec{}, {}, no_stop_rules(30));
+  full.session->run();
+
+  // A run killed after 11 attempts, its last journal line torn mid-write.
+  MemoryJournal journal;
+  {
+    std::atomic<bool> stop{false};
+    Rig killed(SurfaceSpec{}, {}, no_stop_rules(30), &journal);
+    ASSERT_TRUE(killed.session->start());
+    for (int i = 0; i < 11; ++i) killed.session->step();
+    EXPECT_EQ(killed.evaluator.calls, 11);
+  }
+  journal.text += R"({"kind":"attempt","index":11,"candid)";  // the kill, mid-line
+  auto loaded = journal.load();
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->attempts.size(), 11u);
+  EXPECT_EQ(loaded->torn_lines, 1);
+
+  Rig resumed(SurfaceSpec{}, {}, no_stop_rules(30), &journal);
+  resumed.session->run();
+  EXPECT_EQ(resumed.names(), full.names());
+  EXPECT_EQ(resumed.evaluator.calls, 30 - 11);       // measured only what was missing
+  EXPECT_EQ(resumed.evaluator.baseline_calls, 0);    // baselines came from the journal
+  EXPECT_EQ(resumed.session->cost().replayed, 11);
+  EXPECT_EQ(resumed.session->state().best_attempt()->cand.name,
+            full.session->state().best_attempt()->cand.name);
+}
+
+TEST(Session, InterruptStopsBetweenAttempts) {
+  Rig r(SurfaceSpec{}, {}, no_stop_rules(30));
+  std::atomic<bool> flag{false};
+  SessionCallbacks cb;
+  ASSERT_TRUE(r.session->start());
+  for (int i = 0; i < 4; ++i) r.session->step();
+  flag = true;
+  EXPECT_EQ(r.session->run(&flag), StopReason::interrupted);
+  EXPECT_EQ(r.session->state().attempts.size(), 4u);
+}
+
+TEST(Session, ExhaustedSpaceStops) {
+  SurfaceSpec spec;
+  BuiltinOptions bo;
+  bo.pool = 1000;  // the ranked tail covers the whole space
+  Rig r(spec, bo, no_stop_rules(0));
+  EXPECT_EQ(r.session->run(), StopReason::space_exhausted);
+  // Every valid rung-0 configuration was tried exactly once.
+  EXPECT_EQ(r.session->state().attempts.size(), r.space.ranked(1000).size());
+}
+
+}  // namespace
+}  // namespace ucut::search

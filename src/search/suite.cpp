@@ -1,0 +1,62 @@
+#include "search/suite.h"
+
+#include <limits>
+
+namespace ucut::search {
+
+double suite_headroom(const HeadroomInputs& p) {
+  if (p.t_sol <= 0) return std::numeric_limits<double>::infinity();
+  if (p.t_best) return *p.t_best / p.t_sol;
+  if (p.t_eager > 0) return p.t_eager / p.t_sol;
+  return std::numeric_limits<double>::infinity();
+}
+
+std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems) {
+  std::optional<size_t> best;
+  double best_h = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const auto& p = problems[i];
+    if (p.stopped) continue;
+    double h = suite_headroom(p);
+    if (!best || h > best_h || (h == best_h && p.attempts < problems[*best].attempts)) {
+      best = i;
+      best_h = h;
+    }
+  }
+  return best;
+}
+
+SuiteScheduler::SuiteScheduler(std::vector<SearchSession*> sessions, SuiteOptions options,
+                               Clock& clock)
+    : sessions_(std::move(sessions)), opt_(options), clock_(clock) {}
+
+int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
+  const double t0 = clock_.now_s();
+  for (auto* s : sessions_) (void)s->start();  // a failed start stops that session, see step()
+  int made = 0;
+  while (true) {
+    if (interrupt && interrupt->load()) {
+      for (auto* s : sessions_)
+        if (!s->stopped()) s->interrupt();
+      break;
+    }
+    if (opt_.pool > 0 && made >= opt_.pool) break;
+    if (opt_.wall_s > 0 && clock_.now_s() - t0 >= opt_.wall_s) break;
+    std::vector<HeadroomInputs> view;
+    for (auto* s : sessions_) {
+      StopInputs in = s->stop_inputs();
+      view.push_back({s->stopped(), in.attempts, in.t_best, in.t_eager, in.t_sol});
+    }
+    auto pick = suite_pick(view);
+    if (!pick) break;
+    const size_t before = sessions_[*pick]->state().attempts.size();
+    sessions_[*pick]->step();
+    if (sessions_[*pick]->state().attempts.size() > before) {
+      ++made;
+      order_.push_back(*pick);
+    }
+  }
+  return made;
+}
+
+}  // namespace ucut::search

@@ -1,0 +1,53 @@
+// The suite scheduler (ucutlass-paper §3.4): across the problems of a suite, the next attempt
+// goes to the problem with the most headroom, i.e. the largest gap t_best / t_SOL (a problem
+// with no correct candidate yet uses its eager time, so unstarted and failing problems come
+// first). Problems whose session has stopped (stop rule or its own cap) get no more attempts;
+// their unspent share goes to the others while the suite's attempt pool lasts. Ties go to the
+// problem with fewer attempts, then to the earlier one, so the order is deterministic.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <vector>
+
+#include "search/session.h"
+
+namespace ucut::search {
+
+struct SuiteOptions {
+  int pool = 0;                   // attempts for the whole suite; 0: no suite limit
+  double wall_s = 0;              // suite wall-time limit; 0: none
+};
+
+// The scheduler's view of one problem (what `pick` ranks).
+struct HeadroomInputs {
+  bool stopped = false;
+  int attempts = 0;
+  std::optional<double> t_best;
+  double t_eager = 0;
+  double t_sol = 0;
+};
+
+// Headroom: t_best / t_SOL, or t_eager / t_SOL before anything is correct (infinite when t_SOL
+// is unknown, so unknown problems are never starved).
+double suite_headroom(const HeadroomInputs& p);
+// The index of the problem to run next, or nullopt when every problem has stopped.
+std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems);
+
+class SuiteScheduler {
+ public:
+  SuiteScheduler(std::vector<SearchSession*> sessions, SuiteOptions options, Clock& clock);
+  // Starts every session, then steps the chosen session until every one has stopped, the pool
+  // is spent, the wall limit passes or *interrupt becomes true. Returns the attempts made.
+  int run(const std::atomic<bool>* interrupt = nullptr);
+  // The order in which problems received attempts (indices into the sessions), for reports.
+  const std::vector<size_t>& order() const { return order_; }
+
+ private:
+  std::vector<SearchSession*> sessions_;
+  SuiteOptions opt_;
+  Clock& clock_;
+  std::vector<size_t> order_;
+};
+
+}  // namespace ucut::search

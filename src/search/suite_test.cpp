@@ -1,0 +1,78 @@
+#include "search/suite.h"
+
+#include <gtest/gtest.h>
+
+#include "search/builtin_strategy.h"
+#include "search/fake_surface.h"
+
+namespace ucut::search {
+namespace {
+
+TEST(SuitePick, MostHeadroomFirstStoppedNeverTiesToFewerAttempts) {
+  std::vector<HeadroomInputs> v = {
+      {false, 3, 2.0, 4.0, 1.0},           // gap 2
+      {false, 3, 5.0, 6.0, 1.0},           // gap 5: most headroom
+      {true, 1, std::nullopt, 9.0, 1.0},   // stopped
+  };
+  EXPECT_EQ(suite_pick(v), 1u);
+  v[1].stopped = true;
+  EXPECT_EQ(suite_pick(v), 0u);
+  v.push_back({false, 1, 2.0, 4.0, 1.0});  // same gap as 0, fewer attempts
+  EXPECT_EQ(suite_pick(v), 3u);
+  v[0].stopped = v[3].stopped = true;
+  EXPECT_FALSE(suite_pick(v));
+  // Before anything is correct the eager gap counts, unknown SOL is never starved.
+  EXPECT_DOUBLE_EQ(suite_headroom({false, 0, std::nullopt, 8.0, 2.0}), 4.0);
+  EXPECT_TRUE(std::isinf(suite_headroom({false, 0, 1.0, 8.0, 0.0})));
+}
+
+struct P {
+  explicit P(SurfaceSpec s, int budget)
+      : spec(s), space(s), compiler(s), evaluator(space, nullptr), strategy(space, BuiltinOptions{}) {
+    SessionOptions so;
+    so.budget.attempts = budget;
+    so.rules.eps = 0.3;
+    so.rules.stagnation = 8;
+    so.t_sol = s.t_sol;
+    session = std::make_unique<SearchSession>(s.problem, strategy, compiler, evaluator, clock,
+                                              nullptr, so);
+  }
+  SurfaceSpec spec;
+  FakeClock clock;
+  FakeSpace space;
+  FakeCompiler compiler;
+  FakeEvaluator evaluator;
+  BuiltinStrategy strategy;
+  std::unique_ptr<SearchSession> session;
+};
+
+TEST(SuiteScheduler, RunsEveryProblemToItsStopAndFavoursHeadroom) {
+  SurfaceSpec near_sol, far_sol;
+  near_sol.problem = "near";
+  near_sol.t_sol = 0.95e-3;  // close to its optimum: stops early (SOL proximity)
+  far_sol.problem = "far";
+  far_sol.t_sol = 0.2e-3;    // far: gets the attempts
+  P a(near_sol, 20), b(far_sol, 20);
+  FakeClock clock;
+  SuiteScheduler suite({a.session.get(), b.session.get()}, SuiteOptions{}, clock);
+  int made = suite.run();
+  EXPECT_TRUE(a.session->stopped());
+  EXPECT_TRUE(b.session->stopped());
+  EXPECT_EQ(made, static_cast<int>(a.session->state().attempts.size() +
+                                   b.session->state().attempts.size()));
+  EXPECT_EQ(a.session->stop_reason(), StopReason::sol_proximity);
+  EXPECT_GT(b.session->state().attempts.size(), a.session->state().attempts.size());
+  // The first attempt went to the problem with the larger eager/SOL gap.
+  ASSERT_FALSE(suite.order().empty());
+  EXPECT_EQ(suite.order()[0], 1u);
+}
+
+TEST(SuiteScheduler, PoolLimitsTheWholeSuite) {
+  P a(SurfaceSpec{}, 40), b(SurfaceSpec{}, 40);
+  FakeClock clock;
+  SuiteScheduler suite({a.session.get(), b.session.get()}, SuiteOptions{10, 0}, clock);
+  EXPECT_EQ(suite.run(), 10);
+}
+
+}  // namespace
+}  // namespace ucut::search

@@ -1,0 +1,78 @@
+// The roofline estimate (EVAL-CONTRACT §4):
+//   t_SOL = max( Σ_class FLOPs_class / peak_class(policy),  min_bytes / bandwidth )
+// with arithmetic intensity, ridge point, bottleneck, the ops that dominate, and the gap for a
+// measured time. Pure functions over plain structs; every formula has a hand-computed test.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sol/cost.h"
+#include "sol/hardware.h"
+#include "sol/peaks.h"
+
+namespace ucut::sol {
+
+// One bound: one policy, one set of peaks.
+struct SolBound {
+  Policy policy = Policy::tf32;
+  std::string origin;          // "datasheet" | "calibrated"
+  double tensor_f32_rate = 0;  // FLOP/s used for tensor-class FLOPs on fp32 data
+  double t_tensor_f32 = 0;     // seconds
+  double t_tensor_16 = 0;
+  double t_simt = 0;
+  double t_compute = 0;        // Σ of the three above
+  double t_mem = 0;            // min_bytes / bandwidth
+  double t_sol = 0;            // max(t_compute, t_mem)
+  double ridge = 0;            // FLOP/byte where compute and memory time meet for this FLOP mix
+  bool compute_bound = false;  // t_compute > t_mem
+};
+
+// One op's share of the unfused sum of per-op rooflines (which op dominates the work).
+struct OpShare {
+  int id = 0;
+  std::string op;
+  int line = 0;
+  double t = 0;      // max(op FLOPs / rate, op bytes / bandwidth), seconds
+  double share = 0;  // t / Σ t over all ops
+  bool compute_bound = false;
+};
+
+struct SolReport {
+  std::string gpu;
+  std::string problem;
+  Policy policy = Policy::tf32;
+  int64_t flops_tensor_f32 = 0, flops_tensor_16 = 0, flops_simt = 0, min_bytes = 0;
+  double intensity = 0;                 // total FLOPs / min_bytes
+  SolBound bound;                       // the chosen policy, datasheet peaks
+  std::vector<SolBound> by_policy;      // every policy, datasheet peaks (chosen one included)
+  std::optional<SolBound> calibrated;   // the chosen policy, calibrated peaks, when available
+  std::vector<SolBound> calibrated_by_policy;
+  std::vector<OpShare> top_ops;         // at most `top_n`, largest first
+  std::vector<std::string> notes;
+
+  // The bound the contract's comparisons use: calibrated when available (EVAL-CONTRACT §4).
+  const SolBound& reference() const { return calibrated ? *calibrated : bound; }
+};
+
+SolBound sol_bound(const Peaks& peaks, const ProblemCost& cost, Policy policy);
+
+SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
+                       const std::optional<Calibration>& calibration = std::nullopt, int top_n = 5);
+
+// A measured time against a bound.
+struct SolGap {
+  double t_measured = 0;
+  double t_sol = 0;
+  double gap = 0;       // t_measured / t_SOL (>= 1 for an honest kernel; steers the search)
+  double fraction = 0;  // t_SOL / t_measured (fraction of SOL)
+  bool faster_than_light = false;  // t_measured < kSolGuardFactor · t_SOL: the gaming guard
+};
+
+// EVAL-CONTRACT §4: a candidate faster than 0.9·t_SOL (calibrated ceilings) is rejected.
+inline constexpr double kSolGuardFactor = 0.9;
+
+SolGap sol_gap(const SolBound& bound, double t_measured_seconds);
+
+}  // namespace ucut::sol

@@ -1,0 +1,97 @@
+// space_apply (write a candidate's knobs into its stage), space_neighbors (one knob changed at a
+// time, for local refinement around the best candidate) and space_candidate_name (identity).
+#include <algorithm>
+#include <set>
+#include <variant>
+
+#include "space/space.h"
+
+namespace ucut::space {
+
+std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
+  const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
+  if (c.is_gemm) {
+    auto* g = std::get_if<dsl::GemmStage>(&st.body);
+    if (!g) return "invalid";
+    dsl::GemmStage s = *g;
+    s.knobs = c.gemm;
+    const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
+    return dsl::gemm_config_name(dsl::gemm_resolve_auto(p, s, *out), !c.gemm.stages.has_value());
+  }
+  std::string kind = std::holds_alternative<dsl::RowwiseStage>(st.body)  ? "rowwise"
+                     : std::holds_alternative<dsl::ReduceStage>(st.body) ? "reduce"
+                     : std::holds_alternative<dsl::ScanStage>(st.body)   ? "scan"
+                                                                         : "elementwise";
+  auto num = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("A"); };
+  std::string n = kind + "_th" + num(c.simt.threads);
+  if (c.simt.rows_per_block) n += "_rpb" + num(c.simt.rows_per_block);
+  n += "_v" + num(c.simt.vector_width);
+  return n;
+}
+
+dsl::Program space_apply(const dsl::Program& p, const Candidate& c) {
+  dsl::Program out = p;
+  dsl::Stage& st = out.stages.at(static_cast<size_t>(c.stage));
+  std::visit(
+      [&](auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<T, dsl::GemmStage> || std::is_same_v<T, dsl::GroupedGemmStage>) {
+          if (c.is_gemm) body.knobs = c.gemm;
+        } else if constexpr (std::is_same_v<T, dsl::RowwiseStage> || std::is_same_v<T, dsl::ReduceStage> ||
+                             std::is_same_v<T, dsl::ScanStage> || std::is_same_v<T, dsl::ElementwiseStage>) {
+          if (!c.is_gemm) body.knobs = c.simt;
+        }
+      },
+      st.body);
+  return out;
+}
+
+namespace {
+
+// Which knobs two candidates differ in.
+int gemm_diff(const dsl::GemmKnobs& a, const dsl::GemmKnobs& b) {
+  auto tile_eq = [](const std::optional<dsl::TileShape>& x, const std::optional<dsl::TileShape>& y) {
+    return x.has_value() == y.has_value() && (!x || (x->m == y->m && x->n == y->n && x->k == y->k));
+  };
+  auto cl_eq = [](const std::optional<dsl::ClusterShape>& x, const std::optional<dsl::ClusterShape>& y) {
+    return x.has_value() == y.has_value() && (!x || (x->m == y->m && x->n == y->n));
+  };
+  int d = 0;
+  d += a.precision != b.precision;
+  d += !tile_eq(a.tile, b.tile);
+  d += !cl_eq(a.cluster, b.cluster);
+  d += a.stages != b.stages;
+  d += a.schedule != b.schedule;
+  // scheduler and split_k move together (split-K runs on the stream-K scheduler): one knob.
+  d += (a.scheduler != b.scheduler || a.split_k != b.split_k);
+  d += a.raster != b.raster;
+  d += a.swizzle != b.swizzle;
+  d += a.align != b.align;
+  return d;
+}
+
+int simt_diff(const dsl::SimtKnobs& a, const dsl::SimtKnobs& b) {
+  return (a.threads != b.threads) + (a.rows_per_block != b.rows_per_block) + (a.vector_width != b.vector_width) +
+         (a.items_per_thread != b.items_per_thread) + (a.passes != b.passes);
+}
+
+}  // namespace
+
+std::vector<Candidate> space_neighbors(const dsl::Program& p, const Candidate& c, const SpaceOptions& o) {
+  // The neighbourhood is the valid space filtered to one-knob differences: every neighbour is
+  // a point the enumeration would produce, so names and validity agree by construction. The
+  // candidate's own knobs are not held fixed (keep_explicit off) so every knob can move.
+  SpaceOptions all = o;
+  all.keep_explicit = false;
+  auto valid = space_valid(p, c.stage, all);
+  std::vector<Candidate> out;
+  if (!valid) return out;
+  std::set<std::string> seen{c.name};
+  for (auto& v : *valid) {
+    int d = c.is_gemm ? gemm_diff(v.gemm, c.gemm) : simt_diff(v.simt, c.simt);
+    if (d == 1 && seen.insert(v.name).second) out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace ucut::space

@@ -1,0 +1,181 @@
+// space_enumerate: the knob values considered per stage kind, as data, and their product.
+// GEMM (sm90 family: f16, bf16, tf32): tile M, N in {64, 128, 256}, K one or two 128-byte
+// swizzle rows; cluster 1x1, 2x1, 1x2; cooperative or pingpong; persistent or stream-K, and
+// split-K 2..max_split_k on stream-K; raster along M or N; swizzle 1, 2, 4, 8; stages auto (as
+// many as fit, which is what CUTLASS's auto carve-out does). GEMM (sm80 family: f32x3, f32): the
+// tiles gemm_rules accepts, stages 3 and 4, split-K 1, 2, 4, swizzle 1, 2, 4. SIMT stages:
+// threads, rows per block and vector width.
+#include <algorithm>
+#include <variant>
+
+#include "dsl/names.h"
+#include "space/space.h"
+
+namespace ucut::space {
+
+using dsl::Precision;
+
+std::vector<Precision> space_precision_ladder(sol::Policy policy, dsl::DType t) {
+  if (t == dsl::DType::f16) return {Precision::f16};
+  if (t == dsl::DType::bf16) return {Precision::bf16};
+  switch (policy) {
+    case sol::Policy::exact: return {Precision::f32x3, Precision::f32};
+    case sol::Policy::tf32:
+    case sol::Policy::bf16: return {Precision::tf32, Precision::f32x3};
+  }
+  return {Precision::f32x3};
+}
+
+namespace {
+
+// One 128-byte swizzle row of K per operand dtype (64 for 16-bit, 32 for tf32) and twice that.
+std::vector<int> sm90_tile_ks(Precision p) {
+  return dsl::dtype_bytes(dsl::gemm_operand_dtype(p)) == 2 ? std::vector<int>{64, 128} : std::vector<int>{32, 64};
+}
+
+// The fp32-faithful CUTLASS 2.x tiles (gemm_rules.cpp's table; a tile the rules stop accepting
+// simply drops out at validation).
+std::vector<dsl::TileShape> sm80_tiles(Precision p) {
+  if (p == Precision::f32x3)
+    return {{128, 128, 32}, {128, 128, 16}, {64, 128, 32}, {128, 64, 32}, {64, 256, 16}, {256, 64, 16}};
+  return {{128, 128, 8}, {64, 128, 8}, {128, 64, 8}};
+}
+
+template <typename T>
+std::vector<T> or_fixed(bool keep, const std::optional<T>& fixed, std::vector<T> all) {
+  if (keep && fixed) return {*fixed};
+  return all;
+}
+
+std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl::GemmStage& g,
+                                       const SpaceOptions& o) {
+  std::vector<Candidate> out;
+  const dsl::Tensor* a = p.find_tensor(g.a.tensor);
+  dsl::DType data = a ? a->dtype : dsl::DType::f32;
+  std::vector<Precision> ladder = space_precision_ladder(o.policy, data);
+  if (o.keep_precision && g.knobs.precision != Precision::auto_) ladder = {g.knobs.precision};
+  const dsl::GemmKnobs& fx = g.knobs;
+  bool keep = o.keep_explicit;
+  for (size_t rung = 0; rung < ladder.size(); ++rung) {
+    Precision prec = ladder[rung];
+    auto push = [&](dsl::GemmKnobs k) {
+      Candidate c;
+      c.stage = si;
+      c.is_gemm = true;
+      k.precision = prec;
+      c.gemm = k;
+      c.rung = static_cast<int>(rung);
+      out.push_back(std::move(c));
+    };
+    if (dsl::gemm_family(prec) == dsl::GemmFamily::sm80) {
+      std::vector<dsl::TileShape> tiles = sm80_tiles(prec);
+      if (keep && fx.tile) tiles = {*fx.tile};
+      for (const auto& t : tiles)
+        for (int st : or_fixed<int>(keep, fx.stages, {3, 4}))
+          for (int sk : or_fixed<int>(keep, fx.split_k, {1, 2, 4}))
+            for (int w : or_fixed<int>(keep, fx.swizzle, {1, 2, 4})) {
+              dsl::GemmKnobs k;
+              k.tile = t;
+              k.stages = st;
+              k.split_k = sk;
+              k.swizzle = w;
+              k.align = keep ? fx.align : std::nullopt;
+              push(k);
+            }
+      continue;
+    }
+    std::vector<dsl::TileShape> tiles;
+    for (int m : {64, 128, 256})
+      for (int n : {64, 128, 256})
+        for (int kk : sm90_tile_ks(prec)) tiles.push_back({m, n, kk});
+    if (keep && fx.tile) tiles = {*fx.tile};
+    std::vector<dsl::ClusterShape> clusters = {{1, 1}, {2, 1}, {1, 2}};
+    if (keep && fx.cluster) clusters = {*fx.cluster};
+    std::vector<dsl::Schedule> schedules = {dsl::Schedule::cooperative, dsl::Schedule::pingpong};
+    if (keep && fx.schedule != dsl::Schedule::auto_) schedules = {fx.schedule};
+    std::vector<dsl::TileScheduler> schedulers = {dsl::TileScheduler::persistent, dsl::TileScheduler::stream_k};
+    if (keep && fx.scheduler != dsl::TileScheduler::auto_) schedulers = {fx.scheduler};
+    std::vector<int> splits = {1};
+    for (int s = 2; s <= o.max_split_k; s *= 2) splits.push_back(s);
+    if (keep && fx.split_k) splits = {*fx.split_k};
+    std::vector<dsl::Raster> rasters = {dsl::Raster::along_m, dsl::Raster::along_n};
+    if (keep && fx.raster != dsl::Raster::auto_) rasters = {fx.raster};
+    for (const auto& t : tiles)
+      for (const auto& cl : clusters)
+        for (auto sch : schedules)
+          for (auto ts : schedulers)
+            for (int sk : splits) {
+              if (sk > 1 && ts != dsl::TileScheduler::stream_k) continue;  // split-K runs on stream-K
+              for (auto r : rasters)
+                for (int w : or_fixed<int>(keep, fx.swizzle, {1, 2, 4, 8})) {
+                  dsl::GemmKnobs k;
+                  k.tile = t;
+                  k.cluster = cl;
+                  k.stages = keep ? fx.stages : std::nullopt;
+                  k.schedule = sch;
+                  k.scheduler = ts;
+                  k.split_k = sk;
+                  k.raster = r;
+                  k.swizzle = w;
+                  k.align = keep ? fx.align : std::nullopt;
+                  push(k);
+                }
+            }
+  }
+  return out;
+}
+
+std::vector<Candidate> simt_candidates(int si, const dsl::Stage& st, const SpaceOptions& o) {
+  const dsl::SimtKnobs* fx = nullptr;
+  bool rows = false;
+  if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) { fx = &r->knobs; rows = true; }
+  if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) { fx = &r->knobs; rows = true; }
+  if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) fx = &r->knobs;
+  if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) fx = &r->knobs;
+  std::vector<Candidate> out;
+  if (!fx) return out;
+  bool keep = o.keep_explicit;
+  for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
+    for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
+      for (int v : or_fixed<int>(keep, fx->vector_width, {1, 2, 4, 8})) {
+        Candidate c;
+        c.stage = si;
+        c.is_gemm = false;
+        c.simt = *fx;
+        c.simt.threads = th;
+        c.simt.rows_per_block = rows ? std::optional<int>(rpb) : std::nullopt;
+        c.simt.vector_width = v;
+        out.push_back(std::move(c));
+      }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Candidate>> space_enumerate(const dsl::Program& p, int stage, const SpaceOptions& o) {
+  if (stage < 0 || stage >= static_cast<int>(p.stages.size()))
+    return make_error(ErrorCode::invalid_input,
+                      "stage " + std::to_string(stage) + " does not exist; the program has " +
+                          std::to_string(p.stages.size()) + " stage(s)",
+                      "stages are numbered from 0 in program order");
+  const dsl::Stage& st = p.stages[static_cast<size_t>(stage)];
+  std::vector<Candidate> out;
+  if (auto* g = std::get_if<dsl::GemmStage>(&st.body)) out = gemm_candidates(p, stage, *g, o);
+  else if (std::holds_alternative<dsl::GroupedGemmStage>(st.body))
+    return make_error(ErrorCode::unsupported, "stage " + st.name + " is a grouped_gemm; its space is not enumerated yet",
+                      "tune its knobs by hand");
+  else out = simt_candidates(stage, st, o);
+  for (auto& c : out) c.name = space_candidate_name(p, c);
+  return out;
+}
+
+Result<std::vector<Candidate>> space_valid(const dsl::Program& p, int stage, const SpaceOptions& o) {
+  auto all = space_enumerate(p, stage, o);
+  if (!all) return all.error();
+  std::vector<Candidate> out;
+  for (auto& c : *all)
+    if (space_validate(p, c, o).empty()) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace ucut::space

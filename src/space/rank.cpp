@@ -1,0 +1,194 @@
+// space_rank: an analytic time per candidate, so the search compiles the likely winners first.
+// GEMM:  t = max(t_main, t_mem) + t_epilogue_exposed + t_fixup, with
+//   t_main = (useful FLOPs / tile_eff) / (peak(precision) * mainloop_eff * wave_eff)
+//   tile_eff     = useful / padded MACs (irregular M, N, K waste part of the edge tiles)
+//   wave_eff     = work units / (waves * SMs usable with this cluster size); stream-K balances
+//                  K iterations instead of tiles
+//   mainloop_eff = tile-shape reuse factor * pipeline-depth factor * multicast factor
+//   t_mem        = the stage's minimum DRAM bytes / bandwidth (its roofline's memory side)
+// SIMT: t = bytes / (bandwidth * access_eff * occupancy) + one launch.
+// The constants below are modelling choices, each explained; they order candidates, they do not
+// predict microseconds, and no test asserts on their absolute values.
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+#include "space/space.h"
+#include "space/stage_facts.h"
+
+namespace ucut::space {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Operand reuse of a tm x tn tile: it loads (tm + tn) * tk operand elements per tm * tn * tk MACs,
+// so its intensity is tm*tn/(tm+tn). The efficiency i/(i + kReuseHalf), normalized to the
+// 128x256 tile (the fastest measured bf16 tile, cutlass-build.md: 683 TFLOP/s at 4096^3), gives
+// 128x128 ~0.92 and 64x64 ~0.69, the order the CUTLASS profiler reports on H100.
+constexpr double kReuseHalf = 32.0;
+double tile_shape_factor(int tm, int tn) {
+  auto f = [](double i) { return i / (i + kReuseHalf); };
+  double ref = f(128.0 * 256.0 / (128.0 + 256.0));
+  return std::min(1.0, f(static_cast<double>(tm) * tn / (tm + tn)) / ref);
+}
+
+// Pipeline depth: 4+ stages hide TMA/cp.async latency fully; 3 mostly; 2 leaves bubbles.
+double pipeline_factor(int stages) {
+  if (stages >= 4) return 1.0;
+  if (stages == 3) return 0.95;
+  return 0.85;
+}
+
+// TMA multicast: each doubling of the cluster halves one operand's L2->SM traffic; worth a few
+// percent of mainloop throughput once L2 bandwidth, not math, is the limiter.
+constexpr double kMulticastGainPerDoubling = 0.02;
+
+// Share of the epilogue (output store, source and vector loads, arithmetic) that overlaps the
+// next tile's mainloop: the persistent cooperative kernel overlaps the TMA store only; pingpong
+// runs one warpgroup's epilogue under the other's mainloop; the sm80 fp32-faithful kernels apply
+// the epilogue in a separate SIMT kernel after the GEMM (none hidden, and the output is re-read).
+constexpr double kCoopEpilogueHidden = 0.5;
+constexpr double kPingpongEpilogueHidden = 0.8;
+
+// Stream-K's fix-up of partial tiles costs a little on every SM it splits work for.
+constexpr double kStreamKEfficiency = 0.97;
+
+// Swizzle and raster only change L2 hit rates: tie-breakers of a fraction of a percent.
+constexpr double kSwizzleGain = 0.005;
+
+// One more kernel launch in the library's stream (SIMT stages, split-K reduction).
+constexpr double kLaunchSeconds = 2e-6;
+
+double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
+  switch (p) {
+    case dsl::Precision::f16:
+    case dsl::Precision::bf16: return hw.bf16;
+    case dsl::Precision::tf32: return hw.tf32;
+    case dsl::Precision::f32x3: return hw.tf32 / 3.0;  // three TF32 MMAs per product (EVAL-CONTRACT §3)
+    case dsl::Precision::f32:
+    case dsl::Precision::auto_: return hw.fp32_simt;
+  }
+  return hw.fp32_simt;
+}
+
+RankedCandidate rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::GemmStage& g0,
+                          const Candidate& c, const sol::HwSpec& hw) {
+  RankedCandidate r;
+  r.candidate = c;
+  dsl::GemmStage g = g0;
+  g.knobs = c.gemm;
+  const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
+  dsl::GemmKnobs k = dsl::gemm_resolve_auto(p, g, *out);
+  GemmFacts f = gemm_facts(p, g);
+  f.out_bytes = dsl::dtype_bytes(out->dtype);
+  int tm = k.tile->m, tn = k.tile->n, tk = k.tile->k;
+  int64_t mt = ceil_div(f.m, tm), nt = ceil_div(f.n, tn), kt = ceil_div(f.k, tk);
+  double useful = 2.0 * f.m * f.n * f.k * f.batch;
+  r.tile_eff = static_cast<double>(f.m) * f.n * f.k / (static_cast<double>(mt * tm) * (nt * tn) * (kt * tk));
+  double peak = precision_peak(hw, k.precision);
+  int op_bytes = dsl::dtype_bytes(dsl::gemm_operand_dtype(k.precision));
+  double out_bytes = static_cast<double>(f.m) * f.n * f.batch * f.out_bytes;
+  double min_bytes = static_cast<double>(f.ab_elems) * op_bytes + out_bytes + f.epi_read_bytes;
+  double t_mem = min_bytes / hw.mem_bw;
+  r.t_sol = std::max(useful / peak, t_mem);
+
+  bool sm90 = dsl::gemm_family(k.precision) == dsl::GemmFamily::sm90;
+  int cs = sm90 ? k.cluster->m * k.cluster->n : 1;
+  int64_t usable = (hw.sms / cs) * cs;
+  int64_t tiles = mt * nt * f.batch;
+  int sk = k.split_k.value_or(1);
+  double t_fix = 0;
+  if (sm90 && k.scheduler == dsl::TileScheduler::stream_k && sk == 1) {
+    int64_t iters = tiles * kt;
+    r.wave_eff = static_cast<double>(iters) / static_cast<double>(ceil_div(iters, usable) * usable);
+    r.wave_eff *= kStreamKEfficiency;
+    if (tiles % usable != 0)  // partial tiles: each SM may write and re-read one fp32 partial tile
+      t_fix = static_cast<double>(std::min<int64_t>(tiles, usable)) * tm * tn * 4 * 2 / hw.mem_bw;
+  } else {
+    int64_t units = tiles * sk;
+    r.wave_eff = static_cast<double>(units) / static_cast<double>(ceil_div(units, usable) * usable);
+    if (sk > 1)  // partial sums: (sk - 1) fp32 copies of the output written and read back
+      t_fix = (sk - 1) * static_cast<double>(f.m) * f.n * f.batch * 4 * 2 / hw.mem_bw + kLaunchSeconds;
+  }
+  double multicast = 1.0 + kMulticastGainPerDoubling * std::log2(static_cast<double>(cs));
+  r.mainloop_eff = tile_shape_factor(tm, tn) * pipeline_factor(k.stages.value_or(2)) * multicast;
+  double t_main = useful / r.tile_eff / (peak * r.mainloop_eff * r.wave_eff);
+
+  double epi_bytes = out_bytes + static_cast<double>(f.epi_read_bytes);
+  double epi_raw = epi_bytes / hw.mem_bw + static_cast<double>(f.epi_ops) * f.m * f.n * f.batch / hw.fp32_simt;
+  double hidden = !sm90 ? 0.0 : k.schedule == dsl::Schedule::pingpong ? kPingpongEpilogueHidden : kCoopEpilogueHidden;
+  if (!sm90 && f.epi_ops > 0) epi_raw += out_bytes * 2 / hw.mem_bw + kLaunchSeconds;  // separate SIMT pass
+  r.epilogue_s = epi_raw * (1.0 - hidden);
+
+  double l2 = 1.0;
+  int w = k.swizzle.value_or(1);
+  if (w > 1) l2 *= tiles > usable ? 1.0 - kSwizzleGain * std::log2(w) : 1.0 + kSwizzleGain * std::log2(w) / 5;
+  // Raster along the longer tile dimension keeps the shorter operand's tiles in L2 longer.
+  bool along_long = k.raster == dsl::Raster::along_m ? mt >= nt : nt > mt;
+  if (!along_long) l2 *= 1.0 + kSwizzleGain / 5;
+  r.t_est = (std::max(t_main, t_mem) + r.epilogue_s + t_fix) * l2;
+  return r;
+}
+
+// Memory transactions: 16-byte accesses reach full bandwidth; narrower ones issue more
+// instructions per byte and fall short (the usual vectorized-copy measurements on H100).
+double access_eff(int bytes) {
+  if (bytes >= 16) return 1.0;
+  if (bytes >= 8) return 0.9;
+  if (bytes >= 4) return 0.75;
+  return 0.6;
+}
+
+// Resident threads per SM on sm_90 (2048): a grid below one full wave leaves SMs idle.
+constexpr int kThreadsPerSm = 2048;
+
+RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Candidate& c,
+                          const sol::HwSpec& hw) {
+  RankedCandidate r;
+  r.candidate = c;
+  SimtFacts f = simt_facts(p, st);
+  int th = c.simt.threads.value_or(256), vw = c.simt.vector_width.value_or(1);
+  double eff = access_eff(vw * f.elem_bytes);
+  int64_t per_block;
+  if (f.rows_kind) {
+    int rpb = c.simt.rows_per_block.value_or(1);
+    int64_t lanes = rpb * ceil_div(f.last_dim, vw);
+    r.tile_eff = std::min(1.0, static_cast<double>(lanes) / th);
+    eff *= std::sqrt(std::max(r.tile_eff, 0.25));
+    per_block = rpb * f.last_dim;
+  } else {
+    per_block = static_cast<int64_t>(th) * vw * 4;  // about 4 vectors per thread
+  }
+  int64_t blocks = ceil_div(std::max<int64_t>(f.total, 1), std::max<int64_t>(per_block, 1));
+  int64_t slots = static_cast<int64_t>(hw.sms) * std::max(1, kThreadsPerSm / th);
+  r.wave_eff = std::min(1.0, static_cast<double>(blocks) / static_cast<double>(std::min<int64_t>(slots, hw.sms * 4)));
+  r.wave_eff = std::max(r.wave_eff, 0.05);
+  r.mainloop_eff = eff;
+  r.t_sol = static_cast<double>(f.bytes) / hw.mem_bw;
+  r.t_est = r.t_sol / (eff * std::min(1.0, r.wave_eff * 2)) + kLaunchSeconds;
+  return r;
+}
+
+}  // namespace
+
+std::vector<RankedCandidate> space_rank(const dsl::Program& p, const std::vector<Candidate>& cands,
+                                        const sol::HwSpec& hw) {
+  std::vector<RankedCandidate> out;
+  out.reserve(cands.size());
+  for (const auto& c : cands) {
+    const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
+    if (auto* g = std::get_if<dsl::GemmStage>(&st.body); g && c.is_gemm)
+      out.push_back(rank_gemm(p, st, *g, c, hw));
+    else
+      out.push_back(rank_simt(p, st, c, hw));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
+    if (a.candidate.rung != b.candidate.rung) return a.candidate.rung < b.candidate.rung;
+    if (a.t_est != b.t_est) return a.t_est < b.t_est;
+    return a.candidate.name < b.candidate.name;
+  });
+  return out;
+}
+
+}  // namespace ucut::space

@@ -1,0 +1,94 @@
+// The search space of one stage of a checked program: enumerate the knob settings
+// (enumerate.cpp), keep the valid ones (validate.cpp: gemm_rules_check plus named space rules),
+// rank them analytically before anything is compiled (rank.cpp: SOL time at the precision,
+// wave quantization, tile padding, pipeline depth, cluster multicast, epilogue cost), apply one
+// to a program and list its one-knob neighbours for local refinement (apply.cpp).
+// Everything here is pure and deterministic: the same inputs give the same lists in the same order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dsl/gemm_rules.h"
+#include "dsl/program.h"
+#include "sol/hardware.h"
+#include "sol/peaks.h"
+#include "space/knobs.h"
+#include "support/result.h"
+
+namespace ucut::space {
+
+struct SpaceOptions {
+  sol::Policy policy = sol::Policy::tf32;
+  // Explicit (non-auto) knobs of the stage stay fixed; auto ones are enumerated. The precision
+  // is always taken from the policy's ladder unless keep_precision is set.
+  bool keep_explicit = true;
+  bool keep_precision = false;
+  int max_split_k = 8;  // split_k values tried: 2, 4, ... up to this
+};
+
+// One configuration of one stage. GEMM stages fill `gemm` (every knob explicit except those the
+// kernel family requires auto, e.g. schedule on the fp32-faithful sm80 kernels); other stages
+// fill `simt`. `name` is the canonical configuration name, the candidate's identity.
+struct Candidate {
+  int stage = 0;
+  bool is_gemm = true;
+  dsl::GemmKnobs gemm;
+  dsl::SimtKnobs simt;
+  int rung = 0;  // position on the precision ladder: 0 is tried first, later rungs are fallbacks
+  std::string name;
+};
+
+struct Violation {
+  std::string rule;     // "fits_smem", "split_k_useful", ...
+  std::string message;  // with the numbers
+};
+
+// The ranking of one candidate, with the factors that produced it (for `ucutlass space`).
+struct RankedCandidate {
+  Candidate candidate;
+  double t_est = 0;          // seconds, the analytic estimate
+  double t_sol = 0;          // seconds, the stage's roofline at this precision
+  double wave_eff = 1;       // busy SM fraction over all waves
+  double tile_eff = 1;       // useful / padded MACs (or elements)
+  double mainloop_eff = 1;   // tile shape, pipeline depth and multicast factor
+  double epilogue_s = 0;     // epilogue time not hidden behind the mainloop
+};
+
+// The precision ladder of a GEMM stage under a policy: first entry tried first. f32 data:
+// exact -> f32x3, f32; tf32 -> tf32, f32x3; bf16 -> tf32, f32x3 (bf16 math on f32 data needs
+// the lowering's conversion stages). f16/bf16 data: that dtype only.
+std::vector<dsl::Precision> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
+
+// Every knob combination considered for `stage` (not yet validated), in a fixed order.
+// Errors: the stage index is out of range.
+Result<std::vector<Candidate>> space_enumerate(const dsl::Program& program, int stage,
+                                               const SpaceOptions& options);
+
+// Why a candidate is not valid (empty: valid): the GEMM legality rules (gemm_rules_check) and
+// the space's own rules (split_k_useful, cluster_within_grid, tile_not_oversized,
+// swizzle_within_grid, simt_* rules).
+std::vector<Violation> space_validate(const dsl::Program& program, const Candidate& c,
+                                      const SpaceOptions& options);
+
+// enumerate + validate: the valid candidates, in enumeration order.
+Result<std::vector<Candidate>> space_valid(const dsl::Program& program, int stage,
+                                           const SpaceOptions& options);
+
+// Ranks candidates by (rung, estimated time, name): fastest first on each rung of the ladder.
+std::vector<RankedCandidate> space_rank(const dsl::Program& program,
+                                        const std::vector<Candidate>& candidates,
+                                        const sol::HwSpec& hw);
+
+// The program with the candidate's knobs written into its stage.
+dsl::Program space_apply(const dsl::Program& program, const Candidate& c);
+
+// Valid candidates that differ from `c` in exactly one knob, in knob-table order.
+std::vector<Candidate> space_neighbors(const dsl::Program& program, const Candidate& c,
+                                       const SpaceOptions& options);
+
+// Fills in candidate.name from its knobs (gemm_config_name of the resolved knobs, or the SIMT
+// stage's "rowwise_th256_rpb1_v4"-style name).
+std::string space_candidate_name(const dsl::Program& program, const Candidate& c);
+
+}  // namespace ucut::space

@@ -1,0 +1,219 @@
+// Tests of the search space: enumeration counts, every valid GEMM candidate passing the GEMM
+// rules, the space rules, ranking sanity on known shapes, apply and neighbours. No timings.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "dsl/dsl.h"
+#include "space/space.h"
+
+namespace ucut::space {
+namespace {
+
+dsl::Program compile(const std::string& text) {
+  auto r = dsl::dsl_compile(SourceFile{"t.ucut", text});
+  EXPECT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"t.ucut", text}, r.diagnostics);
+  return r.program ? *r.program : dsl::Program{};
+}
+
+// y = x @ W.T for x [m, k], W [n, k] with data dtype `dt`.
+dsl::Program gemm_program(int64_t m, int64_t n, int64_t k, const std::string& dt, const std::string& prec = "auto") {
+  std::string s = "ucut 1\nin x : " + dt + "[" + std::to_string(m) + ", " + std::to_string(k) + "]\n" +
+                  "param W : " + dt + "[" + std::to_string(n) + ", " + std::to_string(k) + "] = \"w\"\n" +
+                  "out y : " + dt + "[" + std::to_string(m) + ", " + std::to_string(n) + "]\n" +
+                  "stage y = gemm(x, W.T) { precision " + prec + " }\n";
+  return compile(s);
+}
+
+sol::HwSpec h200() { return *sol::hw_lookup("h200"); }
+
+const RankedCandidate* find_tile(const std::vector<RankedCandidate>& r, int m, int n, size_t& pos) {
+  for (size_t i = 0; i < r.size(); ++i) {
+    const auto& t = r[i].candidate.gemm.tile;
+    if (t && t->m == m && t->n == n) {
+      pos = i;
+      return &r[i];
+    }
+  }
+  return nullptr;
+}
+
+TEST(Space, Knobs_TableIsComplete) {
+  std::set<std::string> dsl_names, shorts;
+  for (const auto& k : space_knobs()) {
+    EXPECT_TRUE(dsl_names.insert(k.dsl).second) << k.dsl;
+    EXPECT_TRUE(shorts.insert(k.short_name).second) << k.short_name;
+    EXPECT_EQ(space_knob_parse(k.dsl), k.id);
+  }
+  EXPECT_EQ(space_knobs().size(), 12u);
+  EXPECT_FALSE(space_knob_parse("tiles").has_value());
+}
+
+TEST(Space, Ladder) {
+  using P = dsl::Precision;
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32), (std::vector<P>{P::tf32, P::f32x3}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32), (std::vector<P>{P::f32x3, P::f32}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (std::vector<P>{P::bf16}));
+}
+
+TEST(Space, EnumerationCountsAreFixed) {
+  auto p = gemm_program(4096, 4096, 4096, "bf16");
+  auto all = space_enumerate(p, 0, {});
+  ASSERT_TRUE(all);
+  // 9 tile MxN x 2 K x 3 clusters x 2 schedules x (persistent + stream-K x (1 + splits 2,4,8))
+  // x 2 rasters x 4 swizzles.
+  EXPECT_EQ(all->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4);
+  // tf32 data: the sm90 tf32 rung plus the sm80 f32x3 rung (6 tiles x 2 stages x 3 splits x 3 swizzles).
+  auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3);
+  EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
+}
+
+TEST(Space, EveryValidGemmCandidatePassesTheRules) {
+  for (const char* dt : {"bf16", "f32"}) {
+    auto p = gemm_program(2048, 1024, 4096, dt);
+    auto v = space_valid(p, 0, {});
+    ASSERT_TRUE(v);
+    ASSERT_GT(v->size(), 50u) << dt;
+    std::set<std::string> names;
+    for (const auto& c : *v) {
+      dsl::Program q = space_apply(p, c);
+      const auto& g = std::get<dsl::GemmStage>(q.stages[0].body);
+      EXPECT_TRUE(dsl::gemm_rules_check(q, g, *q.find_tensor("y")).empty()) << c.name;
+      names.insert(c.name);
+    }
+    EXPECT_EQ(names.size(), v->size()) << "canonical names must be unique identities";
+  }
+}
+
+TEST(Space, ValidCandidatesRecheckAsProgramText) {
+  auto p = gemm_program(1024, 1024, 1024, "f32");
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  for (size_t i = 0; i < v->size(); i += 97) {  // a spread sample; text checking is slower
+    std::string text = dsl::dsl_print(space_apply(p, (*v)[i]));
+    auto r = dsl::dsl_compile(SourceFile{"c.ucut", text});
+    EXPECT_TRUE(r.program.has_value()) << (*v)[i].name << "\n" << text;
+  }
+}
+
+TEST(Space, SpaceRulesGiveReasons) {
+  auto p = gemm_program(4096, 4096, 4096, "bf16");
+  Candidate c;
+  c.is_gemm = true;
+  c.gemm.precision = dsl::Precision::bf16;
+  c.gemm.tile = dsl::TileShape{128, 256, 64};
+  c.gemm.cluster = dsl::ClusterShape{1, 1};
+  c.gemm.schedule = dsl::Schedule::cooperative;
+  c.gemm.scheduler = dsl::TileScheduler::stream_k;
+  c.gemm.split_k = 4;
+  c.gemm.raster = dsl::Raster::along_m;
+  c.gemm.swizzle = 1;
+  auto v = space_validate(p, c, {});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, "split_k_useful");
+  // Skinny output, long K: split-K is worth trying.
+  auto skinny = gemm_program(128, 128, 16384, "bf16");
+  c.gemm.tile = dsl::TileShape{128, 128, 64};
+  EXPECT_TRUE(space_validate(skinny, c, {}).empty());
+  // A tile larger than the output.
+  auto small = gemm_program(64, 64, 4096, "bf16");
+  c.gemm.split_k = 1;
+  c.gemm.scheduler = dsl::TileScheduler::persistent;
+  auto v2 = space_validate(small, c, {});
+  ASSERT_FALSE(v2.empty());
+  EXPECT_EQ(v2[0].rule, "tile_not_oversized");
+}
+
+TEST(Space, BigTileRanksAboveSmallTileFor4096Bf16) {
+  auto p = gemm_program(4096, 4096, 4096, "bf16");
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  auto r = space_rank(p, *v, h200());
+  size_t big = 0, small = 0;
+  ASSERT_TRUE(find_tile(r, 128, 256, big));
+  ASSERT_TRUE(find_tile(r, 64, 64, small));
+  EXPECT_LT(big, small);
+  ASSERT_TRUE(r[0].candidate.gemm.tile.has_value());
+  EXPECT_GE(r[0].candidate.gemm.tile->m * r[0].candidate.gemm.tile->n, 128 * 128) << r[0].candidate.name;
+  EXPECT_GE(r[0].t_est, r[0].t_sol);  // never faster than the roofline
+}
+
+TEST(Space, IrregularShapePrefersLessWaste) {
+  // 1000 x 1000: a 256-wide tile pads to 1024 with 4 tiles per side (16 tiles: a fraction of the
+  // 132 SMs busy); 128-wide and smaller tiles fill more of the GPU.
+  auto p = gemm_program(1000, 1000, 1000, "bf16");
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  auto r = space_rank(p, *v, h200());
+  const auto& best = r.front();
+  EXPECT_LE(best.candidate.gemm.tile->m * best.candidate.gemm.tile->n, 128 * 128) << best.candidate.name;
+  // 1100 x 1100: 128 pads to 1152 (95.5% useful), 256 pads to 1280 (86%).
+  auto q = gemm_program(1104, 1104, 1024, "bf16");
+  auto rq = space_rank(q, *space_valid(q, 0, {}), h200());
+  size_t a = 0, b = 0;
+  const RankedCandidate* t128 = find_tile(rq, 128, 128, a);
+  const RankedCandidate* t256 = find_tile(rq, 256, 128, b);
+  ASSERT_TRUE(t128 && t256);
+  EXPECT_GT(t128->tile_eff, t256->tile_eff);
+}
+
+TEST(Space, LadderRungsRankInOrder) {
+  auto p = gemm_program(2048, 2048, 2048, "f32");
+  auto r = space_rank(p, *space_valid(p, 0, {}), h200());
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r.front().candidate.gemm.precision, dsl::Precision::tf32);
+  EXPECT_EQ(r.back().candidate.gemm.precision, dsl::Precision::f32x3);
+  for (size_t i = 1; i < r.size(); ++i) EXPECT_LE(r[i - 1].candidate.rung, r[i].candidate.rung);
+}
+
+TEST(Space, NeighborsDifferInOneKnob) {
+  auto p = gemm_program(4096, 4096, 4096, "bf16");
+  auto r = space_rank(p, *space_valid(p, 0, {}), h200());
+  const Candidate& best = r.front().candidate;
+  auto n = space_neighbors(p, best, {});
+  ASSERT_FALSE(n.empty());
+  std::set<std::string> names;
+  for (const auto& c : n) {
+    EXPECT_NE(c.name, best.name);
+    EXPECT_TRUE(space_validate(p, c, {}).empty()) << c.name;
+    names.insert(c.name);
+  }
+  EXPECT_EQ(names.size(), n.size());
+  // Deterministic: the same call gives the same list.
+  auto again = space_neighbors(p, best, {});
+  ASSERT_EQ(again.size(), n.size());
+  for (size_t i = 0; i < n.size(); ++i) EXPECT_EQ(again[i].name, n[i].name);
+}
+
+TEST(Space, ExplicitKnobsStayFixed) {
+  auto text = std::string("ucut 1\nin x : bf16[4096, 4096]\nparam W : bf16[4096, 4096] = \"w\"\n") +
+              "out y : bf16[4096, 4096]\nstage y = gemm(x, W.T) { tile 128x256x64 }\n";
+  auto p = compile(text);
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  ASSERT_FALSE(v->empty());
+  for (const auto& c : *v) EXPECT_EQ(c.gemm.tile->n, 256) << c.name;
+}
+
+TEST(Space, SimtStagesHaveAHandfulOfCandidates) {
+  auto p = compile("ucut 1\nin x : f32[4096, 1000]\nout y : f32[4096, 1000]\nstage y = rowwise softmax(x)\n");
+  auto all = space_enumerate(p, 0, {});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 4u * 4 * 4);
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  ASSERT_FALSE(v->empty());
+  EXPECT_LT(v->size(), all->size());
+  for (const auto& c : *v) {
+    EXPECT_EQ(1000 % c.simt.vector_width.value_or(1), 0) << c.name;  // 8 does not divide 1000
+    std::string text = dsl::dsl_print(space_apply(p, c));
+    EXPECT_TRUE(dsl::dsl_compile(SourceFile{"s.ucut", text}).program.has_value()) << c.name;
+  }
+  auto r = space_rank(p, *v, h200());
+  EXPECT_EQ(r.front().candidate.simt.vector_width, 4);  // 16-byte accesses first
+}
+
+}  // namespace
+}  // namespace ucut::space

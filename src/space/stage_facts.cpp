@@ -1,0 +1,80 @@
+#include "space/stage_facts.h"
+
+#include <set>
+#include <variant>
+
+namespace ucut::space {
+
+namespace {
+
+void walk(const dsl::ExprPtr& e, const dsl::Program& p, std::set<std::string>& loads, int& ops, GemmFacts* g) {
+  if (!e) return;
+  if (e->kind == dsl::Expr::Kind::binary || e->kind == dsl::Expr::Kind::unary || e->kind == dsl::Expr::Kind::call2) ++ops;
+  if (e->kind == dsl::Expr::Kind::load && loads.insert(e->name).second && g) {
+    if (const dsl::Tensor* t = p.find_tensor(e->name)) g->epi_read_bytes += t->numel() * dsl::dtype_bytes(t->dtype);
+  }
+  for (const auto& a : e->args) walk(a, p, loads, ops, g);
+}
+
+int64_t tensor_bytes(const dsl::Program& p, const std::string& n) {
+  const dsl::Tensor* t = p.find_tensor(n);
+  return t ? t->numel() * dsl::dtype_bytes(t->dtype) : 0;
+}
+
+}  // namespace
+
+GemmFacts gemm_facts(const dsl::Program& p, const dsl::GemmStage& g) {
+  GemmFacts f;
+  f.m = g.m;
+  f.n = g.n;
+  f.k = g.k;
+  f.batch = g.batch;
+  const dsl::Tensor* a = p.find_tensor(g.a.tensor);
+  const dsl::Tensor* b = p.find_tensor(g.b.tensor);
+  f.ab_elems = (a ? a->numel() : 0) + (b ? b->numel() : 0);
+  std::set<std::string> loads;
+  for (const auto& st : g.epilogue.stmts) {
+    walk(st.value, p, loads, f.epi_ops, &f);
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce) ++f.reductions;
+  }
+  return f;
+}
+
+SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
+  SimtFacts f;
+  std::string data;
+  std::vector<std::string> reads;
+  if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
+    f.kind = "rowwise";
+    f.rows_kind = true;
+    data = r->input;
+    reads = r->extra;
+    reads.push_back(r->input);
+  } else if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) {
+    f.kind = "reduce";
+    f.rows_kind = true;
+    data = r->inputs.at(0);
+    reads = r->inputs;
+  } else if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
+    f.kind = "scan";
+    data = r->input;
+    reads = {r->input};
+  } else if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) {
+    f.kind = "elementwise";
+    data = st.outputs.at(0);
+    std::set<std::string> loads;
+    int ops = 0;
+    for (const auto& s : r->body.stmts) walk(s.value, p, loads, ops, nullptr);
+    reads.assign(loads.begin(), loads.end());
+  }
+  if (const dsl::Tensor* t = p.find_tensor(data)) {
+    f.last_dim = t->shape.empty() ? 1 : t->shape.back();
+    f.total = t->numel();
+    f.elem_bytes = dsl::dtype_bytes(t->dtype);
+  }
+  for (const auto& r : reads) f.bytes += tensor_bytes(p, r);
+  for (const auto& o : st.outputs) f.bytes += tensor_bytes(p, o);
+  return f;
+}
+
+}  // namespace ucut::space

@@ -1,0 +1,33 @@
+// The facts of a stage that validation and ranking need, read once from the checked program:
+// GEMM extents, dtypes and epilogue traffic; for SIMT stages the data shape and bytes moved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dsl/program.h"
+
+namespace ucut::space {
+
+struct GemmFacts {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int out_bytes = 4;          // bytes per output element
+  int64_t ab_elems = 0;       // A and B elements (each read once at best)
+  int64_t epi_read_bytes = 0; // residual, row and column vectors the epilogue reads
+  int epi_ops = 0;            // expression nodes per output element (epilogue arithmetic)
+  int reductions = 0;         // row/column reductions (fp32 atomics per tile row/column)
+};
+
+struct SimtFacts {
+  std::string kind;           // rowwise, reduce, scan, elementwise
+  bool rows_kind = false;     // rowwise/reduce: rows_per_block applies
+  int64_t last_dim = 1;       // the data's last dimension
+  int64_t total = 0;          // elements of the data
+  int elem_bytes = 4;
+  int64_t bytes = 0;          // every tensor the stage reads and writes, once
+};
+
+GemmFacts gemm_facts(const dsl::Program& p, const dsl::GemmStage& g);
+SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st);
+
+}  // namespace ucut::space

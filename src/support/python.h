@@ -1,0 +1,16 @@
+// Locating the Python interpreter that runs python/ucutlass_torch (the only part of ucutlass that
+// touches PyTorch), and the environment it needs.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace ucut {
+
+// $UCUTLASS_PYTHON, else <source>/.venv/bin/python when it exists, else "python3".
+std::string python_interpreter();
+// Environment additions so `python -m ucutlass_torch.<module>` imports our package from the source
+// tree: PYTHONPATH=<source>/python (prepended to any existing value), PYTHONUNBUFFERED=1.
+std::map<std::string, std::string> python_env();
+
+}  // namespace ucut

@@ -1,0 +1,8 @@
+# Code generator tests beyond the unit tests beside the sources (src/codegen/library_test.cpp holds
+# the golden comparison of generated .cu files; regenerate with UCUTLASS_UPDATE_GOLDEN=1).
+# `codegen_nvcc` (label nvcc) compiles two golden kernel libraries with real nvcc for sm_90a and
+# checks the binaries; it skips cleanly where nvcc or the CUTLASS headers are missing.
+add_test(NAME codegen_nvcc
+         COMMAND bash "${CMAKE_SOURCE_DIR}/tests/golden/codegen/nvcc_test.sh" "${CUTLASS_DIR}"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(codegen_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 1800)

@@ -1,0 +1,37 @@
+# One golden case of the language front end, run by CTest (registered in tests/dsl.cmake):
+#   ok/NAME.ucut     -> `ucutlass fmt` exits 0 and prints exactly ok/NAME.expected
+#   errors/NAME.ucut -> `ucutlass check` exits 1 and prints exactly errors/NAME.expected
+# UCUTLASS_UPDATE_GOLDEN=1 in the environment rewrites the expected file instead.
+# Variables: UCUTLASS (the binary), MODE (ok|errors), CASE (path relative to SRC), SRC.
+if(MODE STREQUAL "ok")
+  set(cmd fmt)
+  set(want_rc 0)
+else()
+  set(cmd check)
+  set(want_rc 1)
+endif()
+execute_process(COMMAND "${UCUTLASS}" ${cmd} "${CASE}" WORKING_DIRECTORY "${SRC}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(MODE STREQUAL "ok")
+  set(got "${out}")
+  if(NOT err STREQUAL "")
+    message(FATAL_ERROR "${CASE}: unexpected diagnostics:\n${err}")
+  endif()
+else()
+  set(got "${err}")
+endif()
+string(REGEX REPLACE "\\.ucut$" ".expected" expected_file "${SRC}/${CASE}")
+if("$ENV{UCUTLASS_UPDATE_GOLDEN}" STREQUAL "1")
+  file(WRITE "${expected_file}" "${got}")
+  message(STATUS "updated ${expected_file}")
+endif()
+if(NOT rc EQUAL want_rc)
+  message(FATAL_ERROR "${CASE}: exit code ${rc}, expected ${want_rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(NOT EXISTS "${expected_file}")
+  message(FATAL_ERROR "${CASE}: missing ${expected_file} (run with UCUTLASS_UPDATE_GOLDEN=1)")
+endif()
+file(READ "${expected_file}" want)
+if(NOT got STREQUAL want)
+  message(FATAL_ERROR "${CASE}: output differs from ${expected_file}\n--- got:\n${got}\n--- expected:\n${want}")
+endif()
