@@ -22,6 +22,7 @@ No real computation happens on problem-sized tensors at any step.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -162,7 +163,7 @@ def _trace(lp: LoadedProblem, seed: int):
                            "return the forward inputs as a list of tensors, e.g. [torch.rand(M, K)]")
     bound = _Bound.make(model, inputs, tensor_pos)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _quiet_stderr():
             ep = torch.export.export(bound, tuple(inputs[i] for i in tensor_pos), strict=False)
     except ProblemError:
         raise
@@ -173,6 +174,25 @@ def _trace(lp: LoadedProblem, seed: int):
                            "tensor values, no .item()/.tolist(), no Python-side data access",
                            line=line) from e
     return ep, inputs, names, tensor_pos, fake
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """torch.export logs graphs and warnings to stderr (fd 2) when a trace fails; our diagnostic says
+    it in one line. Set UCUTLASS_DEBUG=1 to see PyTorch's output."""
+    if os.environ.get("UCUTLASS_DEBUG"):
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _first_line(e: BaseException, limit: int = 300) -> str:
@@ -637,10 +657,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--keep-going", action="store_true", help="for folders: report bad problems and continue")
     a = ap.parse_args(argv)
     t0 = time.time()
-    # torch.export logs graphs and warnings when a trace fails; our diagnostic says it in one line.
-    import logging
-
-    logging.getLogger("torch").setLevel(logging.CRITICAL)
     try:
         import torch  # noqa: F401
     except ImportError as e:

@@ -2,6 +2,7 @@
 #include "build/compiler.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <sstream>
 
@@ -33,6 +34,16 @@ std::string build_summarize_log(const std::string& log) {
 
 namespace {
 
+// The toolkit's folder of link stubs (libcuda.so), or "" when none is found.
+std::string cuda_stubs_dir() {
+  std::vector<std::string> roots;
+  if (const char* e = std::getenv("CUDA_HOME"); e && *e) roots.emplace_back(e);
+  roots.emplace_back("/usr/local/cuda");
+  for (const auto& r : roots)
+    if (std::filesystem::exists(r + "/lib64/stubs/libcuda.so")) return r + "/lib64/stubs";
+  return "";
+}
+
 class Nvcc : public Compiler {
  public:
   explicit Nvcc(NvccOptions o) : o_(std::move(o)) {
@@ -60,6 +71,12 @@ class Nvcc : public Compiler {
     argv.push_back(o_.nvcc);
     for (auto& f : build_nvcc_flags()) argv.push_back(f);
     for (auto& d : job.include_dirs) argv.push_back("-I" + d);
+    // CUTLASS's fill_workspace (EVT reductions) calls the driver API (cuMemsetD32Async,
+    // cuGetErrorString), so the library must name libcuda.so.1; link against the toolkit's stub.
+    if (auto stubs = cuda_stubs_dir(); !stubs.empty()) {
+      argv.push_back("-L" + stubs);
+      argv.push_back("-lcuda");
+    }
     argv.push_back("-o");
     argv.push_back(job.output_path);
     argv.push_back(job.source_path);

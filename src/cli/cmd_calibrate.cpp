@@ -61,6 +61,7 @@ int run_calibrate(const CalibrateOptions& o) {
     if (run->timed_out) msg = "the measurement ran past 15 minutes";
     if (!run->timed_out && !run->signaled && run->exit_code == 2) {
       // calibrate.py's "no GPU" exit: an environment problem, said plainly.
+      if (msg.rfind("calibrate: ", 0) == 0) msg = msg.substr(11);
       std::fprintf(stderr, "ucutlass calibrate: no CUDA GPU to calibrate: %s\n", msg.c_str());
       return 2;
     }

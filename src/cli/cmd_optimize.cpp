@@ -1,15 +1,23 @@
-// `ucutlass optimize PROBLEM`: search for a faster correct kernel (docs/optimizer.md). Live
-// progress on stderr; Ctrl-C finishes the current record and writes the report; --resume picks
-// up from out/<problem>/attempts.jsonl without measuring anything twice.
+// `ucutlass optimize PROBLEM`: search for a faster correct kernel (docs/optimizer.md). The
+// problem is extracted, its SOL estimated and it is lowered (search/pipeline.h); with a GPU the
+// built-in search compiles ahead and measures (search/driver.h), without one (or with --plan) it
+// plans: ranks, emits / compiles the top candidates and says plainly that nothing was measured.
+// Live progress on stderr; Ctrl-C finishes the current record and writes the report; --resume
+// picks up from out/<problem>/attempts.jsonl without measuring anything twice.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
+#include "build/builder.h"
+#include "eval/evaluate.h"
 #include "memory/store.h"
+#include "sol/format.h"
 #include "search/driver.h"
+#include "support/fs.h"
 
 namespace ucut {
 
@@ -23,20 +31,107 @@ struct OptimizeArgs {
   double time_budget_min = 0;
   std::string policy = "tf32", profile = "default", db, out = "out";
   double eps = 0.25;
-  int stagnation = 12, gpus = 1, top_k = 8;
+  int stagnation = 12, top_k = 8;
+  std::string gpus = "1", gpu = "h200";
   uint64_t seed = 1;
   bool resume = false, dry_run = false, no_memory = false;
+  bool plan = false, no_compile = false, emit_only = false, no_cache = false;
+  std::string build_dir, compile_mode = "default";
+  double eval_timeout_s = 120;
 };
 
-int run_optimize(const OptimizeArgs& a) {
-  if (!search::ProblemRun::is_synthetic(a.problem)) {
-    std::fprintf(stderr,
-                 "ucutlass optimize: %s: real problems are not wired into the search yet (the "
-                 "adapters over src/space, src/build and src/eval are pending)\n"
-                 "hint: try 'ucutlass optimize synthetic' to see the search loop on a model surface\n",
-                 a.problem.c_str());
+int exit_code_for(const Error& e) {
+  return e.code == ErrorCode::invalid_input || e.code == ErrorCode::not_found || e.code == ErrorCode::unsupported
+             ? 1
+             : 2;
+}
+
+int run_real(const OptimizeArgs& a, search::DriverOptions o) {
+  search::PrepareOptions po;
+  po.policy = a.policy;
+  po.gpu = a.gpu;
+  po.out_dir = a.out;
+  const bool gpu = !a.plan && search::gpu_present();
+  std::fprintf(stderr, "ucutlass optimize: %s: extracting, estimating SOL, lowering\n", a.problem.c_str());
+  auto prepared = search::pipeline_prepare(a.problem, po);
+  if (!prepared) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", prepared.error().render().c_str());
+    return exit_code_for(prepared.error());
+  }
+  const search::PreparedProblem& p = *prepared;
+  std::fprintf(stderr, "  SOL %s on %s (%s); %zu stage%s lowered\n", sol::fmt_time(p.t_sol()).c_str(),
+               p.hw.name.c_str(), sol::policy_name(p.policy), p.lowered.program.stages.size(),
+               p.lowered.program.stages.size() == 1 ? "" : "s");
+  for (const auto& n : p.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
+  const std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
+  if (!gpu || p.problem_py.empty()) {
+    std::string why = a.plan ? "planning only (--plan): nothing was measured"
+                      : !gpu ? "no GPU: nothing was measured"
+                             : "a problem.json cannot be measured (the worker needs the .py): nothing was measured";
+    search::PlanOptions plan;
+    plan.top = std::max(1, std::min(a.top_k, a.budget > 0 ? a.budget : a.top_k));
+    plan.codegen = !a.no_compile;
+    plan.compile = !a.emit_only && !a.no_compile;
+    plan.build_root = build_root;
+    plan.use_cache = !a.no_cache;
+    if (plan.compile && !search::nvcc_available()) {
+      plan.compile = false;
+      why += "; nvcc not found: kernels were emitted (.cu), not compiled";
+    }
+    std::fprintf(stderr, "%s: planning\n", why.c_str());
+    auto r = search::plan_problem(p, plan, o, why);
+    if (!r) {
+      std::fprintf(stderr, "ucutlass optimize: %s\n", r.error().render().c_str());
+      return 2;
+    }
+    std::printf("%s: %s\n", p.name.c_str(), why.c_str());
+    std::printf("  %zu valid configurations; top %zu by the analytic ranking:\n", r->plan.valid, r->plan.top.size());
+    for (const auto& c : r->plan.top) {
+      std::string built = !c.built ? "" : !c.built->ok ? "  [build failed]" : !c.built->so_path.empty() ? "  [built]" : "  [.cu]";
+      std::printf("  %2d. %-60s predicted %s%s\n", c.rank, c.cand.name.c_str(), sol::fmt_time(c.cand.predicted_s).c_str(),
+                  built.c_str());
+    }
+    std::printf("report: %s/report.md\n", r->dir.c_str());
+    return 0;
+  }
+  auto gpus = search::gpus_parse(a.gpus);
+  if (!gpus) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", gpus.error().render().c_str());
     return 2;
   }
+  search::GpuWorkers workers(*gpus);
+  search::RealRunSetup setup;
+  setup.workers = &workers;
+  setup.nvcc = build::build_nvcc_compiler();
+  setup.build_root = build_root;
+  setup.use_cache = !a.no_cache;
+  setup.compile_mode = a.compile_mode == "none" ? "" : a.compile_mode;
+  setup.baseline_cache = fs_cache_dir() + "/baselines";
+  setup.eval.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.eval_timeout_s * 1000));
+  setup.eval.tool_commit = eval::tool_commit();
+  auto run = search::ProblemRun::real(std::make_shared<const search::PreparedProblem>(std::move(*prepared)), setup, o);
+  if (!run) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", run.error().render().c_str());
+    return exit_code_for(run.error());
+  }
+  std::signal(SIGINT, on_sigint);
+  auto& s = (*run)->session();
+  if (auto st = s.start(); !st) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
+    return 2;
+  }
+  auto reason = s.run(&g_interrupt);
+  std::signal(SIGINT, SIG_DFL);
+  if (auto st = (*run)->finish(); !st) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
+  std::printf("report: %s/report.md\n", (*run)->out_dir().c_str());
+  return 0;
+}
+
+int run_optimize(const OptimizeArgs& a) {
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
     auto db = memory::MemoryDb::open(a.db.empty() ? memory::store_default_path() : a.db);
@@ -59,6 +154,15 @@ int run_optimize(const OptimizeArgs& a) {
   o.resume = a.resume;
   o.memory = mem.get();
   o.progress = stderr;
+  if (!search::ProblemRun::is_synthetic(a.problem)) {
+    if (a.dry_run) {
+      std::printf("would %s %s: budget %d attempts, top-k %d, policy %s, seed %llu\n",
+                  a.plan || !search::gpu_present() ? "plan (no GPU: measure nothing)" : "search", a.problem.c_str(),
+                  a.budget, a.top_k, a.policy.c_str(), static_cast<unsigned long long>(a.seed));
+      return 0;
+    }
+    return run_real(a, o);
+  }
   auto run = search::ProblemRun::synthetic(a.problem, o);
   if (!run) {
     std::fprintf(stderr, "ucutlass optimize: %s\n", run.error().render().c_str());
@@ -90,7 +194,7 @@ int run_optimize(const OptimizeArgs& a) {
 
 CommandRun cmd_optimize(CLI::App& sub) {
   auto a = std::make_shared<OptimizeArgs>();
-  sub.add_option("problem", a->problem, "problem.py (KernelBench format), or 'synthetic[:name]'")->required();
+  sub.add_option("problem", a->problem, "problem.py (KernelBench format), a problem.json (planning only), or 'synthetic[:name]'")->required();
   sub.add_option("--budget", a->budget, "attempts (every evaluation counts)")->capture_default_str();
   sub.add_option("--time-budget", a->time_budget_min, "wall-time limit in minutes (0: none)")->capture_default_str();
   sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")->capture_default_str();
@@ -101,7 +205,19 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--top-k", a->top_k, "ranked candidates tried before refinement")->capture_default_str();
   sub.add_option("--db", a->db, "result store holding the memory")->envname("UCUTLASS_STORE");
   sub.add_option("--out", a->out, "output folder; results go to OUT/<problem>/")->capture_default_str();
-  sub.add_option("--gpus", a->gpus, "GPUs to evaluate on")->capture_default_str();
+  sub.add_option("--gpus", a->gpus, "GPUs to evaluate on: a count, a list of indices (0,2) or all")
+      ->capture_default_str()->envname("UCUTLASS_GPUS");
+  sub.add_option("--gpu", a->gpu, "hardware table row assumed for SOL and ranking when no GPU says otherwise")
+      ->capture_default_str()->envname("UCUTLASS_GPU");
+  sub.add_flag("--plan", a->plan, "plan only (rank, emit, compile), even with a GPU: measure nothing");
+  sub.add_flag("--no-compile", a->no_compile, "planning: rank only, emit no kernels");
+  sub.add_flag("--emit-only", a->emit_only, "planning: write the top candidates' .cu, run no nvcc");
+  sub.add_flag("--no-cache", a->no_cache, "always run nvcc, ignoring the kernel cache")->envname("UCUTLASS_NO_CACHE");
+  sub.add_option("--build-dir", a->build_dir, "where candidates are built (default: the cache folder)");
+  sub.add_option("--compile-mode", a->compile_mode, "torch.compile baseline: default, max-autotune or none")
+      ->capture_default_str();
+  sub.add_option("--eval-timeout", a->eval_timeout_s, "seconds per candidate evaluation before the worker is killed")
+      ->capture_default_str();
   sub.add_flag("--resume", a->resume, "continue from OUT/<problem>/attempts.jsonl");
   sub.add_flag("--dry-run", a->dry_run, "say what would be searched, run nothing");
   sub.add_flag("--no-memory", a->no_memory, "neither seed from nor learn into the memory");

@@ -69,7 +69,7 @@ int run_space(const SpaceCliOptions& o) {
     std::printf("stage %d (%s): %zu configurations, %zu valid, policy %s, %s\n", si, p.stages[si].name.c_str(),
                 all->size(), valid.size(), sol::policy_name(*policy), hw->name.c_str());
     if (o.rules)
-      for (const auto& [rule, count] : by_rule) std::printf("  rejected by %-28s %d\n", rule.c_str(), count);
+      for (const auto& [rule, count] : by_rule) std::printf("  rejected by %-32s %d\n", rule.c_str(), count);
     std::printf("  %4s  %-52s %4s %10s %10s %6s %6s %6s\n", "rank", "config", "rung", "t_est(us)", "t_sol(us)",
                 "waves", "tiles", "loop");
     for (int i = 0; i < static_cast<int>(ranked.size()) && i < o.top; ++i) {

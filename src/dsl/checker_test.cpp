@@ -45,7 +45,8 @@ TEST(Checker, RejectsWithHints) {
     std::string message_part;
     std::string hint_part;
   } cases[] = {
-      {"stage y = gemm(x, W) { precision tf32 }", "inner dimensions", "W.T"},
+      {"stage y = gemm(x, W) { precision tf32 }", "K-major", "W.T"},
+      {"stage y = gemm(W, x) { precision tf32 }", "inner dimensions", ""},
       {"stage y = gemm(x, W.T) { precison tf32 }", "unknown knob 'precison'", "did you mean 'precision'?"},
       {"stage y = gemm(x, W.T) { precision bf16 }", "needs bf16 operands", "tf32"},
       {"stage y = gemm(x, Wt.T)", "unknown tensor 'Wt'", "did you mean 'W'?"},

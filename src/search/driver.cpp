@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "build/builder.h"
+#include "sol/format.h"
 #include "support/fs.h"
 #include "support/hash.h"
 
@@ -23,6 +26,46 @@ std::string progress_line(const Attempt& a, const SearchState& s, int budget) {
                      best, a.cand.name, a.cand.origin, now, a.replayed ? " [journal]" : "");
 }
 
+Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& evaluator, Clock& clock,
+                            double t_sol, int lookahead) {
+  BuiltinOptions bo;
+  bo.seed = opt_.seed;
+  bo.top_k = opt_.top_k;
+  if (opt_.memory) {
+    auto seeds = memory::memory_seeds(*opt_.memory, key_);
+    if (!seeds) return seeds.error();
+    trace_ = memory_apply_seeds(*seeds, space, bo);
+  }
+  strategy_ = std::make_unique<BuiltinStrategy>(space, bo);
+  const std::string jpath = out_dir() + "/attempts.jsonl";
+  if (!opt_.resume && fs_exists(jpath)) {
+    // A new run never overwrites an old journal: it is kept beside, numbered.
+    for (int i = 1;; ++i) {
+      std::string old = fmt::format("{}/attempts.{}.jsonl", out_dir(), i);
+      if (!fs_exists(old)) {
+        std::error_code ec;
+        std::filesystem::rename(jpath, old, ec);
+        if (ec) return make_error(ErrorCode::io, jpath + ": cannot set the old journal aside: " + ec.message());
+        break;
+      }
+    }
+  }
+  journal_ = std::make_unique<FileJournal>(jpath);
+  SessionOptions so = opt_.session;
+  so.t_sol = t_sol;
+  if (lookahead > so.lookahead) so.lookahead = lookahead;
+  SessionCallbacks cb;
+  FILE* out = opt_.progress;
+  int budget = so.budget.attempts;
+  if (out)
+    cb.on_attempt = [out, budget](const Attempt& a, const SearchState& s) {
+      std::fprintf(out, "%s\n", progress_line(a, s, budget).c_str());
+      std::fflush(out);
+    };
+  session_ = std::make_unique<SearchSession>(name_, *strategy_, compiler, evaluator, clock, journal_.get(), so, cb);
+  return ok_status();
+}
+
 Result<std::unique_ptr<ProblemRun>> ProblemRun::synthetic(const std::string& problem,
                                                           const DriverOptions& opt) {
   std::unique_ptr<ProblemRun> r(new ProblemRun());
@@ -38,45 +81,85 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::synthetic(const std::string& pro
   spec.t_sol = spec.t_opt * (0.6 + (h % 5) / 20.0);
   spec.t_eager = spec.t_opt * (2 + (h % 3));
   r->key_ = {"synthetic gemm f32", "m12_n12_k12", "synthetic", opt.policy};
-  r->space_ = std::make_unique<FakeSpace>(spec);
+  r->note_ = "synthetic problem: times come from a model surface, not a GPU";
+  auto space = std::make_unique<FakeSpace>(spec);
   r->compiler_ = std::make_unique<FakeCompiler>(spec);
-  r->evaluator_ = std::make_unique<FakeEvaluator>(*r->space_, &r->fake_clock_);
-  BuiltinOptions bo;
-  bo.seed = opt.seed;
-  bo.top_k = opt.top_k;
-  if (opt.memory) {
-    auto seeds = memory::memory_seeds(*opt.memory, r->key_);
-    if (!seeds) return seeds.error();
-    r->trace_ = memory_apply_seeds(*seeds, *r->space_, bo);
-  }
-  r->strategy_ = std::make_unique<BuiltinStrategy>(*r->space_, bo);
-  const std::string jpath = r->out_dir() + "/attempts.jsonl";
-  if (!opt.resume && fs_exists(jpath)) {
-    // A new run never overwrites an old journal: it is kept beside, numbered.
-    for (int i = 1;; ++i) {
-      std::string old = fmt::format("{}/attempts.{}.jsonl", r->out_dir(), i);
-      if (!fs_exists(old)) {
-        std::error_code ec;
-        std::filesystem::rename(jpath, old, ec);
-        if (ec) return make_error(ErrorCode::io, jpath + ": cannot set the old journal aside: " + ec.message());
-        break;
-      }
-    }
-  }
-  r->journal_ = std::make_unique<FileJournal>(jpath);
-  SessionOptions so = opt.session;
-  so.t_sol = spec.t_sol;
-  SessionCallbacks cb;
-  FILE* out = opt.progress;
-  int budget = so.budget.attempts;
-  if (out)
-    cb.on_attempt = [out, budget](const Attempt& a, const SearchState& s) {
-      std::fprintf(out, "%s\n", progress_line(a, s, budget).c_str());
-      std::fflush(out);
-    };
-  r->session_ = std::make_unique<SearchSession>(r->name_, *r->strategy_, *r->compiler_, *r->evaluator_,
-                                                r->fake_clock_, r->journal_.get(), so, cb);
+  r->evaluator_ = std::make_unique<FakeEvaluator>(*space, &r->fake_clock_);
+  r->space_ = std::move(space);
+  if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->fake_clock_, spec.t_sol, 0); !st)
+    return st.error();
   return r;
+}
+
+Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const PreparedProblem> problem,
+                                                     const RealRunSetup& setup, const DriverOptions& opt) {
+  if (!setup.workers) return make_error(ErrorCode::internal, "a measured search needs GPU workers");
+  if (problem->problem_py.empty())
+    return make_error(ErrorCode::invalid_input, problem->source + ": measuring needs the problem's .py file",
+                      "pass the KernelBench problem.py (a problem.json can only be planned)");
+  std::unique_ptr<ProblemRun> r(new ProblemRun());
+  r->opt_ = opt;
+  r->name_ = problem->name;
+  r->prepared_ = problem;
+  // The GPU the workers run on decides the ranking's hardware row and the SOL bound.
+  sol::HwSpec hw = problem->hw;
+  sol::SolReport sol = problem->sol;
+  std::string gpu_note;
+  auto gpu = setup.workers->gpu_name();
+  if (!gpu) return make_error(gpu.error().code, "no GPU worker could start: " + gpu.error().message, gpu.error().hint);
+  if (std::string row = sol::hw_match_device(*gpu); !row.empty() && row != hw.name) {
+    if (auto h = sol::hw_lookup(row); h) {
+      hw = *h;
+      auto cost = sol::sol_problem_cost(problem->ir);
+      auto calib = sol::calibration_find(hw.name);
+      if (cost) sol = sol::sol_estimate(hw, *cost, problem->policy, calib ? *calib : std::nullopt);
+    }
+  } else if (row.empty()) {
+    gpu_note = "GPU '" + *gpu + "' is not in the hardware table: SOL and ranking assume " + hw.name;
+  }
+  const sol::SolBound& bound = sol.reference();
+  r->key_ = pipeline_memory_key(problem->lowered.program, hw.name, opt.policy);
+  space::SpaceOptions so;
+  so.policy = problem->policy;
+  auto space = RealSpace::create(problem->lowered.program, hw, so);
+  if (!space) return space.error();
+  r->real_space_ = space->get();
+  r->space_ = std::move(*space);
+  RealCompilerOptions co;
+  co.root = setup.build_root;
+  co.use_cache = setup.use_cache;
+  co.input_name = problem->source;
+  auto compiler = std::make_unique<RealCompiler>(co, setup.nvcc);
+  RealEvaluatorOptions eo;
+  eo.problem_py = problem->problem_py;
+  eo.eval = setup.eval;
+  eo.eval.policy = opt.policy;
+  eo.eval.profile = opt.profile;
+  eo.compile_mode = setup.compile_mode;
+  eo.baseline_cache = setup.baseline_cache;
+  eo.t_sol_s = bound.t_sol;
+  eo.sol_source = bound.origin;
+  auto evaluator = std::make_unique<RealEvaluator>(*setup.workers, eo);
+  r->real_evaluator_ = evaluator.get();
+  const int gpus = static_cast<int>(setup.workers->size());
+  if (gpus > 1) {
+    RealEvaluator* ev = evaluator.get();
+    compiler->after_build = [ev](const Candidate& c, const CompileOutcome& built) { ev->measure_ahead(c, built); };
+  }
+  r->compiler_ = std::move(compiler);
+  r->evaluator_ = std::move(evaluator);
+  r->note_ = fmt::format("measured on {} ({} GPU{}); SOL {} ({})", *gpu, gpus, gpus == 1 ? "" : "s",
+                         sol::fmt_time(bound.t_sol), bound.origin);
+  if (!gpu_note.empty()) r->note_ += "; " + gpu_note;
+  // Compile ahead: enough candidates in flight to keep every GPU and the build pool busy.
+  int lookahead = std::max({2, gpus + 1, std::min(build::build_default_jobs(), 4)});
+  if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->steady_, bound.t_sol, lookahead); !st)
+    return st.error();
+  return r;
+}
+
+std::vector<eval::RunRecord> ProblemRun::records() const {
+  return real_evaluator_ ? real_evaluator_->records() : std::vector<eval::RunRecord>{};
 }
 
 RunReport ProblemRun::report() const {
@@ -90,7 +173,8 @@ RunReport ProblemRun::report() const {
   r.state = session_->state();
   r.stop = session_->stop_reason();
   r.cost = session_->cost();
-  r.note = "synthetic problem: times come from a model surface, not a GPU";
+  r.note = note_;
+  if (real_evaluator_ && !real_evaluator_->notes().empty()) r.note += "; baselines: " + real_evaluator_->notes();
   return r;
 }
 
@@ -98,16 +182,83 @@ Status ProblemRun::finish() {
   RunReport r = report();
   const std::string dir = out_dir();
   if (auto s = fs_mkdirs(dir); !s) return s;
-  if (const Attempt* b = r.state.best_attempt())
-    if (auto s = fs_write_atomic(dir + "/best.ucut", b->cand.program); !s) return s;
-  if (auto s = fs_write_atomic(dir + "/report.json", run_report_json(r).dump(2) + "\n"); !s) return s;
-  if (auto s = fs_write_atomic(dir + "/report.md", run_report_markdown(r)); !s) return s;
+  const Attempt* b = r.state.best_attempt();
+  if (!prepared_) {
+    if (b)
+      if (auto s = fs_write_atomic(dir + "/best.ucut", b->cand.program); !s) return s;
+    if (auto s = fs_write_atomic(dir + "/report.json", run_report_json(r).dump(2) + "\n"); !s) return s;
+    if (auto s = fs_write_atomic(dir + "/report.md", run_report_markdown(r)); !s) return s;
+  } else {
+    std::vector<std::string> notes;
+    Outputs out;
+    out.dir = dir;
+    if (b) {
+      out.best = b->cand;
+      out.cu_path = b->cu_path;
+      out.so_path = b->so_path;
+      out.export_model = true;
+    }
+    auto files = pipeline_write_outputs(*prepared_, out, notes);
+    if (!files) return files.error();
+    if (!b) notes.push_back("no candidate was correct: best.ucut, best.cu, best.so and model_new.py are not written");
+    if (auto s = pipeline_write_report(dir, r, pipeline_report_json(*prepared_, real_space_, nullptr, *files, notes),
+                                       pipeline_report_markdown(*prepared_, real_space_, nullptr, *files, notes));
+        !s)
+      return s;
+  }
   if (opt_.memory) {
     auto n = memory::memory_learn(*opt_.memory,
                                   memory_learn_input(r.state, key_, name_, r.t_sol, trace_));
     if (!n) return n.error();
   }
   return ok_status();
+}
+
+Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& po, const DriverOptions& opt,
+                             const std::string& why) {
+  PlanRun out;
+  out.dir = opt.out_dir + "/" + p.name;
+  space::SpaceOptions so;
+  so.policy = p.policy;
+  auto space = RealSpace::create(p.lowered.program, p.hw, so);
+  if (!space) return space.error();
+  out.plan = pipeline_plan(p, **space, po);
+  out.notes = p.notes;
+  Outputs o;
+  o.dir = out.dir;
+  // The best-ranked candidate that emitted / built (all of them when nothing was emitted).
+  for (const auto& c : out.plan.top) {
+    if (c.built && !c.built->ok) continue;
+    o.best = c.cand;
+    if (c.built) {
+      o.cu_path = c.built->cu_path;
+      o.so_path = c.built->so_path;
+    }
+    if (c.rank > 1)
+      out.notes.push_back(fmt::format("best.ucut is rank {} (`{}`): the better-ranked candidates failed to build",
+                                      c.rank, c.cand.name));
+    break;
+  }
+  if (!o.best && !out.plan.top.empty())
+    out.notes.push_back("no ranked candidate built: best.ucut is not written (see the plan's build column)");
+  auto files = pipeline_write_outputs(p, o, out.notes);
+  if (!files) return files.error();
+  out.files = *files;
+  RunReport r;
+  r.problem = p.name;
+  r.policy = opt.policy;
+  r.profile = opt.profile;
+  r.gpu = p.hw.name + " (assumed; not measured)";
+  r.seed = opt.seed;
+  r.t_sol = p.t_sol();
+  r.measured = false;
+  r.stop = StopReason::none;
+  r.note = why;
+  if (auto st = pipeline_write_report(out.dir, r, pipeline_report_json(p, space->get(), &out.plan, out.files, out.notes),
+                                      pipeline_report_markdown(p, space->get(), &out.plan, out.files, out.notes));
+      !st)
+    return st.error();
+  return out;
 }
 
 }  // namespace ucut::search

@@ -1,9 +1,10 @@
 // What `ucutlass optimize` and `ucutlass bench` share: one problem's search assembled from its
 // parts (space, compiler, evaluator, strategy, journal, memory seeds), the live progress line,
-// and writing out/<problem>/ (best.ucut, report.json, report.md). Problems come from a
-// ProblemSource; today the one wired source is the synthetic surface (fake_surface.h, problem
-// names "synthetic" or "synthetic:<name>"); real problem.py files need the adapters over
-// src/space, src/build and src/eval (see docs/optimizer.md, "Search").
+// and writing out/<problem>/ (best.ucut, report.json, report.md, and for real problems best.cu,
+// best.so, model_new.py). Two sources of problems: the synthetic surface (fake_surface.h,
+// problem names "synthetic" or "synthetic:<name>") and real problems prepared by the pipeline
+// (pipeline.h) searched through the adapters over src/space, src/build and src/eval
+// (adapters_*.h). Planning without a GPU does not search: see pipeline_plan.
 #pragma once
 
 #include <atomic>
@@ -14,8 +15,12 @@
 
 #include "memory/experience_store.h"
 #include "search/builtin_strategy.h"
+#include "search/adapters_build.h"
+#include "search/adapters_eval.h"
+#include "search/adapters_space.h"
 #include "search/fake_surface.h"
 #include "search/memory_bridge.h"
+#include "search/pipeline.h"
 #include "search/run_report.h"
 #include "search/session.h"
 
@@ -33,36 +38,74 @@ struct DriverOptions {
   FILE* progress = nullptr;            // live progress line; null: quiet
 };
 
+// What a real (measured) search needs besides DriverOptions.
+struct RealRunSetup {
+  GpuWorkers* workers = nullptr;       // shared by the problems of a suite
+  std::shared_ptr<build::Compiler> nvcc;
+  std::string build_root;              // candidates' build folders
+  bool use_cache = true;
+  eval::EvalOptions eval;
+  std::string compile_mode = "default";  // torch.compile baseline; "" = eager only
+  std::string baseline_cache;
+};
+
 // One problem's search with everything it owns.
 class ProblemRun {
  public:
   // Recognised synthetic names: "synthetic", "synthetic:<name>" (name varies the surface).
   static bool is_synthetic(const std::string& problem);
   static Result<std::unique_ptr<ProblemRun>> synthetic(const std::string& problem, const DriverOptions& opt);
+  // A prepared problem searched with real compiles and GPU evaluations. The GPU the workers
+  // report decides the hardware row of the ranking and the SOL bound (calibrated if stored).
+  static Result<std::unique_ptr<ProblemRun>> real(std::shared_ptr<const PreparedProblem> problem,
+                                                  const RealRunSetup& setup, const DriverOptions& opt);
 
   SearchSession& session() { return *session_; }
   const std::string& name() const { return name_; }
   std::string out_dir() const { return opt_.out_dir + "/" + name_; }
   // The report after (or during) the search.
   RunReport report() const;
-  // Writes best.ucut, report.json, report.md under out_dir(); learns into the memory.
+  // Writes best.ucut, report.json, report.md (real problems: also best.cu, best.so,
+  // model_new.py, lowered.ucut) under out_dir(); learns into the memory.
   Status finish();
+  // The RunRecords measured (real problems), for the result store.
+  std::vector<eval::RunRecord> records() const;
 
  private:
   ProblemRun() = default;
+  // Memory seeds, strategy, journal (old journals set aside unless resuming) and the session.
+  Status assemble(SearchSpace& space, Compiler& compiler, Evaluator& evaluator, Clock& clock, double t_sol,
+                  int lookahead);
   std::string name_;
   DriverOptions opt_;
   memory::MemoryKey key_;
   SeedTrace trace_;
+  std::string note_;
   FakeClock fake_clock_;
   SteadyClock steady_;
-  std::unique_ptr<FakeSpace> space_;
-  std::unique_ptr<FakeCompiler> compiler_;
-  std::unique_ptr<FakeEvaluator> evaluator_;
+  std::unique_ptr<SearchSpace> space_;
+  std::unique_ptr<Compiler> compiler_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::shared_ptr<const PreparedProblem> prepared_;  // real problems only
+  RealSpace* real_space_ = nullptr;
+  RealEvaluator* real_evaluator_ = nullptr;
   std::unique_ptr<BuiltinStrategy> strategy_;
   std::unique_ptr<FileJournal> journal_;
   std::unique_ptr<SearchSession> session_;
 };
+
+// Planning one prepared problem (no GPU, or --plan): ranks its space, emits / compiles the top
+// candidates (PlanOptions), writes out/<problem>/ (lowered.ucut, best.ucut = the best-ranked,
+// best.cu / best.so when built, report.json / report.md with measured = false and `why` as the
+// first line: "no GPU: nothing was measured").
+struct PlanRun {
+  std::string dir;
+  Plan plan;
+  std::vector<std::string> files;
+  std::vector<std::string> notes;
+};
+Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& plan, const DriverOptions& opt,
+                             const std::string& why);
 
 // "[ 7/40] best 2.31x  71% SOL  | tf32_128x256x64_c2x1_s4 ok 1.02 ms"
 std::string progress_line(const Attempt& a, const SearchState& s, int budget);

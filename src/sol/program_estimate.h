@@ -51,7 +51,7 @@ ProgramEstimate sol_program_estimate(const HwSpec& hw, const dsl::Program& prog,
 // main reason for any difference.
 std::string sol_program_explain(const ProgramEstimate& est, double problem_t_sol);
 
-// Per-stage lines followed by the sentence, for reports and `ucutlass sol --program`.
+// Per-stage lines followed by the sentence, for reports (see docs/sol.md "Program-level floor").
 std::string sol_program_render(const ProgramEstimate& est, double problem_t_sol);
 
 }  // namespace ucut::sol

@@ -9,7 +9,7 @@ namespace ucut::sol {
 
 namespace {
 
-nlohmann::json bound_json(const SolBound& b) {
+nlohmann::ordered_json bound_json(const SolBound& b) {
   return {{"policy", policy_name(b.policy)},
           {"origin", b.origin},
           {"tensor_f32_rate", b.tensor_f32_rate},
@@ -69,8 +69,8 @@ std::string sol_report_text(const SolReport& r, const HwSpec& hw) {
   return out;
 }
 
-nlohmann::json sol_report_json(const SolReport& r, const HwSpec& hw) {
-  nlohmann::json j;
+nlohmann::ordered_json sol_report_json(const SolReport& r, const HwSpec& hw) {
+  nlohmann::ordered_json j;
   j["schema"] = kSolReportSchema;
   j["problem"] = r.problem;
   j["gpu"] = {{"name", hw.name},           {"arch", hw.arch},           {"sms", hw.sms},
@@ -86,14 +86,14 @@ nlohmann::json sol_report_json(const SolReport& r, const HwSpec& hw) {
   j["min_bytes"] = r.min_bytes;
   j["intensity_flop_per_byte"] = r.intensity;
   j["bound"] = bound_json(r.bound);
-  j["by_policy"] = nlohmann::json::array();
+  j["by_policy"] = nlohmann::ordered_json::array();
   for (const auto& b : r.by_policy) j["by_policy"].push_back(bound_json(b));
-  j["calibrated"] = r.calibrated ? bound_json(*r.calibrated) : nlohmann::json();
-  j["calibrated_by_policy"] = nlohmann::json::array();
+  j["calibrated"] = r.calibrated ? bound_json(*r.calibrated) : nlohmann::ordered_json();
+  j["calibrated_by_policy"] = nlohmann::ordered_json::array();
   for (const auto& b : r.calibrated_by_policy) j["calibrated_by_policy"].push_back(bound_json(b));
   j["t_sol_s"] = r.reference().t_sol;
   j["t_sol_origin"] = r.reference().origin;
-  j["top_ops"] = nlohmann::json::array();
+  j["top_ops"] = nlohmann::ordered_json::array();
   for (const auto& s : r.top_ops)
     j["top_ops"].push_back({{"id", s.id},
                             {"op", s.op},

@@ -14,6 +14,6 @@ namespace ucut::sol {
 inline constexpr const char* kSolReportSchema = "ucutlass.sol/1";
 
 std::string sol_report_text(const SolReport& r, const HwSpec& hw);
-nlohmann::json sol_report_json(const SolReport& r, const HwSpec& hw);
+nlohmann::ordered_json sol_report_json(const SolReport& r, const HwSpec& hw);
 
 }  // namespace ucut::sol

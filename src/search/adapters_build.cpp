@@ -1,0 +1,87 @@
+#include "search/adapters_build.h"
+
+#include <cstdlib>
+
+#include "build/builder.h"
+#include "codegen/library.h"
+#include "codegen/simt_common.h"
+#include "dsl/dsl.h"
+#include "support/fs.h"
+#include "support/subprocess.h"
+
+namespace ucut::search {
+
+bool nvcc_available() {
+  ProcessSpec ps;
+  const char* env = std::getenv("UCUTLASS_NVCC");
+  ps.argv = {env && *env ? env : "nvcc", "--version"};
+  ps.timeout = std::chrono::milliseconds(20000);
+  auto r = subprocess_run(ps);
+  return r && r->success();
+}
+
+RealCompiler::RealCompiler(RealCompilerOptions options, std::shared_ptr<build::Compiler> nvcc)
+    : opt_(std::move(options)), nvcc_(std::move(nvcc)) {}
+
+CompileOutcome RealCompiler::compile(const Candidate& c) {
+  CompileOutcome out = build(c);
+  if (out.ok && !out.so_path.empty() && after_build) after_build(c, out);
+  return out;
+}
+
+CompileOutcome RealCompiler::build(const Candidate& c) {
+  CompileOutcome out;
+  const std::string dir = opt_.root + "/" + c.hash.substr(0, 16);
+  SourceFile src{dir + "/candidate.ucut", c.program};
+  dsl::CheckResult checked = dsl::dsl_compile(src);
+  if (!checked.program) {
+    // The space only proposes valid configurations: a rejected text is a bug, reported as a result.
+    out.message = "the candidate program does not check:\n" + diag_render_all(src, checked.diagnostics);
+    return out;
+  }
+  const dsl::Program& p = *checked.program;
+  auto lib = codegen::codegen_emit_library(p, {opt_.input_name, c.hash});
+  if (!lib) {
+    out.message = "code generation failed: " + lib.error().render();
+    return out;
+  }
+  if (auto st = fs_mkdirs(dir); !st) {
+    out.message = st.error().render();
+    return out;
+  }
+  (void)fs_write_atomic(dir + "/" + p.name + ".ucut", c.program);
+  build::BuildRequest req{p.name, lib->source, dir, {}};
+  if (lib->needs_cutlass)
+    req.include_dirs = {opt_.cutlass_dir + "/include", opt_.cutlass_dir + "/tools/util/include"};
+  if (lib->needs_simt_runtime) req.include_dirs.push_back(codegen::simt_runtime_include_dir());
+  if (opt_.emit_only || !nvcc_) {
+    out.cu_path = dir + "/" + p.name + ".cu";
+    if (auto st = fs_write_atomic(out.cu_path, lib->source); !st) {
+      out.message = st.error().render();
+      out.cu_path.clear();
+      return out;
+    }
+    out.ok = true;
+    out.cached = true;  // nothing ran: no compile cost to count
+    return out;
+  }
+  if (lib->needs_cutlass && !fs_exists(opt_.cutlass_dir + "/include/cutlass/version.h")) {
+    out.message = "CUTLASS headers not found under " + opt_.cutlass_dir +
+                  " (run scripts/setup, or set UCUTLASS_CUTLASS_DIR)";
+    return out;
+  }
+  build::BuildOptions bo;
+  bo.jobs = 1;  // parallelism comes from the session compiling several candidates at once
+  bo.use_cache = opt_.use_cache;
+  auto results = build::build_libraries(*nvcc_, {req}, bo);
+  const build::BuildResult& r = results.at(0);
+  out.ok = r.ok;
+  out.so_path = r.so_path;
+  out.cu_path = r.cu_path;
+  out.message = r.message;
+  out.seconds = r.seconds;
+  out.cached = r.cache_hit;
+  return out;
+}
+
+}  // namespace ucut::search

@@ -1,0 +1,187 @@
+#include "search/adapters_eval.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "support/subprocess.h"
+
+namespace ucut::search {
+
+namespace {
+
+eval::PoolOptions pool_options(std::vector<int> gpus, eval::WorkerOptions worker) {
+  eval::PoolOptions o;
+  o.gpus = gpus.empty() ? std::vector<int>{0} : std::move(gpus);
+  o.worker = std::move(worker);
+  return o;
+}
+
+double finite_or(double v, double dflt) { return std::isfinite(v) ? v : dflt; }
+
+}  // namespace
+
+bool gpu_present() {
+  if (const char* e = std::getenv("UCUTLASS_NO_GPU"); e && *e && std::strcmp(e, "0") != 0) return false;
+  ProcessSpec ps;
+  ps.argv = {"nvidia-smi", "-L"};
+  ps.timeout = std::chrono::milliseconds(15000);
+  auto r = subprocess_run(ps);
+  return r && r->success() && r->out.find("GPU ") != std::string::npos;
+}
+
+Result<std::vector<int>> gpus_parse(const std::string& spec) {
+  if (spec.empty() || spec == "all" || spec.find(',') != std::string::npos) return eval::pool_parse_gpus(spec);
+  if (spec.find_first_not_of("0123456789") != std::string::npos || spec.size() > 3 || std::stoi(spec) < 1)
+    return make_error(ErrorCode::invalid_input, "--gpus " + spec + ": not a GPU count",
+                      "give a count (--gpus 2 uses GPUs 0 and 1), a list of indices (--gpus 0,3) or 'all'");
+  std::vector<int> out;
+  for (int i = 0; i < std::stoi(spec); ++i) out.push_back(i);
+  return out;
+}
+
+GpuWorkers::GpuWorkers(std::vector<int> gpus, eval::WorkerOptions worker)
+    : pool_(pool_options(std::move(gpus), std::move(worker))),
+      busy_(pool_.size(), false),
+      loaded_(pool_.size()),
+      info_(pool_.size()) {}
+
+GpuWorkers::~GpuWorkers() = default;
+
+Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::chrono::milliseconds load_timeout,
+                                               const std::function<void(eval::WorkerClient&)>& fn) {
+  size_t w = 0;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] {
+      for (size_t i = 0; i < busy_.size(); ++i)
+        if (!busy_[i]) {
+          w = i;
+          return true;
+        }
+      return false;
+    });
+    busy_[w] = true;
+  }
+  Result<nlohmann::json> info = nlohmann::json::object();
+  if (!problem.empty() && loaded_[w] != problem) {
+    info = pool_.worker(w).load_problem(problem, load_timeout);
+    if (info) {
+      loaded_[w] = problem;
+      info_[w] = *info;
+    }
+  } else {
+    info = info_[w];
+  }
+  if (info) fn(pool_.worker(w));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_[w] = false;
+  }
+  cv_.notify_one();
+  return info;
+}
+
+Result<std::string> GpuWorkers::gpu_name() {
+  std::string name;
+  Status failed = ok_status();
+  auto r = with_worker("", std::chrono::milliseconds(0), [&](eval::WorkerClient& w) {
+    auto env = w.environment();
+    if (!env) failed = env.error();
+    else name = env->value("gpu", "");
+  });
+  if (!r) return r.error();
+  if (!failed) return failed.error();
+  return name;
+}
+
+EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
+  EvalOutcome e;
+  e.status = attempt_status_parse(r.status).value_or(AttemptStatus::launch_error);
+  e.message = r.error;
+  if (e.status == AttemptStatus::launch_error && !attempt_status_parse(r.status))
+    e.message = "unknown status '" + r.status + "': " + r.error;
+  e.time_s = e.status == AttemptStatus::ok ? finite_or(r.median_ms, 0) / 1e3 : 0;
+  if (e.status == AttemptStatus::ok && e.time_s <= 0) {
+    e.status = AttemptStatus::launch_error;
+    e.message = "the worker reported success without a time";
+  }
+  e.max_abs_err = finite_or(r.max_abs_err, 0);
+  e.max_rel_err = finite_or(r.max_rel_err, 0);
+  e.gpu_seconds = finite_or(r.eval_seconds, 0);
+  return e;
+}
+
+RealEvaluator::RealEvaluator(GpuWorkers& workers, RealEvaluatorOptions options)
+    : workers_(workers), opt_(std::move(options)) {
+  ctx_.path = opt_.problem_py;
+  if (opt_.t_sol_s > 0) {
+    ctx_.t_sol_ms = opt_.t_sol_s * 1e3;
+    ctx_.sol_source = opt_.sol_source;
+  }
+}
+
+Baselines RealEvaluator::baselines() {
+  auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
+    if (auto env = w.environment(); env) ctx_.env = *env;
+    notes_ = eval::measure_baselines(w, ctx_, opt_.compile_mode, opt_.baseline_cache, opt_.baseline_timeout);
+  });
+  if (!r) notes_ = "baselines not measured: " + r.error().render();
+  else ctx_.info = *r;
+  Baselines b;
+  b.eager_s = finite_or(ctx_.eager_ms, 0) / 1e3;
+  b.compile_s = finite_or(ctx_.compile_ms, 0) / 1e3;
+  return b;
+}
+
+EvalOutcome RealEvaluator::measure(const Candidate& c, const CompileOutcome& built) {
+  eval::Candidate ec{c.name, built.so_path, built.ok ? "" : built.message};
+  eval::RunRecord rec;
+  auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
+    eval::ProblemContext local;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      local = ctx_;
+    }
+    if (auto env = w.environment(); env) local.env = *env;
+    rec = eval::evaluate_candidate(w, ec, local, opt_.eval);
+  });
+  if (!r) {
+    EvalOutcome e;
+    e.status = AttemptStatus::launch_error;
+    e.message = "the problem could not be loaded on a GPU worker: " + r.error().render();
+    return e;
+  }
+  rec.config = c.name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    records_.push_back(rec);
+  }
+  return eval_outcome_from_record(rec);
+}
+
+void RealEvaluator::measure_ahead(const Candidate& c, const CompileOutcome& built) {
+  EvalOutcome e = measure(c, built);
+  std::lock_guard<std::mutex> lock(mu_);
+  ahead_[c.hash] = std::move(e);
+}
+
+EvalOutcome RealEvaluator::evaluate(const Candidate& c, const CompileOutcome& built) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = ahead_.find(c.hash); it != ahead_.end()) {
+      EvalOutcome e = std::move(it->second);
+      ahead_.erase(it);
+      return e;
+    }
+  }
+  return measure(c, built);
+}
+
+std::vector<eval::RunRecord> RealEvaluator::records() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+}  // namespace ucut::search

@@ -1,0 +1,94 @@
+// RealEvaluator: the search's Evaluator (interfaces.h) over src/eval. GpuWorkers holds one
+// persistent `python -m ucutlass_torch.worker` per GPU (eval::WorkerPool makes them, one
+// CUDA_VISIBLE_DEVICES each) and lends them out one at a time; a worker is (re)loaded with the
+// problem it is asked for, so the problems of a suite share the workers.
+// Baselines are measured once per problem (measure_baselines, cached by the worker) and the
+// evaluation contract, tolerance profile and the speed-of-light guard are eval's
+// (evaluate_candidate with ProblemContext::t_sol_ms). With more than one GPU the compiling
+// threads measure each candidate as soon as it is built (RealCompiler::after_build ->
+// measure_ahead), on whichever GPU is free; evaluate() then hands back the stored outcome, so the
+// session's order, and so the run for a seed, is unchanged.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "eval/evaluate.h"
+#include "eval/worker_pool.h"
+#include "search/interfaces.h"
+
+namespace ucut::search {
+
+class GpuWorkers {
+ public:
+  explicit GpuWorkers(std::vector<int> gpus, eval::WorkerOptions worker = {});
+  ~GpuWorkers();
+  size_t size() const { return pool_.size(); }
+  // Runs fn on a free worker with `problem` loaded (waits for one to be free). The error is the
+  // problem's load failure (a bad file, or no worker could start).
+  Result<nlohmann::json> with_worker(const std::string& problem, std::chrono::milliseconds load_timeout,
+                                     const std::function<void(eval::WorkerClient&)>& fn);
+  // The GPU name the first worker reports ("NVIDIA H200"); starts it if needed.
+  Result<std::string> gpu_name();
+
+ private:
+  eval::WorkerPool pool_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<bool> busy_;
+  std::vector<std::string> loaded_;
+  std::vector<nlohmann::json> info_;
+};
+
+// Whether this machine has an NVIDIA GPU the workers could use (nvidia-smi lists one), unless
+// UCUTLASS_NO_GPU is set to a non-empty value other than 0.
+bool gpu_present();
+
+// --gpus: "N" (a count: GPUs 0..N-1), "0,2" (those indices) or "all" (every GPU nvidia-smi lists).
+Result<std::vector<int>> gpus_parse(const std::string& spec);
+
+// RunRecord status -> AttemptStatus (unknown statuses are launch errors).
+EvalOutcome eval_outcome_from_record(const eval::RunRecord& r);
+
+struct RealEvaluatorOptions {
+  std::string problem_py;                  // absolute path of the KernelBench problem file
+  eval::EvalOptions eval;
+  std::string compile_mode = "default";    // torch.compile baseline; "" = eager only
+  std::string baseline_cache;              // folder the worker caches baselines in
+  double t_sol_s = 0;                      // the SOL bound of the guard (0: no guard)
+  std::string sol_source = "datasheet";
+  std::chrono::milliseconds load_timeout{300000};
+  std::chrono::milliseconds baseline_timeout{1800000};
+};
+
+class RealEvaluator final : public Evaluator {
+ public:
+  RealEvaluator(GpuWorkers& workers, RealEvaluatorOptions options);
+  Baselines baselines() override;
+  EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) override;
+  // Thread-safe: measures now and keeps the outcome for evaluate() (multi-GPU).
+  void measure_ahead(const Candidate& c, const CompileOutcome& built);
+
+  const std::string& notes() const { return notes_; }
+  const eval::ProblemContext& context() const { return ctx_; }
+  // Every RunRecord measured so far (for the result store), in measuring order.
+  std::vector<eval::RunRecord> records();
+
+ private:
+  EvalOutcome measure(const Candidate& c, const CompileOutcome& built);
+  GpuWorkers& workers_;
+  RealEvaluatorOptions opt_;
+  eval::ProblemContext ctx_;
+  std::string notes_;
+  std::mutex mu_;
+  std::map<std::string, EvalOutcome> ahead_;   // candidate hash -> outcome measured ahead
+  std::vector<eval::RunRecord> records_;
+};
+
+}  // namespace ucut::search

@@ -1,0 +1,267 @@
+#include "search/adapters_space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "dsl/dsl.h"
+#include "dsl/names.h"
+
+namespace ucut::search {
+
+nlohmann::json stage_config_json(const space::Candidate& c) {
+  nlohmann::json j = nlohmann::json::object();
+  auto num = [](const std::optional<int>& v) -> nlohmann::json {
+    if (v) return *v;
+    return "auto";
+  };
+  if (c.is_gemm) {
+    const dsl::GemmKnobs& k = c.gemm;
+    j["precision"] = dsl::dsl_precision_str(k.precision);
+    j["tile"] = k.tile ? fmt::format("{}x{}x{}", k.tile->m, k.tile->n, k.tile->k) : std::string("auto");
+    j["cluster"] = k.cluster ? fmt::format("{}x{}", k.cluster->m, k.cluster->n) : std::string("auto");
+    j["stages"] = num(k.stages);
+    j["schedule"] = dsl::dsl_schedule_str(k.schedule);
+    j["scheduler"] = dsl::dsl_scheduler_str(k.scheduler);
+    j["split_k"] = num(k.split_k);
+    j["raster"] = dsl::dsl_raster_str(k.raster);
+    j["swizzle"] = num(k.swizzle);
+  } else {
+    if (c.simt.threads) j["threads"] = *c.simt.threads;
+    if (c.simt.rows_per_block) j["rows_per_block"] = *c.simt.rows_per_block;
+    if (c.simt.vector_width) j["vector_width"] = *c.simt.vector_width;
+  }
+  return j;
+}
+
+Result<std::unique_ptr<RealSpace>> RealSpace::create(const dsl::Program& base, const sol::HwSpec& hw,
+                                                     const space::SpaceOptions& options) {
+  std::unique_ptr<RealSpace> s(new RealSpace());
+  s->base_ = base;
+  s->options_ = options;
+  double worst = -1;
+  for (int si = 0; si < static_cast<int>(base.stages.size()); ++si) {
+    StageChoices sc;
+    sc.stage = si;
+    sc.name = base.stages[static_cast<size_t>(si)].name;
+    auto valid = space::space_valid(base, si, options);
+    if (!valid) {
+      sc.note = valid.error().message;
+    } else if (valid->empty()) {
+      sc.note = "no valid configuration: the stage keeps the lowered (auto) knobs";
+    } else {
+      sc.ranked = space::space_rank(base, *valid, hw);
+      for (size_t i = 0; i < sc.ranked.size(); ++i) sc.by_name.emplace(sc.ranked[i].candidate.name, i);
+      if (sc.ranked.front().t_est > worst) {
+        worst = sc.ranked.front().t_est;
+        s->primary_ = si;
+      }
+    }
+    s->stages_.push_back(std::move(sc));
+  }
+  return s;
+}
+
+size_t RealSpace::valid_count() const {
+  size_t n = 0;
+  for (const auto& s : stages_) n += s.ranked.size();
+  return n;
+}
+
+RealSpace::Choice RealSpace::best_choice() const {
+  Choice ch;
+  for (const auto& s : stages_) ch.push_back(s.ranked.empty() ? -1 : 0);
+  return ch;
+}
+
+int RealSpace::rung_of(const Choice& ch) const {
+  int r = 0;
+  for (size_t s = 0; s < stages_.size(); ++s)
+    if (ch[s] >= 0) r = std::max(r, stages_[s].ranked[static_cast<size_t>(ch[s])].candidate.rung);
+  return r;
+}
+
+double RealSpace::predicted(const Choice& ch) const {
+  double t = 0;
+  for (size_t s = 0; s < stages_.size(); ++s)
+    if (ch[s] >= 0) t += stages_[s].ranked[static_cast<size_t>(ch[s])].t_est;
+  return t;
+}
+
+Candidate RealSpace::make(const Choice& ch) {
+  dsl::Program p = base_;
+  std::string name;
+  nlohmann::json config = nlohmann::json::object();
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    std::string part;
+    if (ch[s] >= 0) {
+      const space::Candidate& c = stages_[s].ranked[static_cast<size_t>(ch[s])].candidate;
+      p = space::space_apply(p, c);
+      part = c.name;
+      nlohmann::json cj = stage_config_json(c);
+      for (auto it = cj.begin(); it != cj.end(); ++it) {
+        if (static_cast<int>(s) == primary_) config[it.key()] = *it;
+        else config[stages_[s].name + "." + it.key()] = *it;
+      }
+    } else {
+      part = stages_[s].name + "_lowered";
+    }
+    name += (name.empty() ? "" : "+") + part;
+  }
+  Candidate c;
+  c.name = name;
+  c.program = dsl::dsl_print(p);
+  c.hash = dsl::dsl_hash(p);
+  c.config = std::move(config);
+  c.rung = rung_of(ch);
+  c.predicted_s = predicted(ch);
+  c.origin = "rank";
+  std::lock_guard<std::mutex> lock(mu_);
+  by_hash_.emplace(c.hash, ch);
+  return c;
+}
+
+std::optional<RealSpace::Choice> RealSpace::choice_of(const Candidate& c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = by_hash_.find(c.hash); it != by_hash_.end()) return it->second;
+  }
+  // A candidate this space did not make (a journal from an older run): rebuild it from its config.
+  auto r = from_config(c.config);
+  if (!r) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = by_hash_.find(r->hash); it != by_hash_.end()) return it->second;
+  return std::nullopt;
+}
+
+std::vector<Candidate> RealSpace::ranked(int k) {
+  // Vary one stage at a time around the best choice of the others; the best choice itself first.
+  const Choice best = best_choice();
+  std::vector<std::tuple<int, double, Choice>> all;
+  std::set<Choice> seen;
+  auto add = [&](const Choice& ch) {
+    if (seen.insert(ch).second) all.emplace_back(rung_of(ch), predicted(ch), ch);
+  };
+  add(best);
+  const size_t per_stage = static_cast<size_t>(std::max(k, 1)) * 2;
+  for (size_t s = 0; s < stages_.size(); ++s)
+    for (size_t i = 1; i < stages_[s].ranked.size() && i < per_stage; ++i) {
+      Choice ch = best;
+      ch[s] = static_cast<int>(i);
+      add(ch);
+    }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(a) < std::get<0>(b);
+    if (std::get<1>(a) != std::get<1>(b)) return std::get<1>(a) < std::get<1>(b);
+    return std::get<2>(a) < std::get<2>(b);
+  });
+  std::vector<Candidate> out;
+  for (size_t i = 0; i < all.size() && static_cast<int>(i) < k; ++i) out.push_back(make(std::get<2>(all[i])));
+  return out;
+}
+
+std::vector<Candidate> RealSpace::neighbors(const Candidate& c) {
+  auto ch = choice_of(c);
+  if (!ch) return {};
+  const int rung = rung_of(*ch);
+  std::vector<std::pair<double, Choice>> found;
+  std::set<Choice> seen{*ch};
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    if ((*ch)[s] < 0) continue;
+    const auto& cur = stages_[s].ranked[static_cast<size_t>((*ch)[s])].candidate;
+    for (const auto& n : space::space_neighbors(base_, cur, options_)) {
+      auto it = stages_[s].by_name.find(n.name);
+      if (it == stages_[s].by_name.end()) continue;
+      Choice next = *ch;
+      next[s] = static_cast<int>(it->second);
+      if (rung_of(next) != rung || !seen.insert(next).second) continue;
+      found.emplace_back(predicted(next), next);
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  std::vector<Candidate> out;
+  for (const auto& [t, next] : found) {
+    Candidate n = make(next);
+    n.origin = "neighbor";
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
+  auto ch = choice_of(c);
+  if (!ch) return std::nullopt;
+  if (rung_of(*ch) == rung) return make(*ch);
+  Choice next = *ch;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    if (next[s] < 0) continue;
+    const auto& list = stages_[s].ranked;
+    const auto& cur = list[static_cast<size_t>(next[s])].candidate;
+    if (!cur.is_gemm || cur.rung == rung) continue;
+    // Prefer the same tile at the new rung; else the rung's best-ranked configuration.
+    int same_tile = -1, first = -1;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const auto& o = list[i].candidate;
+      if (o.rung != rung) continue;
+      if (first < 0) first = static_cast<int>(i);
+      if (same_tile < 0 && o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
+          o.gemm.tile->n == cur.gemm.tile->n)
+        same_tile = static_cast<int>(i);
+    }
+    if (first < 0) continue;  // this stage has no such rung (e.g. 16-bit data: one precision)
+    next[s] = same_tile >= 0 ? same_tile : first;
+  }
+  if (rung_of(next) != rung) return std::nullopt;
+  Candidate out = make(next);
+  out.origin = c.origin;
+  return out;
+}
+
+std::optional<int> RealSpace::match(size_t s, const nlohmann::json& want) const {
+  const auto& list = stages_[s].ranked;
+  for (size_t i = 0; i < list.size(); ++i) {
+    nlohmann::json have = stage_config_json(list[i].candidate);
+    bool all = true;
+    for (auto it = want.begin(); it != want.end() && all; ++it)
+      all = have.contains(it.key()) && have[it.key()] == *it;
+    if (all) return static_cast<int>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<Candidate> RealSpace::from_config(const nlohmann::json& config) {
+  if (!config.is_object() || config.empty()) return std::nullopt;
+  std::vector<nlohmann::json> want(stages_.size(), nlohmann::json::object());
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    const std::string& key = it.key();
+    size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+      if (primary_ < 0) return std::nullopt;
+      want[static_cast<size_t>(primary_)][key] = *it;
+      continue;
+    }
+    std::string stage = key.substr(0, dot);
+    bool found = false;
+    for (size_t s = 0; s < stages_.size(); ++s)
+      if (stages_[s].name == stage) {
+        want[s][key.substr(dot + 1)] = *it;
+        found = true;
+      }
+    if (!found) return std::nullopt;  // remembered from a program with other stages
+  }
+  Choice ch = best_choice();
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    if (want[s].empty()) continue;
+    if (stages_[s].ranked.empty()) return std::nullopt;
+    auto i = match(s, want[s]);
+    if (!i) return std::nullopt;
+    ch[s] = *i;
+  }
+  return make(ch);
+}
+
+}  // namespace ucut::search

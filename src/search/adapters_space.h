@@ -1,0 +1,80 @@
+// RealSpace: the search's SearchSpace (interfaces.h) over src/space for one lowered program.
+// A search candidate is one configuration per stage: each stage's valid configurations are
+// enumerated and ranked once (space_valid + space_rank); a program candidate picks one per
+// stage, and its predicted time is the sum of the stages' estimates. The ranked list varies one
+// stage at a time around the best choice of every other stage, so a multi-stage program's list
+// holds the alternatives of the stage that matters first. Neighbours change one knob of one
+// stage (space_neighbors); the precision ladder moves every GEMM stage to the rung, keeping the
+// tile where that rung has it. A stage the space cannot configure keeps the lowered knobs.
+//
+// Config JSON (memory priors, experiences, reports): the knobs of the primary stage (the one
+// with the largest estimate) flat, {"precision": "tf32", "tile": "128x256x32", "cluster": "2x1",
+// "stages": "auto", "schedule": "cooperative", ...}; other stages' knobs as "<stage>.<knob>".
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/program.h"
+#include "search/interfaces.h"
+#include "sol/hardware.h"
+#include "space/space.h"
+#include "support/result.h"
+
+namespace ucut::search {
+
+// One stage's configurations, ranked (empty `ranked`: the stage keeps its lowered knobs).
+struct StageChoices {
+  int stage = 0;
+  std::string name;                             // the stage's name in the program ("s0")
+  std::vector<space::RankedCandidate> ranked;   // valid, ranked: (rung, t_est, name)
+  std::map<std::string, size_t> by_name;
+  std::string note;                             // why the stage is not searched, when it is not
+};
+
+// The knobs of one stage configuration as flat JSON (see the file comment).
+nlohmann::json stage_config_json(const space::Candidate& c);
+
+class RealSpace final : public SearchSpace {
+ public:
+  // Enumerates and ranks every stage of `base` (the lowered program). Fails only when no stage
+  // has a configuration and the program is not compilable as lowered either (never today).
+  static Result<std::unique_ptr<RealSpace>> create(const dsl::Program& base, const sol::HwSpec& hw,
+                                                   const space::SpaceOptions& options);
+
+  std::vector<Candidate> ranked(int k) override;
+  std::vector<Candidate> neighbors(const Candidate& c) override;
+  std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
+  std::optional<Candidate> from_config(const nlohmann::json& config) override;
+
+  const dsl::Program& base() const { return base_; }
+  const std::vector<StageChoices>& stages() const { return stages_; }
+  // The stage whose best estimate is largest (the flat keys of a config); -1 when none is searched.
+  int primary_stage() const { return primary_; }
+  // Valid configurations over all stages (the size of the space the search walks).
+  size_t valid_count() const;
+
+ private:
+  using Choice = std::vector<int>;  // per stage: index into stages_[s].ranked, -1 = lowered knobs
+  RealSpace() = default;
+  Candidate make(const Choice& ch);
+  int rung_of(const Choice& ch) const;
+  double predicted(const Choice& ch) const;
+  std::optional<Choice> choice_of(const Candidate& c);
+  Choice best_choice() const;
+  // The first ranked index of stage s whose config holds every key of `want`; nullopt if none.
+  std::optional<int> match(size_t s, const nlohmann::json& want) const;
+
+  dsl::Program base_;
+  space::SpaceOptions options_;
+  std::vector<StageChoices> stages_;
+  int primary_ = -1;
+  std::mutex mu_;                             // by_hash_ (read by several threads)
+  std::map<std::string, Choice> by_hash_;
+};
+
+}  // namespace ucut::search

@@ -1,0 +1,241 @@
+// The adapters and the planning pipeline without a GPU, nvcc or Python: problems come from the
+// hand-written Problem IR files of tests/golden/lower (pipeline_prepare skips extraction for a
+// .json), kernels are only emitted (.cu), never compiled.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "dsl/dsl.h"
+#include "search/adapters_build.h"
+#include "search/adapters_eval.h"
+#include "search/adapters_space.h"
+#include "search/driver.h"
+#include "search/pipeline.h"
+#include "support/fs.h"
+
+namespace ucut::search {
+namespace {
+
+const std::string kGolden = std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/lower/";
+
+std::string temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("ucut-adapters-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+PreparedProblem prepare(const std::string& file, const std::string& out) {
+  PrepareOptions o;
+  o.out_dir = out;
+  auto p = pipeline_prepare(kGolden + file, o);
+  EXPECT_TRUE(p) << (p ? "" : p.error().render());
+  return p ? std::move(*p) : PreparedProblem{};
+}
+
+std::unique_ptr<RealSpace> space_of(const PreparedProblem& p) {
+  space::SpaceOptions so;
+  so.policy = p.policy;
+  auto s = RealSpace::create(p.lowered.program, p.hw, so);
+  EXPECT_TRUE(s);
+  return s ? std::move(*s) : nullptr;
+}
+
+TEST(Pipeline, PreparesAProblemJsonWithoutPython) {
+  auto p = prepare("linear_bias_gelu.json", temp_dir("prep"));
+  EXPECT_EQ(p.name, "linear_bias_gelu");
+  EXPECT_TRUE(p.problem_py.empty());
+  EXPECT_GT(p.t_sol(), 0);
+  EXPECT_EQ(p.lowered.program.stages.size(), 1u);
+  EXPECT_EQ(p.key.cls, "gemm f32");
+  EXPECT_EQ(p.key.bucket, "m9_n11_k10");
+}
+
+TEST(Pipeline, UnsupportedProblemsNameTheOp) {
+  PrepareOptions o;
+  o.out_dir = temp_dir("unsup");
+  auto p = pipeline_prepare(kGolden + "unsupported_conv.json", o);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::unsupported);
+  EXPECT_NE(p.error().message.find("conv2d"), std::string::npos) << p.error().message;
+  auto missing = pipeline_prepare(kGolden + "no_such_problem.py", o);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
+}
+
+TEST(RealSpace, RanksDistinctCheckedPrograms) {
+  auto p = prepare("linear_bias_gelu.json", temp_dir("rank"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->primary_stage(), 0);
+  auto top = s->ranked(8);
+  ASSERT_EQ(top.size(), 8u);
+  std::set<std::string> hashes;
+  for (size_t i = 0; i < top.size(); ++i) {
+    const Candidate& c = top[i];
+    EXPECT_TRUE(hashes.insert(c.hash).second) << c.name;
+    auto checked = dsl::dsl_compile({"c.ucut", c.program});
+    ASSERT_TRUE(checked.program) << c.program;
+    EXPECT_EQ(dsl::dsl_hash(*checked.program), c.hash);
+    EXPECT_EQ(c.config.value("tile", ""), c.config["tile"].get<std::string>());
+    EXPECT_NE(c.config.value("tile", "auto"), "auto");
+    if (i > 0 && top[i - 1].rung == c.rung) {
+      EXPECT_LE(top[i - 1].predicted_s, c.predicted_s);
+    }
+  }
+  EXPECT_EQ(top[0].rung, 0);
+  EXPECT_EQ(top[0].config.value("precision", ""), "tf32");
+}
+
+TEST(RealSpace, NeighborsConfigsAndTheLadder) {
+  auto p = prepare("linear_bias_gelu.json", temp_dir("nbr"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  Candidate best = s->ranked(1).at(0);
+  auto nbrs = s->neighbors(best);
+  ASSERT_FALSE(nbrs.empty());
+  for (const auto& n : nbrs) {
+    EXPECT_NE(n.hash, best.hash);
+    EXPECT_EQ(n.rung, best.rung);
+    int differ = 0;
+    for (auto it = best.config.begin(); it != best.config.end(); ++it) differ += n.config[it.key()] != *it;
+    EXPECT_GE(differ, 1) << n.name;
+  }
+  // A config names the same candidate; a partial one (an experience move) finds a valid one.
+  auto again = s->from_config(best.config);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->hash, best.hash);
+  auto moved = s->from_config({{"cluster", "1x1"}});
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->config.value("cluster", ""), "1x1");
+  EXPECT_FALSE(s->from_config({{"tile", "7x7x7"}}));
+  EXPECT_FALSE(s->from_config({{"s9.threads", 128}}));
+  // tf32 -> 3xTF32 (f32x3) on f32 data; nothing past the ladder.
+  auto up = s->at_rung(best, 1);
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->rung, 1);
+  EXPECT_EQ(up->config.value("precision", ""), "f32x3");
+  EXPECT_FALSE(s->at_rung(best, 5));
+}
+
+TEST(RealSpace, MultiStageProgramsVaryEachStage) {
+  auto p = prepare("gemm_softmax.json", temp_dir("multi"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->stages().size(), 2u);
+  auto top = s->ranked(40);
+  std::set<std::string> gemm_parts, row_parts;
+  for (const auto& c : top) {
+    auto plus = c.name.find('+');
+    ASSERT_NE(plus, std::string::npos) << c.name;
+    gemm_parts.insert(c.name.substr(0, plus));
+    row_parts.insert(c.name.substr(plus + 1));
+  }
+  EXPECT_GT(gemm_parts.size(), 1u);
+  EXPECT_GT(row_parts.size(), 1u);
+  // The other stage's knobs are prefixed with its name in the config.
+  const std::string other = s->stages()[static_cast<size_t>(1 - s->primary_stage())].name;
+  bool prefixed = false;
+  for (auto it = top[0].config.begin(); it != top[0].config.end(); ++it)
+    prefixed |= it.key().rfind(other + ".", 0) == 0;
+  EXPECT_TRUE(prefixed) << top[0].config.dump();
+}
+
+TEST(RealCompiler, EmitOnlyWritesTheKernelLibrarySource) {
+  auto p = prepare("linear_bias_gelu.json", temp_dir("emit"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  RealCompilerOptions o;
+  o.root = temp_dir("emit-build");
+  o.emit_only = true;
+  RealCompiler compiler(o, nullptr);
+  Candidate c = s->ranked(1).at(0);
+  CompileOutcome out = compiler.compile(c);
+  ASSERT_TRUE(out.ok) << out.message;
+  EXPECT_TRUE(out.so_path.empty());
+  auto cu = fs_read(out.cu_path);
+  ASSERT_TRUE(cu);
+  EXPECT_NE(cu->find("ucut_run"), std::string::npos);
+  EXPECT_NE(cu->find(c.hash), std::string::npos);
+  Candidate broken = c;
+  broken.program = "ucut 1\nthis is not a program\n";
+  CompileOutcome bad = compiler.compile(broken);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.message.find("does not check"), std::string::npos);
+}
+
+TEST(Planning, WritesThePlanAndSaysNothingWasMeasured) {
+  const std::string out = temp_dir("plan");
+  auto p = prepare("linear_bias_gelu.json", out);
+  PlanOptions po;
+  po.top = 3;
+  po.compile = false;  // emit only
+  po.build_root = out + "/build";
+  DriverOptions opt;
+  opt.out_dir = out;
+  auto r = plan_problem(p, po, opt, "no GPU: nothing was measured");
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->plan.top.size(), 3u);
+  for (const auto& c : r->plan.top) {
+    ASSERT_TRUE(c.built);
+    EXPECT_TRUE(c.built->ok) << c.built->message;
+  }
+  const std::string dir = out + "/linear_bias_gelu";
+  auto best = fs_read(dir + "/best.ucut");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(*best, r->plan.top[0].cand.program);
+  EXPECT_TRUE(fs_exists(dir + "/best.cu"));
+  EXPECT_FALSE(fs_exists(dir + "/best.so"));
+  EXPECT_TRUE(fs_exists(dir + "/lowered.ucut"));
+  auto md = fs_read(dir + "/report.md");
+  ASSERT_TRUE(md);
+  EXPECT_NE(md->find("no GPU: nothing was measured"), std::string::npos);
+  auto js = fs_read(dir + "/report.json");
+  ASSERT_TRUE(js);
+  auto j = nlohmann::json::parse(*js);
+  EXPECT_EQ(j["measured"], false);
+  EXPECT_EQ(j["plan"]["ranked"].size(), 3u);
+  EXPECT_EQ(j["attempts"].size(), 0u);
+  EXPECT_GT(j["sol"].size(), 0u);
+}
+
+TEST(EvalAdapter, RecordsBecomeOutcomes) {
+  eval::RunRecord r;
+  r.status = "ok";
+  r.median_ms = 1.5;
+  r.eval_seconds = 3;
+  EvalOutcome e = eval_outcome_from_record(r);
+  EXPECT_EQ(e.status, AttemptStatus::ok);
+  EXPECT_DOUBLE_EQ(e.time_s, 1.5e-3);
+  EXPECT_DOUBLE_EQ(e.gpu_seconds, 3);
+  r.status = "rejected";
+  r.error = "faster than 0.9 x t_SOL";
+  e = eval_outcome_from_record(r);
+  EXPECT_EQ(e.status, AttemptStatus::rejected);
+  EXPECT_EQ(e.time_s, 0);
+  r.status = "exploded";
+  e = eval_outcome_from_record(r);
+  EXPECT_EQ(e.status, AttemptStatus::launch_error);
+  EXPECT_NE(e.message.find("exploded"), std::string::npos);
+  r.status = "ok";
+  r.median_ms = std::nan("");
+  EXPECT_EQ(eval_outcome_from_record(r).status, AttemptStatus::launch_error);
+}
+
+TEST(EvalAdapter, GpuCountsAndLists) {
+  auto two = gpus_parse("2");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(*two, (std::vector<int>{0, 1}));
+  auto list = gpus_parse("0,3");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(*list, (std::vector<int>{0, 3}));
+  EXPECT_FALSE(gpus_parse("0"));
+  EXPECT_FALSE(gpus_parse("two"));
+}
+
+}  // namespace
+}  // namespace ucut::search

@@ -1,0 +1,309 @@
+#include "search/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <variant>
+
+#include "build/builder.h"
+#include "dsl/gemm_rules.h"
+#include "search/adapters_build.h"
+#include "sol/cost.h"
+#include "sol/format.h"
+#include "sol/report_render.h"
+#include "support/fs.h"
+#include "support/python.h"
+#include "support/subprocess.h"
+
+namespace ucut::search {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string tail(const std::string& text, size_t n) {
+  return text.size() > n ? "..." + text.substr(text.size() - n) : text;
+}
+
+Status extract(const std::string& py, const std::string& json_path, int timeout_s) {
+  ProcessSpec ps;
+  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", py, "-o", json_path};
+  ps.env_set = python_env();
+  ps.timeout = std::chrono::seconds(timeout_s);
+  auto r = subprocess_run(ps);
+  if (!r)
+    return make_error(ErrorCode::subprocess, "cannot start the Python extractor: " + r.error().message,
+                      "set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup");
+  if (r->timed_out)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: extraction did not finish within {} s", py, timeout_s),
+                      "check that forward() and get_inputs() finish on the CPU");
+  if (r->success()) return ok_status();
+  std::string err = tail(r->err, 2000);
+  if (err.find("No module named") != std::string::npos || r->exit_code == 2)
+    return make_error(ErrorCode::subprocess, "the Python extractor cannot run:\n" + err,
+                      "set UCUTLASS_PYTHON to a Python with PyTorch, or run scripts/setup");
+  return make_error(ErrorCode::invalid_input, "extracting the Problem IR failed:\n" + err);
+}
+
+}  // namespace
+
+std::string pipeline_problem_name(const std::string& path) {
+  return std::filesystem::path(path).stem().string();
+}
+
+memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::string& gpu,
+                                      const std::string& policy) {
+  std::string kinds, dtype = "f32", bucket;
+  for (const auto& st : program.stages) {
+    std::string kind = std::visit(
+        [](const auto& b) -> std::string {
+          using T = std::decay_t<decltype(b)>;
+          if constexpr (std::is_same_v<T, dsl::GemmStage>) return "gemm";
+          else if constexpr (std::is_same_v<T, dsl::GroupedGemmStage>) return "grouped_gemm";
+          else if constexpr (std::is_same_v<T, dsl::RowwiseStage>) return "rowwise";
+          else if constexpr (std::is_same_v<T, dsl::ReduceStage>) return "reduce";
+          else if constexpr (std::is_same_v<T, dsl::ScanStage>) return "scan";
+          else return "elementwise";
+        },
+        st.body);
+    kinds += (kinds.empty() ? "" : "+") + kind;
+    if (const auto* g = std::get_if<dsl::GemmStage>(&st.body); g && bucket.empty()) {
+      bucket = memory::memory_shape_bucket(g->m, g->n, g->k, g->batch);
+      if (const dsl::Tensor* a = program.find_tensor(g->a.tensor)) dtype = dsl::dtype_name(a->dtype);
+    }
+  }
+  if (bucket.empty() && !program.stages.empty()) {
+    // No GEMM: bucket the first stage's output by its two last extents.
+    const dsl::Tensor* t = program.find_tensor(program.stages.front().outputs.at(0));
+    int64_t rows = 1, cols = 1;
+    if (t && !t->shape.empty()) {
+      cols = t->shape.back();
+      for (size_t i = 0; i + 1 < t->shape.size(); ++i) rows *= t->shape[i];
+      dtype = dsl::dtype_name(t->dtype);
+    }
+    bucket = memory::memory_shape_bucket(std::max<int64_t>(rows, 1), std::max<int64_t>(cols, 1), 1);
+  }
+  return {kinds + " " + dtype, bucket, gpu, policy};
+}
+
+Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareOptions& o) {
+  PreparedProblem p;
+  p.source = path;
+  p.name = pipeline_problem_name(path);
+  auto policy = sol::policy_parse(o.policy);
+  if (!policy) return policy.error();
+  p.policy = *policy;
+  auto hw = sol::hw_lookup(o.gpu);
+  if (!hw) return hw.error();
+  p.hw = *hw;
+  if (!fs_exists(path))
+    return make_error(ErrorCode::not_found, path + ": no such file",
+                      "pass a KernelBench-format problem .py (or a problem.json from 'ucutlass extract')");
+  const std::string dir = o.out_dir + "/" + p.name;
+  if (auto st = fs_mkdirs(dir); !st) return st.error();
+  if (ends_with(path, ".json")) {
+    p.problem_json = path;
+  } else if (ends_with(path, ".py")) {
+    p.problem_py = std::filesystem::absolute(path).string();
+    p.problem_json = dir + "/problem.json";
+    if (auto st = extract(p.problem_py, p.problem_json, o.extract_timeout_s); !st)
+      return make_error(st.error().code, path + ": " + st.error().message, st.error().hint);
+  } else {
+    return make_error(ErrorCode::invalid_input, path + ": not a problem file",
+                      "pass a KernelBench-format .py file or a problem.json");
+  }
+  auto ir = problem::problem_load(p.problem_json);
+  if (!ir) return ir.error();
+  p.ir = std::move(*ir);
+  auto cost = sol::sol_problem_cost(p.ir);
+  if (!cost) return make_error(cost.error().code, path + ": " + cost.error().message, cost.error().hint);
+  auto calib = sol::calibration_find(p.hw.name);
+  if (!calib) p.notes.push_back("calibration ignored: " + calib.error().message);
+  p.sol = sol::sol_estimate(p.hw, *cost, p.policy, calib ? *calib : std::nullopt);
+  lower::LowerOptions lo;
+  lo.policy = p.policy;
+  lo.gpu = p.hw.name;
+  auto lowered = lower::lower_problem(p.ir, lo);
+  if (!lowered)
+    return make_error(lowered.error().code, path + ": " + lowered.error().message, lowered.error().hint);
+  p.lowered = std::move(*lowered);
+  for (const auto& n : p.lowered.notes) p.notes.push_back("lowering: " + n);
+  p.key = pipeline_memory_key(p.lowered.program, p.hw.name, o.policy);
+  return p;
+}
+
+Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& o) {
+  Plan plan;
+  plan.valid = space.valid_count();
+  for (const auto& s : space.stages())
+    if (!s.note.empty()) plan.notes.push_back("stage " + s.name + ": " + s.note);
+  auto ranked = space.ranked(std::max(o.top, 1));
+  for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
+  if (!o.codegen) return plan;
+  std::shared_ptr<build::Compiler> nvcc;
+  if (o.compile) nvcc = build::build_nvcc_compiler();
+  RealCompilerOptions co;
+  co.root = o.build_root;
+  co.emit_only = !o.compile;
+  co.use_cache = o.use_cache;
+  co.input_name = p.source;
+  RealCompiler compiler(co, nvcc);
+  // Emit in order; compile up to the build pool's width at once (nvcc ~3.5 GB a job).
+  const size_t width = o.compile ? static_cast<size_t>(build::build_default_jobs()) : 1;
+  for (size_t i = 0; i < plan.top.size(); i += width) {
+    std::vector<std::future<CompileOutcome>> jobs;
+    for (size_t j = i; j < plan.top.size() && j < i + width; ++j) {
+      Candidate c = plan.top[j].cand;
+      jobs.push_back(std::async(std::launch::async, [&compiler, c] { return compiler.compile(c); }));
+    }
+    for (size_t j = 0; j < jobs.size(); ++j) plan.top[i + j].built = jobs[j].get();
+  }
+  return plan;
+}
+
+Result<std::vector<std::string>> pipeline_write_outputs(const PreparedProblem& p, const Outputs& out,
+                                                        std::vector<std::string>& notes) {
+  std::vector<std::string> files;
+  if (auto st = fs_mkdirs(out.dir); !st) return st.error();
+  auto write = [&](const std::string& name, const std::string& text) -> Status {
+    auto st = fs_write_atomic(out.dir + "/" + name, text);
+    if (st) files.push_back(name);
+    return st;
+  };
+  if (auto st = write("lowered.ucut", p.lowered.text); !st) return st.error();
+  if (!out.best) return files;
+  if (auto st = write("best.ucut", out.best->program); !st) return st.error();
+  auto copy = [&](const std::string& from, const std::string& name) {
+    if (from.empty()) return false;
+    std::error_code ec;
+    std::filesystem::copy_file(from, out.dir + "/" + name, std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      notes.push_back(name + " not written: " + from + ": " + ec.message());
+      return false;
+    }
+    files.push_back(name);
+    return true;
+  };
+  copy(out.cu_path, "best.cu");
+  bool so = copy(out.so_path, "best.so");
+  if (!out.export_model) return files;
+  if (!so || p.problem_py.empty()) {
+    notes.push_back("model_new.py not written: it needs best.so and the problem .py");
+    return files;
+  }
+  ProcessSpec ps;
+  std::string so_abs = std::filesystem::absolute(out.dir + "/best.so").string();
+  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.export", "--so", so_abs, "--problem", p.problem_py,
+             "--program", std::filesystem::absolute(out.dir + "/best.ucut").string(), "-o",
+             out.dir + "/model_new.py"};
+  ps.env_set = python_env();
+  ps.timeout = std::chrono::milliseconds(120000);
+  auto r = subprocess_run(ps);
+  if (r && r->success()) files.push_back("model_new.py");
+  else notes.push_back("model_new.py not written: " + (r ? tail(r->err, 800) : r.error().render()));
+  return files;
+}
+
+nlohmann::json pipeline_report_json(const PreparedProblem& p, const RealSpace* space, const Plan* plan,
+                                    const std::vector<std::string>& files, const std::vector<std::string>& notes) {
+  nlohmann::json j;
+  j["source"] = p.source;
+  j["problem_json"] = p.problem_json;
+  j["sol"] = sol::sol_report_json(p.sol, p.hw);
+  j["memory_key"] = {{"class", p.key.cls}, {"bucket", p.key.bucket}, {"gpu", p.key.gpu}, {"policy", p.key.policy}};
+  j["lowering"] = {{"stages", p.lowered.program.stages.size()}, {"notes", p.lowered.notes}};
+  if (space) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& s : space->stages())
+      stages.push_back({{"stage", s.name}, {"valid", s.ranked.size()}, {"note", s.note},
+                        {"best", s.ranked.empty() ? std::string() : s.ranked.front().candidate.name},
+                        {"best_t_est_s", s.ranked.empty() ? 0.0 : s.ranked.front().t_est}});
+    j["space"] = {{"valid", space->valid_count()}, {"stages", stages}};
+  }
+  if (plan) {
+    nlohmann::json top = nlohmann::json::array();
+    for (const auto& c : plan->top) {
+      nlohmann::json e = {{"rank", c.rank}, {"name", c.cand.name}, {"hash", c.cand.hash}, {"rung", c.cand.rung},
+                          {"predicted_s", c.cand.predicted_s}, {"config", c.cand.config}};
+      if (c.built)
+        e["build"] = {{"ok", c.built->ok}, {"cu", c.built->cu_path}, {"so", c.built->so_path},
+                      {"message", c.built->message}, {"seconds", c.built->seconds}, {"cache_hit", c.built->cached}};
+      top.push_back(std::move(e));
+    }
+    j["plan"] = {{"ranked", top}, {"notes", plan->notes}};
+  }
+  j["files"] = files;
+  j["notes"] = notes;
+  return j;
+}
+
+std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* space, const Plan* plan,
+                                     const std::vector<std::string>& files, const std::vector<std::string>& notes) {
+  std::string s;
+  const sol::SolBound& b = p.sol.reference();
+  s += fmt::format("\n## Speed of light ({}, policy {}, {} peaks)\n\n", p.hw.name, sol::policy_name(p.policy),
+                   b.origin);
+  s += fmt::format("t_SOL {} ({}-bound): compute {}, memory {}; {} of tensor-core work, {} minimum traffic\n",
+                   sol::fmt_time(b.t_sol), b.compute_bound ? "compute" : "memory", sol::fmt_time(b.t_compute),
+                   sol::fmt_time(b.t_mem), sol::fmt_flops(static_cast<double>(p.sol.flops_tensor_f32 + p.sol.flops_tensor_16)),
+                   sol::fmt_bytes(static_cast<double>(p.sol.min_bytes)));
+  s += fmt::format("\n## Lowering\n\n{} stage{} (lowered.ucut); memory class `{}`, bucket `{}`\n",
+                   p.lowered.program.stages.size(), p.lowered.program.stages.size() == 1 ? "" : "s", p.key.cls,
+                   p.key.bucket);
+  for (const auto& n : p.lowered.notes) s += "- " + n + "\n";
+  if (space) {
+    s += fmt::format("\n## Search space\n\n{} valid configurations\n\n", space->valid_count());
+    for (const auto& st : space->stages())
+      s += fmt::format("- stage {}: {} valid{}{}\n", st.name, st.ranked.size(),
+                       st.ranked.empty() ? "" : ", best-ranked `" + st.ranked.front().candidate.name + "`",
+                       st.note.empty() ? "" : " (" + st.note + ")");
+  }
+  if (plan) {
+    s += "\n## Plan: the ranked candidates (predicted, not measured)\n\n";
+    s += "| rank | candidate | rung | predicted ms | build |\n|---|---|---|---|---|\n";
+    for (const auto& c : plan->top) {
+      std::string build = "not emitted";
+      if (c.built)
+        build = !c.built->ok ? "failed: " + c.built->message.substr(0, c.built->message.find('\n'))
+                : !c.built->so_path.empty() ? (c.built->cached ? "built (cache)" : fmt::format("built in {:.0f} s", c.built->seconds))
+                                            : "emitted (.cu)";
+      s += fmt::format("| {} | `{}` | {} | {:.4g} | {} |\n", c.rank, c.cand.name, c.cand.rung,
+                       c.cand.predicted_s * 1e3, build);
+    }
+    for (const auto& n : plan->notes) s += "\n- " + n;
+    s += "\n";
+  }
+  if (!files.empty()) {
+    s += "\n## Files\n\n";
+    for (const auto& f : files) s += "- " + f + "\n";
+  }
+  if (!notes.empty()) {
+    s += "\n## Notes\n\n";
+    for (const auto& n : notes) s += "- " + n + "\n";
+  }
+  return s;
+}
+
+Status pipeline_write_report(const std::string& dir, const RunReport& r, const nlohmann::json& extra_json,
+                             const std::string& extra_md) {
+  if (auto st = fs_mkdirs(dir); !st) return st;
+  nlohmann::json j = run_report_json(r);
+  for (auto it = extra_json.begin(); it != extra_json.end(); ++it) j[it.key()] = *it;
+  if (auto st = fs_write_atomic(dir + "/report.json", j.dump(2) + "\n"); !st) return st;
+  if (r.measured) return fs_write_atomic(dir + "/report.md", run_report_markdown(r) + extra_md);
+  // A plan has no baselines, attempts or stop reason: say so instead of printing zeros.
+  std::string md = fmt::format("# ucutlass optimize: {} (plan)\n\n**{}.** The candidates below are ranked by the "
+                               "analytic model; no time in this report was measured.\n\n",
+                               r.problem, r.note.empty() ? "Nothing was measured" : r.note);
+  md += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile, r.gpu);
+  md += fmt::format("- speed of light: {}\n", sol::fmt_time(r.t_sol));
+  md += "- next: run the same command on a machine with an NVIDIA GPU to search and measure\n";
+  return fs_write_atomic(dir + "/report.md", md + extra_md);
+}
+
+}  // namespace ucut::search

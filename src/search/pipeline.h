@@ -1,0 +1,114 @@
+// The optimize pipeline before and after the search: a problem file becomes a prepared problem
+// (extract -> Problem IR -> SOL report -> lowered program), and a prepared problem becomes
+// either a plan (no GPU: rank the space, emit or compile the top candidates, measure nothing) or
+// the input of a search (driver.h); the results go to out/<problem>/ (best.ucut, best.cu,
+// best.so, model_new.py, problem.json, report.md, report.json).
+// Extraction runs `python -m ucutlass_torch.extract` (support/python.h), the only step that
+// needs PyTorch; a problem.json given directly skips it (planning only: measuring needs the .py).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lower/lower.h"
+#include "memory/experience.h"
+#include "problem/problem.h"
+#include "search/adapters_space.h"
+#include "search/run_report.h"
+#include "sol/estimate.h"
+#include "sol/hardware.h"
+#include "support/result.h"
+
+namespace ucut::search {
+
+struct PrepareOptions {
+  std::string policy = "tf32";
+  std::string gpu = "h200";        // hardware table row for SOL and ranking until a GPU says otherwise
+  std::string out_dir = "out";     // problem.json goes to <out_dir>/<name>/
+  int extract_timeout_s = 600;
+};
+
+struct PreparedProblem {
+  std::string name;                // the problem file's stem
+  std::string source;              // the path as given
+  std::string problem_py;          // absolute path of the .py ("" when a problem.json was given)
+  std::string problem_json;        // the Problem IR file
+  problem::Problem ir;
+  sol::Policy policy = sol::Policy::tf32;
+  sol::HwSpec hw;
+  sol::SolReport sol;
+  lower::LoweredProgram lowered;
+  memory::MemoryKey key;
+  std::vector<std::string> notes;
+  double t_sol() const { return sol.reference().t_sol; }
+};
+
+// "problems/gemm_square_4096.py" -> "gemm_square_4096".
+std::string pipeline_problem_name(const std::string& path);
+
+// Extracts (for a .py), loads, estimates SOL and lowers. Error codes: invalid_input (the file
+// or its IR is wrong; the extractor's diagnostics are in the message), unsupported (the problem
+// does not lower: the message names the op), environment / subprocess (Python or PyTorch
+// missing), not_found.
+Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareOptions& options);
+
+// The memory key of a lowered program: class "<stage kinds> <dtype>" (e.g. "gemm f32",
+// "gemm+rowwise f32") and the shape bucket of its primary GEMM (or of its first stage's rows).
+memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::string& gpu,
+                                      const std::string& policy);
+
+// ---- planning (no GPU) ----------------------------------------------------------------------
+
+struct PlanOptions {
+  int top = 8;                     // candidates emitted / compiled
+  bool codegen = true;             // false (--no-compile): rank only, write no .cu
+  bool compile = true;             // false (--emit-only or no nvcc): .cu only
+  std::string build_root;          // candidates' build folders
+  bool use_cache = true;
+};
+
+struct PlannedCandidate {
+  int rank = 0;                    // 1-based
+  Candidate cand;
+  std::optional<CompileOutcome> built;  // when codegen ran
+};
+
+struct Plan {
+  std::vector<PlannedCandidate> top;
+  size_t valid = 0;                // valid configurations over all stages
+  std::vector<std::string> notes;
+};
+
+Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& options);
+
+// ---- outputs --------------------------------------------------------------------------------
+
+// What goes into out/<problem>/ besides the search's report.
+struct Outputs {
+  std::string dir;
+  std::optional<Candidate> best;   // the measured best, or the best-ranked when planning
+  std::string cu_path, so_path;    // the best's built files, when any
+  bool export_model = false;       // write model_new.py (needs best.so and the problem .py)
+};
+
+// Writes best.ucut, best.cu, best.so, lowered.ucut and (export_model) model_new.py; returns the
+// files written and notes on what was not (e.g. export failed).
+Result<std::vector<std::string>> pipeline_write_outputs(const PreparedProblem& p, const Outputs& out,
+                                                        std::vector<std::string>& notes);
+
+// The report sections the pipeline adds to run_report_json / run_report_markdown: SOL, the
+// lowering, the space and (when planning) the ranked plan.
+nlohmann::json pipeline_report_json(const PreparedProblem& p, const RealSpace* space, const Plan* plan,
+                                    const std::vector<std::string>& files, const std::vector<std::string>& notes);
+std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* space, const Plan* plan,
+                                     const std::vector<std::string>& files, const std::vector<std::string>& notes);
+
+// Writes report.json / report.md: the run report (measured or not) with the pipeline's sections.
+Status pipeline_write_report(const std::string& dir, const RunReport& r, const nlohmann::json& extra_json,
+                             const std::string& extra_md);
+
+}  // namespace ucut::search

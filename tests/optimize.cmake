@@ -1,0 +1,23 @@
+# `ucutlass optimize` and `ucutlass bench` end to end in planning mode (UCUTLASS_NO_GPU=1: even on a
+# GPU machine nothing is measured): extract -> SOL -> lower -> rank -> out/<problem>/. Kernels are
+# emitted (.cu) or not at all, never compiled with nvcc, so each test takes seconds.
+#   optimize.plan_json  a Problem IR file (no Python), the top 3 candidates emitted; label "unit"
+#   optimize.plan_py    a problems/ file through the Python extractor; label "python"
+#   bench.plan_py       the same file as a one-problem suite; label "python"
+set(_ucut_opt_out "${CMAKE_BINARY_DIR}/optimize-tests")
+add_test(NAME optimize.plan_json
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/json' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize tests/golden/lower/linear_bias_gelu.json --budget 3 --emit-only --no-memory --out '${_ucut_opt_out}/json' --build-dir '${_ucut_opt_out}/json-build' && d='${_ucut_opt_out}/json/linear_bias_gelu' && test -s $d/best.ucut && test -s $d/best.cu && test ! -e $d/best.so && grep -q 'no GPU: nothing was measured' $d/report.md && grep -q '\"measured\": false' $d/report.json"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(optimize.plan_json PROPERTIES LABELS "unit;optimize" TIMEOUT 120)
+add_test(NAME optimize.plan_py
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/py' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize problems/gemm_square_4096.py --budget 4 --no-compile --no-memory --out '${_ucut_opt_out}/py' && d='${_ucut_opt_out}/py/gemm_square_4096' && test -s $d/problem.json && test -s $d/best.ucut && test ! -e $d/best.cu && grep -q 'no GPU: nothing was measured' $d/report.md"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(optimize.plan_py PROPERTIES LABELS "python;optimize" TIMEOUT 300)
+add_test(NAME optimize.unsupported
+         COMMAND bash -c "out=$(UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize tests/golden/lower/unsupported_conv.json --no-memory --no-compile --out '${_ucut_opt_out}/unsup' 2>&1); rc=$?; echo \"$out\"; test $rc -eq 1 && echo \"$out\" | grep -q 'op 0 (conv2d)'"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(optimize.unsupported PROPERTIES LABELS "unit;optimize" TIMEOUT 120)
+add_test(NAME bench.plan_py
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/bench' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/gemm_square_4096.py --budget 2 --no-compile --no-memory --out '${_ucut_opt_out}/bench' && grep -q 'gemm_square_4096 | planned' '${_ucut_opt_out}/bench/report.md'"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(bench.plan_py PROPERTIES LABELS "python;optimize" TIMEOUT 300)
