@@ -46,6 +46,26 @@ int exit_code_for(const Error& e) {
              : 2;
 }
 
+// Runs a prepared search to its stop (Ctrl-C finishes the current record and still writes the
+// report), then prints the stop reason and where the report is.
+int drive(search::ProblemRun& run) {
+  std::signal(SIGINT, on_sigint);
+  auto& s = run.session();
+  if (auto st = s.start(); !st) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
+    return 2;
+  }
+  auto reason = s.run(&g_interrupt);
+  std::signal(SIGINT, SIG_DFL);
+  if (auto st = run.finish(); !st) {
+    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
+    return 2;
+  }
+  std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
+  std::printf("report: %s/report.md\n", run.out_dir().c_str());
+  return 0;
+}
+
 int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   search::PrepareOptions po;
   po.policy = a.policy;
@@ -114,21 +134,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     std::fprintf(stderr, "ucutlass optimize: %s\n", run.error().render().c_str());
     return exit_code_for(run.error());
   }
-  std::signal(SIGINT, on_sigint);
-  auto& s = (*run)->session();
-  if (auto st = s.start(); !st) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
-    return 2;
-  }
-  auto reason = s.run(&g_interrupt);
-  std::signal(SIGINT, SIG_DFL);
-  if (auto st = (*run)->finish(); !st) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
-    return 2;
-  }
-  std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
-  std::printf("report: %s/report.md\n", (*run)->out_dir().c_str());
-  return 0;
+  return drive(**run);
 }
 
 int run_optimize(const OptimizeArgs& a) {
@@ -174,21 +180,7 @@ int run_optimize(const OptimizeArgs& a) {
                 static_cast<unsigned long long>(a.seed));
     return 0;
   }
-  std::signal(SIGINT, on_sigint);
-  auto& s = (*run)->session();
-  if (auto st = s.start(); !st) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
-    return 2;
-  }
-  auto reason = s.run(&g_interrupt);
-  std::signal(SIGINT, SIG_DFL);
-  if (auto st = (*run)->finish(); !st) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
-    return 2;
-  }
-  std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
-  std::printf("report: %s/report.md\n", (*run)->out_dir().c_str());
-  return 0;
+  return drive(**run);
 }
 }  // namespace
 
