@@ -5,6 +5,8 @@
 // multistage kernels used for the fp32-faithful precisions.
 #include "dsl/gemm_rules.h"
 
+#include "dsl/names.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -134,30 +136,9 @@ int sm80_smem(const TileShape& t, int stages) { return stages * (t.m + t.n) * t.
 
 // ---- facts ---------------------------------------------------------------------------------
 
-const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::auto_: return "auto";
-    case Precision::f16: return "f16";
-    case Precision::bf16: return "bf16";
-    case Precision::tf32: return "tf32";
-    case Precision::f32x3: return "f32x3";
-    case Precision::f32: return "f32";
-  }
-  return "?";
-}
-
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::f16: return "f16";
-    case DType::bf16: return "bf16";
-    case DType::f32: return "f32";
-    case DType::i32: return "i32";
-    case DType::i64: return "i64";
-    case DType::u8: return "u8";
-    case DType::boolean: return "bool";
-  }
-  return "?";
-}
+// The spellings live in one table (names.cpp), shared with the parser and printer.
+const char* precision_name(Precision p) { return dsl_precision_str(p); }
+const char* dtype_name(DType t) { return dsl_dtype_str(t); }
 
 GemmFamily gemm_family(Precision p) {
   return (p == Precision::f32x3 || p == Precision::f32) ? GemmFamily::sm80 : GemmFamily::sm90;
