@@ -49,3 +49,15 @@ set_tests_properties(sol_exit_usage PROPERTIES LABELS "sol" ENVIRONMENT "${sol_e
 add_test(NAME calibrate_without_gpu COMMAND $<TARGET_FILE:ucutlass> calibrate --quick)
 set_tests_properties(calibrate_without_gpu PROPERTIES LABELS "sol" ENVIRONMENT "${sol_env}"
                      PASS_REGULAR_EXPRESSION "no CUDA GPU" SKIP_REGULAR_EXPRESSION "calibrated ")
+
+# The program floor beside the problem's SOL (--program): an unfused two-stage program pays the
+# 33.55 MB intermediate twice (13.98 us at 4.8 TB/s), and the report says so.
+set(sol_programs "${CMAKE_SOURCE_DIR}/tests/data/programs")
+ucut_sol_test(sol_program_floor
+  "s1     elementwise.*reads h.*problem SOL 278.84 us, this program's floor 291.82 us because stage s1 re-reads the 33.55 MB intermediate h"
+  sol ${sol_fixtures}/linear_bias_gelu.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut)
+ucut_sol_test(sol_program_floor_json "\"program_floor\": \\{.*\"t_floor_s\": 0.000291.*\"tmp_bytes\": 67108864"
+  sol ${sol_fixtures}/linear_bias_gelu.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut --json)
+# A program written for another problem is refused (its floor would compare unlike things).
+ucut_sol_test(sol_program_wrong_problem "has outputs \\[1024x8192\\] but the problem's outputs are \\[4096x4096\\]"
+  sol ${sol_fixtures}/gemm_square.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut)

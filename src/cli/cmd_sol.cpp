@@ -1,5 +1,6 @@
-// `ucutlass sol problem.py|problem.json [--gpu h200] [--policy tf32] [--json] [--calibration FILE]`:
-// the speed-of-light report of a problem (docs/sol.md). A .py problem is first extracted by
+// `ucutlass sol problem.py|problem.json [--gpu h200] [--policy tf32] [--json] [--calibration FILE]
+// [--program prog.ucut]`: the speed-of-light report of a problem (docs/sol.md), and with --program
+// the floor of that μCUTLASS program beside it (each stage's own roofline, intermediates included). A .py problem is first extracted by
 // `python -m ucutlass_torch.extract`; a problem.json is read directly (fast path, no Python).
 #include <unistd.h>
 
@@ -11,11 +12,13 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "dsl/dsl.h"
 #include "problem/problem.h"
 #include "sol/cost.h"
 #include "sol/estimate.h"
 #include "sol/hardware.h"
 #include "sol/peaks.h"
+#include "sol/program_estimate.h"
 #include "sol/report_render.h"
 #include "support/fs.h"
 #include "support/python.h"
@@ -32,6 +35,7 @@ struct SolOptions {
   bool json = false;
   std::string calibration;
   int top = 5;
+  std::string program;
 };
 
 int fail(const Error& e, int code) {
@@ -72,6 +76,16 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+std::string shapes_text(const std::vector<std::vector<int64_t>>& shapes) {
+  std::string out;
+  for (const auto& s : shapes) {
+    out += out.empty() ? "[" : ", [";
+    for (size_t i = 0; i < s.size(); ++i) out += (i ? "x" : "") + std::to_string(s[i]);
+    out += "]";
+  }
+  return out.empty() ? "(none)" : out;
+}
+
 int run_sol(const SolOptions& o) {
   auto hw = sol::hw_lookup(o.gpu);
   if (!hw) return fail(hw.error(), 2);
@@ -98,10 +112,42 @@ int run_sol(const SolOptions& o) {
   auto cost = sol::sol_problem_cost(*prob);
   if (!cost) return fail(cost.error(), 1);
   sol::SolReport report = sol::sol_estimate(*hw, *cost, *policy, calibration, o.top);
+
+  // The program floor is computed with the same peaks (datasheet or calibrated) as the report.
+  std::optional<sol::ProgramEstimate> floor;
+  if (!o.program.empty()) {
+    auto text = fs_read(o.program);
+    if (!text) return fail(text.error(), 2);
+    SourceFile src{o.program, *text};
+    dsl::CheckResult checked = dsl::dsl_compile(src);
+    if (!checked.program) {
+      std::fputs(diag_render_all(src, checked.diagnostics).c_str(), stderr);
+      return fail(make_error(ErrorCode::invalid_input, "--program " + o.program + " does not check",
+                             "fix the diagnostics above ('ucutlass check " + o.program + "')"),
+                  1);
+    }
+    // A floor is only comparable with the problem's SOL when the program computes the same outputs.
+    std::vector<std::vector<int64_t>> program_outs, problem_outs;
+    for (const auto& t : checked.program->tensors)
+      if (t.role == dsl::TensorRole::out) program_outs.push_back(t.shape);
+    for (const auto& name : prob->outputs)
+      if (const auto* t = prob->find_tensor(name)) problem_outs.push_back(t->shape);
+    if (program_outs != problem_outs)
+      return fail(make_error(ErrorCode::invalid_input,
+                             "--program " + o.program + " has outputs " + shapes_text(program_outs) +
+                                 " but the problem's outputs are " + shapes_text(problem_outs),
+                             "pass a program written for this problem (e.g. 'ucutlass lower problem.json')"),
+                  1);
+    floor = sol::sol_program_estimate(*hw, *checked.program, *policy, calibration);
+  }
+
   if (o.json) {
-    std::printf("%s\n", sol::sol_report_json(report, *hw).dump(2).c_str());
+    auto j = sol::sol_report_json(report, *hw);
+    if (floor) j["program_floor"] = sol::sol_program_json(*floor, report.reference().t_sol);
+    std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::fputs(sol::sol_report_text(report, *hw).c_str(), stdout);
+    if (floor) std::fputs(("\n" + sol::sol_program_render(*floor, report.reference().t_sol)).c_str(), stdout);
   }
   return 0;
 }
@@ -121,6 +167,9 @@ CommandRun cmd_sol(CLI::App& sub) {
   sub.add_flag("--json", o->json, "print the report as JSON (schema ucutlass.sol/1)");
   sub.add_option("--calibration", o->calibration,
                  "calibration file to use (default: the one 'ucutlass calibrate' stored for --gpu, if any)");
+  sub.add_option("--program", o->program,
+                 "a μCUTLASS program for this problem: also print its floor (its own bytes, intermediates "
+                 "included, and FLOPs at its precision)");
   sub.add_option("--top", o->top, "how many dominating operations to list")->capture_default_str()->check(CLI::NonNegativeNumber);
   return [o] { return run_sol(*o); };
 }

@@ -276,4 +276,26 @@ std::string sol_program_render(const ProgramEstimate& est, double problem_t_sol)
   return out;
 }
 
+nlohmann::ordered_json sol_program_json(const ProgramEstimate& est, double problem_t_sol) {
+  nlohmann::ordered_json j;
+  j["program"] = est.program;
+  j["gpu"] = est.gpu;
+  j["policy"] = policy_name(est.policy);
+  j["origin"] = est.origin;
+  j["t_floor_s"] = est.t_floor;
+  j["problem_t_sol_s"] = problem_t_sol;
+  j["floor_over_sol"] = problem_t_sol > 0 ? est.t_floor / problem_t_sol : 0.0;
+  j["bytes_total"] = est.bytes_total;
+  j["tmp_bytes"] = est.tmp_bytes;
+  j["stages"] = nlohmann::ordered_json::array();
+  for (const auto& s : est.stages)
+    j["stages"].push_back({{"name", s.name}, {"kind", s.kind}, {"precision", s.precision}, {"flops", s.flops},
+                           {"rate_flops_per_s", s.rate}, {"bytes_read", s.bytes_read},
+                           {"bytes_written", s.bytes_written}, {"tmp_bytes", s.tmp_bytes},
+                           {"reads_tmp", s.reads_tmp}, {"writes_tmp", s.writes_tmp}, {"t_compute_s", s.t_compute},
+                           {"t_mem_s", s.t_mem}, {"t_floor_s", s.t_floor}});
+  j["explanation"] = sol_program_explain(est, problem_t_sol);
+  return j;
+}
+
 }  // namespace ucut::sol

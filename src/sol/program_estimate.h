@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dsl/program.h"
 #include "sol/hardware.h"
 #include "sol/peaks.h"
@@ -53,5 +55,8 @@ std::string sol_program_explain(const ProgramEstimate& est, double problem_t_sol
 
 // Per-stage lines followed by the sentence, for reports (see docs/sol.md "Program-level floor").
 std::string sol_program_render(const ProgramEstimate& est, double problem_t_sol);
+
+// The same as JSON (the `program_floor` object of `ucutlass sol --program --json`, docs/sol.md).
+nlohmann::ordered_json sol_program_json(const ProgramEstimate& est, double problem_t_sol);
 
 }  // namespace ucut::sol
