@@ -228,7 +228,8 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
     if (k.raster == Raster::auto_) k.raster = Raster::along_m;
     if (!k.split_k) k.split_k = 1;
     if (!k.swizzle) k.swizzle = 1;
-    if (!k.align) k.align = sm80_max_align(s);
+    // The f32 SIMT kernel reads one element per access (rule_align_legal); 3xTF32 vectorizes.
+    if (!k.align) k.align = k.precision == Precision::f32 ? 1 : sm80_max_align(s);
     return k;
   }
   int bytes = dtype_bytes(gemm_operand_dtype(k.precision));

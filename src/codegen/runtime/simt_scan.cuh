@@ -4,6 +4,10 @@
 //     tiles of THREADS*ITEMS elements; each thread scans its ITEMS consecutive elements in
 //     registers (loaded as VEC-wide vectors), CUB BlockScan scans the per-thread totals, and a
 //     running carry joins the tiles: one read and one write of the data.
+//   Both kernels accumulate in double: a 16K-long fp32 prefix sum carries partial sums ~100x
+//   larger than its elements, so fp32 accumulation (in any order) drifts past atol=1e-4 near the
+//   zero crossings; double keeps our error far below the reference's own. The kernels stay
+//   memory-bound (two FP64 adds per element).
 //   scan_strided_kernel: the scanned dimension is not the last one ([outer, L, inner]): one
 //     thread per (outer, inner) column walks L sequentially; adjacent threads read adjacent
 //     columns, so every step is a coalesced load.
@@ -23,8 +27,10 @@ struct ScanParams {
   i64 outer, len, inner;  // strided kernel: [outer, len, inner]
 };
 
+using acc_t = double;
+
 template <int OP> struct ScanCombine {
-  __device__ __forceinline__ float operator()(float a, float b) const {
+  __device__ __forceinline__ acc_t operator()(acc_t a, acc_t b) const {
     if constexpr (OP == kCumprod) return a * b;
     else return a + b;
   }
@@ -35,8 +41,8 @@ template <int OP, class Tin, class Tmask, class Tout, int THREADS, int ITEMS, in
 __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
   static_assert(ITEMS % VEC == 0, "items per thread must be a multiple of the vector width");
   constexpr int TILE = THREADS * ITEMS;
-  constexpr float ID = OP == kCumprod ? 1.f : 0.f;
-  using BlockScan = cub::BlockScan<float, THREADS>;
+  constexpr acc_t ID = OP == kCumprod ? 1.0 : 0.0;
+  using BlockScan = cub::BlockScan<acc_t, THREADS>;
   __shared__ typename BlockScan::TempStorage tmp;
   const ScanCombine<OP> op;
   const i64 row = blockIdx.x;
@@ -44,10 +50,10 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
   const Tin* x = static_cast<const Tin*>(p.x) + row * cols;
   const Tmask* mask = p.mask ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
   Tout* out = static_cast<Tout*>(p.out) + row * cols;
-  float carry = ID;
+  acc_t carry = ID;
   for (i64 t0 = 0; t0 < cols; t0 += TILE) {
     // logical positions t0 + threadIdx.x*ITEMS + j; reverse maps position q to column cols-1-q
-    float v[ITEMS];
+    acc_t v[ITEMS];
 #pragma unroll
     for (int g = 0; g < ITEMS / VEC; ++g) {
       const i64 q = t0 + (i64)threadIdx.x * ITEMS + g * VEC;  // first logical position of the vector
@@ -58,7 +64,7 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
         if (mask) load_vec<Tmask, VEC>(mask, c, m);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
-          float e = REVERSE ? a[VEC - 1 - k] : a[k];
+          acc_t e = REVERSE ? a[VEC - 1 - k] : a[k];
           if (mask && (REVERSE ? m[VEC - 1 - k] : m[k]) == 0.f) e = ID;
           v[g * VEC + k] = e;
         }
@@ -67,16 +73,16 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
         for (int k = 0; k < VEC; ++k) v[g * VEC + k] = ID;
       }
     }
-    float total = ID;
+    acc_t total = ID;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) total = op(total, v[j]);
-    float prefix, tile_total;
+    acc_t prefix, tile_total;
     BlockScan(tmp).ExclusiveScan(total, prefix, ID, op, tile_total);
     __syncthreads();  // tmp is reused by the next tile
-    float run = op(carry, prefix);
+    acc_t run = op(carry, prefix);
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-      const float e = v[j];
+      const acc_t e = v[j];
       if constexpr (EXCLUSIVE) {
         v[j] = run;
         run = op(run, e);
@@ -92,7 +98,7 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
       if (q < cols) {
         float a[VEC];
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) a[k] = REVERSE ? v[g * VEC + VEC - 1 - k] : v[g * VEC + k];
+        for (int k = 0; k < VEC; ++k) a[k] = float(REVERSE ? v[g * VEC + VEC - 1 - k] : v[g * VEC + k]);
         store_vec<Tout, VEC>(out, REVERSE ? cols - q - VEC : q, a);
       }
     }
@@ -109,17 +115,17 @@ __global__ void __launch_bounds__(256) scan_strided_kernel(ScanParams p) {
   const Tmask* mask = static_cast<const Tmask*>(p.mask);
   Tout* out = static_cast<Tout*>(p.out);
   const ScanCombine<OP> op;
-  float run = OP == kCumprod ? 1.f : 0.f;
+  acc_t run = OP == kCumprod ? 1.0 : 0.0;
   for (i64 l = 0; l < p.len; ++l) {
     const i64 off = base + (REVERSE ? p.len - 1 - l : l) * p.inner;
-    float e = to_f<Tin>(x[off]);
-    if (mask && to_f<Tmask>(mask[off]) == 0.f) e = OP == kCumprod ? 1.f : 0.f;
+    acc_t e = to_f<Tin>(x[off]);
+    if (mask && to_f<Tmask>(mask[off]) == 0.f) e = OP == kCumprod ? 1.0 : 0.0;
     if constexpr (EXCLUSIVE) {
-      out[off] = from_f<Tout>(run);
+      out[off] = from_f<Tout>(float(run));
       run = op(run, e);
     } else {
       run = op(run, e);
-      out[off] = from_f<Tout>(run);
+      out[off] = from_f<Tout>(float(run));
     }
   }
 }
