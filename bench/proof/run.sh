@@ -29,6 +29,7 @@ case "$mode" in
 compile)
   ls "$dir"/*.ucut | xargs -P "${PROOF_JOBS:-2}" -I{} sh -c '
     stem=$(basename "$1" .ucut)
+    if ls "$2/$stem"/*.so > /dev/null 2>&1 && [ "$2/$stem" -nt "$1" ]; then echo "have   $stem"; exit 0; fi
     if "$0" compile "$1" -o "$2/$stem" -j 1 > "$2/$stem.log" 2>&1; then echo "ok     $stem"; else echo "FAILED $stem (see $2/$stem.log)"; tail -5 "$2/$stem.log"; fi
   ' "$BIN" {} "$libs"
   ;;

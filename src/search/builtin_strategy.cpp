@@ -1,6 +1,7 @@
 #include "search/builtin_strategy.h"
 
 #include <algorithm>
+#include <set>
 
 namespace ucut::search {
 
@@ -18,11 +19,37 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
     first_.push_back(std::move(c));
   }
   pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k));
-  for (int i = 0; i < opt_.top_k && i < static_cast<int>(pool_.size()); ++i) {
-    Candidate c = pool_[i];
+  for (auto& c : diverse_top_k(pool_, opt_.top_k)) {
     c.origin = "rank";
     first_.push_back(std::move(c));
   }
+}
+
+std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {
+  std::vector<Candidate> out;
+  std::vector<bool> taken(ranked.size(), false);
+  std::set<std::string> shapes;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < k; ++i) {
+    if (!shapes.insert(shape_signature(ranked[i].config)).second) continue;
+    taken[i] = true;
+    out.push_back(ranked[i]);
+  }
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < k; ++i)
+    if (!taken[i]) out.push_back(ranked[i]);
+  return out;
+}
+
+std::string shape_signature(const nlohmann::json& config) {
+  static const std::set<std::string> minor = {"raster", "swizzle", "cluster", "align"};
+  std::string sig;
+  if (!config.is_object()) return sig;
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    std::string key = it.key();
+    auto dot = key.rfind('.');
+    if (minor.count(dot == std::string::npos ? key : key.substr(dot + 1))) continue;
+    sig += key + "=" + it.value().dump() + ";";
+  }
+  return sig;
 }
 
 std::optional<Candidate> BuiltinStrategy::lift(const Candidate& c) {

@@ -29,7 +29,7 @@ namespace ucut::search {
 
 struct BuiltinOptions {
   int top_k = 8;                  // ranked candidates tried before refinement
-  int pool = 32;                  // ranked candidates kept for exploration and the tail
+  int pool = 128;                 // ranked candidates kept for exploration and the tail
   int explore_every = 5;          // 0: never explore at random
   int anchors = 3;                // how many of the best results refinement starts from
   uint64_t seed = 1;
@@ -49,6 +49,17 @@ class SplitMix64 {
  private:
   uint64_t s_;
 };
+
+// A configuration without its minor knobs (raster, swizzle, cluster, align, per stage): the
+// opening top-k attempts take one candidate per signature before any near-twin.
+std::string shape_signature(const nlohmann::json& config);
+
+// The first k of `ranked` (best first) that have distinct shape signatures, in rank order, then
+// the best of the rest if fewer than k shapes exist. The analytic ranking cannot tell raster order,
+// swizzle, cluster orientation or alignment apart well, so near-twins of the best-ranked candidate
+// would spend the opening attempts (and the plan's compiles) measuring noise; they wait for
+// refinement instead.
+std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k);
 
 class BuiltinStrategy final : public Strategy {
  public:

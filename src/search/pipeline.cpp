@@ -1,5 +1,7 @@
 #include "search/pipeline.h"
 
+#include "search/builtin_strategy.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -142,7 +144,8 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   plan.valid = space.valid_count();
   for (const auto& s : space.stages())
     if (!s.note.empty()) plan.notes.push_back("stage " + s.name + ": " + s.note);
-  auto ranked = space.ranked(std::max(o.top, 1));
+  // The same diverse opening the built-in strategy measures first (builtin_strategy.h).
+  auto ranked = diverse_top_k(space.ranked(std::max(o.top, 1) * 16), std::max(o.top, 1));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc;

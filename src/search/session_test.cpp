@@ -202,3 +202,18 @@ TEST(Session, ExhaustedSpaceStops) {
 
 }  // namespace
 }  // namespace ucut::search
+
+TEST(BuiltinStrategy, ShapeSignatureIgnoresMinorKnobsOnly) {
+  nlohmann::json a = {{"tile", "128x256x64"}, {"schedule", "cooperative"}, {"raster", "along_m"},
+                      {"cluster", "2x1"}, {"s1.threads", 256}, {"s1.align", 4}};
+  nlohmann::json b = a;
+  b["raster"] = "along_n";
+  b["cluster"] = "1x2";
+  b["s1.align"] = 1;
+  EXPECT_EQ(ucut::search::shape_signature(a), ucut::search::shape_signature(b));
+  b["tile"] = "256x128x64";
+  EXPECT_NE(ucut::search::shape_signature(a), ucut::search::shape_signature(b));
+  b = a;
+  b["s1.threads"] = 512;
+  EXPECT_NE(ucut::search::shape_signature(a), ucut::search::shape_signature(b));
+}
