@@ -30,7 +30,8 @@ compile)
   ls "$dir"/*.ucut | xargs -P "${PROOF_JOBS:-2}" -I{} sh -c '
     stem=$(basename "$1" .ucut)
     if ls "$2/$stem"/*.so > /dev/null 2>&1 && [ "$2/$stem" -nt "$1" ]; then echo "have   $stem"; exit 0; fi
-    if "$0" compile "$1" -o "$2/$stem" -j 1 > "$2/$stem.log" 2>&1; then echo "ok     $stem"; else echo "FAILED $stem (see $2/$stem.log)"; tail -5 "$2/$stem.log"; fi
+    # strip: the libraries travel to the GPU machine (its carried tree is capped); the C ABI is dynamic symbols
+    if "$0" compile "$1" -o "$2/$stem" -j 1 > "$2/$stem.log" 2>&1 && strip --strip-unneeded "$2/$stem"/*.so; then echo "ok     $stem"; else echo "FAILED $stem (see $2/$stem.log)"; tail -5 "$2/$stem.log"; fi
   ' "$BIN" {} "$libs"
   ;;
 measure)
@@ -56,6 +57,7 @@ measure)
     start=$(date +%s%N)
     # shellcheck disable=SC2086
     "$BIN" eval "$problem" ${libs_of[$name]} --policy "$policy" --no-compile-baseline --json --no-store \
+      --timeout "${PROOF_TIMEOUT:-60}" \
       > "$out/$name.records.json" 2> "$out/$name.eval.err"
     rc=$?
     end=$(date +%s%N)

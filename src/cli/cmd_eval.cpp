@@ -2,6 +2,8 @@
 // `ucutlass compile`), evaluates every candidate under the evaluation contract on a pool of GPU
 // workers, prints a table (or --json/--csv), and saves every record in the result store.
 #include <CLI/CLI.hpp>
+#include <future>
+#include <optional>
 #include <unistd.h>
 
 #include <cstdio>
@@ -72,6 +74,13 @@ int run_eval(const EvalArgs& a) {
   po.gpus = *gpus;
   po.compile_mode = a.no_compile_baseline ? "" : a.compile_baseline;
   po.baseline_cache = fs_cache_dir() + "/baselines";
+  // The SOL bound needs the Problem IR: extract it while the workers start (each takes seconds).
+  const bool want_sol = !(a.sol_ms > 0) && !a.no_sol;
+  std::future<Result<eval::TempProblemJson>> extracting;
+  if (want_sol && a.problem_json.empty())
+    extracting = std::async(std::launch::async, [p = std::filesystem::absolute(a.problem).string()] {
+      return eval::extract_problem_json(p);
+    });
   eval::WorkerPool pool(po);
   eval::ProblemContext ctx;
   std::string notes;
@@ -85,7 +94,19 @@ int run_eval(const EvalArgs& a) {
     ctx.t_sol_ms = a.sol_ms;
     ctx.sol_source = "given";
   } else if (!a.no_sol) {
-    auto sol = eval::sol_for_problem(problem_abs, a.problem_json, ctx.env.value("gpu", ""), a.policy);
+    std::optional<eval::TempProblemJson> extracted;
+    Result<eval::SolLink> sol = make_error(ErrorCode::internal, "no Problem IR");
+    std::string json = a.problem_json;
+    if (extracting.valid()) {
+      auto t = extracting.get();
+      if (t) {
+        extracted.emplace(std::move(*t));
+        json = extracted->path();
+      } else {
+        sol = t.error();
+      }
+    }
+    if (!json.empty()) sol = eval::sol_for_problem(problem_abs, json, ctx.env.value("gpu", ""), a.policy);
     if (sol) {
       ctx.t_sol_ms = sol->t_sol_ms;
       ctx.sol_source = sol->source;

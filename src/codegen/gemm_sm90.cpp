@@ -303,12 +303,18 @@ int run(const ucut_rt::StageArgs& a) {
     for (int i = 0; i < )" + std::to_string(p.scalars.size()) + R"(; ++i) c.scalars[i] = a.scalars[i];
     c.ready = true;
   })";
-  if (!reductions.empty())
+  // Reductions accumulate with atomics (their outputs are refilled with the identity), and the
+  // stream-K scheduler's barrier flags must be zero at every launch (a second launch over the flags
+  // the first one left behind waits forever): both re-run initialize_workspace on every call.
+  const bool stream_k = k.scheduler == dsl::TileScheduler::stream_k;
+  if (!reductions.empty() || stream_k)
     d += R"( else {
-    // Reductions accumulate with atomics: refill their outputs with the identity every call.
+    // )" + std::string(!reductions.empty() && stream_k ? "Reduction outputs back to the identity; stream-K barriers to zero."
+                      : stream_k ? "Stream-K barrier flags back to zero before every launch."
+                                 : "Reductions accumulate with atomics: refill their outputs with the identity.") + R"(
     cutlass::Status st = GemmKernel::initialize_workspace(c.args, a.workspace, a.stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error(")" + g.config_name + R"(: reduction initialization failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error(")" + g.config_name + R"(: workspace initialization failed: %s", cutlassGetStatusString(st));
       return 3;
     }
   })";

@@ -63,6 +63,25 @@ TEST(Library, HasTheAbiAndHeader) {
   ASSERT_EQ(lib->config_names.size(), 1u);
 }
 
+// The stream-K scheduler's barrier flags must be zero at every launch: the cached launcher re-runs
+// initialize_workspace on calls after the first (a second launch otherwise waits forever).
+TEST(Library, StreamKClearsItsWorkspaceOnEveryCall) {
+  dsl::GemmKnobs k;
+  k.scheduler = dsl::TileScheduler::stream_k;
+  auto lib = codegen_emit_library(sample_bf16_bias_gelu(1024, 1024, 8192, k), {"x.ucut", "abc"});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  const std::string& s = lib->source;
+  EXPECT_NE(s.find("StreamKScheduler"), std::string::npos);
+  auto again = s.find("Stream-K barrier flags back to zero before every launch.");
+  ASSERT_NE(again, std::string::npos);
+  EXPECT_NE(s.find("GemmKernel::initialize_workspace(c.args, a.workspace, a.stream)", again), std::string::npos);
+  dsl::GemmKnobs p;
+  p.scheduler = dsl::TileScheduler::persistent;
+  auto plain = codegen_emit_library(sample_bf16_bias_gelu(1024, 1024, 8192, p), {"x.ucut", "abc"});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->source.find("initialize_workspace"), std::string::npos);
+}
+
 TEST(Library, RejectsAStageTheRulesReject) {
   dsl::GemmKnobs k;
   k.tile = dsl::TileShape{256, 256, 64};  // 256 accumulators per thread

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "support/result.h"
 
@@ -14,6 +15,24 @@ struct SolLink {
   std::string source;   // "calibrated" | "datasheet"
   std::string hw;       // canonical hardware name used
 };
+
+// A problem.json in /tmp that is deleted with this object (move-only).
+class TempProblemJson {
+ public:
+  explicit TempProblemJson(std::string path) : path_(std::move(path)) {}
+  TempProblemJson(TempProblemJson&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  TempProblemJson& operator=(TempProblemJson&&) = delete;
+  TempProblemJson(const TempProblemJson&) = delete;
+  ~TempProblemJson();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Runs the Python extractor on problem_py into a temporary problem.json. `eval` starts it
+// beside the worker start-up (both import torch: done one after the other they cost twice).
+Result<TempProblemJson> extract_problem_json(const std::string& problem_py);
 
 // `problem_json`: an existing problem.json to use instead of extracting (may be empty).
 Result<SolLink> sol_for_problem(const std::string& problem_py, const std::string& problem_json,

@@ -271,10 +271,10 @@ int run(const ucut_rt::StageArgs& a) {
     for (int i = 0; i < 0; ++i) c.scalars[i] = a.scalars[i];
     c.ready = true;
   } else {
-    // Reductions accumulate with atomics: refill their outputs with the identity every call.
+    // Reductions accumulate with atomics: refill their outputs with the identity.
     cutlass::Status st = GemmKernel::initialize_workspace(c.args, a.workspace, a.stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: reduction initialization failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: workspace initialization failed: %s", cutlassGetStatusString(st));
       return 3;
     }
   }
