@@ -61,3 +61,9 @@ ucut_sol_test(sol_program_floor_json "\"program_floor\": \\{.*\"t_floor_s\": 0.0
 # A program written for another problem is refused (its floor would compare unlike things).
 ucut_sol_test(sol_program_wrong_problem "has outputs \\[1024x8192\\] but the problem's outputs are \\[4096x4096\\]"
   sol ${sol_fixtures}/gemm_square.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut)
+
+# A matmul of f16 values widened to fp32 (x.float() @ W.float().T) is bounded at the 16-bit tensor
+# rate: 137.44 GFLOP / 989.4 TFLOP/s + the SIMT epilogue = 139.66 us (at the TF32 rate: 277.8 us).
+ucut_sol_test(sol_widened_16bit_matmul
+  "t_SOL = 139.66 us \\(tf32, datasheet peaks, compute-bound\\).*ops\\[3\\] \\(matmul\\): its operands are f16/bf16 values widened to fp32"
+  sol ${sol_fixtures}/widened_f16_matmul.json --gpu h200)

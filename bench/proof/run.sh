@@ -54,9 +54,12 @@ measure)
     [ -f "$problem" ] || problem="problems/$name.py"   # a set may measure suite problems
     policy="${PROOF_POLICY:-tf32}"
     case "$name" in f32x3_*|f32_*) policy=exact ;; esac
+    # NAME.profile names a tolerance profile other than the default (the table says which).
+    profile=default
+    [ -f "$dir/$name.profile" ] && profile=$(cat "$dir/$name.profile")
     start=$(date +%s%N)
     # shellcheck disable=SC2086
-    "$BIN" eval "$problem" ${libs_of[$name]} --policy "$policy" --no-compile-baseline --json --no-store \
+    "$BIN" eval "$problem" ${libs_of[$name]} --policy "$policy" --profile "$profile" --no-compile-baseline --json --no-store \
       --timeout "${PROOF_TIMEOUT:-60}" \
       > "$out/$name.records.json" 2> "$out/$name.eval.err"
     rc=$?

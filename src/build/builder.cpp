@@ -112,6 +112,11 @@ std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const B
   for (const auto& a : compiler.command(probe)) h.field(a);
   h.field(compiler.version());
   h.field(opts.cutlass_version);
+  for (const auto& f : req.key_files) {
+    auto text = fs_read(f);
+    h.field(f.substr(f.find_last_of('/') + 1));
+    h.field(text ? *text : std::string("<unreadable>"));  // unreadable: nvcc will say why
+  }
   return h.hex();
 }
 

@@ -22,6 +22,9 @@ struct BuildRequest {
   std::string source;       // the generated .cu
   std::string out_dir;
   std::vector<std::string> include_dirs;
+  // Headers of ours the source includes (the non-GEMM runtime): their contents enter the cache
+  // key, so editing one rebuilds every library that includes it. (CUTLASS enters by version.)
+  std::vector<std::string> key_files;
 };
 
 struct BuildResult {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "support/fs.h"
@@ -61,6 +63,23 @@ TEST(Builder, KeyDependsOnSourceNotPaths) {
   BuildOptions other = opts;
   other.cutlass_version = "4.3.0";
   EXPECT_NE(build_cache_key(fake, a, opts), build_cache_key(fake, a, other));
+}
+
+// A runtime header the source includes keys the cache by its contents: editing it rebuilds.
+TEST(Builder, KeyDependsOnTheContentsOfKeyFiles) {
+  FakeCompiler fake = ok_compiler();
+  BuildOptions opts;
+  std::string dir = std::filesystem::temp_directory_path() / ("ucut-keyfiles-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(fs_write_atomic(dir + "/rt.cuh", "float acc;").ok());
+  BuildRequest a{"a", "x", "/tmp/one", {}, {dir + "/rt.cuh"}};
+  std::string before = build_cache_key(fake, a, opts);
+  EXPECT_EQ(before, build_cache_key(fake, a, opts));
+  ASSERT_TRUE(fs_write_atomic(dir + "/rt.cuh", "double acc;").ok());
+  EXPECT_NE(before, build_cache_key(fake, a, opts));
+  BuildRequest none{"a", "x", "/tmp/one", {}};
+  EXPECT_NE(build_cache_key(fake, none, opts), build_cache_key(fake, a, opts));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Builder, FailureIsAResultWithTheMessage) {

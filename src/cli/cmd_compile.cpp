@@ -135,7 +135,10 @@ CommandRun cmd_compile(CLI::App& sub) {
         need_cutlass = true;
         req.include_dirs = {o->cutlass_dir + "/include", o->cutlass_dir + "/tools/util/include"};
       }
-      if (lib->needs_simt_runtime) req.include_dirs.push_back(codegen::simt_runtime_include_dir());
+      if (lib->needs_simt_runtime) {
+        req.include_dirs.push_back(codegen::simt_runtime_include_dir());
+        req.key_files = codegen::simt_runtime_headers();
+      }
       std::printf("%s: %zu stage%s:", p.name.c_str(), p.stages.size(), p.stages.size() == 1 ? "" : "s");
       for (const auto& c : lib->config_names) std::printf(" %s", c.c_str());
       std::printf("\n");

@@ -9,6 +9,13 @@ namespace ucut::codegen {
 
 std::string simt_runtime_include_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/src/codegen/runtime"; }
 
+std::vector<std::string> simt_runtime_headers() {
+  std::vector<std::string> out;
+  for (const char* f : {"simt_common.cuh", "simt_reduce.cuh", "simt_rowwise.cuh", "simt_scan.cuh"})
+    out.push_back(simt_runtime_include_dir() + "/" + f);
+  return out;
+}
+
 const char* simt_cuda_type(dsl::DType t) {
   switch (t) {
     case dsl::DType::f32: return "float";

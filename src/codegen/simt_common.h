@@ -17,6 +17,8 @@ namespace ucut::codegen {
 
 // Folder holding simt_*.cuh: the library build passes it to nvcc with -I.
 std::string simt_runtime_include_dir();
+// The runtime headers in that folder (their contents key the kernel cache).
+std::vector<std::string> simt_runtime_headers();
 
 // "float", "__half", "__nv_bfloat16", "int", "long long", "unsigned char", "bool".
 const char* simt_cuda_type(dsl::DType t);

@@ -53,7 +53,10 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
   build::BuildRequest req{p.name, lib->source, dir, {}};
   if (lib->needs_cutlass)
     req.include_dirs = {opt_.cutlass_dir + "/include", opt_.cutlass_dir + "/tools/util/include"};
-  if (lib->needs_simt_runtime) req.include_dirs.push_back(codegen::simt_runtime_include_dir());
+  if (lib->needs_simt_runtime) {
+    req.include_dirs.push_back(codegen::simt_runtime_include_dir());
+    req.key_files = codegen::simt_runtime_headers();
+  }
   if (opt_.emit_only || !nvcc_) {
     out.cu_path = dir + "/" + p.name + ".cu";
     if (auto st = fs_write_atomic(out.cu_path, lib->source); !st) {

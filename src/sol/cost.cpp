@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace ucut::sol {
@@ -118,7 +119,29 @@ Result<int64_t> sol_tensor_op_flops(const Problem& p, const Op& op) {
   return flops;
 }
 
+// True when `name` holds f16/bf16 values widened to fp32: produced (through views) by a `to`
+// conversion from a 16-bit float tensor. A matmul of such operands is exact on the 16-bit tensor
+// cores (fp16/bf16 products are exact in fp32), so its bound is the 16-bit rate.
+static bool widened_from_16bit(const Problem& p, const std::unordered_map<std::string, const Op*>& producer,
+                        std::string name) {
+  for (int hops = 0; hops < 64; ++hops) {
+    const Tensor* t = p.find_tensor(name);
+    if (t && problem::dtype_is_16bit_float(t->dtype)) return hops > 0;
+    auto it = producer.find(name);
+    if (it == producer.end()) return false;
+    const Op& op = *it->second;
+    if (op.op != "to" && !kViewOps.count(op.op)) return false;
+    auto ins = tensor_inputs(p, op);
+    if (ins.empty()) return false;
+    name = ins[0]->name;
+  }
+  return false;
+}
+
 Result<ProblemCost> sol_problem_cost(const Problem& p) {
+  std::unordered_map<std::string, const Op*> producer;
+  for (const Op& op : p.ops)
+    for (const auto& o : op.outputs) producer[o] = &op;
   ProblemCost cost;
   cost.name = p.name;
   std::unordered_set<std::string> read;  // tensors some op reads
@@ -142,6 +165,13 @@ Result<ProblemCost> sol_problem_cost(const Problem& p) {
     auto ins = tensor_inputs(p, op);
     if (tensor) {
       bool half = !ins.empty() && problem::dtype_is_16bit_float(ins[0]->dtype);
+      if (!half && ins.size() >= 2 && widened_from_16bit(p, producer, ins[0]->name) &&
+          widened_from_16bit(p, producer, ins[1]->name)) {
+        half = true;
+        cost.notes.push_back(fmt::format("ops[{}] ({}): its operands are f16/bf16 values widened to fp32; "
+                                         "bounded at the 16-bit tensor rate (their products are exact)",
+                                         op.id, op.op));
+      }
       oc.cls = half ? CostClass::tensor_16 : CostClass::tensor_f32;
     }
     std::unordered_set<std::string> seen;

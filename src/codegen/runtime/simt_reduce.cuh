@@ -31,6 +31,16 @@ template <int OP> __device__ __forceinline__ float red_combine(float a, float b)
   else if constexpr (OP == kRedProd) return a * b;
   else return a + b;
 }
+// Column reductions (reduce_outer_kernel and the split finalize) accumulate sums in double: a sum
+// over 16 K rows carries partials ~100x its elements, and fp32 accumulation drifts past atol=1e-4
+// near zero. Max/min/prod stay in float (exact, or no better in double).
+template <int OP> struct RedAcc { using T = float; };
+template <> struct RedAcc<kRedSum> { using T = double; };
+template <int OP, class T> __device__ __forceinline__ T red_combine_acc(T a, T b) {
+  if constexpr (OP == kRedSum) return a + b;
+  else return red_combine<OP>(a, b);
+}
+
 template <int OP> struct RedCombine {
   __device__ __forceinline__ float operator()(float a, float b) const { return red_combine<OP>(a, b); }
 };
@@ -149,7 +159,8 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   const i64 base = p.kept.offset(oo) + i;
   const i64 r_begin = (i64)s * p.r_chunk;
   const i64 r_end = min(p.r_total, r_begin + p.r_chunk);
-  float acc[VEC];
+  using A = typename RedAcc<OP>::T;
+  A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = red_identity<OP>();
   if (i < p.inner) {
@@ -166,26 +177,26 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
         const i64 r = r0 + (i64)u * ROWS;
         if (r < r_end)
 #pragma unroll
-          for (int k = 0; k < VEC; ++k) acc[k] = red_combine<OP>(acc[k], pro(v[u][k], oo * p.inner + i + k, 0));
+          for (int k = 0; k < VEC; ++k) acc[k] = red_combine_acc<OP, A>(acc[k], A(pro(v[u][k], oo * p.inner + i + k, 0)));
       }
     }
   }
-  __shared__ float sm[ROWS][32 * VEC + 1];
+  __shared__ A sm[ROWS][32 * VEC + 1];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) sm[ty][(threadIdx.x % 32) * VEC + k] = acc[k];
   __syncthreads();
   // rows of threads combined in a fixed order: deterministic
   for (int e = threadIdx.x; e < 32 * VEC; e += THREADS) {
-    float a = sm[0][e];
-    for (int y = 1; y < ROWS; ++y) a = red_combine<OP>(a, sm[y][e]);
+    A a = sm[0][e];
+    for (int y = 1; y < ROWS; ++y) a = red_combine_acc<OP, A>(a, sm[y][e]);
     const i64 ii = ((blockIdx.x - oo * tiles) * 32) * VEC + e;
     if (ii < p.inner) {
       const i64 o = oo * p.inner + ii;
       if (p.splits == 1) {
         using Tout = typename Epi::Tout;
-        static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(a * p.scale, o, 0));
+        static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
       } else {
-        p.partial[o * p.splits + s] = a;
+        p.partial[o * p.splits + s] = float(a);
       }
     }
   }
@@ -197,12 +208,14 @@ __global__ void __launch_bounds__(256) reduce_finalize_kernel(ReduceParams p, Ep
   const i64 o = (i64)blockIdx.x * 8 + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (o >= p.n_out) return;  // whole warps leave together
-  float a = red_identity<OP>();
-  for (int s = lane; s < p.splits; s += 32) a = red_combine<OP>(a, p.partial[o * p.splits + s]);
-  a = group_allreduce<32>(a, RedCombine<OP>());
+  using A = typename RedAcc<OP>::T;
+  A a = red_identity<OP>();
+  for (int s = lane; s < p.splits; s += 32) a = red_combine_acc<OP, A>(a, A(p.partial[o * p.splits + s]));
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) a = red_combine_acc<OP, A>(a, __shfl_xor_sync(0xffffffffu, a, off));
   if (lane == 0) {
     using Tout = typename Epi::Tout;
-    static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(a * p.scale, o, 0));
+    static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
   }
 }
 
