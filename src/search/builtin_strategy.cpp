@@ -123,6 +123,10 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
   return std::nullopt;
 }
 
+bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
+  return c.rung >= floor_rung_;
+}
+
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
   if (auto c = take_fresh(fallback_, state, "fallback")) return c;
   if (auto c = take_fresh(first_, state, nullptr)) return c;

@@ -65,6 +65,9 @@ class BuiltinStrategy final : public Strategy {
  public:
   BuiltinStrategy(SearchSpace& space, BuiltinOptions options);
   std::string name() const override { return "builtin"; }
+  // False for a candidate below the precision floor a mismatch raised: its lifted twin is
+  // proposed instead (the fallback queue), so evaluating it would only repeat the mismatch.
+  bool still_wanted(const Candidate& c, const SearchState& state) const override;
   std::optional<Candidate> propose(const SearchState& state) override;
   void observe(const Attempt& attempt, const SearchState& state) override;
 

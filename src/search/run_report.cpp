@@ -63,7 +63,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"stop_reason", stop_reason_name(r.stop)},
           {"cost",
            {{"wall_s", r.cost.wall_s}, {"compiled", r.cost.compiled}, {"compile_s", r.cost.compile_s},
-            {"gpu_s", r.cost.gpu_s}, {"replayed", r.cost.replayed}, {"tokens", r.cost.tokens}}}};
+            {"gpu_s", r.cost.gpu_s}, {"replayed", r.cost.replayed}, {"dropped", r.cost.dropped}, {"tokens", r.cost.tokens}}}};
 }
 
 std::string run_report_markdown(const RunReport& r) {
@@ -82,8 +82,9 @@ std::string run_report_markdown(const RunReport& r) {
   else
     s += "- best: none correct (the user keeps PyTorch)\n";
   s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
-  s += fmt::format("- cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal\n\n",
-                   r.cost.wall_s, r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed);
+  s += fmt::format("- cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal, "
+                   "{} dropped unevaluated (below a raised precision floor)\n\n",
+                   r.cost.wall_s, r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed, r.cost.dropped);
   s += "| # | candidate | origin | status | time ms | speedup | % SOL |\n|---|---|---|---|---|---|---|\n";
   for (const auto& a : r.state.attempts) {
     bool ok = a.status == AttemptStatus::ok;

@@ -109,6 +109,16 @@ bool SearchSession::step() {
     return false;
   }
   fill_queue();
+  // Candidates proposed ahead of results the strategy has since seen (a mismatch that raised the
+  // precision floor) are dropped unevaluated: they cost no attempt. Results are consumed in
+  // proposal order, so which ones drop is deterministic. Their compiles finish in the background
+  // (the futures are kept, not waited on here; the kernel cache keeps what they built).
+  while (!queue_.empty() && !queue_.front().replay && !strategy_.still_wanted(queue_.front().cand, state_)) {
+    if (queue_.front().build.valid()) abandoned_.push_back(std::move(queue_.front().build));
+    queue_.pop_front();
+    ++cost_.dropped;
+    fill_queue();
+  }
   if (queue_.empty()) {
     stop_ = StopReason::space_exhausted;
     return false;

@@ -43,6 +43,7 @@ struct SessionCost {
   double compile_s = 0;
   double gpu_s = 0;
   int replayed = 0;        // attempts taken from the journal on resume
+  int dropped = 0;         // candidates compiled ahead but dropped before evaluation (no attempt)
   long long tokens = 0;
 };
 
@@ -91,6 +92,7 @@ class SearchSession {
   SessionCallbacks cb_;
   SearchState state_;
   std::deque<Pending> queue_;
+  std::vector<std::future<CompileOutcome>> abandoned_;  // builds of dropped candidates (joined at the end)
   std::map<std::string, Attempt> recorded_;  // journal contents by candidate hash
   StopReason stop_ = StopReason::none;
   int since_improvement_ = 0;

@@ -139,14 +139,36 @@ TEST(Session, Tf32MismatchFallsBackUpThePrecisionLadder) {
   ASSERT_GE(at.size(), 3u);
   EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
   EXPECT_EQ(at[0].cand.rung, 0);
-  // With lookahead 2 the second candidate was already proposed at TF32; the third is the
-  // first candidate again, one rung up.
-  EXPECT_EQ(at[2].cand.origin, "fallback");
-  EXPECT_EQ(at[2].cand.rung, 1);
-  EXPECT_EQ(at[2].cand.config["tile"], at[0].cand.config["tile"]);
-  EXPECT_EQ(at[2].status, AttemptStatus::ok);
-  for (size_t i = 3; i < at.size(); ++i) EXPECT_EQ(at[i].cand.rung, 1) << i;
+  // With lookahead 2 the second candidate was already proposed at TF32: it is dropped, and the
+  // second attempt is the first candidate again, one rung up.
+  EXPECT_EQ(at[1].cand.origin, "fallback");
+  EXPECT_EQ(at[1].cand.rung, 1);
+  EXPECT_EQ(at[1].cand.config["tile"], at[0].cand.config["tile"]);
+  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  for (size_t i = 2; i < at.size(); ++i) EXPECT_EQ(at[i].cand.rung, 1) << i;
+  EXPECT_EQ(r.session->cost().dropped, 1);
   EXPECT_EQ(r.strategy.floor_rung(), 1);
+}
+
+// Compiling far ahead (lookahead 8 of a budget of 8) must not spend the budget on candidates
+// proposed before the first mismatch came back: they are dropped once the floor rises.
+TEST(Session, CandidatesBelowARaisedFloorAreDroppedNotEvaluated) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  SessionOptions so = no_stop_rules(8);
+  so.lookahead = 8;
+  Rig r(spec, {}, so);
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 8u);
+  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[0].cand.rung, 0);
+  for (size_t i = 1; i < at.size(); ++i) {
+    EXPECT_EQ(at[i].cand.rung, 1) << i;
+    EXPECT_EQ(at[i].status, AttemptStatus::ok) << i;
+  }
+  EXPECT_EQ(at[1].cand.origin, "fallback");
+  EXPECT_GE(r.session->cost().dropped, 1);
 }
 
 TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {

@@ -36,6 +36,10 @@ class Strategy {
   virtual void observe(const Attempt& attempt, const SearchState& state) = 0;
   // LLM tokens used so far (in + out); 0 for strategies without an LLM.
   virtual long long tokens() const { return 0; }
+  // Whether a candidate proposed earlier (compiling ahead, not yet evaluated) is still worth an
+  // attempt given everything observed since: the session drops the ones that are not (they
+  // cost no attempt). The built-in strategy drops candidates below a raised precision floor.
+  virtual bool still_wanted(const Candidate& /*candidate*/, const SearchState& /*state*/) const { return true; }
 };
 
 }  // namespace ucut::search
