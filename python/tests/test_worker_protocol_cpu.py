@@ -284,3 +284,26 @@ def test_timing_suspect_flag():
     st.host_ms_per_rep, st.sync_ms = 4.1, 0.01
     timing.judge_suspect(st)
     assert not st.timing_suspect
+
+
+def test_mismatch_is_diagnosed_against_float64(affine):
+    # The kernel is 1e-3 off everywhere; the fp32 reference is exact to rounding: the message
+    # says the candidate, not the reference, carries the error (the verdict stays mismatch).
+    r = evaluate(affine, AFFINE_DESC, lambda t, s: t[3].copy_(t[0] * t[1] + t[2] + 1e-3))
+    assert r["verdict"] == "mismatch"
+    msg = r["error"]
+    assert "against a float64 evaluation of the reference: candidate max error 0.001" in msg, msg
+    own = float(msg.split("the reference's own max error ")[1].split(";")[0])
+    assert own < 1e-5
+    assert "0 of the" in msg
+
+
+def test_fp64_diagnosis_names_an_inaccurate_reference():
+    # A reference that is itself 1e-3 off (as a long fp32 sum can be) while the candidate is exact.
+    x = torch.linspace(-1, 1, 101, dtype=torch.float32)
+    exact = lambda ins: [ins[0] * 2]  # noqa: E731
+    sloppy_ref = [x * 2 + 1e-3]
+    cand = [x * 2]
+    msg = correctness.fp64_diagnosis(exact, [x], cand, sloppy_ref, 0, "default")
+    assert "candidate max error 0" in msg and "reference's own max error 0.001" in msg, msg
+    assert "101 of the 101 failing elements are within tolerance of float64" in msg, msg

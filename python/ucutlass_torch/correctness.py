@@ -210,13 +210,39 @@ def trial_seeds(n: int) -> List[int]:
     return [SEED_BASE + 7919 * k for k in range(n)]
 
 
+def fp64_diagnosis(reference64: Callable[[List[Any]], Any], inputs: List[Any], outs: List[torch.Tensor],
+                   refs: List[torch.Tensor], output: int, profile: str) -> str:
+    """After a failed trial: evaluates the reference in float64 on the same inputs and says how far
+    the candidate and the reference each are from it on the failing output. The verdict does not
+    change (the contract's reference is the fp32 model); the text tells a wrong kernel from an
+    fp32 reference whose own rounding exceeds the tolerance (long sums near zero)."""
+    try:
+        wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in _clone(inputs)]
+        r64 = _as_list(reference64(wide))[output].double()
+        o = outs[output].detach().double().reshape(r64.shape)
+        r = refs[output].detach().double().reshape(r64.shape)
+        atol, rtol = tolerance(profile, refs[output].dtype)
+        bad = ~((o - r).abs() <= atol + rtol * r.abs())
+        cand_err = float((o - r64).abs().max())
+        ref_err = float((r - r64).abs().max())
+        ok64 = int(((o - r64).abs() <= atol + rtol * r64.abs())[bad].sum())
+        return (f"; against a float64 evaluation of the reference: candidate max error {cand_err:.3g}, the "
+                f"reference's own max error {ref_err:.3g}; {ok64} of the {int(bad.sum())} failing elements are "
+                "within tolerance of float64")
+    except Exception as e:  # noqa: BLE001 - a diagnosis must never change the verdict
+        return f"; (no float64 diagnosis: {type(e).__name__}: {str(e)[:120]})"
+
+
 def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]], Any],
           make_inputs: Callable[[int], List[Any]], profile: str = "default", trials: int = MIN_TRIALS,
           rescaled: bool = True, determinism: bool = True,
-          sync: Callable[[], None] = lambda: None) -> tuple:
+          sync: Callable[[], None] = lambda: None,
+          reference64: Optional[Callable[[List[Any]], Any]] = None) -> tuple:
     """Runs the correctness protocol. Returns (CorrectnessReport, keep) where keep holds the first
     trial's inputs and reference outputs for :func:`recheck`. Exceptions raised by ``candidate``
-    (a launch failure) propagate to the caller, which records them as launch errors."""
+    (a launch failure) propagate to the caller, which records them as launch errors.
+    ``reference64`` (the model in float64), when given, diagnoses the first failing trial
+    (:func:`fp64_diagnosis`); it never changes a verdict."""
     tolerance(profile, torch.float32)  # validates the profile name
     trials = max(MIN_TRIALS, int(trials))
     results: List[TrialResult] = []
@@ -284,6 +310,8 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
             if ok1 and not ok2:
                 msg += " (the first run passed: the result is not deterministic)"
                 deterministic = False
+            elif reference64 is not None and not first_msg:
+                msg += fp64_diagnosis(reference64, inputs, outs1, refs, wi, profile)
         results.append(TrialResult(seed, kind, "candidate-first" if cand_first else "reference-first", passed, runs,
                                    wc.max_abs, wc.max_rel, wi, wc.worst_index, rep, msg))
         bitwise = bitwise and rep

@@ -148,6 +148,16 @@ class Worker:
         with torch.no_grad():
             return self.model(*inputs)
 
+    def reference64(self, inputs: List[Any]) -> Any:
+        """The reference model in float64 (built on first use, per problem): only for diagnosing a
+        mismatch (correctness.fp64_diagnosis), never for a verdict."""
+        if getattr(self, "_model64_of", None) is not self.model:
+            import copy
+            self._model64 = copy.deepcopy(self.model).double()
+            self._model64_of = self.model
+        with torch.no_grad():
+            return self._model64(*inputs)
+
     def sync(self) -> None:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
@@ -198,7 +208,8 @@ class Worker:
             phase = "correctness"
             tc = time.perf_counter()
             report, keep = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
-                                             rescaled=rescaled, determinism=True, sync=self.sync)
+                                             rescaled=rescaled, determinism=True, sync=self.sync,
+                                             reference64=self.reference64)
             seconds["correctness"] = time.perf_counter() - tc
             if not report.passed:
                 return self._result("mismatch", phase, report.message, kernel_info=info, corr=report, t0=t0,
