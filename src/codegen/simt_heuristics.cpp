@@ -114,7 +114,10 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
     if (auto s = check_threads(*knobs.threads); !s) return s.error();
     p.threads = *knobs.threads;
   } else {
-    p.threads = inner ? (r_total >= 4096 ? 512 : 128) : 256;
+    // Column (outer) reductions: 1024 threads = 32 rows of threads per block keep the most
+    // loads in flight. H200, 16384x16384 fp32 column max: 256 threads 70% of copy bandwidth,
+    // 512 84%, 1024 88% (docs/benchmarks.md, run C).
+    p.threads = inner ? (r_total >= 4096 ? 512 : 128) : 1024;
   }
   // blocks without splitting
   const int64_t tiles = inner ? n_out
