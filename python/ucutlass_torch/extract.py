@@ -11,6 +11,11 @@ How (docs/problem-ir.md, "How extraction works"):
    torch.from_numpy) are converted to fake ones.
 3. torch.export.export(strict=False) traces forward at pre-dispatch ATen granularity (aten.linear,
    aten.layer_norm, aten.scaled_dot_product_attention survive as such), under torch.no_grad().
+   Steps 2-3 import torch._dynamo (~2 s), so by default fasttrace.py first records the same graph
+   on meta tensors with a mode at the PreDispatch key, without torch._dynamo; whenever it cannot
+   vouch for a problem (tensor constants, device-dependent code, opaque operators, ...) or fails
+   in any way, extraction falls back to steps 2-3. $UCUTLASS_EXTRACT_TRACER (or --tracer) forces
+   one path: fast | export | auto (default). Both paths give byte-identical JSON; the tests check.
 4. Each graph node is normalised by its ATen schema and mapped by ops.HANDLERS to an IR op with
    attrs and FLOPs; unknown operators become `opaque` with FLOPs from torch.utils.flop_counter
    (run on the fake values). Line numbers come from the nodes' stack traces (the last frame in the
@@ -150,18 +155,7 @@ def _trace(lp: LoadedProblem, seed: int):
         inputs = call_user(lp, "get_inputs", lp.get_inputs)
         inputs = [fake.from_tensor(v) if isinstance(v, torch.Tensor) and not isinstance(v, FakeTensor) else v
                   for v in inputs]
-    model.eval()
-    for k, t in list(model.state_dict(keep_vars=True).items()):
-        if isinstance(t, torch.Tensor):
-            _ir_dtype(lp, t.dtype, f"parameter/buffer `{k}`")
-    names = _input_names(model, len(inputs))
-    tensor_pos = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]
-    for i in tensor_pos:
-        _ir_dtype(lp, inputs[i].dtype, f"input {i} (`{names[i]}`) from get_inputs()")
-    if not tensor_pos:
-        raise ProblemError(lp.path, "get_inputs() returned no tensors",
-                           "return the forward inputs as a list of tensors, e.g. [torch.rand(M, K)]")
-    bound = _Bound.make(model, inputs, tensor_pos)
+    bound, names, tensor_pos = _check_and_bind(lp, model, inputs)
     try:
         with torch.no_grad(), _quiet_stderr():
             ep = torch.export.export(bound, tuple(inputs[i] for i in tensor_pos), strict=False)
@@ -174,6 +168,25 @@ def _trace(lp: LoadedProblem, seed: int):
                            "tensor values, no .item()/.tolist(), no Python-side data access",
                            line=line) from e
     return ep, inputs, names, tensor_pos, fake
+
+
+def _check_and_bind(lp: LoadedProblem, model, inputs):
+    """Shared by both tracers: eval mode, IR dtypes of every parameter, buffer and tensor input,
+    and the module that forward is traced through. Returns (bound, input names, tensor positions)."""
+    import torch
+
+    model.eval()
+    for k, t in list(model.state_dict(keep_vars=True).items()):
+        if isinstance(t, torch.Tensor):
+            _ir_dtype(lp, t.dtype, f"parameter/buffer `{k}`")
+    names = _input_names(model, len(inputs))
+    tensor_pos = [i for i, v in enumerate(inputs) if isinstance(v, torch.Tensor)]
+    for i in tensor_pos:
+        _ir_dtype(lp, inputs[i].dtype, f"input {i} (`{names[i]}`) from get_inputs()")
+    if not tensor_pos:
+        raise ProblemError(lp.path, "get_inputs() returned no tensors",
+                           "return the forward inputs as a list of tensors, e.g. [torch.rand(M, K)]")
+    return _Bound.make(model, inputs, tensor_pos), names, tensor_pos
 
 
 @contextlib.contextmanager
@@ -221,14 +234,45 @@ def _strip(target: str) -> str:
     return target[len("model."):] if target.startswith("model.") else target
 
 
-def extract(path: str | os.PathLike, seed: int = DEFAULT_SEED, loaded: Optional[LoadedProblem] = None) -> Dict[str, Any]:
-    """Extracts the Problem IR of one problem file as a JSON-ready dict."""
+TRACER_ENV = "UCUTLASS_EXTRACT_TRACER"
+TRACERS = ("auto", "fast", "export")
+
+
+def extract(path: str | os.PathLike, seed: int = DEFAULT_SEED, loaded: Optional[LoadedProblem] = None,
+            tracer: Optional[str] = None) -> Dict[str, Any]:
+    """Extracts the Problem IR of one problem file as a JSON-ready dict.
+
+    ``tracer`` (default: $UCUTLASS_EXTRACT_TRACER, else "auto"): "export" traces with torch.export;
+    "fast" with fasttrace (the same graph without importing torch._dynamo; raises when it cannot
+    vouch for a problem); "auto" tries "fast" and falls back to "export" on any failure, so the
+    result never depends on the fast tracer."""
+    how = (tracer or os.environ.get(TRACER_ENV) or "auto").strip().lower()
+    if how not in TRACERS:
+        raise ValueError(f"{TRACER_ENV}={how!r}: expected one of {', '.join(TRACERS)}")
+    lp = loaded or load_problem(path)
+    init_args = _json_value(lp, lp.init_inputs, "get_init_inputs()")
+    if how != "export":
+        from . import fasttrace
+
+        try:
+            return _extract_traced(lp, seed, init_args, fasttrace.trace(lp, seed))
+        except Exception as e:  # noqa: BLE001 - any failure of the fast path means: use torch.export
+            if how == "fast":
+                raise
+            if os.environ.get("UCUTLASS_DEBUG"):
+                print(f"{lp.path}: fast tracer fell back to torch.export: {type(e).__name__}: {_first_line(e)}",
+                      file=sys.stderr)
+    return _extract_traced(lp, seed, init_args, _trace(lp, seed))
+
+
+def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str, Any]:
     import torch
     from torch.export.graph_signature import InputKind, OutputKind
 
-    lp = loaded or load_problem(path)
-    init_args = _json_value(lp, lp.init_inputs, "get_init_inputs()")
-    ep, inputs, names, tensor_pos, fake = _trace(lp, seed)
+    from .fasttrace import Node as FastNode, Unsupported
+
+    ep, inputs, names, tensor_pos, fake = traced
+    node_types = (torch.fx.Node, FastNode)
     sig = ep.graph_signature
     graph = ep.graph
 
@@ -288,13 +332,13 @@ def extract(path: str | os.PathLike, seed: int = DEFAULT_SEED, loaded: Optional[
                            "compute new tensors instead of updating module state inside forward")
 
     def operand(v):
-        if isinstance(v, torch.fx.Node):
+        if isinstance(v, node_types):
             r = recs.get(v)
             if isinstance(r, TensorRec):
                 return Operand(r, Shape(list(r.shape), r.tdtype))
             raise ProblemError(lp.path, f"operand `{v.name}` is not a tensor the IR can describe",
                                "forward may only combine tensors and Python numbers", line=_line_of(v, lp.path))
-        if isinstance(v, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in v):
+        if isinstance(v, (list, tuple)) and any(isinstance(x, node_types) for x in v):
             return [operand(x) for x in v]
         return v
 
@@ -373,6 +417,8 @@ def extract(path: str | os.PathLike, seed: int = DEFAULT_SEED, loaded: Optional[
             except (KeyError, TypeError, IndexError):
                 mapped = None
         if mapped is None:
+            if fake is None:
+                raise Unsupported(f"aten::{packet} would be opaque")  # FLOPs are counted on fake tensors
             mapped = _opaque(tgt, node, fake)
         outs = [_new(lp, o, tensors, line) for o in out_infos]
         recs[node] = outs if isinstance(val, (list, tuple)) else outs[0]
@@ -386,7 +432,7 @@ def extract(path: str | os.PathLike, seed: int = DEFAULT_SEED, loaded: Optional[
     # Outputs.
     output_recs: List[TensorRec] = []
     for i, n in enumerate(user_outs):
-        r = recs.get(n) if isinstance(n, torch.fx.Node) else None
+        r = recs.get(n) if isinstance(n, node_types) else None
         if not isinstance(r, TensorRec):
             raise ProblemError(lp.path, f"forward returns a non-tensor value at output {i}",
                                "return tensors only (a tensor, or a tuple of tensors)")
@@ -655,7 +701,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("-o", "--output", help="output .json (one problem) or folder (several); default: stdout")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed recorded as init_seed (default 42)")
     ap.add_argument("--keep-going", action="store_true", help="for folders: report bad problems and continue")
+    ap.add_argument("--tracer", choices=TRACERS, default=None,
+                    help=f"auto (default, or ${TRACER_ENV}): the fast tracer, falling back to torch.export; "
+                         "fast: the fast tracer only; export: torch.export only")
     a = ap.parse_args(argv)
+    if a.tracer is None and (os.environ.get(TRACER_ENV) or "auto").strip().lower() not in TRACERS:
+        print(f"error: {TRACER_ENV}={os.environ[TRACER_ENV]!r} is not one of {', '.join(TRACERS)}", file=sys.stderr)
+        return 2
     t0 = time.time()
     try:
         import torch  # noqa: F401
@@ -677,7 +729,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     failures = 0
     for f in files:
         try:
-            doc = extract(f, seed=a.seed)
+            doc = extract(f, seed=a.seed, tracer=a.tracer)
         except ProblemError as e:
             print(e, file=sys.stderr)
             failures += 1
