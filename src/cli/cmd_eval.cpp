@@ -93,7 +93,7 @@ int run_eval(const EvalArgs& a) {
   if (a.sol_ms > 0) {
     ctx.t_sol_ms = a.sol_ms;
     ctx.sol_source = "given";
-  } else if (!a.no_sol) {
+  } else if (want_sol) {
     std::optional<eval::TempProblemJson> extracted;
     Result<eval::SolLink> sol = make_error(ErrorCode::internal, "no Problem IR");
     std::string json = a.problem_json;

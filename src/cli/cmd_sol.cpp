@@ -1,18 +1,18 @@
 // `ucutlass sol problem.py|problem.json [--gpu h200] [--policy tf32] [--json] [--calibration FILE]
 // [--program prog.ucut]`: the speed-of-light report of a problem (docs/sol.md), and with --program
-// the floor of that μCUTLASS program beside it (each stage's own roofline, intermediates included). A .py problem is first extracted by
-// `python -m ucutlass_torch.extract`; a problem.json is read directly (fast path, no Python).
-#include <unistd.h>
-
+// the floor of that μCUTLASS program beside it (each stage's own roofline, intermediates
+// included). A .py problem is first extracted (eval::extract_problem_json); a problem.json is read
+// directly (fast path, no Python).
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "dsl/dsl.h"
+#include "eval/sol_link.h"
 #include "problem/problem.h"
 #include "sol/cost.h"
 #include "sol/estimate.h"
@@ -21,8 +21,6 @@
 #include "sol/program_estimate.h"
 #include "sol/report_render.h"
 #include "support/fs.h"
-#include "support/python.h"
-#include "support/subprocess.h"
 
 namespace ucut {
 
@@ -45,35 +43,9 @@ int fail(const Error& e, int code) {
 
 // Runs the extractor on a .py problem and loads what it wrote.
 Result<problem::Problem> extract_and_load(const std::string& py_path) {
-  std::string dir = fs_cache_dir() + "/sol";
-  if (auto st = fs_mkdirs(dir); !st) return st.error();
-  std::string out = dir + "/extract-" + std::to_string(::getpid()) + ".json";
-  ProcessSpec spec;
-  spec.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", py_path, "-o", out};
-  spec.env_set = python_env();
-  spec.timeout = std::chrono::seconds(120);
-  auto run = subprocess_run(spec);
-  if (!run)
-    return make_error(ErrorCode::subprocess, "cannot start the extractor: " + run.error().render(),
-                      "set UCUTLASS_PYTHON to a Python with torch, or run scripts/setup");
-  if (!run->success()) {
-    std::filesystem::remove(out);
-    std::string msg = run->err.empty() ? run->out : run->err;
-    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-    if (run->timed_out) msg = "the extractor ran past 120 s";
-    // The extractor's message names the line and the fix; add ours only when it did not.
-    std::string hint = msg.find("hint:") == std::string::npos
-                           ? "fix the problem file, or extract it yourself: " + subprocess_format(spec.argv)
-                           : std::string();
-    return make_error(ErrorCode::invalid_input, "extracting '" + py_path + "' failed:\n" + msg, hint);
-  }
-  auto p = problem::problem_load(out);
-  std::filesystem::remove(out);
-  return p;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  auto json = eval::extract_problem_json(py_path);
+  if (!json) return json.error();
+  return problem::problem_load(json->path());
 }
 
 std::string shapes_text(const std::vector<std::vector<int64_t>>& shapes) {
@@ -105,7 +77,7 @@ int run_sol(const SolOptions& o) {
     calibration = *c;
   }
 
-  Result<problem::Problem> prob = ends_with(o.problem, ".py") ? extract_and_load(o.problem)
+  Result<problem::Problem> prob = o.problem.ends_with(".py") ? extract_and_load(o.problem)
                                                               : problem::problem_load(o.problem);
   if (!prob) return fail(prob.error(), prob.error().code == ErrorCode::not_found ? 2 : 1);
 

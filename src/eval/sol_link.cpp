@@ -14,21 +14,40 @@
 
 namespace ucut::eval {
 
+Status run_extractor(const std::string& problem_py, const std::string& json_path, int timeout_s) {
+  ProcessSpec ps;
+  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", problem_py, "-o", json_path};
+  ps.env_set = python_env();
+  ps.timeout = std::chrono::seconds(timeout_s);
+  auto r = subprocess_run(ps);
+  if (!r)
+    return make_error(ErrorCode::subprocess, "cannot start the Python extractor: " + r.error().message,
+                      "set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup");
+  if (r->timed_out)
+    return make_error(ErrorCode::invalid_input,
+                      problem_py + ": extraction did not finish within " + std::to_string(timeout_s) + " s",
+                      "check that forward() and get_inputs() finish on the CPU");
+  if (r->success()) return ok_status();
+  std::string msg = r->err.empty() ? r->out : r->err;
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  if (msg.size() > 2000) msg = "..." + msg.substr(msg.size() - 2000);
+  if (msg.find("No module named") != std::string::npos || r->exit_code == 2)
+    return make_error(ErrorCode::subprocess, "the Python extractor cannot run:\n" + msg,
+                      "set UCUTLASS_PYTHON to a Python with PyTorch, or run scripts/setup");
+  // The extractor's message names the line and the fix; add ours only when it did not.
+  std::string hint = msg.find("hint:") == std::string::npos
+                         ? "fix the problem file, or extract it yourself: " + subprocess_format(ps.argv)
+                         : std::string();
+  return make_error(ErrorCode::invalid_input, "extracting '" + problem_py + "' failed:\n" + msg, hint);
+}
+
 Result<TempProblemJson> extract_problem_json(const std::string& problem_py) {
   char buf[] = "/tmp/ucut-problem-XXXXXX";
   int fd = ::mkstemp(buf);
   if (fd < 0) return make_error(ErrorCode::io, "cannot create a temporary file for the problem IR");
   ::close(fd);
   TempProblemJson out(buf);
-  ProcessSpec ps;
-  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", problem_py, "-o", out.path()};
-  ps.env_set = python_env();
-  ps.timeout = std::chrono::milliseconds(300000);
-  auto r = subprocess_run(ps);
-  if (!r || !r->success()) {
-    std::string why = !r ? r.error().render() : r->err.substr(r->err.size() > 1500 ? r->err.size() - 1500 : 0);
-    return make_error(ErrorCode::subprocess, "extracting the Problem IR of " + problem_py + " failed: " + why);
-  }
+  if (auto st = run_extractor(problem_py, out.path()); !st) return st.error();
   return out;
 }
 

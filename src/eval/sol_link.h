@@ -30,6 +30,12 @@ class TempProblemJson {
   std::string path_;
 };
 
+// Runs `python -m ucutlass_torch.extract problem_py -o json_path` with the project's Python
+// (the one way every command runs the extractor). Errors name the problem and the fix: the
+// extractor's own message (it names the line) when it failed on the problem, invalid_input;
+// a Python that cannot run it, subprocess; a run past timeout_s, invalid_input.
+Status run_extractor(const std::string& problem_py, const std::string& json_path, int timeout_s = 300);
+
 // Runs the Python extractor on problem_py into a temporary problem.json. `eval` starts it
 // beside the worker start-up (both import torch: done one after the other they cost twice).
 Result<TempProblemJson> extract_problem_json(const std::string& problem_py);

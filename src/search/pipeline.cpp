@@ -11,6 +11,7 @@
 
 #include "build/builder.h"
 #include "dsl/gemm_rules.h"
+#include "eval/sol_link.h"
 #include "search/adapters_build.h"
 #include "sol/cost.h"
 #include "sol/format.h"
@@ -23,33 +24,8 @@ namespace ucut::search {
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string tail(const std::string& text, size_t n) {
   return text.size() > n ? "..." + text.substr(text.size() - n) : text;
-}
-
-Status extract(const std::string& py, const std::string& json_path, int timeout_s) {
-  ProcessSpec ps;
-  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", py, "-o", json_path};
-  ps.env_set = python_env();
-  ps.timeout = std::chrono::seconds(timeout_s);
-  auto r = subprocess_run(ps);
-  if (!r)
-    return make_error(ErrorCode::subprocess, "cannot start the Python extractor: " + r.error().message,
-                      "set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup");
-  if (r->timed_out)
-    return make_error(ErrorCode::invalid_input,
-                      fmt::format("{}: extraction did not finish within {} s", py, timeout_s),
-                      "check that forward() and get_inputs() finish on the CPU");
-  if (r->success()) return ok_status();
-  std::string err = tail(r->err, 2000);
-  if (err.find("No module named") != std::string::npos || r->exit_code == 2)
-    return make_error(ErrorCode::subprocess, "the Python extractor cannot run:\n" + err,
-                      "set UCUTLASS_PYTHON to a Python with PyTorch, or run scripts/setup");
-  return make_error(ErrorCode::invalid_input, "extracting the Problem IR failed:\n" + err);
 }
 
 }  // namespace
@@ -108,12 +84,12 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
                       "pass a KernelBench-format problem .py (or a problem.json from 'ucutlass extract')");
   const std::string dir = o.out_dir + "/" + p.name;
   if (auto st = fs_mkdirs(dir); !st) return st.error();
-  if (ends_with(path, ".json")) {
+  if (path.ends_with(".json")) {
     p.problem_json = path;
-  } else if (ends_with(path, ".py")) {
+  } else if (path.ends_with(".py")) {
     p.problem_py = std::filesystem::absolute(path).string();
     p.problem_json = dir + "/problem.json";
-    if (auto st = extract(p.problem_py, p.problem_json, o.extract_timeout_s); !st)
+    if (auto st = eval::run_extractor(p.problem_py, p.problem_json, o.extract_timeout_s); !st)
       return make_error(st.error().code, path + ": " + st.error().message, st.error().hint);
   } else {
     return make_error(ErrorCode::invalid_input, path + ": not a problem file",
