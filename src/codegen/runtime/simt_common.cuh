@@ -149,6 +149,7 @@ template <bool MAX> struct ArgOp {
 __device__ __forceinline__ float shfl_xor(float v, int m) {
   return __shfl_xor_sync(0xffffffffu, v, m);
 }
+__device__ __forceinline__ double shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ MaxSum shfl_xor(MaxSum v, int m) {
   return MaxSum{shfl_xor(v.m, m), shfl_xor(v.s, m)};
 }

@@ -41,8 +41,8 @@ template <int OP, class T> __device__ __forceinline__ T red_combine_acc(T a, T b
   else return red_combine<OP>(a, b);
 }
 
-template <int OP> struct RedCombine {
-  __device__ __forceinline__ float operator()(float a, float b) const { return red_combine<OP>(a, b); }
+template <int OP, class T = float> struct RedCombine {
+  __device__ __forceinline__ T operator()(T a, T b) const { return red_combine_acc<OP, T>(a, b); }
 };
 
 template <int LOSS> __device__ __forceinline__ float loss_term(float x, float t, float alpha) {
@@ -211,8 +211,7 @@ __global__ void __launch_bounds__(256) reduce_finalize_kernel(ReduceParams p, Ep
   using A = typename RedAcc<OP>::T;
   A a = red_identity<OP>();
   for (int s = lane; s < p.splits; s += 32) a = red_combine_acc<OP, A>(a, A(p.partial[o * p.splits + s]));
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) a = red_combine_acc<OP, A>(a, __shfl_xor_sync(0xffffffffu, a, off));
+  a = group_allreduce<32>(a, RedCombine<OP, A>());
   if (lane == 0) {
     using Tout = typename Epi::Tout;
     static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
