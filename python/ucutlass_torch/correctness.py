@@ -57,6 +57,18 @@ class Comparison:
     message: str = ""
 
 
+def _verdict(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float):
+    """The elementwise verdict of :func:`compare` (same shapes and dtype): ``|o − r| ≤ atol +
+    rtol·|r|`` with both finite, or the same NaN/inf in both. Returns (ok, diff, bound, ref_finite,
+    same_special); compare also scores the violations from the parts."""
+    diff = (o - r).abs()
+    ref_finite = torch.isfinite(r)
+    same_special = (~ref_finite) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
+    bound = atol + rtol * r.abs()
+    ok = ((diff <= bound) & ref_finite & torch.isfinite(o)) | same_special
+    return ok, diff, bound, ref_finite, same_special
+
+
 def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison:
     """Elementwise ``|out − ref| ≤ atol + rtol·|ref|``. A NaN in ``out`` never passes; a NaN in
     ``ref`` passes only against NaN at the same place (and inf only against the same inf)."""
@@ -75,12 +87,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> C
     wide = torch.float64 if ref.dtype == torch.float64 else torch.float32
     o = out.detach().to(wide)
     r = ref.detach().to(wide)
-    diff = (o - r).abs()
-    ref_finite = torch.isfinite(r)
-    same_special = (~ref_finite) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
-    bound = atol + rtol * r.abs()
-    ok = (diff <= bound) & ref_finite & torch.isfinite(o)
-    ok = ok | same_special
+    ok, diff, bound, ref_finite, same_special = _verdict(o, r, atol, rtol)
     bad = ~ok
     n_bad = int(bad.sum().item())
     n_nan = int((ref_finite & ~torch.isfinite(o)).sum().item())
@@ -222,10 +229,10 @@ def fp64_diagnosis(reference64: Callable[[List[Any]], Any], inputs: List[Any], o
         o = outs[output].detach().double().reshape(r64.shape)
         r = refs[output].detach().double().reshape(r64.shape)
         atol, rtol = tolerance(profile, refs[output].dtype)
-        bad = ~((o - r).abs() <= atol + rtol * r.abs())
+        bad = ~_verdict(o, r, atol, rtol)[0]
         cand_err = float((o - r64).abs().max())
         ref_err = float((r - r64).abs().max())
-        ok64 = int(((o - r64).abs() <= atol + rtol * r64.abs())[bad].sum())
+        ok64 = int(_verdict(o, r64, atol, rtol)[0][bad].sum())
         return (f"; against a float64 evaluation of the reference: candidate max error {cand_err:.3g}, the "
                 f"reference's own max error {ref_err:.3g}; {ok64} of the {int(bad.sum())} failing elements are "
                 "within tolerance of float64")
