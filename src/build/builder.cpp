@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -97,6 +99,13 @@ BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOp
 }  // namespace
 
 int build_default_jobs() {
+  // UCUTLASS_JOBS overrides: some hosts report a fraction of their memory as available until it
+  // is touched (the GPU machines' MemAvailable starts at ~31 GiB of 256).
+  if (const char* e = std::getenv("UCUTLASS_JOBS"); e && *e) {
+    char* end = nullptr;
+    long n = std::strtol(e, &end, 10);
+    if (end && *end == '\0' && n > 0) return static_cast<int>(std::min(n, 512L));
+  }
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   if (cores < 1) cores = 1;
   int by_mem = static_cast<int>(available_memory_bytes() / kBytesPerJob);

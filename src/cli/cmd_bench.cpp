@@ -12,8 +12,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <atomic>
 #include <csignal>
+#include <thread>
 #include <filesystem>
 #include <map>
 #include <cstdio>
@@ -44,17 +48,34 @@ struct BenchArgs {
   uint64_t seed = 1;
   bool no_memory = false;
   std::string gpus = "1", gpu = "h200", build_dir;
-  bool plan = false, no_compile = false, emit_only = false;
-  int top_k = 8;
+  bool plan = false, no_compile = false, emit_only = false, resume = false;
+  int top_k = 8, lookahead = 0;
+  double time_budget_min = 0;
+  std::string match;
 };
 
-// The problem files of a suite folder (or the one file given), sorted.
-std::vector<std::string> suite_files(const std::string& dir) {
+// Whether a problem file's name matches one of the comma-separated shell patterns (empty: all).
+bool name_matches(const std::string& file, const std::string& patterns) {
+  if (patterns.empty()) return true;
+  size_t b = 0;
+  while (b <= patterns.size()) {
+    size_t e = patterns.find(',', b);
+    if (e == std::string::npos) e = patterns.size();
+    const std::string pat = patterns.substr(b, e - b);
+    if (!pat.empty() && ::fnmatch(pat.c_str(), file.c_str(), 0) == 0) return true;
+    b = e + 1;
+  }
+  return false;
+}
+
+// The problem files of a suite folder (or the one file given) whose names match, sorted.
+std::vector<std::string> suite_files(const std::string& dir, const std::string& match) {
   std::vector<std::string> out;
   std::error_code ec;
   if (std::filesystem::is_regular_file(dir, ec)) return {dir};
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".py" && e.path().filename().string()[0] != '_')
+    if (e.is_regular_file() && e.path().extension() == ".py" && e.path().filename().string()[0] != '_' &&
+        name_matches(e.path().filename().string(), match))
       out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
@@ -132,11 +153,11 @@ int run_bench(const BenchArgs& a) {
   const bool synthetic = search::ProblemRun::is_synthetic(a.dir);
   std::vector<std::string> files;
   if (!synthetic) {
-    files = suite_files(a.dir);
+    files = suite_files(a.dir, a.match);
     if (files.empty()) {
-      std::fprintf(stderr, "ucutlass bench: %s: no problem .py files found\n"
+      std::fprintf(stderr, "ucutlass bench: %s: no problem .py files found%s\n"
                            "hint: pass a folder of KernelBench-format problems (e.g. problems/), or 'synthetic'\n",
-                   a.dir.c_str());
+                   a.dir.c_str(), a.match.empty() ? "" : (" matching --match " + a.match).c_str());
       return 1;
     }
   }
@@ -157,6 +178,8 @@ int run_bench(const BenchArgs& a) {
   o.top_k = a.top_k;
   o.policy = a.policy;
   o.out_dir = a.out;
+  o.resume = a.resume;
+  o.lookahead = a.lookahead;
   o.memory = mem.get();
   o.profile = "default";
   std::unique_ptr<search::GpuWorkers> workers;  // before runs: the runs' evaluators use it
@@ -188,12 +211,31 @@ int run_bench(const BenchArgs& a) {
     setup.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
     setup.baseline_cache = fs_cache_dir() + "/baselines";
     setup.eval.tool_commit = eval::tool_commit();
+    if (o.lookahead == 0 && files.size() > 1) {
+      // Enough compiles in flight across the suite to keep the build pool busy twice over.
+      const int jobs = build::build_default_jobs();
+      const int n = static_cast<int>(files.size());
+      o.lookahead = std::clamp((2 * jobs + n - 1) / n, 2, 16);
+    }
     search::PrepareOptions po;
     po.policy = a.policy;
     po.gpu = a.gpu;
     po.out_dir = a.out;
-    for (const auto& f : files) {
-      auto p = search::pipeline_prepare(f, po);
+    // Extraction (a Python process each, ~4 s) runs for several problems at once.
+    std::vector<std::optional<Result<search::PreparedProblem>>> prepared(files.size());
+    {
+      std::atomic<size_t> next{0};
+      const unsigned width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < std::min<size_t>(width, files.size()); ++t)
+        pool.emplace_back([&] {
+          for (size_t i = next++; i < files.size(); i = next++) prepared[i] = search::pipeline_prepare(files[i], po);
+        });
+      for (auto& t : pool) t.join();
+    }
+    for (size_t fi = 0; fi < files.size(); ++fi) {
+      const std::string& f = files[fi];
+      auto& p = *prepared[fi];
       search::ProblemOutcome failed;
       failed.name = search::pipeline_problem_name(f);
       if (!p) {
@@ -214,7 +256,11 @@ int run_bench(const BenchArgs& a) {
     }
   }
   search::SteadyClock clock;
-  search::SuiteScheduler suite(sessions, search::SuiteOptions{a.budget * static_cast<int>(sessions.size()), 0}, clock);
+  search::SuiteOptions so;
+  so.pool = a.budget * static_cast<int>(sessions.size());
+  so.wall_s = a.time_budget_min * 60;
+  so.overlap = !synthetic;
+  search::SuiteScheduler suite(sessions, so, clock);
   std::signal(SIGINT, on_bench_sigint);
   suite.run(&g_bench_interrupt);
   std::signal(SIGINT, SIG_DFL);
@@ -284,6 +330,12 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();
   sub.add_flag("--no-memory", a->no_memory, "neither seed from nor learn into the memory");
+  sub.add_option("--match", a->match, "only problem files matching these comma-separated patterns (e.g. 'gemm_*,epi_*')");
+  sub.add_option("--time-budget", a->time_budget_min, "suite wall-time limit in minutes (0: none); the report is written when it passes")
+      ->capture_default_str();
+  sub.add_flag("--resume", a->resume, "continue every problem from OUT/<problem>/attempts.jsonl (nothing measured is redone)");
+  sub.add_option("--lookahead", a->lookahead, "candidates compiling ahead per problem (0: twice the build pool spread over the problems, 2 to 16)")
+      ->capture_default_str();
   return [a] { return run_bench(*a); };
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "build/builder.h"
+#include "search/compile_gate.h"
 #include "sol/format.h"
 #include "support/fs.h"
 #include "support/hash.h"
@@ -152,7 +153,10 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
                          sol::fmt_time(bound.t_sol), bound.origin);
   if (!gpu_note.empty()) r->note_ += "; " + gpu_note;
   // Compile ahead: enough candidates in flight to keep every GPU and the build pool busy.
-  int lookahead = std::max({2, gpus + 1, std::min(build::build_default_jobs(), 16)});
+  // Compiles of every problem share one gate sized by cores and memory (compile_gate.h).
+  if (compile_gate().width() == 0) compile_gate().set_width(build::build_default_jobs());
+  int lookahead = opt.lookahead > 0 ? opt.lookahead
+                                    : std::max({2, gpus + 1, std::min(build::build_default_jobs(), 16)});
   if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->steady_, bound.t_sol, lookahead); !st)
     return st.error();
   return r;

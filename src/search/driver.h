@@ -34,6 +34,7 @@ struct DriverOptions {
   std::string profile = "default";
   std::string out_dir = "out";
   bool resume = false;
+  int lookahead = 0;                   // candidates compiling ahead per problem; 0: auto
   memory::MemoryDb* memory = nullptr;  // null: no seeding, no learning
   FILE* progress = nullptr;            // live progress line; null: quiet
 };

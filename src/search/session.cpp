@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "search/compile_gate.h"
+
 namespace ucut::search {
 
 SearchSession::SearchSession(std::string problem, Strategy& strategy, Compiler& compiler,
@@ -14,6 +16,8 @@ SearchSession::SearchSession(std::string problem, Strategy& strategy, Compiler& 
 }
 
 SearchSession::~SearchSession() {
+  for (auto& p : queue_)
+    if (p.cancel) p.cancel->store(true);  // queued compiles leave the gate without running
   for (auto& p : queue_)
     if (p.build.valid()) p.build.wait();  // never leave a compile thread behind
 }
@@ -65,7 +69,18 @@ void SearchSession::fill_queue() {
     } else {
       Compiler* compiler = &compiler_;
       Candidate copy = *c;
-      p.build = std::async(std::launch::async, [compiler, copy] { return compiler->compile(copy); });
+      p.cancel = std::make_shared<std::atomic<bool>>(false);
+      p.build = std::async(std::launch::async, [compiler, copy, cancel = p.cancel] {
+        if (!compile_gate().acquire(cancel.get())) {
+          CompileOutcome dropped;
+          dropped.message = "dropped before it compiled";
+          return dropped;
+        }
+        struct Release {
+          ~Release() { compile_gate().release(); }
+        } release;
+        return compiler->compile(copy);
+      });
     }
     queue_.push_back(std::move(p));
   }
@@ -96,6 +111,20 @@ void SearchSession::record(Attempt a) {
   if (cb_.on_attempt) cb_.on_attempt(state_.attempts.back(), state_);
 }
 
+void SearchSession::prime() {
+  if (started_ && stop_ == StopReason::none) fill_queue();
+}
+
+bool SearchSession::ready() {
+  if (stop_ != StopReason::none) return true;
+  if (!started_) return false;
+  if (queue_.empty()) fill_queue();
+  if (queue_.empty()) return true;  // step() will say the space is exhausted
+  const Pending& p = queue_.front();
+  return p.replay || !p.build.valid() ||
+         p.build.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
 bool SearchSession::step() {
   if (!started_) {
     if (auto s = start(); !s) {
@@ -114,6 +143,7 @@ bool SearchSession::step() {
   // proposal order, so which ones drop is deterministic. Their compiles finish in the background
   // (the futures are kept, not waited on here; the kernel cache keeps what they built).
   while (!queue_.empty() && !queue_.front().replay && !strategy_.still_wanted(queue_.front().cand, state_)) {
+    if (queue_.front().cancel) queue_.front().cancel->store(true);
     if (queue_.front().build.valid()) abandoned_.push_back(std::move(queue_.front().build));
     queue_.pop_front();
     ++cost_.dropped;

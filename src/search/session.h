@@ -14,6 +14,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -62,6 +63,10 @@ class SearchSession {
   // Steps until a stop rule fires, the budget is spent or *interrupt becomes true.
   StopReason run(const std::atomic<bool>* interrupt = nullptr);
   void interrupt() { stop_ = StopReason::interrupted; }
+  // For a suite: starts compiling this session's lookahead now (no-op once stopped), and whether
+  // step() would make its next attempt without waiting for a compile (true once stopped).
+  void prime();
+  bool ready();
 
   bool stopped() const { return stop_ != StopReason::none; }
   StopReason stop_reason() const { return stop_; }
@@ -78,6 +83,7 @@ class SearchSession {
     Candidate cand;
     std::optional<Attempt> replay;
     std::future<CompileOutcome> build;
+    std::shared_ptr<std::atomic<bool>> cancel;  // set when dropped: a queued compile never starts
   };
   void fill_queue();
   void record(Attempt a);

@@ -1,6 +1,8 @@
 #include "search/suite.h"
 
+#include <chrono>
 #include <limits>
+#include <thread>
 
 namespace ucut::search {
 
@@ -32,7 +34,15 @@ SuiteScheduler::SuiteScheduler(std::vector<SearchSession*> sessions, SuiteOption
 
 int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
   const double t0 = clock_.now_s();
-  for (auto* s : sessions_) (void)s->start();  // a failed start stops that session, see step()
+  // A failed start stops that session (step() retries it once and then says interrupted).
+  if (opt_.overlap) {
+    std::vector<std::thread> starts;
+    for (auto* s : sessions_) starts.emplace_back([s] { (void)s->start(); });
+    for (auto& t : starts) t.join();
+    for (auto* s : sessions_) s->prime();
+  } else {
+    for (auto* s : sessions_) (void)s->start();
+  }
   int made = 0;
   while (true) {
     if (interrupt && interrupt->load()) {
@@ -43,12 +53,20 @@ int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
     if (opt_.pool > 0 && made >= opt_.pool) break;
     if (opt_.wall_s > 0 && clock_.now_s() - t0 >= opt_.wall_s) break;
     std::vector<HeadroomInputs> view;
+    bool alive = false;
     for (auto* s : sessions_) {
       StopInputs in = s->stop_inputs();
-      view.push_back({s->stopped(), in.attempts, in.t_best, in.t_eager, in.t_sol});
+      // overlap: a session still compiling its next candidate waits its turn
+      const bool skip = s->stopped() || (opt_.overlap && !s->ready());
+      alive = alive || !s->stopped();
+      view.push_back({skip, in.attempts, in.t_best, in.t_eager, in.t_sol});
     }
+    if (!alive) break;
     auto pick = suite_pick(view);
-    if (!pick) break;
+    if (!pick) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every live session is compiling
+      continue;
+    }
     const size_t before = sessions_[*pick]->state().attempts.size();
     sessions_[*pick]->step();
     if (sessions_[*pick]->state().attempts.size() > before) {

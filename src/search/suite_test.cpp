@@ -67,6 +67,26 @@ TEST(SuiteScheduler, RunsEveryProblemToItsStopAndFavoursHeadroom) {
   EXPECT_EQ(suite.order()[0], 1u);
 }
 
+TEST(SuiteScheduler, OverlapModeStartsEverySessionAndStillRunsEachToItsStop) {
+  SurfaceSpec near_sol, far_sol;
+  near_sol.problem = "near";
+  near_sol.t_sol = 0.95e-3;
+  far_sol.problem = "far";
+  far_sol.t_sol = 0.2e-3;
+  P a(near_sol, 20), b(far_sol, 20);
+  FakeClock clock;
+  SuiteOptions so;
+  so.overlap = true;  // parallel starts, primed compiles, ready sessions first
+  SuiteScheduler suite({a.session.get(), b.session.get()}, so, clock);
+  int made = suite.run();
+  EXPECT_TRUE(a.session->stopped());
+  EXPECT_TRUE(b.session->stopped());
+  EXPECT_EQ(a.session->stop_reason(), StopReason::sol_proximity);
+  EXPECT_EQ(made, static_cast<int>(a.session->state().attempts.size() +
+                                   b.session->state().attempts.size()));
+  EXPECT_GT(b.session->state().attempts.size(), a.session->state().attempts.size());
+}
+
 TEST(SuiteScheduler, PoolLimitsTheWholeSuite) {
   P a(SurfaceSpec{}, 40), b(SurfaceSpec{}, 40);
   FakeClock clock;

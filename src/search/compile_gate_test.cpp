@@ -1,0 +1,82 @@
+#include "search/compile_gate.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ucut::search {
+namespace {
+
+void wait_until(const std::function<bool()>& cond) {
+  for (int i = 0; i < 2000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(cond());
+}
+
+TEST(CompileGate, UnlimitedByDefault) {
+  CompileGate g;
+  EXPECT_TRUE(g.acquire());
+  EXPECT_TRUE(g.acquire());
+  EXPECT_EQ(g.running(), 2);
+  g.release();
+  g.release();
+  EXPECT_EQ(g.running(), 0);
+}
+
+TEST(CompileGate, ServesWaitersInArrivalOrderWithinItsWidth) {
+  CompileGate g;
+  g.set_width(1);
+  ASSERT_TRUE(g.acquire());  // the main thread holds the only slot
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> ts;
+  for (int i = 1; i <= 3; ++i) {
+    ts.emplace_back([&, i] {
+      ASSERT_TRUE(g.acquire());
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        order.push_back(i);
+      }
+      g.release();
+    });
+    wait_until([&] { return g.waiting() == i; });  // i has its ticket before i + 1 asks
+  }
+  EXPECT_EQ(g.running(), 1);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(order.empty());  // nobody passed the held slot
+  }
+  g.release();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(g.running(), 0);
+}
+
+TEST(CompileGate, ACancelledWaiterLeavesWithoutASlotAndDoesNotBlockTheNext) {
+  CompileGate g;
+  g.set_width(1);
+  ASSERT_TRUE(g.acquire());
+  std::atomic<bool> cancel{false};
+  bool first = true, second = false;
+  std::thread a([&] { first = g.acquire(&cancel); });
+  wait_until([&] { return g.waiting() == 1; });
+  std::thread b([&] {
+    second = g.acquire();
+    g.release();
+  });
+  wait_until([&] { return g.waiting() == 2; });
+  cancel = true;  // the first waiter's candidate was dropped
+  a.join();
+  EXPECT_FALSE(first);
+  EXPECT_EQ(g.running(), 1);  // still only the main thread's slot
+  g.release();
+  b.join();
+  EXPECT_TRUE(second);  // the cancelled ticket did not hold up the one behind it
+  EXPECT_EQ(g.running(), 0);
+  EXPECT_EQ(g.waiting(), 0);
+}
+
+}  // namespace
+}  // namespace ucut::search
