@@ -116,8 +116,7 @@ void SearchSession::prime() {
 }
 
 bool SearchSession::ready() {
-  if (stop_ != StopReason::none) return true;
-  if (!started_) return false;
+  if (stop_ != StopReason::none || !started_) return true;  // step() retries a failed start, then stops
   if (queue_.empty()) fill_queue();
   if (queue_.empty()) return true;  // step() will say the space is exhausted
   const Pending& p = queue_.front();

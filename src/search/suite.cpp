@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <thread>
 
 namespace ucut::search {
@@ -35,14 +36,26 @@ SuiteScheduler::SuiteScheduler(std::vector<SearchSession*> sessions, SuiteOption
 int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
   const double t0 = clock_.now_s();
   // A failed start stops that session (step() retries it once and then says interrupted).
+  // overlap: each session starts (baselines) and primes its compiles on its own thread; the
+  // loop below steps a session only once its start has finished.
+  std::vector<std::thread> starts;
+  std::unique_ptr<std::atomic<bool>[]> started(new std::atomic<bool>[sessions_.size()]);
+  for (size_t i = 0; i < sessions_.size(); ++i) started[i] = !opt_.overlap;
   if (opt_.overlap) {
-    std::vector<std::thread> starts;
-    for (auto* s : sessions_) starts.emplace_back([s] { (void)s->start(); });
-    for (auto& t : starts) t.join();
-    for (auto* s : sessions_) s->prime();
+    for (size_t i = 0; i < sessions_.size(); ++i)
+      starts.emplace_back([s = sessions_[i], flag = &started[i]] {
+        if (s->start()) s->prime();
+        *flag = true;
+      });
   } else {
     for (auto* s : sessions_) (void)s->start();
   }
+  struct Join {
+    std::vector<std::thread>& ts;
+    ~Join() {
+      for (auto& t : ts) t.join();
+    }
+  } join{starts};
   int made = 0;
   while (true) {
     if (interrupt && interrupt->load()) {
@@ -54,7 +67,13 @@ int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
     if (opt_.wall_s > 0 && clock_.now_s() - t0 >= opt_.wall_s) break;
     std::vector<HeadroomInputs> view;
     bool alive = false;
-    for (auto* s : sessions_) {
+    for (size_t i = 0; i < sessions_.size(); ++i) {
+      SearchSession* s = sessions_[i];
+      if (!started[i]) {  // still measuring its baselines
+        alive = true;
+        view.push_back({true, 0, std::nullopt, 0, 0});
+        continue;
+      }
       StopInputs in = s->stop_inputs();
       // overlap: a session still compiling its next candidate waits its turn
       const bool skip = s->stopped() || (opt_.overlap && !s->ready());
