@@ -268,18 +268,39 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
         red.empty() ? "true" : "false", pro->type, epi_t, n_out, pl.splits, pl.threads, pro->init, epi_init);
   } else {
     const int64_t tiles = (run + 32 * pl.vec - 1) / (32 * pl.vec);
-    d += fmt::format(
-        "  ucut_simt::reduce_outer_kernel<ucut_simt::{}, {}, {}, {}, {}, {}>\n"
-        "      <<<dim3({}, {}), {}, 0, args.stream>>>(p, {}, {});\n",
-        op_id, in_t, pl.threads, pl.vec, pro->type, epi_t, n_out / run * tiles, pl.splits, pl.threads,
-        pro->init, epi_init);
+    const std::string kernel = fmt::format("ucut_simt::reduce_outer_kernel<ucut_simt::{}, {}, {}, {}, {}, {}>",
+                                           op_id, in_t, pl.threads, pl.vec, pro->type, epi_t);
+    if (pl.splits > 1) {
+      // Column reductions run one wave: as many splits as the GPU holds resident blocks beside
+      // the column tiles (occupancy asked once per stage), at most the plan's split count.
+      d += fmt::format(
+          "  static int occupancy = 0, sms = 0;\n"
+          "  if (occupancy == 0) {{\n"
+          "    int dev = 0;\n"
+          "    cudaGetDevice(&dev);\n"
+          "    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);\n"
+          "    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, {0}, {1}, 0);\n"
+          "    if (occupancy < 1) occupancy = 1;\n"
+          "  }}\n"
+          "  p.splits = ucut_simt::one_wave_splits(occupancy, sms, {2}LL, {3}, p.r_total, &p.r_chunk);\n",
+          kernel, pl.threads, n_out / run * tiles, pl.splits);
+    }
+    d += fmt::format("  {}\n      <<<dim3({}, p.splits), {}, 0, args.stream>>>(p, {}, {});\n", kernel,
+                     n_out / run * tiles, pl.threads, pro->init, epi_init);
   }
   d += simt_launch_check(label);
-  if (pl.splits > 1) {
+  if (pl.splits > 1 && inner) {
     d += fmt::format(
         "  ucut_simt::reduce_finalize_kernel<ucut_simt::{}, {}><<<{}, 256, 0, args.stream>>>(p, {});\n",
         op_id, epi_t, (n_out + 7) / 8, epi_init);
     d += simt_launch_check(label);
+  } else if (pl.splits > 1) {
+    d += fmt::format(
+        "  if (p.splits > 1) {{\n"
+        "    ucut_simt::reduce_finalize_kernel<ucut_simt::{}, {}><<<{}, 256, 0, args.stream>>>(p, {});\n",
+        op_id, epi_t, (n_out + 7) / 8, epi_init);
+    d += simt_launch_check(label);
+    d += "  }\n";
   }
   d += "  return 0;\n}\n";
   code.definitions = std::move(d);

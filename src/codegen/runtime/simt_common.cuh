@@ -202,6 +202,21 @@ struct Identity {
 
 namespace ucut_simt {
 // Host-side checks used by the generated launchers.
+// Host: the split count of a split reduction that fills one wave of resident blocks: `tiles`
+// blocks per split, `occupancy` blocks per SM, at most `max_splits` (the plan's count, which
+// bounds the workspace) and at least 1. Writes the matching chunk of the reduced range.
+inline int one_wave_splits(int occupancy, int sms, long long tiles, int max_splits, long long r_total,
+                           long long* r_chunk) {
+  long long slots = (long long)(occupancy > 0 ? occupancy : 1) * (sms > 0 ? sms : 1);
+  long long s = slots / (tiles > 0 ? tiles : 1);
+  if (s > max_splits) s = max_splits;
+  if (s < 1) s = 1;
+  long long chunk = (r_total + s - 1) / s;
+  if (chunk < 1) chunk = 1;
+  *r_chunk = chunk;
+  return (int)((r_total + chunk - 1) / chunk);
+}
+
 inline bool aligned(const void* p, int bytes) {
   return (reinterpret_cast<unsigned long long>(p) % static_cast<unsigned long long>(bytes)) == 0;
 }

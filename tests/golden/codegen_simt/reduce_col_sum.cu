@@ -23,8 +23,17 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
     ucut_rt::set_error("stage s0: input tensors must be 16-byte aligned");
     return 2;
   }
+  static int occupancy = 0, sms = 0;
+  if (occupancy == 0) {
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, ucut_simt::reduce_outer_kernel<ucut_simt::kRedSum, float, 1024, 4, ucut_simt::Identity, ucut_simt::TypedEpi<float, ucut_simt::Identity>>, 1024, 0);
+    if (occupancy < 1) occupancy = 1;
+  }
+  p.splits = ucut_simt::one_wave_splits(occupancy, sms, 64LL, 33, p.r_total, &p.r_chunk);
   ucut_simt::reduce_outer_kernel<ucut_simt::kRedSum, float, 1024, 4, ucut_simt::Identity, ucut_simt::TypedEpi<float, ucut_simt::Identity>>
-      <<<dim3(64, 33), 1024, 0, args.stream>>>(p, ucut_simt::Identity{}, ucut_simt::TypedEpi<float, ucut_simt::Identity>{ucut_simt::Identity{}});
+      <<<dim3(64, p.splits), 1024, 0, args.stream>>>(p, ucut_simt::Identity{}, ucut_simt::TypedEpi<float, ucut_simt::Identity>{ucut_simt::Identity{}});
   {
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
@@ -32,13 +41,15 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
       return 4;
     }
   }
-  ucut_simt::reduce_finalize_kernel<ucut_simt::kRedSum, ucut_simt::TypedEpi<float, ucut_simt::Identity>><<<1024, 256, 0, args.stream>>>(p, ucut_simt::TypedEpi<float, ucut_simt::Identity>{ucut_simt::Identity{}});
+  if (p.splits > 1) {
+    ucut_simt::reduce_finalize_kernel<ucut_simt::kRedSum, ucut_simt::TypedEpi<float, ucut_simt::Identity>><<<1024, 256, 0, args.stream>>>(p, ucut_simt::TypedEpi<float, ucut_simt::Identity>{ucut_simt::Identity{}});
   {
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
       ucut_rt::set_error("stage s0: kernel launch failed: %s", cudaGetErrorString(e));
       return 4;
     }
+  }
   }
   return 0;
 }
