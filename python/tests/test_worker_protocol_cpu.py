@@ -296,6 +296,8 @@ def test_mismatch_is_diagnosed_against_float64(affine):
     own = float(msg.split("the reference's own max error ")[1].split(";")[0])
     assert own < 1e-5
     assert "0 of the" in msg
+    assert "reference-limited" not in msg
+    assert r["correctness"]["reference_limited"] is False
 
 
 def test_fp64_diagnosis_names_an_inaccurate_reference():
@@ -304,6 +306,11 @@ def test_fp64_diagnosis_names_an_inaccurate_reference():
     exact = lambda ins: [ins[0] * 2]  # noqa: E731
     sloppy_ref = [x * 2 + 1e-3]
     cand = [x * 2]
-    msg = correctness.fp64_diagnosis(exact, [x], cand, sloppy_ref, 0, "default")
+    msg, limited = correctness.fp64_diagnosis(exact, [x], cand, sloppy_ref, 0, "default")
     assert "candidate max error 0" in msg and "reference's own max error 0.001" in msg, msg
     assert "101 of the 101 failing elements are within tolerance of float64" in msg, msg
+    assert limited and "reference-limited" in msg, msg
+    # A candidate that is itself off somewhere is never reference-limited, however bad the reference.
+    cand_off = [x * 2 + torch.where(x > 0.9, 1e-2, 0.0)]
+    msg2, limited2 = correctness.fp64_diagnosis(exact, [x], cand_off, sloppy_ref, 0, "default")
+    assert not limited2 and "reference-limited" not in msg2, msg2

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -152,6 +152,10 @@ class CorrectnessReport:
     rescaled_trial: str          # "kept" | "skipped: <why>"
     tolerances: List[Dict[str, Any]]
     recheck: Optional[Dict[str, Any]] = None
+    # The float64 diagnosis of the first failing trial found the candidate within tolerance of
+    # float64 everywhere and the fp32 reference not: the failure is the reference's rounding.
+    # Informational: `passed` stays False (EVAL-CONTRACT §1 judges against the fp32 model).
+    reference_limited: bool = False
 
     def to_json(self) -> Dict[str, Any]:
         d = asdict(self)
@@ -218,11 +222,13 @@ def trial_seeds(n: int) -> List[int]:
 
 
 def fp64_diagnosis(reference64: Callable[[List[Any]], Any], inputs: List[Any], outs: List[torch.Tensor],
-                   refs: List[torch.Tensor], output: int, profile: str) -> str:
+                   refs: List[torch.Tensor], output: int, profile: str) -> Tuple[str, bool]:
     """After a failed trial: evaluates the reference in float64 on the same inputs and says how far
     the candidate and the reference each are from it on the failing output. The verdict does not
     change (the contract's reference is the fp32 model); the text tells a wrong kernel from an
-    fp32 reference whose own rounding exceeds the tolerance (long sums near zero)."""
+    fp32 reference whose own rounding exceeds the tolerance (long sums near zero). Returns the
+    text and whether the failure is the reference's alone (reference-limited): every candidate
+    element within tolerance of float64, some reference element not."""
     try:
         wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in _clone(inputs)]
         r64 = _as_list(reference64(wide))[output].double()
@@ -232,12 +238,18 @@ def fp64_diagnosis(reference64: Callable[[List[Any]], Any], inputs: List[Any], o
         bad = ~_verdict(o, r, atol, rtol)[0]
         cand_err = float((o - r64).abs().max())
         ref_err = float((r - r64).abs().max())
-        ok64 = int(_verdict(o, r64, atol, rtol)[0][bad].sum())
-        return (f"; against a float64 evaluation of the reference: candidate max error {cand_err:.3g}, the "
+        cand_ok64 = _verdict(o, r64, atol, rtol)[0]
+        ok64 = int(cand_ok64[bad].sum())
+        limited = bool(cand_ok64.all()) and not bool(_verdict(r, r64, atol, rtol)[0].all())
+        text = (f"; against a float64 evaluation of the reference: candidate max error {cand_err:.3g}, the "
                 f"reference's own max error {ref_err:.3g}; {ok64} of the {int(bad.sum())} failing elements are "
                 "within tolerance of float64")
+        if limited:
+            text += ("; reference-limited: the candidate is within tolerance of float64 everywhere, the fp32 "
+                     "reference is not")
+        return text, limited
     except Exception as e:  # noqa: BLE001 - a diagnosis must never change the verdict
-        return f"; (no float64 diagnosis: {type(e).__name__}: {str(e)[:120]})"
+        return f"; (no float64 diagnosis: {type(e).__name__}: {str(e)[:120]})", False
 
 
 def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]], Any],
@@ -258,6 +270,7 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
     all_pass = True
     deterministic = True
     bitwise = True
+    reference_limited = False
     first_msg = ""
     overall = None  # (passed, max_abs, output, index) of the worst trial: failing first, then largest error
     max_rel = 0.0
@@ -318,7 +331,9 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
                 msg += " (the first run passed: the result is not deterministic)"
                 deterministic = False
             elif reference64 is not None and not first_msg:
-                msg += fp64_diagnosis(reference64, inputs, outs1, refs, wi, profile)
+                diag, limited = fp64_diagnosis(reference64, inputs, outs1, refs, wi, profile)
+                msg += diag
+                reference_limited = limited
         results.append(TrialResult(seed, kind, "candidate-first" if cand_first else "reference-first", passed, runs,
                                    wc.max_abs, wc.max_rel, wi, wc.worst_index, rep, msg))
         bitwise = bitwise and rep
@@ -334,7 +349,8 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
     degenerate, reason = detect_degenerate(refs_by_trial, profile)
     overall = overall or (True, 0.0, 0, [])
     report = CorrectnessReport(all_pass, profile, results, overall[1], max_rel, overall[2], overall[3], degenerate, reason,
-                               deterministic, bitwise, first_msg, rescaled_note, tolerances)
+                               deterministic, bitwise, first_msg, rescaled_note, tolerances,
+                               reference_limited=reference_limited and not all_pass)
     return report, keep
 
 

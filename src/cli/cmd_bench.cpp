@@ -279,7 +279,9 @@ int run_bench(const BenchArgs& a) {
     cost.compile_s += rep.cost.compile_s;
     cost.gpu_s += rep.cost.gpu_s;
     html.problems.push_back({oc.name, oc.speedup_eager(), oc.compile_s > 0 ? oc.speedup_compile() : 0,
-                             oc.frac_sol(), oc.correct() ? "ok" : oc.failure, oc.best_name, oc.attempts,
+                             oc.frac_sol(),
+                             oc.correct() ? "ok" : oc.failure + (oc.reference_limited ? " (reference-limited)" : ""),
+                             oc.best_name, oc.attempts,
                              oc.stop_reason, oc.best_so_far});
     outcomes.push_back(std::move(oc));
   }
@@ -292,7 +294,8 @@ int run_bench(const BenchArgs& a) {
     j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
                              {"frac_sol", oc.frac_sol()}, {"failure", oc.failure},
                              {"attempts", oc.attempts}, {"attempts_to_best", oc.attempts_to_best},
-                             {"stop_reason", oc.stop_reason}, {"best", oc.best_name}});
+                             {"stop_reason", oc.stop_reason}, {"best", oc.best_name},
+                             {"reference_limited", oc.reference_limited}});
   const nlohmann::json figures = search::headline_to_json(h);  // a named value: items() refers to it
   for (const auto& [k, v] : figures.items())
     if (!v.is_object()) html.figures.push_back({k, v.dump()});

@@ -107,6 +107,7 @@ void record_apply_result(RunRecord& r, const nlohmann::json& result) {
     r.deterministic = c.value("deterministic", false);
     r.degenerate = c.value("degenerate", false);
     r.degenerate_reason = str(c, "degenerate_reason");
+    r.reference_limited = c.value("reference_limited", false);
     r.rescaled_trial = str(c, "rescaled_trial");
     if (c.contains("recheck") && c["recheck"].is_object()) r.recheck_passed = c["recheck"].value("passed", false);
   }

@@ -138,6 +138,11 @@ TEST(RecordApply, MapsWorkerResult) {
   EXPECT_TRUE(std::isnan(m.max_abs_err));
   EXPECT_EQ(m.worst_index, "[2,3]");
   EXPECT_TRUE(m.degenerate);
+  EXPECT_FALSE(m.reference_limited);
+  RunRecord l;
+  record_apply_result(l, {{"verdict", "mismatch"}, {"correctness", {{"reference_limited", true}}}});
+  EXPECT_TRUE(l.reference_limited);
+  EXPECT_NE(run_record_to_json(l).dump().find("\"reference_limited\":true"), std::string::npos);
 }
 
 }  // namespace

@@ -109,6 +109,7 @@ EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
   }
   e.max_abs_err = finite_or(r.max_abs_err, 0);
   e.max_rel_err = finite_or(r.max_rel_err, 0);
+  e.reference_limited = e.status == AttemptStatus::mismatch && r.reference_limited;
   e.gpu_seconds = finite_or(r.eval_seconds, 0);
   return e;
 }

@@ -14,6 +14,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::token_budget: return "token_budget";
     case StopReason::space_exhausted: return "space_exhausted";
     case StopReason::interrupted: return "interrupted";
+    case StopReason::reference_limited: return "reference_limited";
   }
   return "none";
 }
@@ -28,6 +29,9 @@ std::string stop_reason_text(StopReason r) {
     case StopReason::token_budget: return "token budget spent";
     case StopReason::space_exhausted: return "every candidate worth trying was tried";
     case StopReason::interrupted: return "interrupted; resume with --resume";
+    case StopReason::reference_limited:
+      return "the fp32 reference's own rounding exceeds the tolerance (float64 diagnosis): no kernel can pass; "
+             "the user keeps PyTorch";
   }
   return "";
 }
@@ -43,6 +47,8 @@ StopReason stop_check(const Budget& budget, const StopRules& rules, const StopIn
     if (rules.stagnation > 0 && in.since_improvement >= rules.stagnation)
       return StopReason::stagnation;
   }
+  if (!in.t_best && rules.reference_limited > 0 && in.reference_limited >= rules.reference_limited)
+    return StopReason::reference_limited;
   if (budget.attempts > 0 && in.attempts >= budget.attempts) return StopReason::attempt_budget;
   if (budget.wall_s > 0 && in.elapsed_s >= budget.wall_s) return StopReason::time_budget;
   if (budget.tokens > 0 && in.tokens >= budget.tokens) return StopReason::token_budget;

@@ -2,6 +2,9 @@
 //   budget:      attempts, wall time and (for the LLM strategies, later) tokens;
 //   SOL proximity:  t_best <= (1 + eps) * t_SOL          and the best beats the eager baseline;
 //   stagnation:     w attempts in a row without improving and the best beats the eager baseline.
+//   reference-limited: nothing is correct and `reference_limited` mismatches (default 2) were
+//                   the fp32 reference's own rounding (the candidate within tolerance of float64
+//                   everywhere): no kernel can pass such a problem, so its budget goes elsewhere.
 // Neither stop rule fires before some correct candidate is faster than PyTorch: until then the
 // search keeps spending budget, because stopping would leave the user with nothing better.
 #pragma once
@@ -20,6 +23,7 @@ struct Budget {
 struct StopRules {
   double eps = 0.25;          // SOL proximity: stop at t_best <= (1 + eps) * t_SOL; < 0 disables
   int stagnation = 12;        // stop after this many attempts without improvement; 0 disables
+  int reference_limited = 2;  // stop after this many reference-limited mismatches with nothing correct; 0 disables
 };
 
 enum class StopReason {
@@ -31,6 +35,7 @@ enum class StopReason {
   token_budget,
   space_exhausted,
   interrupted,
+  reference_limited,
 };
 
 const char* stop_reason_name(StopReason r);
@@ -46,13 +51,15 @@ struct StopInputs {
   double t_eager = 0;         // PyTorch eager median, seconds; 0 unknown
   double elapsed_s = 0;
   long long tokens = 0;
+  int reference_limited = 0;  // mismatches the float64 diagnosis put on the fp32 reference
 };
 
 // True when a correct candidate is strictly faster than PyTorch eager. With no eager time known
 // (planning, or a baseline that failed) nothing "beats the baseline" and the stop rules stay off.
 bool beats_baseline(const StopInputs& in);
 
-// The first rule that fires, in the order: SOL proximity, stagnation, attempts, time, tokens.
+// The first rule that fires, in the order: SOL proximity, stagnation, reference-limited,
+// attempts, time, tokens.
 StopReason stop_check(const Budget& budget, const StopRules& rules, const StopInputs& in);
 
 }  // namespace ucut::search

@@ -13,6 +13,22 @@ StopInputs base() {
   return in;
 }
 
+TEST(StopRules, ReferenceLimitedFiresOnlyWithNothingCorrect) {
+  StopRules r;  // reference_limited = 2
+  Budget b{100, 0, 0};
+  StopInputs in = base();
+  in.reference_limited = 1;
+  EXPECT_EQ(stop_check(b, r, in), StopReason::none);
+  in.reference_limited = 2;
+  EXPECT_EQ(stop_check(b, r, in), StopReason::reference_limited);
+  in.t_best = 3.0;  // something passed after all: the search goes on
+  EXPECT_EQ(stop_check(b, r, in), StopReason::none);
+  in.t_best.reset();
+  r.reference_limited = 0;  // disabled
+  EXPECT_EQ(stop_check(b, r, in), StopReason::none);
+  EXPECT_STREQ(stop_reason_name(StopReason::reference_limited), "reference_limited");
+}
+
 TEST(StopRules, SolProximityFiresWithinEpsOnlyWhenBeatingBaseline) {
   StopRules r{0.25, 0};
   Budget b{100, 0, 0};

@@ -146,6 +146,8 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
   if (attempt.status != AttemptStatus::mismatch) return;
+  // The fp32 reference's own rounding failed this candidate: a more precise rung cannot pass.
+  if (attempt.reference_limited) return;
   const int r = attempt.cand.rung;
   if (r < floor_rung_) return;
   for (const auto& a : state.attempts)

@@ -166,6 +166,12 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
     e.message = fmt::format("injected {}", attempt_status_name(it->second));
     return e;
   }
+  if (space_.spec().reference_limited) {
+    e.status = AttemptStatus::mismatch;
+    e.reference_limited = true;
+    e.message = "synthetic: within tolerance of float64, the fp32 reference is not";
+    return e;
+  }
   if (space_.spec().tf32_mismatch && c.rung == 0) {
     e.status = AttemptStatus::mismatch;
     e.max_abs_err = 3e-3;

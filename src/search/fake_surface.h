@@ -24,6 +24,7 @@ struct SurfaceSpec {
   double t_eager = 3e-3;
   double t_compile_torch = 2.5e-3;
   bool tf32_mismatch = false;  // every rung-0 (TF32) candidate fails the tolerance
+  bool reference_limited = false;  // every candidate mismatches because of the fp32 reference's rounding
   std::map<std::string, AttemptStatus> fail;  // candidate name -> injected failure
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
 };

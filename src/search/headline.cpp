@@ -39,6 +39,7 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
       ++h.correct;
     else
       ++h.failures[p.failure.empty() ? "no_candidate" : p.failure];
+    if (!p.correct() && p.reference_limited) ++h.reference_limited;
     eager.push_back(p.speedup_eager());
     if (p.compile_s > 0) compile.push_back(p.speedup_compile());
     if (p.frac_sol() > 0) frac.push_back(p.frac_sol());
@@ -65,6 +66,7 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"fast_p", h.fast_p},
           {"geomean_frac_sol", h.geomean_frac_sol},
           {"failures", h.failures},
+          {"reference_limited", h.reference_limited},
           {"cost",
            {{"wall_s", h.cost.wall_s},
             {"compiled", h.cost.compiled},
@@ -90,6 +92,10 @@ std::string headline_render(const Headline& h) {
   std::string fails;
   for (const auto& [k, v] : h.failures) fails += fmt::format("{}{} {}", fails.empty() ? "" : ", ", k, v);
   s += "failures: " + (fails.empty() ? std::string("none") : fails) + "\n";
+  if (h.reference_limited)
+    s += fmt::format("  of which reference-limited: {} (the candidate is within tolerance of a float64 evaluation "
+                     "everywhere, the fp32 reference is not; still failures under the contract)\n",
+                     h.reference_limited);
   s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
                    h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
                    h.cost.tokens_in, h.cost.tokens_out);

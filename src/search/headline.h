@@ -35,6 +35,7 @@ struct ProblemOutcome {
   int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
   std::string stop_reason;
   std::string best_name;
+  bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
 
   bool correct() const { return failure.empty() && best_s > 0; }
@@ -63,6 +64,7 @@ struct Headline {
   std::map<std::string, double> fast_p;   // "fast_1", "fast_1.5", "fast_2" -> share in [0, 1]
   double geomean_frac_sol = 0; // over counted problems with a known t_SOL
   std::map<std::string, int> failures;    // status -> count (counted problems only)
+  int reference_limited = 0;   // failures whose mismatches were the fp32 reference's rounding
   CostFigures cost;
 };
 

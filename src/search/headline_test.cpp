@@ -38,6 +38,14 @@ TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
   EXPECT_NEAR(h.fast_p["fast_2"], 1.0 / 3, 1e-12);
   EXPECT_EQ(h.failures.at("mismatch"), 1);
   EXPECT_EQ(h.failures.size(), 1u);
+  EXPECT_EQ(h.reference_limited, 0);
+  ps[2].reference_limited = true;  // the failure was the fp32 reference's rounding: still a failure
+  Headline h2 = headline_compute(ps, {});
+  EXPECT_EQ(h2.reference_limited, 1);
+  EXPECT_EQ(h2.failures.at("mismatch"), 1);
+  EXPECT_NEAR(h2.geomean_eager, h.geomean_eager, 1e-12);
+  EXPECT_NE(headline_render(h2).find("of which reference-limited: 1"), std::string::npos);
+  EXPECT_EQ(headline_to_json(h2)["reference_limited"], 1);
   std::string text = headline_render(h);
   EXPECT_NE(text.find("geomean speedup over eager: 1.59x"), std::string::npos) << text;
   EXPECT_NE(text.find("failures: mismatch 1"), std::string::npos);

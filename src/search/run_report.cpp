@@ -30,6 +30,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   } else {
     p.failure = r.state.attempts.empty() ? (r.measured ? "no_attempt" : "not_measured")
                                          : attempt_status_name(r.state.attempts.back().status);
+    for (const auto& a : r.state.attempts) p.reference_limited = p.reference_limited || a.reference_limited;
   }
   return p;
 }

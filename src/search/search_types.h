@@ -47,6 +47,7 @@ struct EvalOutcome {
   double max_abs_err = 0;
   double max_rel_err = 0;
   double gpu_seconds = 0;    // GPU time this evaluation used (correctness + timing)
+  bool reference_limited = false;  // mismatch: the fp32 reference's rounding, not the kernel (RunRecord)
 };
 
 // Times the candidates are judged against (EVAL-CONTRACT §2).
@@ -67,6 +68,7 @@ struct Attempt {
   double gpu_s = 0;
   double max_abs_err = 0;
   double max_rel_err = 0;
+  bool reference_limited = false;  // a mismatch the float64 diagnosis put on the fp32 reference
   bool improved = false;     // the new best when it was recorded
   bool replayed = false;     // taken from the journal on --resume, not measured again
   std::string so_path, cu_path;

@@ -51,6 +51,7 @@ StopInputs SearchSession::stop_inputs() const {
   in.t_eager = state_.baselines.eager_s;
   in.elapsed_s = clock_.now_s() - start_s_;
   in.tokens = strategy_.tokens();
+  for (const auto& a : state_.attempts) in.reference_limited += a.reference_limited ? 1 : 0;
   return in;
 }
 
@@ -178,6 +179,7 @@ bool SearchSession::step() {
       a.gpu_s = e.gpu_seconds;
       a.max_abs_err = e.max_abs_err;
       a.max_rel_err = e.max_rel_err;
+      a.reference_limited = e.reference_limited;
     }
   }
   record(std::move(a));

@@ -171,6 +171,26 @@ TEST(Session, CandidatesBelowARaisedFloorAreDroppedNotEvaluated) {
   EXPECT_GE(r.session->cost().dropped, 1);
 }
 
+// A mismatch that the float64 diagnosis puts on the fp32 reference does not climb the ladder
+// (a more precise kernel cannot pass either), and the second one stops the search.
+TEST(Session, ReferenceLimitedMismatchesStopWithoutClimbingTheLadder) {
+  SurfaceSpec spec;
+  spec.reference_limited = true;
+  SessionOptions so = no_stop_rules(20);
+  so.rules.reference_limited = 2;
+  Rig r(spec, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::reference_limited);
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 2u);
+  for (const auto& a : at) {
+    EXPECT_EQ(a.status, AttemptStatus::mismatch);
+    EXPECT_TRUE(a.reference_limited);
+    EXPECT_EQ(a.cand.rung, 0);
+  }
+  EXPECT_EQ(r.strategy.floor_rung(), 0);
+  EXPECT_TRUE(attempt_from_json(attempt_to_json(at[0])).reference_limited);  // journals keep it
+}
+
 TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
   // The uninterrupted run.
   Rig full(SurfaceSpec{}, {}, no_stop_rules(30));
