@@ -30,6 +30,12 @@ HOST_REPS_MAX = 100
 # plus argument marshalling is ~10–30 µs, torch eager launches of several ops more).
 SUSPECT_RATIO = 2.0
 SUSPECT_SLACK_S = 200e-6
+# Host-bound guard: the timed repetitions are enqueued behind a GPU sleep of HEAD_START_S so the
+# host runs ahead of the GPU. If enqueuing still took longer than the GPU needed for the whole
+# loop (a CPU-starved host: e.g. dozens of nvcc jobs beside the worker), the queue ran dry and
+# gaps may sit inside the timed events: the loop is timed once more, and a second host-bound
+# loop is flagged timing_suspect.
+HEAD_START_S = 0.02
 
 
 @dataclass
@@ -50,6 +56,7 @@ class TimingStats:
     sync_ms: float = 0.0              # wall time of an empty synchronize (subtracted)
     timing_suspect: bool = False
     suspect_reason: str = ""
+    host_bound_loops: int = 0         # timed loops whose enqueue outlasted the GPU's work (see HEAD_START_S)
 
     def to_json(self) -> Dict[str, Any]:
         return asdict(self)
@@ -95,6 +102,15 @@ def judge_suspect(stats: TimingStats) -> None:
                                 "outside the timed stream")
 
 
+def gpu_sleep(seconds: float, device: torch.device) -> None:
+    """Enqueues a GPU spin of about ``seconds`` on the current stream (a head start for the host)."""
+    sleep = getattr(torch.cuda, "_sleep", None)
+    if sleep is None or seconds <= 0:
+        return
+    with torch.cuda.device(device):
+        sleep(int(seconds * 2e9))  # cycles at ~2 GHz; only a head start, so the clock need not be exact
+
+
 class L2Flusher:
     """Owns a buffer of ≥2× the L2 size; ``flush(stream)`` overwrites all of it on that stream."""
 
@@ -128,16 +144,37 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
         b.synchronize()
         probe.append(a.elapsed_time(b))
     reps = choose_reps(sorted(probe)[1] / 1e3, min_reps, target_s)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        flusher.flush()
-        starts[i].record(stream)
-        fn()
-        ends[i].record(stream)
-    torch.cuda.synchronize(device)
-    samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    fa, fb = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fa.record(stream)
+    flusher.flush()
+    fb.record(stream)
+    fb.synchronize()
+    flush_ms = fa.elapsed_time(fb)
+    host_bound = 0
+    for attempt in range(2):
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        gpu_sleep(HEAD_START_S, device)
+        t0 = time.perf_counter()
+        for i in range(reps):
+            flusher.flush()
+            starts[i].record(stream)
+            fn()
+            ends[i].record(stream)
+        enqueue_ms = (time.perf_counter() - t0) * 1e3
+        torch.cuda.synchronize(device)
+        samples = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+        gpu_ms = HEAD_START_S * 1e3 + reps * flush_ms + sum(samples)
+        if enqueue_ms <= gpu_ms:
+            break
+        host_bound += 1
     stats = summarize(samples, warmup, "cuda_events+l2_flush")
+    stats.host_bound_loops = host_bound
+    if host_bound == 2:
+        stats.timing_suspect = True
+        stats.suspect_reason = (f"host-bound: enqueuing {reps} repetitions took {enqueue_ms:.4g} ms, longer than the "
+                                f"{gpu_ms:.4g} ms the GPU needed (twice): the host was starved and gaps may be "
+                                "inside the timed events")
     stats.l2_flush_bytes = flusher.bytes
     if host_check:
         n = max(5, min(HOST_REPS_MAX, reps))
@@ -151,7 +188,8 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
             fn()
             torch.cuda.synchronize(device)  # device-wide: waits for side streams too
         stats.host_ms_per_rep = (time.perf_counter() - t0) * 1e3 / n
-        judge_suspect(stats)
+        if not stats.timing_suspect:
+            judge_suspect(stats)
     return stats
 
 
