@@ -215,5 +215,28 @@ TEST(Space, SimtStagesHaveAHandfulOfCandidates) {
   EXPECT_EQ(r.front().candidate.simt.vector_width, 4);  // 16-byte accesses first
 }
 
+// Several rows per block need a power-of-two group of at most 32 lanes per row: the code
+// generator refuses threads 1024 with rows_per_block 2, so the space never offers it.
+TEST(Space, RowsPerBlockKeepsRowGroupsWithinAWarp) {
+  auto p = compile("ucut 1\nin x : f32[65536, 64]\nout y : f32[65536, 64]\nstage y = rowwise softmax(x)\n");
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  ASSERT_FALSE(v->empty());
+  for (const auto& c : *v) {
+    int r = c.simt.rows_per_block.value_or(1), t = c.simt.threads.value_or(256);
+    if (r > 1) {
+      EXPECT_EQ(t % r, 0) << c.name;
+      EXPECT_LE(t / r, 32) << c.name;
+      EXPECT_EQ((t / r) & (t / r - 1), 0) << c.name;
+    }
+  }
+  Candidate bad = v->front();
+  bad.simt.threads = 1024;
+  bad.simt.rows_per_block = 2;
+  bool named = false;
+  for (const auto& x : space_validate(p, bad, {})) named = named || x.rule == "simt_rows_per_block_group";
+  EXPECT_TRUE(named);
+}
+
 }  // namespace
 }  // namespace ucut::space
