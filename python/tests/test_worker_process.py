@@ -69,4 +69,6 @@ def test_protocol_round_trip(tmp_path):
     assert by[7]["status"] == "error" and "'so'" in by[7]["error"]
     eager = by[8]["baselines"]["eager"]
     assert eager["timing"]["reps"] >= 30 and eager["timing"]["median_ms"] > 0
+    # Timed twice; the faster median is the one kept.
+    assert len(eager["medians_ms"]) == 2 and eager["timing"]["median_ms"] == min(eager["medians_ms"])
     assert by[9]["status"] == "error" and "unknown baseline" in by[9]["error"]

@@ -66,7 +66,8 @@ def make_callable(model: torch.nn.Module, inputs: List[Any], mode: str) -> Calla
 
 
 def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.device,
-            source_sha256: str, gpu: str, cache_dir: Optional[str], **timing_kw) -> Dict[str, Any]:
+            source_sha256: str, gpu: str, cache_dir: Optional[str], sm_clock_mhz: str = "",
+            **timing_kw) -> Dict[str, Any]:
     """One baseline's timing (cached). Returns {"mode", "cached", "timing": TimingStats json,
     "setup_s"} or {"mode", "error"} when the baseline itself fails (e.g. torch.compile errors)."""
     if mode not in MODES:
@@ -86,7 +87,18 @@ def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.
         return {"mode": mode, "error": f"{type(e).__name__}: {e}".strip()[:2000], "cached": False}
     setup_s = time.perf_counter() - t0
     stats = timing.time_fn(call, device, **timing_kw)
+    # Timed twice: a baseline measured slow (runs D/E of docs/benchmarks.md saw eager times 1.2-2.3x
+    # their own re-measurement, cause open) would overstate every speedup. The faster median is
+    # kept, both are recorded, and a spread over 10% is noted.
+    again = timing.time_fn(call, device, **timing_kw)
+    first_ms = stats.median_ms
+    if again.median_ms < stats.median_ms:
+        stats = again
     result = {"mode": mode, "cached": False, "setup_s": setup_s, "timing": stats.to_json(),
-              "torch": torch.__version__, "gpu": gpu}
+              "torch": torch.__version__, "gpu": gpu, "sm_clock_mhz": sm_clock_mhz,
+              "medians_ms": [first_ms, again.median_ms]}
+    lo, hi = sorted([first_ms, again.median_ms])
+    if lo > 0 and hi > 1.1 * lo:
+        result["note"] = f"{mode} baseline unstable: medians {first_ms:.4g} and {again.median_ms:.4g} ms; the faster is kept"
     cache_store(cache_dir, key, result)
     return result

@@ -34,16 +34,26 @@ def _set_reference_precision() -> None:
     torch.set_float32_matmul_precision("highest")
 
 
-def _nvidia_smi(query: str) -> str:
+def _nvidia_smi(query: str, gpu: str = "0") -> str:
+    """One nvidia-smi reading of ``gpu`` (an index or a UUID; nvidia-smi ignores
+    CUDA_VISIBLE_DEVICES, so a worker names its GPU by UUID)."""
     exe = shutil.which("nvidia-smi")
     if not exe:
         return ""
     try:
-        out = subprocess.run([exe, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", "0"],
+        out = subprocess.run([exe, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", gpu],
                              capture_output=True, text=True, timeout=10)
         return out.stdout.strip().splitlines()[0].strip() if out.returncode == 0 and out.stdout.strip() else ""
     except (OSError, subprocess.SubprocessError):
         return ""
+
+
+def smi_id(props: Any) -> str:
+    """nvidia-smi's name for the GPU behind ``props``: its UUID when torch reports one, else 0."""
+    uuid = str(getattr(props, "uuid", "") or "")
+    if not uuid:
+        return "0"
+    return uuid if uuid.startswith("GPU-") else "GPU-" + uuid
 
 
 def environment(device: torch.device) -> Dict[str, Any]:
@@ -54,9 +64,10 @@ def environment(device: torch.device) -> Dict[str, Any]:
                            "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
+        gpu = smi_id(props)
         env.update(gpu=props.name, sm=f"{props.major}{props.minor}", l2_bytes=int(getattr(props, "L2_cache_size", 0)),
-                   driver=_nvidia_smi("driver_version"), sm_clock_mhz=_nvidia_smi("clocks.sm"),
-                   sm_clock_max_mhz=_nvidia_smi("clocks.max.sm"))
+                   driver=_nvidia_smi("driver_version", gpu), sm_clock_mhz=_nvidia_smi("clocks.sm", gpu),
+                   sm_clock_max_mhz=_nvidia_smi("clocks.max.sm", gpu), smi_gpu=gpu)
     else:
         env.update(gpu="cpu", sm="", l2_bytes=0, driver="", sm_clock_mhz="", sm_clock_max_mhz="")
     return env
@@ -278,9 +289,10 @@ class Worker:
                 if self.flusher is None:
                     self.flusher = timing.L2Flusher(self.device)
                 kw["flusher"] = self.flusher
+            clock = _nvidia_smi("clocks.sm", self.env.get("smi_gpu", "0")) if self.device.type == "cuda" else ""
             out[mode] = baselines.measure(self.model, inputs, mode, self.device, self.loaded.source_sha256,
                                           self.env.get("gpu", ""), cache_dir if self.device.type == "cuda" else None,
-                                          **kw)
+                                          sm_clock_mhz=clock, **kw)
             self._check_context()
         return out
 

@@ -210,6 +210,7 @@ std::string measure_baselines(WorkerClient& worker, ProblemContext& ctx, const s
       continue;
     }
     double ms = num(v.value("timing", nlohmann::json::object()), "median_ms");
+    if (v.contains("note") && v["note"].is_string()) problems += v["note"].get<std::string>() + "; ";
     if (mode == "eager") ctx.eager_ms = ms;
     else {
       ctx.compile_ms = ms;
