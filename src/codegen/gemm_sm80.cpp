@@ -7,7 +7,8 @@
 // functions, row/column reductions, output conversion). The GEMM writes fp32 accumulators; unless
 // the epilogue is exactly `out = acc` into an f32 output (then the GEMM writes the output), a
 // generated SIMT kernel then applies the epilogue in one pass over the accumulators (kept in this
-// stage's workspace), with reductions as float atomics into outputs pre-filled with the identity.
+// stage's workspace); max/min reductions are float atomics into outputs pre-filled with the
+// identity, sum reductions fp64 atomics (warp-aggregated along rows) into partials converted last.
 // Split-K is CUTLASS 2.x serial split-K (a semaphore in the workspace).
 #include <fmt/format.h>
 
@@ -65,6 +66,19 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   d += fmt::format("constexpr long long M = {}, N = {}, K = {}, L = {};\n", g.m, g.n, g.k, g.l);
   d += fmt::format("constexpr size_t kAccBytes = {};  // fp32 accumulators the epilogue pass reads\n",
                    direct ? std::string("0") : "ucut_rt::round_up(" + std::to_string(total) + "ull * 4, 256)");
+  // Sum reductions accumulate in fp64 partials (after the accumulators), converted at the end:
+  // one fp32 atomic per element both serialized on a row's address and drifted past 1e-4.
+  std::vector<int64_t> red_offset;  // byte offset of each sum reduction's partials after kAccBytes
+  int64_t red_bytes = 0;
+  if (!direct)
+    for (const auto& st : s.epilogue.stmts)
+      if (st.kind == dsl::EpilogueStmt::Kind::reduce) {
+        red_offset.push_back(red_bytes);
+        if (st.reduce_op == dsl::ReduceOp::sum)
+          red_bytes += ((st.reduce_axis == dsl::ReduceAxis::row ? g.m : g.n) * g.l * 8 + 255) / 256 * 256;
+      }
+  d += fmt::format("constexpr size_t kRedBytes = {};  // fp64 partial sums of the sum reductions\n", red_bytes);
+  d += "constexpr size_t kEpiBytes = kAccBytes + kRedBytes;\n";
   int split = k.split_k.value_or(1);
   d += "\ntypename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {\n";
   d += direct ? fmt::format("  float* D = static_cast<float*>(a.tensors[{}]);\n", id)
@@ -80,7 +94,7 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   d += R"(size_t workspace_bytes() {
   static void* null_tensors[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
   ucut_rt::StageArgs none{null_tensors, nullptr, nullptr, 0, nullptr};
-  return kAccBytes + Gemm::get_workspace_size(make_arguments(none));
+  return kEpiBytes + Gemm::get_workspace_size(make_arguments(none));
 }
 )";
 
@@ -115,22 +129,45 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
     }
     std::string reds;
     std::string fills;
+    std::string finals;
     for (size_t r = 0; r < reductions.size(); ++r) {
       const auto& st = *reductions[r];
       bool per_row = st.reduce_axis == dsl::ReduceAxis::row;
-      const char* op = st.reduce_op == dsl::ReduceOp::sum ? "sum" : st.reduce_op == dsl::ReduceOp::max ? "max" : "min";
-      const char* ident = st.reduce_op == dsl::ReduceOp::sum ? "0.f" : st.reduce_op == dsl::ReduceOp::max ? "-INFINITY" : "INFINITY";
+      const int64_t count = (per_row ? g.m : g.n) * g.l;
+      const std::string at = per_row ? "l * M + m" : "l * N + n";
       fields += fmt::format("  float* red{};\n", r);
       setup += fmt::format("  P.red{} = static_cast<float*>(a.tensors[{}]);\n", r, tensor_index(p, st.name));
-      reds += fmt::format("    ucut_fn::atomic_reduce_{}(&P.red{}[{}], {});\n", op, r,
-                          per_row ? "l * M + m" : "l * N + n", epi_expr_cpp(*st.value));
-      fills += fmt::format("  fill<<<{}, 256, 0, a.stream>>>(P.red{}, {}, {});\n",
-                           ((per_row ? g.m : g.n) * g.l + 255) / 256, r, (per_row ? g.m : g.n) * g.l, ident);
+      if (st.reduce_op == dsl::ReduceOp::sum) {
+        fields += fmt::format("  double* part{};\n", r);
+        setup += fmt::format("  P.part{} = reinterpret_cast<double*>(static_cast<char*>(a.workspace) + kAccBytes + {});\n",
+                             r, red_offset[r]);
+        fills += fmt::format("  cudaMemsetAsync(P.part{}, 0, {}ull * 8, a.stream);\n", r, count);
+        if (per_row && g.n % 32 == 0)
+          // N % 32 == 0: the 32 lanes of a warp hold 32 consecutive elements of one row.
+          reds += fmt::format("    {{\n      double v = static_cast<double>({});\n"
+                              "      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);\n"
+                              "      if ((threadIdx.x & 31) == 0) atomicAdd(&P.part{}[{}], v);\n    }}\n",
+                              epi_expr_cpp(*st.value), r, at);
+        else
+          reds += fmt::format("    atomicAdd(&P.part{}[{}], static_cast<double>({}));\n", r, at, epi_expr_cpp(*st.value));
+        finals += fmt::format("  to_float<<<{}, 256, 0, a.stream>>>(P.red{}, P.part{}, {});\n", (count + 255) / 256, r,
+                              r, count);
+      } else {
+        const char* op = st.reduce_op == dsl::ReduceOp::max ? "max" : "min";
+        const char* ident = st.reduce_op == dsl::ReduceOp::max ? "-INFINITY" : "INFINITY";
+        reds += fmt::format("    ucut_fn::atomic_reduce_{}(&P.red{}[{}], {});\n", op, r, at, epi_expr_cpp(*st.value));
+        fills += fmt::format("  fill<<<{}, 256, 0, a.stream>>>(P.red{}, {}, {});\n", (count + 255) / 256, r, count,
+                             ident);
+      }
     }
     d += "\nstruct EpiParams {\n" + fields + "};\n\n";
     if (!reductions.empty())
       d += "__global__ void fill(float* p, long long n, float v) {\n"
            "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n  if (i < n) p[i] = v;\n}\n\n";
+    if (red_bytes > 0)
+      d += "__global__ void to_float(float* out, const double* part, long long n) {\n"
+           "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+           "  if (i < n) out[i] = static_cast<float>(part[i]);\n}\n\n";
     d += "// One thread per output element (grid-stride): the epilogue of the program, in fp32.\n";
     d += "__global__ void __launch_bounds__(256) epilogue(EpiParams P) {\n";
     d += "  for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < M * N * L;\n"
@@ -143,11 +180,11 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
     d += reds + "  }\n}\n\n";
     d += "int run_epilogue(const ucut_rt::StageArgs& a) {\n  EpiParams P{};\n" + setup + fills;
     d += fmt::format("  long long blocks = ({} + 255) / 256;\n  if (blocks > 16 * 132) blocks = 16 * 132;\n", total);
-    d += "  epilogue<<<int(blocks), 256, 0, a.stream>>>(P);\n  return 0;\n}\n\n";
+    d += "  epilogue<<<int(blocks), 256, 0, a.stream>>>(P);\n" + finals + "  return 0;\n}\n\n";
   }
 
   // ---- cached launcher
-  std::string ws_gemm = direct ? "a.workspace" : "static_cast<char*>(a.workspace) + kAccBytes";
+  std::string ws_gemm = direct ? "a.workspace" : "static_cast<char*>(a.workspace) + kEpiBytes";
   d += R"(// Host set-up runs once per pointer set and workspace (every call with serial split-K, whose
 // semaphores initialize() clears); later calls only launch.
 struct Cache {
@@ -174,7 +211,7 @@ int run(const ucut_rt::StageArgs& a) {
       ucut_rt::set_error(")" + g.config_name + R"(: can_implement rejected the problem: %s", cutlassGetStatusString(st));
       return 2;
     }
-    size_t need = kAccBytes + Gemm::get_workspace_size(args);
+    size_t need = kEpiBytes + Gemm::get_workspace_size(args);
     if (need > a.workspace_bytes) {
       ucut_rt::set_error(")" + g.config_name + R"(: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
       return 5;

@@ -108,6 +108,8 @@ using Gemm = cutlass::gemm::device::GemmUniversal<
     cutlass::arch::OpMultiplyAddFastF32>;
 constexpr long long M = 1024, N = 8192, K = 8192, L = 1;
 constexpr size_t kAccBytes = ucut_rt::round_up(8388608ull * 4, 256);  // fp32 accumulators the epilogue pass reads
+constexpr size_t kRedBytes = 0;  // fp64 partial sums of the sum reductions
+constexpr size_t kEpiBytes = kAccBytes + kRedBytes;
 
 typename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {
   float* D = static_cast<float*>(a.workspace);
@@ -121,7 +123,7 @@ typename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {
 size_t workspace_bytes() {
   static void* null_tensors[4] = {};
   ucut_rt::StageArgs none{null_tensors, nullptr, nullptr, 0, nullptr};
-  return kAccBytes + Gemm::get_workspace_size(make_arguments(none));
+  return kEpiBytes + Gemm::get_workspace_size(make_arguments(none));
 }
 
 struct EpiParams {
@@ -179,12 +181,12 @@ int run(const ucut_rt::StageArgs& a) {
       ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: can_implement rejected the problem: %s", cutlassGetStatusString(st));
       return 2;
     }
-    size_t need = kAccBytes + Gemm::get_workspace_size(args);
+    size_t need = kEpiBytes + Gemm::get_workspace_size(args);
     if (need > a.workspace_bytes) {
       ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
       return 5;
     }
-    st = c.gemm.initialize(args, static_cast<char*>(a.workspace) + kAccBytes, a.stream);
+    st = c.gemm.initialize(args, static_cast<char*>(a.workspace) + kEpiBytes, a.stream);
     if (st != cutlass::Status::kSuccess) {
       ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: initialize failed: %s", cutlassGetStatusString(st));
       return 3;
