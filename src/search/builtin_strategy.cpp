@@ -13,7 +13,7 @@ uint64_t SplitMix64::next() {
 }
 
 BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
-    : space_(space), opt_(std::move(options)), rng_(opt_.seed) {
+    : space_(space), opt_(std::move(options)), rng_(opt_.seed), floor_rung_(std::max(0, opt_.start_rung)) {
   for (auto c : opt_.seeds) {
     if (c.origin.empty()) c.origin = "prior";
     first_.push_back(std::move(c));

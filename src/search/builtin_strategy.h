@@ -36,6 +36,7 @@ struct BuiltinOptions {
   std::vector<Candidate> seeds;   // from memory priors, tried first (already valid here)
   std::vector<nlohmann::json> moves;  // from memory experiences: partial configs, best first;
                                       // a candidate made from moves[i] has origin "experience#i"
+  int start_rung = 0;             // the precision-ladder floor to start at (memory's lesson)
 };
 
 // splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard

@@ -178,6 +178,11 @@ RunReport ProblemRun::report() const {
   r.stop = session_->stop_reason();
   r.cost = session_->cost();
   r.note = note_;
+  if (trace_.priors_applied > 0)
+    r.note += fmt::format("; memory: {} prior{} applied", trace_.priors_applied, trace_.priors_applied == 1 ? "" : "s");
+  if (trace_.start_rung > 0)
+    r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
+                          "ladder started there", trace_.start_rung);
   if (real_evaluator_ && !real_evaluator_->notes().empty()) r.note += "; baselines: " + real_evaluator_->notes();
   return r;
 }

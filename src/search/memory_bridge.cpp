@@ -1,6 +1,8 @@
 #include "search/memory_bridge.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <set>
 
 namespace ucut::search {
@@ -9,14 +11,20 @@ SeedTrace memory_apply_seeds(const memory::MemorySeeds& seeds, SearchSpace& spac
                              BuiltinOptions& options) {
   SeedTrace t;
   std::set<std::string> seen;
+  int min_rung = std::numeric_limits<int>::max();
   for (const auto& p : seeds.priors) {
     ++t.priors_found;
     auto c = space.from_config(p.config);
     if (!c || !seen.insert(c->hash).second) continue;
     c->origin = "prior";
     t.prior_by_hash[c->hash] = p.id;
+    min_rung = std::min(min_rung, c->rung);
     options.seeds.push_back(std::move(*c));
     ++t.priors_applied;
+  }
+  if (t.priors_applied >= 2 && min_rung > 0 && min_rung != std::numeric_limits<int>::max()) {
+    t.start_rung = min_rung;
+    options.start_rung = std::max(options.start_rung, min_rung);
   }
   for (const auto& e : seeds.experiences) {
     nlohmann::json move = e.move();

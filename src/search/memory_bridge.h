@@ -18,10 +18,14 @@ struct SeedTrace {
   std::map<std::string, int64_t> prior_by_hash;  // seeded candidate hash -> prior id
   std::vector<int64_t> experience_by_move;       // BuiltinOptions::moves index -> experience id
   int priors_found = 0, priors_applied = 0, moves = 0;
+  int start_rung = 0;  // the lesson: every remembered winner (2 or more) needed at least this rung
 };
 
 // Applies `seeds` to `space`: priors valid here become options.seeds (deduplicated), experience
-// moves become options.moves.
+// moves become options.moves. The precision lesson: when two or more remembered winners of this
+// class apply here and every one of them sits above rung 0 (e.g. 3xTF32: plain TF32 failed the
+// tolerance on each of those problems), options.start_rung starts the ladder at their lowest rung
+// instead of spending the first attempt on a TF32 mismatch.
 SeedTrace memory_apply_seeds(const memory::MemorySeeds& seeds, SearchSpace& space,
                              BuiltinOptions& options);
 

@@ -89,6 +89,52 @@ TEST(MemoryBridge, PriorsReduceAttemptsToBestOnASimilarProblem) {
   std::filesystem::remove_all(dir);
 }
 
+// The precision lesson: when every remembered winner (two or more) needed 3xTF32, the next problem
+// of the class starts there and spends no attempt on a TF32 mismatch; one TF32 winner, or a single
+// prior, is no lesson.
+TEST(MemoryBridge, RememberedWinnersAboveTf32StartTheLadderThere) {
+  auto prior = [](int64_t id, const char* tile, const char* precision) {
+    memory::Prior p;
+    p.id = id;
+    p.config = {{"tile", tile}, {"cluster", "1x1"}, {"stages", 4}, {"precision", precision}};
+    return p;
+  };
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  FakeSpace space(spec);
+  memory::MemorySeeds seeds;
+  seeds.priors = {prior(1, "128x256x64", "f32x3"), prior(2, "128x128x64", "f32x3")};
+  BuiltinOptions bo;
+  SeedTrace t = memory_apply_seeds(seeds, space, bo);
+  ASSERT_EQ(t.priors_applied, 2);
+  EXPECT_EQ(t.start_rung, 1);
+  EXPECT_EQ(bo.start_rung, 1);
+  FakeClock clock;
+  FakeCompiler compiler(spec);
+  FakeEvaluator evaluator(space, &clock);
+  BuiltinStrategy strategy(space, bo);
+  SessionOptions so;
+  so.budget.attempts = 10;
+  so.rules.eps = -1;
+  so.rules.stagnation = 0;
+  SearchSession s(spec.problem, strategy, compiler, evaluator, clock, nullptr, so);
+  s.run();
+  for (const auto& a : s.state().attempts) {
+    EXPECT_EQ(a.cand.rung, 1) << a.cand.name;
+    EXPECT_EQ(a.status, AttemptStatus::ok) << a.cand.name;  // no TF32 mismatch was spent
+  }
+  // A TF32 winner among them: no lesson. A single prior: no lesson.
+  memory::MemorySeeds mixed;
+  mixed.priors = {prior(1, "128x256x64", "f32x3"), prior(3, "128x128x64", "tf32")};
+  BuiltinOptions bo2;
+  EXPECT_EQ(memory_apply_seeds(mixed, space, bo2).start_rung, 0);
+  EXPECT_EQ(bo2.start_rung, 0);
+  memory::MemorySeeds one;
+  one.priors = {prior(1, "128x256x64", "f32x3")};
+  BuiltinOptions bo3;
+  EXPECT_EQ(memory_apply_seeds(one, space, bo3).start_rung, 0);
+}
+
 TEST(MemoryBridge, ExperienceMovesAreAppliedAroundTheBest) {
   memory::MemorySeeds seeds;
   memory::Experience e;
