@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "codegen/sample_programs.h"
+#include "dsl/dsl.h"
 #include "support/fs.h"
 
 namespace ucut::codegen {
@@ -41,6 +42,26 @@ TEST(Library, GoldenTf32) {
 
 TEST(Library, GoldenF32x3) {
   check_golden(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::f32x3, {}));
+}
+
+// The sm80 epilogue pass's reductions: the row sum adds warp-aggregated fp64 partials (N % 32 == 0)
+// converted at the end, the column max stays a float atomic into an identity-filled output.
+TEST(Library, GoldenF32x3Reductions) {
+  const char* text =
+      "ucut 1\nname f32x3_reductions\nin x : f32[256, 512]\nparam W : f32[512, 512] = \"fc.weight\"\n"
+      "out y : f32[256, 512]\nout s : f32[256]\nout c : f32[512]\n"
+      "stage y = gemm(x, W.T) {\n  precision f32x3\n  epilogue {\n    let t = softplus(acc)\n    y = t\n"
+      "    s = rowsum(t)\n    c = colmax(t)\n  }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"f32x3_reductions.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"f32x3_reductions.ucut", text}, r.diagnostics);
+  check_golden(*r.program);
+  auto lib = codegen_emit_library(*r.program, {"f32x3_reductions.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok());
+  EXPECT_NE(lib->source.find("__shfl_xor_sync"), std::string::npos);
+  EXPECT_NE(lib->source.find("atomicAdd(&P.part0[l * M + m], v)"), std::string::npos);
+  EXPECT_NE(lib->source.find("to_float<<<"), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_fn::atomic_reduce_max(&P.red1[l * N + n]"), std::string::npos);
+  EXPECT_NE(lib->source.find("kRedBytes = 2048"), std::string::npos);  // 256 doubles
 }
 
 TEST(Library, GoldenF16ResidualRowmax) {
