@@ -4,6 +4,8 @@
 #   optimize.plan_json  a Problem IR file (no Python), the top 3 candidates emitted; label "unit"
 #   optimize.plan_py    a problems/ file through the Python extractor; label "python"
 #   bench.plan_py       the same file as a one-problem suite; label "python"
+#   bench.match         --match keeps only the named files of a folder; label "python"
+#   bench.synthetic     a measured suite on the synthetic surface: headline and per-problem table; label "unit"
 set(_ucut_opt_out "${CMAKE_BINARY_DIR}/optimize-tests")
 add_test(NAME optimize.plan_json
          COMMAND bash -c "rm -rf '${_ucut_opt_out}/json' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize tests/golden/lower/linear_bias_gelu.json --budget 3 --emit-only --no-memory --out '${_ucut_opt_out}/json' --build-dir '${_ucut_opt_out}/json-build' && d='${_ucut_opt_out}/json/linear_bias_gelu' && test -s $d/best.ucut && test -s $d/best.cu && test ! -e $d/best.so && grep -q 'no GPU: nothing was measured' $d/report.md && grep -q '\"measured\": false' $d/report.json"
@@ -21,3 +23,11 @@ add_test(NAME bench.plan_py
          COMMAND bash -c "rm -rf '${_ucut_opt_out}/bench' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/gemm_square_4096.py --budget 2 --no-compile --no-memory --out '${_ucut_opt_out}/bench' && grep -q 'gemm_square_4096 | planned' '${_ucut_opt_out}/bench/report.md'"
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(bench.plan_py PROPERTIES LABELS "python;optimize" TIMEOUT 300)
+add_test(NAME bench.match
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/match' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems --match 'gemm_square_4*,no_such_*' --budget 2 --no-compile --no-memory --out '${_ucut_opt_out}/match' && grep -q '1 of 1 problems planned' '${_ucut_opt_out}/match/report.md' && grep -q 'gemm_square_4096 | planned' '${_ucut_opt_out}/match/report.md'"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(bench.match PROPERTIES LABELS "python;optimize" TIMEOUT 300)
+add_test(NAME bench.synthetic
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/synth' && $<TARGET_FILE:ucutlass> bench synthetic --problems 3 --budget 6 --no-memory --out '${_ucut_opt_out}/synth' && r='${_ucut_opt_out}/synth/report.md' && grep -q 'geomean speedup over eager' $r && grep -q '^| problem | status | × eager' $r && test $(grep -c '^| synthetic_p' $r) -eq 3 && test -s '${_ucut_opt_out}/synth/bench.html'"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(bench.synthetic PROPERTIES LABELS "unit;optimize" TIMEOUT 120)

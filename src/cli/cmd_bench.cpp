@@ -301,7 +301,19 @@ int run_bench(const BenchArgs& a) {
     if (!v.is_object()) html.figures.push_back({k, v.dump()});
   (void)fs_mkdirs(a.out);
   Status st = fs_write_atomic(a.out + "/report.json", j.dump(2) + "\n");
-  if (st) st = fs_write_atomic(a.out + "/report.md", "# ucutlass bench\n\n```\n" + text + "```\n");
+  std::string md = "# ucutlass bench\n\n```\n" + text + "```\n\n";
+  md += "| problem | status | × eager | × torch.compile | % SOL | attempts | best at | stop | best candidate |\n"
+        "|---|---|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& oc : outcomes) {
+    const std::string status = oc.correct() ? "ok" : oc.failure + (oc.reference_limited ? " (reference-limited)" : "");
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, status,
+                      oc.correct() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
+                      oc.correct() && oc.compile_s > 0 ? fmt::format("{:.2f}", oc.speedup_compile()) : "-",
+                      oc.correct() && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
+                      oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
+                      oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");
+  }
+  if (st) st = fs_write_atomic(a.out + "/report.md", md);
   if (st) st = fs_write_atomic(a.html.empty() ? a.out + "/bench.html" : a.html, report::html_render(html));
   if (!st) {
     std::fprintf(stderr, "ucutlass bench: %s\n", st.error().render().c_str());
