@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +12,7 @@
 
 #include "support/fs.h"
 #include "support/hash.h"
+#include "support/parallel.h"
 
 namespace ucut::build {
 
@@ -134,15 +134,8 @@ std::vector<BuildResult> build_libraries(Compiler& compiler, const std::vector<B
   std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
   std::vector<BuildResult> results(reqs.size());
   int jobs = opts.jobs > 0 ? opts.jobs : build_default_jobs();
-  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(reqs.size())));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < reqs.size(); i = next++) results[i] = build_one(compiler, reqs[i], opts, cache_dir);
-  };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  parallel_for(reqs.size(), static_cast<size_t>(std::max(1, jobs)),
+               [&](size_t i, size_t) { results[i] = build_one(compiler, reqs[i], opts, cache_dir); });
   return results;
 }
 

@@ -32,6 +32,7 @@
 #include "sol/format.h"
 #include "search/suite.h"
 #include "support/fs.h"
+#include "support/parallel.h"
 
 namespace ucut {
 
@@ -223,16 +224,8 @@ int run_bench(const BenchArgs& a) {
     po.out_dir = a.out;
     // Extraction (a Python process each, ~4 s) runs for several problems at once.
     std::vector<std::optional<Result<search::PreparedProblem>>> prepared(files.size());
-    {
-      std::atomic<size_t> next{0};
-      const unsigned width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
-      std::vector<std::thread> pool;
-      for (unsigned t = 0; t < std::min<size_t>(width, files.size()); ++t)
-        pool.emplace_back([&] {
-          for (size_t i = next++; i < files.size(); i = next++) prepared[i] = search::pipeline_prepare(files[i], po);
-        });
-      for (auto& t : pool) t.join();
-    }
+    parallel_for(files.size(), std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u),
+                 [&](size_t i, size_t) { prepared[i] = search::pipeline_prepare(files[i], po); });
     for (size_t fi = 0; fi < files.size(); ++fi) {
       const std::string& f = files[fi];
       auto& p = *prepared[fi];

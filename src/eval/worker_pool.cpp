@@ -1,10 +1,10 @@
 #include "eval/worker_pool.h"
 
-#include <atomic>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "support/parallel.h"
 #include "support/subprocess.h"
 
 namespace ucut::eval {
@@ -71,23 +71,17 @@ std::vector<RunRecord> WorkerPool::evaluate_all(const std::vector<Candidate>& ca
                                                 const EvalOptions& opt,
                                                 const std::function<void(const RunRecord&)>& on_record) {
   std::vector<RunRecord> records(candidates.size());
-  std::atomic<size_t> next{0};
   std::mutex report;
-  std::vector<std::thread> threads;
-  for (size_t w = 0; w < workers_.size(); ++w) {
-    threads.emplace_back([&, w] {
-      for (size_t i = next++; i < candidates.size(); i = next++) {
-        ProblemContext local = ctx;
-        if (auto env = workers_[w]->environment(); env) local.env = *env;
-        records[i] = evaluate_candidate(*workers_[w], candidates[i], local, opt);
-        if (on_record) {
-          std::lock_guard<std::mutex> lock(report);
-          on_record(records[i]);
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  // Thread w drives worker w (one GPU each).
+  parallel_for(candidates.size(), workers_.size(), [&](size_t i, size_t w) {
+    ProblemContext local = ctx;
+    if (auto env = workers_[w]->environment(); env) local.env = *env;
+    records[i] = evaluate_candidate(*workers_[w], candidates[i], local, opt);
+    if (on_record) {
+      std::lock_guard<std::mutex> lock(report);
+      on_record(records[i]);
+    }
+  });
   return records;
 }
 
