@@ -122,9 +122,10 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
   // blocks without splitting
   const int64_t tiles = inner ? n_out
                               : n_out / inner_run * ((inner_run + 32 * p.vec - 1) / (32 * p.vec));
-  // Column reductions split the rows finely: a block of 1024 threads is the only one on its SM,
-  // so 640 blocks (the old 4 per SM, 5 splits) ran 2.4 waves with the last 40% full. 16 blocks
-  // per SM keeps the tail under ~6% whatever the occupancy; the partials are 4 bytes each.
+  // Column reductions: this split count (16 blocks per SM) only bounds the workspace; the
+  // launcher picks the count that fills one wave of resident blocks at run time
+  // (ucut_simt::one_wave_splits). Fixed splits left a partly full last wave: 640 blocks of 1024
+  // threads ran 2.4 waves (docs/benchmarks.md, runs C-E).
   const int64_t want_blocks = (inner ? 4LL : 16LL) * kSimtSmCount;
   // at least 32 Ki elements a split: the inner kernel counts elements, the outer kernel counts
   // reduced rows of 32*VEC elements each

@@ -289,18 +289,14 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
                      n_out / run * tiles, pl.threads, pro->init, epi_init);
   }
   d += simt_launch_check(label);
-  if (pl.splits > 1 && inner) {
-    d += fmt::format(
-        "  ucut_simt::reduce_finalize_kernel<ucut_simt::{}, {}><<<{}, 256, 0, args.stream>>>(p, {});\n",
-        op_id, epi_t, (n_out + 7) / 8, epi_init);
+  if (pl.splits > 1) {
+    // The outer kernel picks its split count at run time (one wave): it may end up unsplit.
+    const std::string indent = inner ? "  " : "    ";
+    if (!inner) d += "  if (p.splits > 1) {\n";
+    d += fmt::format("{}ucut_simt::reduce_finalize_kernel<ucut_simt::{}, {}><<<{}, 256, 0, args.stream>>>(p, {});\n",
+                     indent, op_id, epi_t, (n_out + 7) / 8, epi_init);
     d += simt_launch_check(label);
-  } else if (pl.splits > 1) {
-    d += fmt::format(
-        "  if (p.splits > 1) {{\n"
-        "    ucut_simt::reduce_finalize_kernel<ucut_simt::{}, {}><<<{}, 256, 0, args.stream>>>(p, {});\n",
-        op_id, epi_t, (n_out + 7) / 8, epi_init);
-    d += simt_launch_check(label);
-    d += "  }\n";
+    if (!inner) d += "  }\n";
   }
   d += "  return 0;\n}\n";
   code.definitions = std::move(d);
