@@ -66,17 +66,22 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   d += fmt::format("constexpr long long M = {}, N = {}, K = {}, L = {};\n", g.m, g.n, g.k, g.l);
   d += fmt::format("constexpr size_t kAccBytes = {};  // fp32 accumulators the epilogue pass reads\n",
                    direct ? std::string("0") : "ucut_rt::round_up(" + std::to_string(total) + "ull * 4, 256)");
-  // Sum reductions accumulate in fp64 partials (after the accumulators), converted at the end:
-  // one fp32 atomic per element both serialized on a row's address and drifted past 1e-4.
+  // The epilogue's reductions (none when `direct`: that epilogue is `out = acc`). Sums accumulate
+  // in fp64 partials (after the accumulators), converted at the end: one fp32 atomic per element
+  // both serialized on a row's address and drifted past 1e-4. Max/min stay float atomics.
+  std::vector<const dsl::EpilogueStmt*> reductions;
+  for (const auto& st : s.epilogue.stmts)
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce) reductions.push_back(&st);
   std::vector<int64_t> red_offset;  // byte offset of each sum reduction's partials after kAccBytes
   int64_t red_bytes = 0;
-  if (!direct)
-    for (const auto& st : s.epilogue.stmts)
-      if (st.kind == dsl::EpilogueStmt::Kind::reduce) {
-        red_offset.push_back(red_bytes);
-        if (st.reduce_op == dsl::ReduceOp::sum)
-          red_bytes += ((st.reduce_axis == dsl::ReduceAxis::row ? g.m : g.n) * g.l * 8 + 255) / 256 * 256;
-      }
+  bool float_atomics = false;       // a max/min reduction: its output is filled with the identity
+  for (const auto* st : reductions) {
+    red_offset.push_back(red_bytes);
+    if (st->reduce_op == dsl::ReduceOp::sum)
+      red_bytes += ((st->reduce_axis == dsl::ReduceAxis::row ? g.m : g.n) * g.l * 8 + 255) / 256 * 256;
+    else
+      float_atomics = true;
+  }
   d += fmt::format("constexpr size_t kRedBytes = {};  // fp64 partial sums of the sum reductions\n", red_bytes);
   d += "constexpr size_t kEpiBytes = kAccBytes + kRedBytes;\n";
   int split = k.split_k.value_or(1);
@@ -100,9 +105,6 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
 
   // ---- the epilogue pass
   std::vector<EpiLeaf> leaves = epi_leaves(p, s.epilogue);
-  std::vector<const dsl::EpilogueStmt*> reductions;
-  for (const auto& st : s.epilogue.stmts)
-    if (st.kind == dsl::EpilogueStmt::Kind::reduce) reductions.push_back(&st);
   const dsl::EpilogueStmt* store = epi_main_store(s.epilogue);
   if (!direct) {
     std::string fields = "  const float* acc;\n  " + std::string(cutlass_element(g.out->dtype)) + "* out;\n";
@@ -161,7 +163,7 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
       }
     }
     d += "\nstruct EpiParams {\n" + fields + "};\n\n";
-    if (!reductions.empty())
+    if (float_atomics)
       d += "__global__ void fill(float* p, long long n, float v) {\n"
            "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n  if (i < n) p[i] = v;\n}\n\n";
     if (red_bytes > 0)
