@@ -272,9 +272,7 @@ int run_bench(const BenchArgs& a) {
     cost.compile_s += rep.cost.compile_s;
     cost.gpu_s += rep.cost.gpu_s;
     html.problems.push_back({oc.name, oc.speedup_eager(), oc.compile_s > 0 ? oc.speedup_compile() : 0,
-                             oc.frac_sol(),
-                             oc.correct() ? "ok" : oc.failure + (oc.reference_limited ? " (reference-limited)" : ""),
-                             oc.best_name, oc.attempts,
+                             oc.frac_sol(), oc.status(), oc.best_name, oc.attempts,
                              oc.stop_reason, oc.best_so_far});
     outcomes.push_back(std::move(oc));
   }
@@ -298,8 +296,7 @@ int run_bench(const BenchArgs& a) {
   md += "| problem | status | × eager | × torch.compile | % SOL | attempts | best at | stop | best candidate |\n"
         "|---|---|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& oc : outcomes) {
-    const std::string status = oc.correct() ? "ok" : oc.failure + (oc.reference_limited ? " (reference-limited)" : "");
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, status,
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, oc.status(),
                       oc.correct() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
                       oc.correct() && oc.compile_s > 0 ? fmt::format("{:.2f}", oc.speedup_compile()) : "-",
                       oc.correct() && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",

@@ -6,6 +6,11 @@
 
 namespace ucut::search {
 
+std::string ProblemOutcome::status() const {
+  if (correct()) return "ok";
+  return failure + (reference_limited ? " (reference-limited)" : "");
+}
+
 double ProblemOutcome::frac_sol() const {
   if (t_sol <= 0) return 0;
   if (correct()) return t_sol / best_s;

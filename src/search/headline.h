@@ -39,6 +39,8 @@ struct ProblemOutcome {
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
 
   bool correct() const { return failure.empty() && best_s > 0; }
+  // "ok", or the failure ("mismatch (reference-limited)" where that applies), for reports.
+  std::string status() const;
   double speedup_eager() const { return correct() && eager_s > 0 ? eager_s / best_s : 1.0; }
   double speedup_compile() const { return correct() && compile_s > 0 ? compile_s / best_s : 1.0; }
   // t_SOL over the time the user ends up with; 0 when unknown.

@@ -39,7 +39,10 @@ TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
   EXPECT_EQ(h.failures.at("mismatch"), 1);
   EXPECT_EQ(h.failures.size(), 1u);
   EXPECT_EQ(h.reference_limited, 0);
+  EXPECT_EQ(ps[0].status(), "ok");
+  EXPECT_EQ(ps[2].status(), "mismatch");
   ps[2].reference_limited = true;  // the failure was the fp32 reference's rounding: still a failure
+  EXPECT_EQ(ps[2].status(), "mismatch (reference-limited)");
   Headline h2 = headline_compute(ps, {});
   EXPECT_EQ(h2.reference_limited, 1);
   EXPECT_EQ(h2.failures.at("mismatch"), 1);
