@@ -66,8 +66,8 @@ def make_callable(model: torch.nn.Module, inputs: List[Any], mode: str) -> Calla
 
 
 def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.device,
-            source_sha256: str, gpu: str, cache_dir: Optional[str], sm_clock_mhz: str = "",
-            **timing_kw) -> Dict[str, Any]:
+            source_sha256: str, gpu: str, cache_dir: Optional[str],
+            read_clock: Optional[Callable[[], str]] = None, **timing_kw) -> Dict[str, Any]:
     """One baseline's timing (cached). Returns {"mode", "cached", "timing": TimingStats json,
     "setup_s"} or {"mode", "error"} when the baseline itself fails (e.g. torch.compile errors)."""
     if mode not in MODES:
@@ -86,6 +86,7 @@ def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.
     except Exception as e:  # noqa: BLE001 - a failing baseline is reported, not fatal
         return {"mode": mode, "error": f"{type(e).__name__}: {e}".strip()[:2000], "cached": False}
     setup_s = time.perf_counter() - t0
+    sm_clock_mhz = read_clock() if read_clock else ""  # read only when measuring (not on a cache hit)
     stats = timing.time_fn(call, device, **timing_kw)
     # Timed twice: a baseline measured slow (runs D/E of docs/benchmarks.md saw eager times 1.2-2.3x
     # their own re-measurement, cause open) would overstate every speedup. The faster median is

@@ -151,7 +151,7 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
     fb.synchronize()
     flush_ms = fa.elapsed_time(fb)
     host_bound = 0
-    for attempt in range(2):
+    for _ in range(2):  # a host-bound loop is timed once more
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         gpu_sleep(HEAD_START_S, device)

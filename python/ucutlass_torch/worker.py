@@ -289,10 +289,10 @@ class Worker:
                 if self.flusher is None:
                     self.flusher = timing.L2Flusher(self.device)
                 kw["flusher"] = self.flusher
-            clock = _nvidia_smi("clocks.sm", self.env.get("smi_gpu", "0")) if self.device.type == "cuda" else ""
+            clock = (lambda: _nvidia_smi("clocks.sm", self.env.get("smi_gpu", "0"))) if self.device.type == "cuda" else None
             out[mode] = baselines.measure(self.model, inputs, mode, self.device, self.loaded.source_sha256,
                                           self.env.get("gpu", ""), cache_dir if self.device.type == "cuda" else None,
-                                          sm_clock_mhz=clock, **kw)
+                                          read_clock=clock, **kw)
             self._check_context()
         return out
 
