@@ -18,6 +18,7 @@ struct LowerOptions {
   sol::Policy policy = sol::Policy::tf32;  // what GEMM math may use on fp32 data
   std::string gpu = "h200";                // hardware table row for the bf16 conversion decision
   std::string name;                        // program name; empty: the problem's name
+  std::string label;                       // what error messages start with; empty: the problem's name
 };
 
 struct LoweredProgram {

@@ -117,7 +117,7 @@ std::string LowerState::op_label(int id) const {
 }
 
 Error LowerState::unsupported(int op_id, const std::string& why, const std::string& hint) const {
-  return make_error(ErrorCode::unsupported, problem.name + ": " + op_label(op_id) + ": " + why, hint);
+  return make_error(ErrorCode::unsupported, label() + ": " + op_label(op_id) + ": " + why, hint);
 }
 
 // ---- drafts ---------------------------------------------------------------------------------

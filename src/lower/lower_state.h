@@ -78,6 +78,8 @@ struct LowerState {
   std::vector<std::string> notes;
 
   const problem::Tensor* tensor(const std::string& name) const;
+  // What an error message starts with: options.label, else the problem's name.
+  const std::string& label() const { return options.label.empty() ? problem.name : options.label; }
   const problem::Tensor& need(const std::string& name) const;  // UCUT_CHECKed lookup
   // Follows view aliases to the stored tensor.
   View resolve(const std::string& name) const;

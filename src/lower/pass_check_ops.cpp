@@ -104,7 +104,7 @@ Status pass_check_ops(LowerState& s) {
     const problem::Tensor& t = s.need(o);
     if (t.kind == problem::TensorKind::input || t.kind == problem::TensorKind::parameter)
       return make_error(ErrorCode::unsupported,
-                        s.problem.name + ": output '" + o + "' is an input returned unchanged; the language has no copy stage");
+                        s.label() + ": output '" + o + "' is an input returned unchanged; the language has no copy stage");
   }
   return ok_status();
 }

@@ -52,7 +52,7 @@ class Emitter {
     dsl::CheckResult r = dsl::dsl_compile(SourceFile{prog_.name + ".ucut", text});
     if (!r.program) {
       SourceFile f{prog_.name + ".ucut", text};
-      return make_error(ErrorCode::internal, "the lowered program of " + s_.problem.name +
+      return make_error(ErrorCode::internal, "the lowered program of " + s_.label() +
                                                  " does not check (a lowering bug):\n" +
                                                  diag_render_all(f, r.diagnostics) + "\n" + text);
     }
@@ -339,7 +339,7 @@ class Emitter {
     auto dt = dsl_dtype(t.dtype);
     if (auto it = s_.decl_dtype.find(base); it != s_.decl_dtype.end()) dt = it->second;
     if (!dt)
-      return make_error(ErrorCode::unsupported, s_.problem.name + ": tensor '" + base + "' is " +
+      return make_error(ErrorCode::unsupported, s_.label() + ": tensor '" + base + "' is " +
                                                     problem::dtype_name(t.dtype) + ", which the language has no dtype for");
     dsl::Tensor d;
     d.name = dsl_name(base);
@@ -369,7 +369,7 @@ class Emitter {
       if (Status st = add(n, dsl::TensorRole::tmp); !st) return st;
     for (const auto& n : touched_)
       if (!done.count(n))
-        return make_error(ErrorCode::internal, s_.problem.name + ": tensor '" + n +
+        return make_error(ErrorCode::internal, s_.label() + ": tensor '" + n +
                                                    "' is read by a stage but neither an input, a parameter nor written");
     return ok_status();
   }
@@ -389,7 +389,7 @@ class Emitter {
         v = dsl::gemm_rules_check(prog_, *g, *out);
       }
       if (!v.empty())
-        return make_error(ErrorCode::unsupported, s_.problem.name + ": the GEMM of stage " + prog_.stages[i].name +
+        return make_error(ErrorCode::unsupported, s_.label() + ": the GEMM of stage " + prog_.stages[i].name +
                                                       " breaks the rule " + v[0].rule + ": " + v[0].message,
                           v[0].hint);
     }

@@ -106,13 +106,9 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   lower::LowerOptions lo;
   lo.policy = p.policy;
   lo.gpu = p.hw.name;
+  lo.label = path;  // the lowering's errors name the file the user gave
   auto lowered = lower::lower_problem(p.ir, lo);
-  if (!lowered) {
-    // The lowering names the problem; the path already does.
-    std::string msg = lowered.error().message;
-    if (msg.starts_with(p.ir.name + ": ")) msg = msg.substr(p.ir.name.size() + 2);
-    return make_error(lowered.error().code, path + ": " + msg, lowered.error().hint);
-  }
+  if (!lowered) return lowered.error();
   p.lowered = std::move(*lowered);
   for (const auto& n : p.lowered.notes) p.notes.push_back("lowering: " + n);
   p.key = pipeline_memory_key(p.lowered.program, p.hw.name, o.policy);
