@@ -4,6 +4,7 @@
 #include <string>
 
 #include "codegen/simt_common.h"
+#include "dsl/simt_rules.h"
 
 namespace ucut::codegen {
 namespace {
@@ -51,7 +52,7 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   if (knobs.rows_per_block) {
     int r = *knobs.rows_per_block;
     int t = knobs.threads ? *knobs.threads : std::max(32, std::min(1024, r * 32));
-    if (r < 1 || t % r != 0 || !(t / r == t || (t / r <= 32 && pow2(t / r))))
+    if (!dsl::simt_row_group_ok(t, r))
       return make_error(ErrorCode::invalid_input,
                         "rows per block " + std::to_string(r) + " does not split " +
                             std::to_string(t) + " threads into a power-of-two group of at most 32 lanes "

@@ -4,6 +4,7 @@
 // checks so invalid SIMT candidates never reach dsl_compile.
 #include <variant>
 
+#include "dsl/simt_rules.h"
 #include "space/space.h"
 #include "space/stage_facts.h"
 
@@ -85,16 +86,11 @@ void simt_rules(const SimtFacts& f, const dsl::SimtKnobs& k, std::vector<Violati
     if (*k.rows_per_block > 1 && f.last_dim / vw >= th)
       v.push_back({"simt_rows_per_block_small_rows", "rows_per_block " + str(*k.rows_per_block) +
                                                          " with rows that already fill a block"});
-    // The code generator's grouping: several rows per block means a power-of-two group of at
-    // most 32 lanes per row (codegen/simt_heuristics.cpp simt_plan_rowwise).
+    // The code generator's grouping rule (dsl/simt_rules.h).
     const int r = *k.rows_per_block;
-    if (r > 1) {
-      const int g = th % r == 0 ? th / r : 0;
-      if (g == 0 || g > 32 || (g & (g - 1)) != 0)
-        v.push_back({"simt_rows_per_block_group", "rows_per_block " + str(r) + " splits " + str(th) +
-                                                      " threads into groups of " + (g ? str(g) : "a fraction") +
-                                                      ", not a power of two of at most 32 lanes"});
-    }
+    if (!dsl::simt_row_group_ok(th, r))
+      v.push_back({"simt_rows_per_block_group", "rows_per_block " + str(r) + " does not split " + str(th) +
+                                                    " threads into a power-of-two group of at most 32 lanes per row"});
   } else if (!f.rows_kind && f.total > 0 && ceil_div(f.total, vw) < th && th > 128) {
     v.push_back({"simt_block_not_idle", "threads " + str(th) + " for " + str(ceil_div(f.total, vw)) + " accesses"});
   }
