@@ -22,7 +22,7 @@ SeedTrace memory_apply_seeds(const memory::MemorySeeds& seeds, SearchSpace& spac
     options.seeds.push_back(std::move(*c));
     ++t.priors_applied;
   }
-  if (t.priors_applied >= 2 && min_rung > 0 && min_rung != std::numeric_limits<int>::max()) {
+  if (t.priors_applied >= 2 && min_rung > 0) {  // two applied priors: min_rung is theirs
     t.start_rung = min_rung;
     options.start_rung = std::max(options.start_rung, min_rung);
   }
