@@ -46,19 +46,6 @@ bool simt_is_float(dsl::DType t) {
   return t == dsl::DType::f32 || t == dsl::DType::f16 || t == dsl::DType::bf16;
 }
 
-int simt_vector_width(int bytes, int64_t inner, int cap) {
-  int v = 16 / bytes;
-  if (cap > 0 && cap < v) v = cap;
-  while (v > 1 && inner % v != 0) v /= 2;
-  return v < 1 ? 1 : v;
-}
-
-int simt_next_pow2(int64_t v) {
-  int p = 1;
-  while (p < v && p < (1 << 30)) p *= 2;
-  return p;
-}
-
 std::string simt_prefix(int stage_index) { return fmt::format("ucut_s{}_", stage_index); }
 
 int simt_tensor_index(const dsl::Program& p, const std::string& name) {

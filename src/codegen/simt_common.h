@@ -25,11 +25,6 @@ const char* simt_cuda_type(dsl::DType t);
 bool simt_is_float(dsl::DType t);
 const char* simt_dtype_name(dsl::DType t);
 
-// Largest power-of-two element count v with v * bytes <= 16 that divides `inner`
-// (so a vector never crosses a row) and is at most `cap` (0 = no cap).
-int simt_vector_width(int bytes, int64_t inner, int cap = 0);
-int simt_next_pow2(int64_t v);
-
 // "ucut_s<index>_": the prefix of every namespace-scope name a stage emits.
 std::string simt_prefix(int stage_index);
 

@@ -10,9 +10,11 @@
 #include <gtest/gtest.h>
 
 #include "codegen/functors.h"
+#include "codegen/library.h"
 #include "codegen/simt_common.h"
-#include "codegen/simt_heuristics.h"
 #include "codegen/stage_emitter.h"
+#include "dsl/dsl.h"
+#include "dsl/simt_plan.h"
 
 namespace ucut::codegen {
 namespace {
@@ -116,17 +118,99 @@ TEST(SimtRowwise, SoftmaxIsOneBlockPerRowHeldInRegisters) {
 }
 
 TEST(SimtRowwise, ShortRowsUseSubWarpsLongRowsStream) {
-  auto a = simt_plan_rowwise(4096, 64, 4, {});
+  auto a = dsl::simt_plan_rowwise(4096, 64, 4, {});
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->group, 4);
   EXPECT_TRUE(a->cached);
-  auto b = simt_plan_rowwise(8, 100000, 4, {});
+  auto b = dsl::simt_plan_rowwise(8, 100000, 4, {});
   ASSERT_TRUE(b.ok());
   EXPECT_FALSE(b->cached);
   EXPECT_EQ(b->group, 1024);
   dsl::SimtKnobs k;
   k.passes = 1;
-  EXPECT_FALSE(simt_plan_rowwise(8, 1000000, 4, k).ok());
+  EXPECT_FALSE(dsl::simt_plan_rowwise(8, 1000000, 4, k).ok());
+}
+
+TEST(SimtRowwise, LongRowsGoToAClusterInRowwiseStagesOnly) {
+  auto a = dsl::simt_plan_rowwise(8192, 32768, 4, {}, /*cluster_ok=*/true);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->cluster, 4);
+  EXPECT_EQ(a->threads, 256);
+  EXPECT_EQ(a->items, 8);
+  EXPECT_TRUE(a->cached);
+  auto b = dsl::simt_plan_rowwise(8192, 32768, 4, {});  // cross-entropy's rows: no cluster
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->cluster, 1);
+  EXPECT_EQ(b->threads, 1024);
+  // 100 000 floats: 8 blocks of 512 threads keep it in registers instead of two sweeps
+  auto c = dsl::simt_plan_rowwise(8, 100000, 4, {}, true);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->cluster, 8);
+  EXPECT_TRUE(c->cached);
+  EXPECT_LE(c->items * c->vec, 32);
+  auto d = dsl::simt_plan_rowwise(64, 16384, 4, {}, true);  // fits one 512-thread block
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->cluster, 1);
+  dsl::SimtKnobs k;
+  k.threads = 1024;
+  auto e = dsl::simt_plan_rowwise(8192, 32768, 4, k, true);  // threads set: no automatic cluster
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->cluster, 1);
+}
+
+TEST(SimtRowwise, ClusterLaunchIsEmitted) {
+  auto p = softmax_program(8192, 32768);
+  auto c = codegen_emit_rowwise(p, 0);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_EQ(c->config_name, "rowwise_softmax_t256_g256_v4_i8_p1_c4");
+  EXPECT_NE(c->definitions.find("ucut_simt::launch_clustered("), std::string::npos);
+  EXPECT_NE(c->definitions.find("4, 32768LL, 256, args.stream"), std::string::npos) << c->definitions;
+}
+
+// Every program the checker accepts gets a launch plan from the code generator: a grid of SIMT
+// knob settings over stages of every kind, each either refused by the checker (with a
+// diagnostic) or emitted.
+TEST(SimtChecker, CheckedKnobsAlwaysEmit) {
+  const std::vector<std::pair<std::string, std::string>> stages = {
+      {"in x : f32[512, 32768]\nout y : f32[512, 32768]\n", "stage y = rowwise log_softmax(x) {\n"},
+      {"in x : f16[1024, 4096]\nout y : f16[1024, 4096]\n", "stage y = rowwise layer_norm(x) {\n"},
+      {"in x : f32[4096, 96]\nout y : f32[4096]\n", "stage y = rowwise max(x) {\n"},
+      {"in x : f32[4096, 1000]\nin t : i64[4096]\nout y : f32[]\n",
+       "stage y = reduce cross_entropy(x, t) {\n"},
+      {"in x : f32[256, 4096]\nout y : f32[256, 4096]\n", "stage y = scan cumsum(x, dim=1) {\n"},
+      {"in x : f32[256, 1024]\nout y : f16[256, 1024]\n", "stage y = elementwise {\n"},
+  };
+  const std::vector<std::string> threads = {"auto", "64", "256", "1024"}, rpb = {"auto", "1", "2", "32"},
+                                 vec = {"auto", "2", "4", "8"}, items = {"auto", "2", "16"},
+                                 passes = {"auto", "1", "2"}, cluster = {"auto", "2", "8"};
+  int checked = 0, refused = 0;
+  for (const auto& [decls, head] : stages) {
+    const bool rowwise = head.find("rowwise") != std::string::npos;
+    const bool rows = rowwise || head.find("reduce") != std::string::npos;
+    const bool ew = head.find("elementwise") != std::string::npos;
+    for (const auto& th : threads)
+      for (const auto& r : rows ? rpb : std::vector<std::string>{"auto"})
+        for (const auto& v : vec)
+          for (const auto& it : ew ? std::vector<std::string>{"auto"} : items)
+            for (const auto& ps : rows ? passes : std::vector<std::string>{"auto"})
+              for (const auto& cl : rowwise ? cluster : std::vector<std::string>{"auto"}) {
+                std::string text = "ucut 1\n" + decls + head + "  threads " + th + "\n  vector_width " + v + "\n";
+                if (!ew) text += "  items_per_thread " + it + "\n";
+                if (rows) text += "  rows_per_block " + r + "\n  passes " + ps + "\n";
+                if (rowwise) text += "  cluster " + cl + "\n";
+                text += ew ? "  body {\n    y = relu(x)\n  }\n}\n" : "}\n";
+                auto res = dsl::dsl_compile({"grid.ucut", text});
+                if (!res.program) {
+                  ++refused;
+                  continue;
+                }
+                ++checked;
+                auto code = codegen_emit_stage(*res.program, 0);
+                ASSERT_TRUE(code.ok()) << text << "\n" << code.error().render();
+              }
+  }
+  EXPECT_GT(checked, 100);  // the grid holds both kinds
+  EXPECT_GT(refused, 100);
 }
 
 TEST(SimtRowwise, RejectsBadInput) {
@@ -223,6 +307,12 @@ std::string golden_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/tests/gol
 std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   std::vector<std::pair<std::string, Result<StageCode>>> v;
   v.emplace_back("rowwise_softmax", codegen_emit_rowwise(softmax_program(4096, 16384), 0));
+  {
+    // a 32 Ki-column layer norm split across a cluster of blocks (two cluster all-reduces)
+    auto p = softmax_program(8192, 32768);
+    std::get<dsl::RowwiseStage>(p.stages[0].body).op = "layer_norm";
+    v.emplace_back("rowwise_layer_norm_cluster", codegen_emit_rowwise(p, 0));
+  }
   v.emplace_back("reduce_col_sum", codegen_emit_reduce(colsum_program(), 0));
   v.emplace_back("reduce_cross_entropy", codegen_emit_reduce(ce_program(), 0));
   v.emplace_back("scan_cumsum_rev_excl_mask", codegen_emit_scan(cumsum_program(), 0));

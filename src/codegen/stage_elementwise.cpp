@@ -9,7 +9,7 @@
 
 #include "codegen/functors.h"
 #include "codegen/simt_common.h"
-#include "codegen/simt_heuristics.h"
+#include "dsl/simt_plan.h"
 #include "codegen/stage_emitter.h"
 
 namespace ucut::codegen {
@@ -94,15 +94,11 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   if (stores.empty())
     return make_error(ErrorCode::invalid_input, label + ": the elementwise stage stores nothing");
 
-  int max_bytes = 1;
-  for (auto& [f, li] : loads)
-    if (li.mode == dsl::LoadMode::col || (li.mode == dsl::LoadMode::full && !li.tensor->shape.empty() &&
-                                          li.tensor->shape.back() == last && last != 1))
-      max_bytes = std::max(max_bytes, dsl::dtype_bytes(li.tensor->dtype));
-  for (auto& [t, v] : stores) max_bytes = std::max(max_bytes, dsl::dtype_bytes(t->dtype));
-  auto plan = simt_plan_elementwise(numel, last, max_bytes, es->knobs);
+  const int max_bytes = dsl::simt_elementwise_vector_bytes(
+      *es, last, [&](const std::string& n) { return program.find_tensor(n); });
+  auto plan = dsl::simt_plan_elementwise(numel, last, max_bytes, es->knobs);
   if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
-  const ElementwisePlan& pl = *plan;
+  const dsl::ElementwisePlan& pl = *plan;
   const int V = pl.vec;
 
   StageCode code;

@@ -13,7 +13,7 @@
 
 #include "codegen/functors.h"
 #include "codegen/simt_common.h"
-#include "codegen/simt_heuristics.h"
+#include "dsl/simt_plan.h"
 #include "codegen/stage_emitter.h"
 
 namespace ucut::codegen {
@@ -136,9 +136,9 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
       return make_error(ErrorCode::invalid_input, label + ": cross_entropy's output is one value");
     if (reduction == 2) return make_error(ErrorCode::invalid_input, label + ": cross_entropy has no batchmean");
     const int64_t rows = logits->shape[0], cols = logits->shape[1];
-    auto plan = simt_plan_rowwise(rows, cols, in_bytes, rs->knobs);
+    auto plan = dsl::simt_plan_rowwise(rows, cols, in_bytes, rs->knobs);
     if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
-    const RowPlan& pl = *plan;
+    const dsl::RowPlan& pl = *plan;
     const int64_t ignore = static_cast<int64_t>(attr(*rs, "ignore_index", -100));
     code.workspace_expr = fmt::format("size_t({}) * 2 * sizeof(float)", rows);
     code.config_name = fmt::format("reduce_cross_entropy_t{}_g{}_v{}_i{}_p{}", pl.threads, pl.group,
@@ -222,9 +222,9 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   const int64_t run = groups.back().ext;
   if (kept.size() > 8 || red.size() > 8)
     return make_error(ErrorCode::unsupported, label + ": more than 8 alternating kept/reduced dimension groups");
-  auto plan = simt_plan_reduce(inner, run, n_out, inner ? r_total : r_total, in_bytes, rs->knobs);
+  auto plan = dsl::simt_plan_reduce(inner, run, n_out, inner ? r_total : r_total, in_bytes, rs->knobs);
   if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
-  const ReducePlan& pl = *plan;
+  const dsl::ReducePlan& pl = *plan;
   double scale = 1.0;
   if (rs->op == "mean" || (loss && reduction == 0)) scale = 1.0 / static_cast<double>(r_total);
   if (loss && reduction == 2) scale = 1.0 / static_cast<double>(x->shape[0]);

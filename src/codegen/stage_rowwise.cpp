@@ -5,7 +5,7 @@
 
 #include "codegen/functors.h"
 #include "codegen/simt_common.h"
-#include "codegen/simt_heuristics.h"
+#include "dsl/simt_plan.h"
 #include "codegen/stage_emitter.h"
 
 namespace ucut::codegen {
@@ -99,9 +99,9 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   double eps = op->eps;
   if (auto it = rs->attrs.find("eps"); it != rs->attrs.end()) eps = it->second;
 
-  auto plan = simt_plan_rowwise(rows, cols, dsl::dtype_bytes(in->dtype), rs->knobs);
+  auto plan = dsl::simt_plan_rowwise(rows, cols, dsl::dtype_bytes(in->dtype), rs->knobs, /*cluster_ok=*/true);
   if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
-  const RowPlan& pl = *plan;
+  const dsl::RowPlan& pl = *plan;
 
   const std::string in_t = simt_cuda_type(in->dtype), out_t = simt_cuda_type(out->dtype);
   const std::string w_t = extra.empty() ? "float" : simt_cuda_type(extra[0]->dtype);
@@ -128,8 +128,9 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   code.launcher = pre + "launch";
   code.workspace_expr = "0";
   code.needs_cutlass = false;
-  code.config_name = fmt::format("rowwise_{}_t{}_g{}_v{}_i{}_p{}", rs->op, pl.threads, pl.group,
-                                 pl.vec, pl.items, pl.cached ? 1 : 2);
+  code.config_name = fmt::format("rowwise_{}_t{}_g{}_v{}_i{}_p{}{}", rs->op, pl.threads, pl.group,
+                                 pl.vec, pl.items, pl.cached ? 1 : 2,
+                                 pl.cluster > 1 ? fmt::format("_c{}", pl.cluster) : "");
   const int rows_per_block = pl.threads / pl.group;
   std::string d = simt_banner(program, stage_index, "rowwise " + rs->op);
   d += pro->definition + epi->definition;
@@ -146,13 +147,27 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
       pl.vec * dsl::dtype_bytes(in->dtype), op->scalar ? "true" : "false",
       pl.vec * dsl::dtype_bytes(out->dtype), label, in->name, out->name,
       pl.vec * dsl::dtype_bytes(in->dtype));
-  d += fmt::format(
-      "  ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
-      "      <<<{}, {}, 0, args.stream>>>(p, {}, {});\n",
-      op->kernel_op, in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items,
-      pl.cached ? "true" : "false", pro->type, epi->type, (rows + rows_per_block - 1) / rows_per_block,
-      pl.threads, pro->init, epi->init);
-  d += simt_launch_check(label);
+  if (pl.cluster == 1) {
+    d += fmt::format(
+        "  ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
+        "      <<<{}, {}, 0, args.stream>>>(p, {}, {});\n",
+        op->kernel_op, in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items,
+        pl.cached ? "true" : "false", pro->type, epi->type, (rows + rows_per_block - 1) / rows_per_block,
+        pl.threads, pro->init, epi->init);
+    d += simt_launch_check(label);
+  } else {
+    // one cluster of pl.cluster blocks per row
+    d += fmt::format(
+        "  cudaError_t launched = ucut_simt::launch_clustered(\n"
+        "      ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, true, {}, {}, {}>,\n"
+        "      {}, {}LL, {}, args.stream, p, {}, {});\n"
+        "  if (launched != cudaSuccess) {{\n"
+        "    ucut_rt::set_error(\"{}: cluster launch failed: %s\", cudaGetErrorString(launched));\n"
+        "    return 4;\n  }}\n",
+        op->kernel_op, in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items, pro->type, epi->type,
+        pl.cluster, pl.cluster, rows * pl.cluster, pl.threads, pro->init, epi->init, label);
+    d += simt_launch_check(label);
+  }
   d += "  return 0;\n}\n";
   code.definitions = std::move(d);
   return code;

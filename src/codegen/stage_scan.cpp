@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "codegen/simt_common.h"
-#include "codegen/simt_heuristics.h"
+#include "dsl/simt_plan.h"
 #include "codegen/stage_emitter.h"
 
 namespace ucut::codegen {
@@ -68,9 +68,9 @@ Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index
   if (inner == 1) {
     const int64_t rows = outer, cols = len;
     int bytes = std::max(dsl::dtype_bytes(x->dtype), dsl::dtype_bytes(out->dtype));
-    auto plan = simt_plan_scan(rows, cols, bytes, sc->knobs);
+    auto plan = dsl::simt_plan_scan(rows, cols, bytes, sc->knobs);
     if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
-    const ScanPlan& pl = *plan;
+    const dsl::ScanPlan& pl = *plan;
     code.config_name = fmt::format("scan_{}_row_t{}_i{}_v{}{}{}", sc->op, pl.threads, pl.items, pl.vec,
                                    sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
     d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);

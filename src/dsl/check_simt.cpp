@@ -3,6 +3,7 @@
 
 #include "dsl/checker.h"
 #include "dsl/names.h"
+#include "dsl/simt_plan.h"
 
 namespace ucut::dsl::detail {
 
@@ -134,8 +135,23 @@ bool Checker::simt_knobs(const AstStage& s, SimtKnobs& k, const Tensor& data) {
     }
   }
   k.items_per_thread = int_knob(s, "items_per_thread", 1, 64, ok, "items_per_thread is 1 to 64");
-  k.passes = int_knob(s, "passes", 1, 3, ok, "passes is 1 (single pass, online), 2 or 3");
+  k.passes = int_knob(s, "passes", 1, 2, ok, "passes is 1 (single pass, online) or 2");
+  k.cluster = int_knob(s, "cluster", 1, 8, ok, "cluster is 1, 2, 4 or 8 blocks sharing a row", true);
   return ok;
+}
+
+bool Checker::simt_plan_ok(const AstStage& s, const Stage& st) {
+  auto refused = simt_plan_refusal(st, [this](const std::string& n) { return tensor(n); });
+  if (!refused) return true;
+  // the knobs a plan refuses, most specific first; all `auto`: the stage itself
+  Span at = s.kind.span;
+  for (const char* name : {"cluster", "items_per_thread", "passes", "rows_per_block", "threads", "vector_width"})
+    if (const AstKnob* k = knob(s, name); k && !(k->kind == AstKnob::Kind::word && k->text == "auto")) {
+      at = k->value_span;
+      break;
+    }
+  error(at, "no launch plan for these knobs: " + refused->message, refused->hint);
+  return false;
 }
 
 bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads) {
@@ -209,17 +225,6 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
     r.attrs["eps"] = *eps;
   }
   if (!simt_knobs(s, r.knobs, *in)) return false;
-  if (r.knobs.passes && *r.knobs.passes == 1) {
-    bool online = !keeps || op == "softmax" || op == "log_softmax";
-    int64_t row_bytes = r.cols * 4;
-    if (!online && row_bytes > 32768) {
-      error(knob(s, "passes")->value_span,
-            "passes 1 for " + op + " keeps a whole row on chip, but a row is " + std::to_string(row_bytes) +
-                " bytes in f32 (at most 32768)",
-            "use passes 2 or auto");
-      return false;
-    }
-  }
   BlockRules pro;
   pro.what = "the prologue of this rowwise stage";
   pro.target = in->name;

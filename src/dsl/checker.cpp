@@ -278,6 +278,7 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     else if (kind == "reduce") ok = check_reduce(s, st, reads);
     else if (kind == "scan") ok = check_scan(s, st, reads);
     else ok = check_elementwise(s, st, reads);
+    if (ok && errors_ == before) ok = simt_plan_ok(s, st);
     if (!ok || errors_ > before) continue;
     // Extra outputs (epilogue reductions) were appended by the stage checker, with spans in reads'
     // sibling list; record them as writes too.

@@ -78,6 +78,9 @@ class Checker {
   bool check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_elementwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool simt_knobs(const AstStage& s, SimtKnobs& k, const Tensor& data);
+  // A checked non-GEMM stage whose knobs have no launch plan (dsl/simt_plan.h) is reported at the
+  // knob most likely at fault; true when the plan exists (or the stage is a GEMM).
+  bool simt_plan_ok(const AstStage& s, const Stage& st);
   const AstBlock* block(const AstStage& s, const std::string& name) const;
   bool check_blocks_allowed(const AstStage& s, const std::vector<std::string>& allowed);
   bool check_args_none(const AstStage& s);

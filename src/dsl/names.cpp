@@ -131,12 +131,15 @@ bool dsl_rowwise_keeps_shape(const std::string& op) {
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
   static const std::vector<std::string> gemm = {"precision", "tile", "cluster", "stages", "schedule",
                                                 "scheduler", "split_k", "raster", "swizzle", "align"};
+  static const std::vector<std::string> rowwise = {"threads", "rows_per_block", "vector_width",
+                                                   "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> rows = {"threads", "rows_per_block", "vector_width",
                                                 "items_per_thread", "passes"};
   static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
   static const std::vector<std::string> none;
   if (kind == "gemm" || kind == "grouped_gemm") return gemm;
-  if (kind == "rowwise" || kind == "reduce") return rows;
+  if (kind == "rowwise") return rowwise;
+  if (kind == "reduce") return rows;
   if (kind == "scan" || kind == "elementwise") return flat;
   return none;
 }

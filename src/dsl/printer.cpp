@@ -89,7 +89,7 @@ void print_simt_knobs(std::string& out, const SimtKnobs& k, const std::string& k
   for (const auto& name : dsl_stage_knobs(kind)) {
     const std::optional<int>& v = name == "threads" ? k.threads : name == "rows_per_block" ? k.rows_per_block
                                   : name == "vector_width" ? k.vector_width : name == "items_per_thread" ? k.items_per_thread
-                                  : k.passes;
+                                  : name == "cluster" ? k.cluster : k.passes;
     out += "  " + name + " " + opt_int(v) + "\n";
   }
 }

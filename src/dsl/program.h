@@ -189,6 +189,7 @@ struct SimtKnobs {
   std::optional<int> vector_width;     // elements per vector access
   std::optional<int> items_per_thread;
   std::optional<int> passes;           // 1 = single-pass online algorithm where one exists
+  std::optional<int> cluster;          // rowwise: blocks of a thread-block cluster sharing one row
 };
 
 // Per-row operation over the last dimension: the input is viewed as [rows, D], D = last dim.

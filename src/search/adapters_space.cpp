@@ -32,6 +32,7 @@ nlohmann::json stage_config_json(const space::Candidate& c) {
     if (c.simt.threads) j["threads"] = *c.simt.threads;
     if (c.simt.rows_per_block) j["rows_per_block"] = *c.simt.rows_per_block;
     if (c.simt.vector_width) j["vector_width"] = *c.simt.vector_width;
+    if (c.simt.cluster) j["cluster"] = *c.simt.cluster;
   }
   return j;
 }

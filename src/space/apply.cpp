@@ -26,6 +26,7 @@ std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
   std::string n = kind + "_th" + num(c.simt.threads);
   if (c.simt.rows_per_block) n += "_rpb" + num(c.simt.rows_per_block);
   n += "_v" + num(c.simt.vector_width);
+  if (c.simt.cluster) n += "_cl" + num(c.simt.cluster);
   return n;
 }
 
@@ -72,7 +73,7 @@ int gemm_diff(const dsl::GemmKnobs& a, const dsl::GemmKnobs& b) {
 
 int simt_diff(const dsl::SimtKnobs& a, const dsl::SimtKnobs& b) {
   return (a.threads != b.threads) + (a.rows_per_block != b.rows_per_block) + (a.vector_width != b.vector_width) +
-         (a.items_per_thread != b.items_per_thread) + (a.passes != b.passes);
+         (a.items_per_thread != b.items_per_thread) + (a.passes != b.passes) + (a.cluster != b.cluster);
 }
 
 }  // namespace

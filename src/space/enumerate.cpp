@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "dsl/names.h"
+#include "dsl/simt_plan.h"
 #include "space/space.h"
 
 namespace ucut::space {
@@ -135,18 +136,26 @@ std::vector<Candidate> simt_candidates(int si, const dsl::Stage& st, const Space
   std::vector<Candidate> out;
   if (!fx) return out;
   bool keep = o.keep_explicit;
+  // rows longer than a 512-thread block caches may be split across a cluster (rowwise only)
+  std::vector<int> clusters = {0};
+  if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
+    if (keep && fx->cluster) clusters = {*fx->cluster};
+    else if (r->cols / 4 > dsl::kClusterRowVectors) clusters = {1, 2, 4, 8};
+  }
   for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
     for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
-      for (int v : or_fixed<int>(keep, fx->vector_width, {1, 2, 4, 8})) {
-        Candidate c;
-        c.stage = si;
-        c.is_gemm = false;
-        c.simt = *fx;
-        c.simt.threads = th;
-        c.simt.rows_per_block = rows ? std::optional<int>(rpb) : std::nullopt;
-        c.simt.vector_width = v;
-        out.push_back(std::move(c));
-      }
+      for (int v : or_fixed<int>(keep, fx->vector_width, {1, 2, 4, 8}))
+        for (int cl : clusters) {
+          Candidate c;
+          c.stage = si;
+          c.is_gemm = false;
+          c.simt = *fx;
+          c.simt.threads = th;
+          c.simt.rows_per_block = rows ? std::optional<int>(rpb) : std::nullopt;
+          c.simt.vector_width = v;
+          if (cl > 0) c.simt.cluster = cl;
+          out.push_back(std::move(c));
+        }
   return out;
 }
 

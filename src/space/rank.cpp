@@ -153,10 +153,15 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
   int64_t per_block;
   if (f.rows_kind) {
     int rpb = c.simt.rows_per_block.value_or(1);
-    int64_t lanes = rpb * ceil_div(f.last_dim, vw);
+    const int64_t part = f.last_dim / std::max(1, c.simt.cluster.value_or(1));  // a block's columns
+    int64_t lanes = rpb * ceil_div(part, vw);
     r.tile_eff = std::min(1.0, static_cast<double>(lanes) / th);
     eff *= std::sqrt(std::max(r.tile_eff, 0.25));
-    per_block = rpb * f.last_dim;
+    // a block caching more than 64 KB of its row is the only one on its SM: nothing overlaps its
+    // reductions (H200, 32 Ki f32 log_softmax rows in 1024-thread blocks: 77% of copy
+    // bandwidth; 64 KB rows: 94%; docs/benchmarks.md)
+    if (part * f.elem_bytes > 64 * 1024) eff *= 0.8;
+    per_block = rpb * part;
   } else {
     per_block = static_cast<int64_t>(th) * vw * 4;  // about 4 vectors per thread
   }

@@ -4,7 +4,7 @@
 // checks so invalid SIMT candidates never reach dsl_compile.
 #include <variant>
 
-#include "dsl/simt_rules.h"
+#include "dsl/simt_plan.h"
 #include "space/space.h"
 #include "space/stage_facts.h"
 
@@ -86,7 +86,7 @@ void simt_rules(const SimtFacts& f, const dsl::SimtKnobs& k, std::vector<Violati
     if (*k.rows_per_block > 1 && f.last_dim / vw >= th)
       v.push_back({"simt_rows_per_block_small_rows", "rows_per_block " + str(*k.rows_per_block) +
                                                          " with rows that already fill a block"});
-    // The code generator's grouping rule (dsl/simt_rules.h).
+    // The code generator's grouping rule (dsl/simt_plan.h).
     const int r = *k.rows_per_block;
     if (!dsl::simt_row_group_ok(th, r))
       v.push_back({"simt_rows_per_block_group", "rows_per_block " + str(r) + " does not split " + str(th) +
@@ -119,6 +119,14 @@ std::vector<Violation> space_validate(const dsl::Program& p, const Candidate& c,
     return v;
   }
   simt_rules(simt_facts(p, st), c.simt, v);
+  // simt_plan: the launch plan the code generator would make for these knobs exists (the
+  // checker's and the code generator's rule, dsl/simt_plan.h)
+  if (v.empty()) {
+    const dsl::Program applied = space_apply(p, c);
+    const dsl::Stage& ast = applied.stages.at(static_cast<size_t>(c.stage));
+    if (auto why = dsl::simt_plan_refusal(ast, [&](const std::string& n) { return applied.find_tensor(n); }))
+      v.push_back({"simt_plan", why->message});
+  }
   return v;
 }
 

@@ -9,6 +9,7 @@
 #include <cuda_fp16.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
+#include <cooperative_groups.h>
 
 namespace ucut_simt {
 
@@ -193,6 +194,42 @@ __device__ __forceinline__ T row_allreduce(T v, Op op) {
   }
 }
 
+// ---- thread-block clusters: a row split across CLUSTER blocks --------------------------------
+// All-reduce of a block-uniform value across the CLUSTER blocks of a cluster through distributed
+// shared memory. Every thread of every block calls it (uniform control flow); SLOT names the call
+// site, so two calls in one kernel use different shared slots and need no barrier in between.
+// Each block reads the peers' slots in rank order, so every block gets the same result. The
+// block must not exit before its peers have read its slot: cluster_arrive after the last call,
+// cluster_leave at the end of the kernel.
+template <int CLUSTER, int SLOT, class T, class Op>
+__device__ __forceinline__ T cluster_allreduce(T v, Op op) {
+  if constexpr (CLUSTER == 1) {
+    return v;
+  } else {
+    __shared__ T slot;
+    auto cluster = cooperative_groups::this_cluster();
+    if (threadIdx.x == 0) slot = v;
+    cluster.sync();
+    T part[CLUSTER];
+#pragma unroll
+    for (int r = 0; r < CLUSTER; ++r) part[r] = *cluster.map_shared_rank(&slot, r);
+    T out = part[0];
+#pragma unroll
+    for (int r = 1; r < CLUSTER; ++r) out = op(out, part[r]);
+    return out;
+  }
+}
+struct ClusterToken {};
+template <int CLUSTER>
+__device__ __forceinline__ ClusterToken cluster_arrive() {
+  if constexpr (CLUSTER > 1) cooperative_groups::this_cluster().barrier_arrive();
+  return ClusterToken{};
+}
+template <int CLUSTER>
+__device__ __forceinline__ void cluster_leave(ClusterToken) {
+  if constexpr (CLUSTER > 1) cooperative_groups::this_cluster().barrier_wait();
+}
+
 // Epilogue/prologue that leaves the value unchanged.
 struct Identity {
   __device__ __forceinline__ float operator()(float acc, i64, i64) const { return acc; }
@@ -202,6 +239,26 @@ struct Identity {
 
 namespace ucut_simt {
 // Host-side checks used by the generated launchers.
+// Host: launches `kernel` on `grid` blocks in clusters of `cluster` blocks along x (1: a plain
+// launch).
+template <class... P, class... A>
+inline cudaError_t launch_clustered(void (*kernel)(P...), int cluster, long long grid, int threads,
+                                    cudaStream_t stream, A&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)grid);
+  cfg.blockDim = dim3((unsigned)threads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = (unsigned)cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...);
+}
+
 // Host: the split count of a split reduction that fills one wave of resident blocks: `tiles`
 // blocks per split, `occupancy` blocks per SM, at most `max_splits` (the plan's count, which
 // bounds the workspace) and at least 1. Writes the matching chunk of the reduced range.

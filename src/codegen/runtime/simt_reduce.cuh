@@ -11,6 +11,8 @@
 // the partials in a fixed order. Everything is deterministic: no atomics.
 #pragma once
 
+#include <type_traits>
+
 #include "simt_common.cuh"
 
 namespace ucut_simt {
@@ -163,14 +165,17 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = red_identity<OP>();
-  if (i < p.inner) {
+  // One reduced group (a plain column reduction) is one stride: no index division per load.
+  auto sweep = [&](auto one_group) {
     constexpr int UNROLL = 4;
+    const i64 rstride = p.red.stride[0];
     for (i64 r0 = r_begin + ty; r0 < r_end; r0 += (i64)ROWS * UNROLL) {
       float v[UNROLL][VEC];
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const i64 r = r0 + (i64)u * ROWS;
-        if (r < r_end) load_vec_stream<Tin, VEC>(x, base + p.red.offset(r), v[u]);
+        const i64 off = decltype(one_group)::value ? r * rstride : p.red.offset(r);
+        if (r < r_end) load_vec_stream<Tin, VEC>(x, base + off, v[u]);
       }
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
@@ -180,6 +185,10 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
           for (int k = 0; k < VEC; ++k) acc[k] = red_combine_acc<OP, A>(acc[k], A(pro(v[u][k], oo * p.inner + i + k, 0)));
       }
     }
+  };
+  if (i < p.inner) {
+    if (p.red.n == 1) sweep(std::true_type{});
+    else sweep(std::false_type{});
   }
   __shared__ A sm[ROWS][32 * VEC + 1];
 #pragma unroll

@@ -7,6 +7,11 @@
 //           Softmax reduces a (max, sum-exp) pair in one all-reduce (online softmax combine).
 //   streaming: rows longer than the register cache are swept twice from global memory, the first
 //           sweep accumulating online statistics (online softmax, Welford), the second writing.
+//   CLUSTER > 1 (CACHED, one row per block): a row is split across a thread-block cluster of
+//           CLUSTER blocks, each caching cols/CLUSTER elements; the blocks exchange their
+//           partial statistics through distributed shared memory. Smaller blocks from several
+//           rows share an SM, so one row's reductions overlap another's loads, and rows up to
+//           CLUSTER times longer stay in registers (one read, one write).
 // Generated code instantiates rowwise_kernel with its prologue/epilogue functors.
 #pragma once
 
@@ -122,17 +127,22 @@ __device__ __forceinline__ float row_apply(float x, const RowFinal& f, const Row
 }
 
 template <int OP, class Tin, class Tout, class Tw, int THREADS, int GROUP, int VEC, int ITEMS,
-          bool CACHED, class Pro, class Epi>
+          bool CACHED, class Pro, class Epi, int CLUSTER = 1>
 __global__ void __launch_bounds__(THREADS)
 rowwise_kernel(RowParams p, Pro pro, Epi epi) {
   static_assert(GROUP == THREADS || (GROUP <= 32 && (GROUP & (GROUP - 1)) == 0), "row group");
+  static_assert(CLUSTER == 1 || (CACHED && GROUP == THREADS), "a cluster splits one cached row");
   using S = typename RowStat<OP>::T;
   constexpr int ROWS_PER_BLOCK = THREADS / GROUP;
   constexpr int STEP = GROUP * VEC;
   const int lane = threadIdx.x % GROUP;
-  const i64 row = (i64)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / GROUP;
+  const i64 row = (i64)(blockIdx.x / CLUSTER) * ROWS_PER_BLOCK + threadIdx.x / GROUP;
   const bool active = row < p.rows;
   const i64 cols = p.cols;
+  // this block's columns [base, end): the whole row, or its part of the cluster's row (the plan
+  // makes cols a multiple of CLUSTER * VEC)
+  const i64 base = CLUSTER == 1 ? 0 : (i64)(blockIdx.x % CLUSTER) * (cols / CLUSTER);
+  const i64 end = CLUSTER == 1 ? cols : base + cols / CLUSTER;
   const Tin* x = static_cast<const Tin*>(p.x) + (active ? row : 0) * cols;
   Tout* out = static_cast<Tout*>(p.out);
   S st = row_stat_init<OP>();
@@ -141,8 +151,8 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
   if constexpr (CACHED) {
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
-      const i64 c = (i64)(j * GROUP + lane) * VEC;
-      if (active && c < cols) {
+      const i64 c = base + (i64)(j * GROUP + lane) * VEC;
+      if (active && c < end) {
         load_vec_stream<Tin, VEC>(x, c, v[j]);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) v[j][k] = pro(v[j][k], row, c + k);
@@ -152,14 +162,14 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
       float m = -INFINITY;
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j)
-        if (active && (i64)(j * GROUP + lane) * VEC < cols)
+        if (active && base + (i64)(j * GROUP + lane) * VEC < end)
 #pragma unroll
           for (int k = 0; k < VEC; ++k) m = fmaxf(m, v[j][k]);
       float s = 0.f;
       if (m != -INFINITY) {
 #pragma unroll
         for (int j = 0; j < ITEMS; ++j)
-          if (active && (i64)(j * GROUP + lane) * VEC < cols)
+          if (active && base + (i64)(j * GROUP + lane) * VEC < end)
 #pragma unroll
             for (int k = 0; k < VEC; ++k) s += __expf(v[j][k] - m);
       }
@@ -169,22 +179,22 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
       float sum = 0.f;
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j)
-        if (active && (i64)(j * GROUP + lane) * VEC < cols)
+        if (active && base + (i64)(j * GROUP + lane) * VEC < end)
 #pragma unroll
           for (int k = 0; k < VEC; ++k) sum += v[j][k];
-      const float mean = row_allreduce<THREADS, GROUP>(sum, SumOp()) / (float)cols;
+      const float mean = cluster_allreduce<CLUSTER, 0>(row_allreduce<THREADS, GROUP>(sum, SumOp()), SumOp()) / (float)cols;
       float sq = 0.f;
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j)
-        if (active && (i64)(j * GROUP + lane) * VEC < cols)
+        if (active && base + (i64)(j * GROUP + lane) * VEC < end)
 #pragma unroll
           for (int k = 0; k < VEC; ++k) sq += (v[j][k] - mean) * (v[j][k] - mean);
       st = Welford{(float)cols, mean, sq};
     } else {
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) {
-        const i64 c = (i64)(j * GROUP + lane) * VEC;
-        if (active && c < cols)
+        const i64 c = base + (i64)(j * GROUP + lane) * VEC;
+        if (active && c < end)
 #pragma unroll
           for (int k = 0; k < VEC; ++k) row_stat_add<OP>(st, v[j][k], c + k);
       }
@@ -209,13 +219,16 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
 
   if constexpr (OP == kLayerNorm && CACHED) {
     // the mean is already uniform; only the squared deviations remain to be summed
-    st.m2 = row_allreduce<THREADS, GROUP>(st.m2, SumOp());
+    st.m2 = cluster_allreduce<CLUSTER, 1>(row_allreduce<THREADS, GROUP>(st.m2, SumOp()), SumOp());
   } else {
-    st = row_allreduce<THREADS, GROUP>(st, RowStatOp<OP>());
+    st = cluster_allreduce<CLUSTER, 0>(row_allreduce<THREADS, GROUP>(st, RowStatOp<OP>()), RowStatOp<OP>());
   }
+  // the peers' partials have been read: a block may leave once every block of its cluster has
+  // read this block's (cluster_leave)
+  const ClusterToken leave = cluster_arrive<CLUSTER>();
 
   if constexpr (row_op_is_scalar(OP)) {
-    if (lane == 0 && active) {
+    if (lane == 0 && active && base == 0) {
       if constexpr (OP == kCrossEntropyRow) {
         const i64 t = p.target[row];
         float loss = 0.f, valid = 0.f;
@@ -241,8 +254,8 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
     if constexpr (CACHED) {
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) {
-        const i64 c = (i64)(j * GROUP + lane) * VEC;
-        if (active && c < cols) {
+        const i64 c = base + (i64)(j * GROUP + lane) * VEC;
+        if (active && c < end) {
           float y[VEC];
 #pragma unroll
           for (int k = 0; k < VEC; ++k) y[k] = epi(row_apply<OP, Tw>(v[j][k], f, p, c + k), row, c + k);
@@ -271,6 +284,7 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
       }
     }
   }
+  cluster_leave<CLUSTER>(leave);
 }
 
 }  // namespace ucut_simt

@@ -1,4 +1,6 @@
-// The `auto` policy of the non-GEMM stages: given a stage's static shape and its knobs, the
+// The launch plans of the non-GEMM stages, shared by the checker (which rejects every knob
+// setting a plan refuses, so a checked program always compiles), the search space (which never
+// offers one) and the code generator. The `auto` policy: given a stage's static shape and its knobs, the
 // launch plan (threads, rows per block, vector width, items per thread, passes, splits). Knobs
 // the program sets are honoured or rejected with a reason; unset ones follow these rules:
 //
@@ -9,6 +11,9 @@
 //     ceil(vectors / THREADS); the row stays in registers (one pass) while ITEMS*VEC <= 32
 //     floats a thread (cols <= 32768 at 1024 threads), which keeps the 1024-thread block under
 //     64 registers a thread without spilling;
+//     rows of more than 4096 vectors (16 Ki f32) are split across a thread-block cluster of
+//     2, 4 or 8 blocks (the smallest whose parts fit 256 threads x 8 vectors; 8 blocks of up to
+//     1024 threads keep rows of up to 256 Ki f32 in registers), rowwise stages only;
 //   - longer rows: two sweeps from global memory (online statistics, then the write), 1024
 //     threads, 4 vectors in flight per thread.
 //  reduce: inner kernel 256 threads; outputs < 2*132 (the H200's SMs) split the reduced range so
@@ -23,11 +28,28 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 
 #include "dsl/program.h"
 #include "support/result.h"
 
-namespace ucut::codegen {
+namespace ucut::dsl {
+
+// Several rows per block split the block into one group of lanes per row: a power of two of at
+// most 32 lanes (a warp or less). One row per block takes the whole block.
+inline bool simt_row_group_ok(int threads, int rows_per_block) {
+  if (rows_per_block < 1 || threads % rows_per_block != 0) return false;
+  if (rows_per_block == 1) return true;
+  const int g = threads / rows_per_block;
+  return g <= 32 && (g & (g - 1)) == 0;
+}
+
+// The widest vector (elements) of at most 16 bytes (and at most `cap` elements when cap > 0)
+// that divides `inner`.
+int simt_vector_width(int bytes, int64_t inner, int cap = 0);
+int simt_next_pow2(int64_t v);
 
 inline constexpr int kSimtSmCount = 132;  // H200; the plan's only hardware fact
 
@@ -37,9 +59,13 @@ struct RowPlan {
   int vec = 4;
   int items = 4;    // vectors per thread: the register cache (cached) or loads in flight
   bool cached = true;
+  int cluster = 1;  // blocks of a thread-block cluster sharing one row (block per row, cached)
 };
+// Rows longer than this many vectors (512 threads x 8) go to a cluster under `auto`.
+inline constexpr int64_t kClusterRowVectors = 4096;
+// cluster_ok: the stage takes the cluster knob (rowwise stages; cross-entropy's rows do not).
 Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
-                                  const dsl::SimtKnobs& knobs);
+                                  const SimtKnobs& knobs, bool cluster_ok = false);
 
 struct ReducePlan {
   int threads = 256;
@@ -50,7 +76,7 @@ struct ReducePlan {
 // inner: whether the innermost dim is reduced; inner_run: L (inner) or I (outer kernel);
 // n_out: outputs; r_total: reduced elements per output.
 Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out,
-                                    int64_t r_total, int in_bytes, const dsl::SimtKnobs& knobs);
+                                    int64_t r_total, int in_bytes, const SimtKnobs& knobs);
 
 struct ScanPlan {
   int threads = 256;
@@ -58,14 +84,25 @@ struct ScanPlan {
   int vec = 4;
 };
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
-                                const dsl::SimtKnobs& knobs);
+                                const SimtKnobs& knobs);
 
 struct ElementwisePlan {
   int threads = 256;
   int vec = 4;
   int64_t blocks = 1;
 };
+// The widest element (bytes) an elementwise stage moves as a vector: its stores, and the loads
+// read along the last dimension (a [col] vector, or a tensor whose last extent is the output's
+// `last` > 1). `find` resolves tensor names. The plan's vector width is sized by it.
+int simt_elementwise_vector_bytes(const ElementwiseStage& es, int64_t last,
+                                  const std::function<const Tensor*(const std::string&)>& find);
 Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, int out_bytes,
-                                              const dsl::SimtKnobs& knobs);
+                                              const SimtKnobs& knobs);
 
-}  // namespace ucut::codegen
+// The plan a checked non-GEMM stage gets from its knobs (the same call the code generator
+// makes), or why there is none; nullopt for GEMM stages and stages without a planned kernel.
+// The checker reports it, and the search space never offers a configuration that has one.
+std::optional<Error> simt_plan_refusal(const Stage& st,
+                                       const std::function<const Tensor*(const std::string&)>& find);
+
+}  // namespace ucut::dsl

@@ -1,0 +1,310 @@
+#include "dsl/simt_plan.h"
+
+#include <algorithm>
+#include <string>
+
+
+namespace ucut::dsl {
+
+int simt_vector_width(int bytes, int64_t inner, int cap) {
+  int v = 16 / bytes;
+  if (cap > 0 && cap < v) v = cap;
+  while (v > 1 && inner % v != 0) v /= 2;
+  return v < 1 ? 1 : v;
+}
+
+int simt_next_pow2(int64_t v) {
+  int p = 1;
+  while (p < v && p < (1 << 30)) p *= 2;
+  return p;
+}
+
+namespace {
+
+bool pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+Status check_threads(int t) {
+  if (t < 32 || t > 1024 || t % 32 != 0)
+    return make_error(ErrorCode::invalid_input,
+                      "threads " + std::to_string(t) + " is not a multiple of 32 in [32, 1024]",
+                      "use 128, 256, 512 or 1024, or auto");
+  return ok_status();
+}
+
+Result<int> pick_vec(const SimtKnobs& knobs, int bytes, int64_t inner) {
+  int best = simt_vector_width(bytes, inner);
+  if (!knobs.vector_width) return best;
+  int v = *knobs.vector_width;
+  if (!pow2(v))
+    return make_error(ErrorCode::invalid_input, "vector width " + std::to_string(v) + " is not a power of two",
+                      "use 1, 2, 4, 8 or 16, or auto");
+  if (v * bytes > 16)
+    return make_error(ErrorCode::invalid_input,
+                      "vector width " + std::to_string(v) + " of the stage's widest (" + std::to_string(bytes) +
+                          "-byte) elements is " + std::to_string(v * bytes) + " bytes; one access moves at most 16",
+                      "use at most " + std::to_string(16 / bytes) + ", or auto");
+  if (inner % v != 0)
+    return make_error(ErrorCode::invalid_input,
+                      "vector width " + std::to_string(v) + " does not divide the innermost extent " +
+                          std::to_string(inner),
+                      "use " + std::to_string(best) + " or auto");
+  return v;
+}
+
+}  // namespace
+
+Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
+                                  const SimtKnobs& knobs, bool cluster_ok) {
+  (void)rows;
+  RowPlan p;
+  auto vec = pick_vec(knobs, in_bytes, cols);
+  if (!vec) return vec.error();
+  p.vec = *vec;
+  const int64_t nv = cols / p.vec;
+  if (knobs.threads) {
+    if (auto s = check_threads(*knobs.threads); !s) return s.error();
+  }
+  if (knobs.passes && (*knobs.passes < 1 || *knobs.passes > 2))
+    return make_error(ErrorCode::invalid_input, "passes must be 1 or 2", "use 1, 2 or auto");
+  // the cluster: a row split across blocks (block per row, cached in registers)
+  if (knobs.cluster) {
+    const int c = *knobs.cluster;
+    if (!cluster_ok && c != 1)
+      return make_error(ErrorCode::invalid_input, "cluster applies to rowwise stages only", "remove it");
+    if (c < 1 || c > 8 || (c & (c - 1)) != 0)
+      return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4 or 8",
+                        "use 1, 2, 4, 8 or auto");
+    if (c > 1 && knobs.rows_per_block && *knobs.rows_per_block != 1)
+      return make_error(ErrorCode::invalid_input,
+                        "cluster " + std::to_string(c) + " splits one row across blocks, so a block has "
+                        "one row, not " + std::to_string(*knobs.rows_per_block),
+                        "use rows_per_block 1 or auto, or cluster 1");
+    if (c > 1 && knobs.passes && *knobs.passes == 2)
+      return make_error(ErrorCode::invalid_input,
+                        "cluster " + std::to_string(c) + " splits a row cached in registers; passes 2 "
+                        "streams it from memory",
+                        "use passes 1 or auto, or cluster 1");
+    if (nv % c != 0)
+      return make_error(ErrorCode::invalid_input,
+                        "cluster " + std::to_string(c) + " does not split the row of " + std::to_string(cols) +
+                            " elements into equal parts of whole " + std::to_string(p.vec) + "-element vectors",
+                        "use a cluster that divides " + std::to_string(nv) + ", or auto");
+    p.cluster = c;
+  } else if (cluster_ok && !knobs.threads && !knobs.rows_per_block && !knobs.items_per_thread &&
+             !(knobs.passes && *knobs.passes == 2) && nv > kClusterRowVectors) {
+    // auto: rows longer than one 512-thread block caches go to the smallest cluster whose parts
+    // fit 256 threads x 8 vectors (rows up to 8x that fit 1024 threads x 8 vectors a block)
+    for (int c = 2; c <= 8 && p.cluster == 1; c *= 2)
+      if (nv % c == 0 && (nv / c <= 2048 || (c == 8 && nv / c <= 1024 * 8))) p.cluster = c;
+  }
+  const int64_t nvb = nv / p.cluster;  // vectors of one block's part of a row
+  if (knobs.rows_per_block) {
+    int r = *knobs.rows_per_block;
+    int t = knobs.threads ? *knobs.threads : std::max(32, std::min(1024, r * 32));
+    if (!simt_row_group_ok(t, r))
+      return make_error(ErrorCode::invalid_input,
+                        "rows per block " + std::to_string(r) + " does not split " +
+                            std::to_string(t) + " threads into a power-of-two group of at most 32 lanes "
+                            "(or 1 row per block)",
+                        "use 1 (block per row) or threads/32 (warp per row)");
+    p.threads = t;
+    p.group = t / r;
+  } else if (knobs.threads) {
+    p.threads = *knobs.threads;
+    p.group = p.cluster == 1 && nv <= 128 ? std::min(32, std::max(1, simt_next_pow2((nv + 3) / 4)))
+                                          : p.threads;
+  } else if (p.cluster == 1 && nv <= 128) {
+    p.threads = 256;
+    p.group = std::min(32, std::max(1, simt_next_pow2((nv + 3) / 4)));
+  } else {
+    p.threads = std::clamp(simt_next_pow2((nvb + 7) / 8), 128, 1024);
+    p.group = p.threads;
+  }
+  const int64_t need = (nvb + p.group - 1) / p.group;  // vectors per thread to cache the row
+  const bool fits = need * p.vec <= 32 || (need * p.vec <= 64 && p.threads <= 512);
+  bool cached = fits;
+  if (knobs.passes) {
+    if (*knobs.passes == 1 && !fits)
+      return make_error(ErrorCode::invalid_input,
+                        "passes 1 needs the row of " + std::to_string(cols) +
+                            " elements in registers, more than " +
+                            std::to_string(p.group * p.cluster) + " threads can hold",
+                        p.cluster == 1 && cluster_ok ? "use passes 2, a cluster, or auto"
+                                                     : "use passes 2 or auto");
+    cached = *knobs.passes == 1;
+  }
+  if (p.cluster > 1 && !fits)
+    return make_error(ErrorCode::invalid_input,
+                      "cluster " + std::to_string(p.cluster) + " leaves parts of " +
+                          std::to_string(nvb * p.vec) + " elements, more than " + std::to_string(p.group) +
+                          " threads can hold in registers",
+                      "use a larger cluster or more threads, or auto");
+  p.cached = cached;
+  if (knobs.items_per_thread) {
+    int it = *knobs.items_per_thread;
+    if (it < 1 || it > 64)
+      return make_error(ErrorCode::invalid_input, "items per thread must be in [1, 64]", "or auto");
+    if (cached && it < need)
+      return make_error(ErrorCode::invalid_input,
+                        "items per thread " + std::to_string(it) + " cannot cache a row of " +
+                            std::to_string(nvb * p.vec) + " elements (needs " + std::to_string(need) + ")",
+                        "use at least " + std::to_string(need) + ", passes 2, or auto");
+    p.items = it;
+  } else {
+    p.items = cached ? static_cast<int>(std::max<int64_t>(1, need)) : 4;
+  }
+  if (!knobs.threads && !knobs.rows_per_block && !cached) {
+    p.threads = 1024;
+    p.group = 1024;
+  }
+  return p;
+}
+
+Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out,
+                                    int64_t r_total, int in_bytes, const SimtKnobs& knobs) {
+  ReducePlan p;
+  auto vec = pick_vec(knobs, in_bytes, inner_run);
+  if (!vec) return vec.error();
+  p.vec = *vec;
+  if (knobs.threads) {
+    if (auto s = check_threads(*knobs.threads); !s) return s.error();
+    p.threads = *knobs.threads;
+  } else {
+    // Column (outer) reductions: 1024 threads = 32 rows of threads per block keep the most
+    // loads in flight. H200, 16384x16384 fp32 column max: 256 threads 70% of copy bandwidth,
+    // 512 84%, 1024 88% (docs/benchmarks.md, run C).
+    p.threads = inner ? (r_total >= 4096 ? 512 : 128) : 1024;
+  }
+  // blocks without splitting
+  const int64_t tiles = inner ? n_out
+                              : n_out / inner_run * ((inner_run + 32 * p.vec - 1) / (32 * p.vec));
+  // Column reductions: this split count (16 blocks per SM) only bounds the workspace; the
+  // launcher picks the count that fills one wave of resident blocks at run time
+  // (ucut_simt::one_wave_splits). Fixed splits left a partly full last wave: 640 blocks of 1024
+  // threads ran 2.4 waves (docs/benchmarks.md, runs C-E).
+  const int64_t want_blocks = (inner ? 4LL : 16LL) * kSimtSmCount;
+  // at least 32 Ki elements a split: the inner kernel counts elements, the outer kernel counts
+  // reduced rows of 32*VEC elements each
+  const int64_t min_chunk = inner ? 32 * 1024 : std::max<int64_t>(64, 32 * 1024 / (32 * p.vec));
+  int64_t splits = 1;
+  if (tiles < want_blocks && r_total >= 2 * min_chunk)
+    splits = std::min<int64_t>((want_blocks + tiles - 1) / tiles, r_total / min_chunk);
+  splits = std::clamp<int64_t>(splits, 1, 65535);
+  int64_t chunk = (r_total + splits - 1) / splits;
+  if (inner) chunk = (chunk + p.vec - 1) / p.vec * p.vec;  // vectors never straddle splits
+  splits = (r_total + chunk - 1) / std::max<int64_t>(chunk, 1);
+  p.splits = static_cast<int>(std::max<int64_t>(splits, 1));
+  p.r_chunk = std::max<int64_t>(chunk, 1);
+  return p;
+}
+
+Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
+                                const SimtKnobs& knobs) {
+  (void)rows;
+  ScanPlan p;
+  auto vec = pick_vec(knobs, in_bytes, cols);
+  if (!vec) return vec.error();
+  p.vec = *vec;
+  if (knobs.threads) {
+    if (auto s = check_threads(*knobs.threads); !s) return s.error();
+    p.threads = *knobs.threads;
+  } else {
+    p.threads = cols < 2048 ? 128 : 256;
+  }
+  // enough items to hold a row of up to 16*threads elements in one tile (fewer carries and
+  // barriers), between one and four vectors a thread
+  const int64_t per_thread = (cols + p.threads - 1) / p.threads;
+  p.items = static_cast<int>(std::clamp<int64_t>((per_thread + p.vec - 1) / p.vec, 1, 4)) * p.vec;
+  if (knobs.items_per_thread) {
+    int it = *knobs.items_per_thread;
+    if (it < p.vec || it % p.vec != 0 || it > 64)
+      return make_error(ErrorCode::invalid_input,
+                        "items per thread " + std::to_string(it) +
+                            " must be a multiple of the vector width " + std::to_string(p.vec) +
+                            " and at most 64",
+                        "use " + std::to_string(2 * p.vec) + " or auto");
+    p.items = it;
+  }
+  return p;
+}
+
+int simt_elementwise_vector_bytes(const ElementwiseStage& es, int64_t last,
+                                  const std::function<const Tensor*(const std::string&)>& find) {
+  int bytes = 1;
+  std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    if (e.kind == Expr::Kind::load) {
+      const Tensor* t = find(e.name);
+      if (t && (e.mode == LoadMode::col ||
+                (e.mode == LoadMode::full && !t->shape.empty() && t->shape.back() == last && last != 1)))
+        bytes = std::max(bytes, dtype_bytes(t->dtype));
+    }
+    for (const auto& a : e.args)
+      if (a) walk(*a);
+  };
+  for (const auto& st : es.body.stmts) {
+    if (st.value) walk(*st.value);
+    if (st.kind == EpilogueStmt::Kind::store)
+      if (const Tensor* t = find(st.name)) bytes = std::max(bytes, dtype_bytes(t->dtype));
+  }
+  return bytes;
+}
+
+Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, int out_bytes,
+                                              const SimtKnobs& knobs) {
+  ElementwisePlan p;
+  auto vec = pick_vec(knobs, out_bytes, last_dim);
+  if (!vec) return vec.error();
+  p.vec = *vec;
+  if (knobs.threads) {
+    if (auto s = check_threads(*knobs.threads); !s) return s.error();
+    p.threads = *knobs.threads;
+  }
+  const int64_t vectors = numel / p.vec;
+  p.blocks = std::clamp<int64_t>((vectors + p.threads - 1) / p.threads, 1, kSimtSmCount * 16LL);
+  return p;
+}
+
+namespace {
+template <class P>
+std::optional<Error> refusal(const Result<P>& r) {
+  if (r) return std::nullopt;
+  return r.error();
+}
+}  // namespace
+
+std::optional<Error> simt_plan_refusal(const Stage& st,
+                                       const std::function<const Tensor*(const std::string&)>& find) {
+  if (const auto* r = std::get_if<RowwiseStage>(&st.body)) {
+    const Tensor* in = find(r->input);
+    if (!in) return std::nullopt;
+    return refusal(simt_plan_rowwise(r->rows, r->cols, dtype_bytes(in->dtype), r->knobs, /*cluster_ok=*/true));
+  }
+  if (const auto* r = std::get_if<ReduceStage>(&st.body)) {
+    // cross-entropy runs the rowwise kernel over its logits; other reductions plan from the
+    // vector width and threads the checker has already bounded
+    if (r->op != "cross_entropy" || r->inputs.empty()) return std::nullopt;
+    const Tensor* in = find(r->inputs[0]);
+    if (!in || in->shape.size() != 2) return std::nullopt;
+    return refusal(simt_plan_rowwise(in->shape[0], in->shape[1], dtype_bytes(in->dtype), r->knobs));
+  }
+  if (const auto* r = std::get_if<ScanStage>(&st.body)) {
+    const Tensor* in = find(r->input);
+    const Tensor* out = st.outputs.empty() ? nullptr : find(st.outputs[0]);
+    if (!in || !out || r->dim < 0 || static_cast<size_t>(r->dim) >= in->shape.size()) return std::nullopt;
+    const auto d = static_cast<size_t>(r->dim);
+    int64_t after = 1;  // elements after the scanned dimension: 1 scans rows (the planned kernel)
+    for (size_t i = d + 1; i < in->shape.size(); ++i) after *= in->shape[i];
+    if (after != 1 || in->shape[d] <= 0) return std::nullopt;
+    return refusal(simt_plan_scan(in->numel() / in->shape[d], in->shape[d],
+                                  std::max(dtype_bytes(in->dtype), dtype_bytes(out->dtype)), r->knobs));
+  }
+  if (const auto* r = std::get_if<ElementwiseStage>(&st.body)) {
+    const Tensor* out = st.outputs.empty() ? nullptr : find(st.outputs[0]);
+    if (!out) return std::nullopt;
+    const int64_t last = out->shape.empty() ? 1 : out->shape.back();
+    return refusal(simt_plan_elementwise(out->numel(), last, simt_elementwise_vector_bytes(*r, last, find), r->knobs));
+  }
+  return std::nullopt;
+}
+
+}  // namespace ucut::dsl
