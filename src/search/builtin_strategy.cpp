@@ -14,14 +14,20 @@ uint64_t SplitMix64::next() {
 
 BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
     : space_(space), opt_(std::move(options)), rng_(opt_.seed), floor_rung_(std::max(0, opt_.start_rung)) {
-  for (auto c : opt_.seeds) {
-    if (c.origin.empty()) c.origin = "prior";
-    first_.push_back(std::move(c));
-  }
   pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k));
-  for (auto& c : diverse_top_k(pool_, opt_.top_k)) {
-    c.origin = "rank";
-    first_.push_back(std::move(c));
+  std::vector<Candidate> top = diverse_top_k(pool_, opt_.top_k);
+  // Seeds and the ranked top-k alternate, a seed first: a remembered winner that transfers wins
+  // at once, and one that does not costs one attempt before the model's best is tried.
+  for (size_t i = 0; i < std::max(opt_.seeds.size(), top.size()); ++i) {
+    if (i < opt_.seeds.size()) {
+      Candidate c = opt_.seeds[i];
+      if (c.origin.empty()) c.origin = "prior";
+      first_.push_back(std::move(c));
+    }
+    if (i < top.size()) {
+      top[i].origin = "rank";
+      first_.push_back(std::move(top[i]));
+    }
   }
 }
 

@@ -1,8 +1,10 @@
 // The built-in search, the default strategy (no LLM): it trusts the analytic ranking first and
 // the measurements after.
-//   1. seeds: configurations that won on problems of the same class and shape bucket (memory
-//      priors), applied to this problem, in the order the memory ranks them;
-//   2. the ranked top-k of the space (SOL + wave quantization + tile efficiency + pipeline depth);
+//   1. seeds (configurations that won on problems of the same class and shape bucket: memory
+//      priors, applied to this problem, in the order the memory ranks them) alternating with
+//   2. the ranked top-k of the space (SOL + wave quantization + tile efficiency + pipeline depth),
+//      a seed first: a prior that does not transfer to this shape delays the model's best by one
+//      attempt, not by every remembered prior (run E, docs/benchmarks.md);
 //   3. local refinement: experience moves applied to the best so far (a knob change that helped
 //      elsewhere), then the best's neighbors (one knob step), then the runner-up's, ...; every
 //      `explore_every`-th refinement proposal is instead a seeded random pick from the wider
@@ -33,7 +35,7 @@ struct BuiltinOptions {
   int explore_every = 5;          // 0: never explore at random
   int anchors = 3;                // how many of the best results refinement starts from
   uint64_t seed = 1;
-  std::vector<Candidate> seeds;   // from memory priors, tried first (already valid here)
+  std::vector<Candidate> seeds;   // from memory priors, alternating with the top-k, first (valid here)
   std::vector<nlohmann::json> moves;  // from memory experiences: partial configs, best first;
                                       // a candidate made from moves[i] has origin "experience#i"
   int start_rung = 0;             // the precision-ladder floor to start at (memory's lesson)

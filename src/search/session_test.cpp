@@ -242,6 +242,31 @@ TEST(Session, ExhaustedSpaceStops) {
   EXPECT_EQ(r.session->state().attempts.size(), r.space.ranked(1000).size());
 }
 
+// Remembered priors alternate with the ranked top-k, a prior first: two priors that do not
+// transfer cost one attempt each before the model's first and second choices, not two up front.
+TEST(BuiltinStrategy, SeedsAlternateWithTheRankedTopK) {
+  SurfaceSpec spec;
+  FakeSpace probe(spec);
+  std::vector<Candidate> ranked = probe.ranked(8);
+  ASSERT_GE(ranked.size(), 6u);
+  BuiltinOptions bo;
+  bo.seeds = {ranked[5], ranked[4]};  // the model ranks these low; memory says try them
+  bo.top_k = 3;
+  Rig r(spec, bo, no_stop_rules(5));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 5u);
+  std::vector<std::string> origins, names;
+  for (const auto& a : at) {
+    origins.push_back(a.cand.origin);
+    names.push_back(a.cand.name);
+  }
+  EXPECT_EQ(origins, (std::vector<std::string>{"prior", "rank", "prior", "rank", "rank"}));
+  EXPECT_EQ(names[0], ranked[5].name);
+  EXPECT_EQ(names[1], ranked[0].name);
+  EXPECT_EQ(names[2], ranked[4].name);
+}
+
 }  // namespace
 }  // namespace ucut::search
 
