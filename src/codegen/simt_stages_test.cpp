@@ -177,6 +177,9 @@ TEST(SimtChecker, CheckedKnobsAlwaysEmit) {
       {"in x : f32[4096, 96]\nout y : f32[4096]\n", "stage y = rowwise max(x) {\n"},
       {"in x : f32[4096, 1000]\nin t : i64[4096]\nout y : f32[]\n",
        "stage y = reduce cross_entropy(x, t) {\n"},
+      {"in x : f32[4096, 1024]\nout y : f32[1024]\n", "stage y = reduce sum(x, dims=[0]) {\n"},
+      {"in x : bf16[64, 4096, 8]\nout y : f32[64, 8]\n", "stage y = reduce max(x, dims=[1]) {\n"},
+      {"in x : f32[4096, 1024]\nout y : f32[4096]\n", "stage y = reduce mean(x, dims=[1]) {\n"},
       {"in x : f32[256, 4096]\nout y : f32[256, 4096]\n", "stage y = scan cumsum(x, dim=1) {\n"},
       {"in x : f32[256, 1024]\nout y : f16[256, 1024]\n", "stage y = elementwise {\n"},
   };

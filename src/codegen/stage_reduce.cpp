@@ -192,30 +192,14 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
       dims.insert(d0);
     }
   }
-  // merge into alternating kept/reduced groups (extent-1 dims dropped)
+  const dsl::ReduceGeometry geo = dsl::simt_reduce_geometry(x->shape, std::vector<int>(dims.begin(), dims.end()));
   std::vector<Group> groups;
-  int64_t stride = 1;
-  std::vector<Group> rev;
-  for (int i = rank - 1; i >= 0; --i) {
-    const int64_t e = x->shape[i];
-    const bool red = dims.count(i) > 0;
-    if (e != 1) {
-      if (!rev.empty() && rev.back().reduced == red) rev.back().ext *= e;
-      else rev.push_back(Group{e, stride, red});
-    }
-    stride *= e;
-  }
-  groups.assign(rev.rbegin(), rev.rend());
-  int64_t n_out = 1, r_total = 1;
-  for (const auto& g : groups) (g.reduced ? r_total : n_out) *= g.ext;
+  for (const auto& g : geo.groups) groups.push_back(Group{g.ext, g.stride, g.reduced});
+  const int64_t n_out = geo.n_out, r_total = geo.r_total;
   if (out->numel() != n_out)
     return make_error(ErrorCode::invalid_input,
                       fmt::format("{}: output '{}' has {} elements but the reduction leaves {}", label,
                                   out->name, out->numel(), n_out));
-  if (groups.empty() || !groups.back().reduced) {
-    if (groups.empty() || std::none_of(groups.begin(), groups.end(), [](const Group& g) { return g.reduced; }))
-      groups.push_back(Group{1, 1, true});  // nothing to reduce: a copy through the inner kernel
-  }
   const bool inner = groups.back().reduced;
   std::vector<Group> kept, red;
   for (size_t i = 0; i + 1 < groups.size(); ++i) (groups[i].reduced ? red : kept).push_back(groups[i]);
@@ -237,8 +221,9 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   code.workspace_expr = pl.splits > 1
                             ? fmt::format("size_t({}) * {} * sizeof(float)", n_out, pl.splits)
                             : "0";
-  code.config_name = fmt::format("reduce_{}_{}_t{}_v{}_s{}", rs->op, inner ? "inner" : "outer",
-                                 pl.threads, pl.vec, pl.splits);
+  code.config_name = fmt::format("reduce_{}_{}_t{}_v{}_s{}{}", rs->op, inner ? "inner" : "outer",
+                                 pl.threads, pl.vec, pl.splits,
+                                 pl.unroll != 4 ? fmt::format("_u{}", pl.unroll) : "");
   d += "  ucut_simt::ReduceParams p{};\n";
   d += fmt::format("  p.x = args.tensors[{}];  // {}\n", simt_tensor_index(program, x->name), x->name);
   if (loss) d += fmt::format("  p.t = args.tensors[{}];  // {}\n", simt_tensor_index(program, ins[1]->name), ins[1]->name);
@@ -268,8 +253,9 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
         red.empty() ? "true" : "false", pro->type, epi_t, n_out, pl.splits, pl.threads, pro->init, epi_init);
   } else {
     const int64_t tiles = (run + 32 * pl.vec - 1) / (32 * pl.vec);
-    const std::string kernel = fmt::format("ucut_simt::reduce_outer_kernel<ucut_simt::{}, {}, {}, {}, {}, {}>",
-                                           op_id, in_t, pl.threads, pl.vec, pro->type, epi_t);
+    const std::string kernel = fmt::format("ucut_simt::reduce_outer_kernel<ucut_simt::{}, {}, {}, {}, {}, {}{}>",
+                                           op_id, in_t, pl.threads, pl.vec, pro->type, epi_t,
+                                           pl.unroll != 4 ? fmt::format(", {}", pl.unroll) : "");
     if (pl.splits > 1) {
       // Column reductions run one wave: as many splits as the GPU holds resident blocks beside
       // the column tiles (occupancy asked once per stage), at most the plan's split count.

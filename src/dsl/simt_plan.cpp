@@ -1,5 +1,7 @@
 #include "dsl/simt_plan.h"
 
+#include "dsl/names.h"
+
 #include <algorithm>
 #include <string>
 
@@ -160,6 +162,29 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   return p;
 }
 
+ReduceGeometry simt_reduce_geometry(const std::vector<int64_t>& shape, const std::vector<int>& dims) {
+  ReduceGeometry g;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<ReduceGroup> rev;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    const int64_t e = shape[static_cast<size_t>(i)];
+    const bool red = dims.empty() || std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (e != 1) {
+      if (!rev.empty() && rev.back().reduced == red) rev.back().ext *= e;
+      else rev.push_back(ReduceGroup{e, stride, red});
+    }
+    stride *= e;
+  }
+  g.groups.assign(rev.rbegin(), rev.rend());
+  for (const auto& gr : g.groups) (gr.reduced ? g.r_total : g.n_out) *= gr.ext;
+  if (std::none_of(g.groups.begin(), g.groups.end(), [](const ReduceGroup& x) { return x.reduced; }))
+    g.groups.push_back(ReduceGroup{1, 1, true});  // nothing to reduce: a copy through the inner kernel
+  g.inner = g.groups.back().reduced;
+  g.run = g.groups.back().ext;
+  return g;
+}
+
 Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out,
                                     int64_t r_total, int in_bytes, const SimtKnobs& knobs) {
   ReducePlan p;
@@ -174,6 +199,20 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
     // loads in flight. H200, 16384x16384 fp32 column max: 256 threads 70% of copy bandwidth,
     // 512 84%, 1024 88% (docs/benchmarks.md, run C).
     p.threads = inner ? (r_total >= 4096 ? 512 : 128) : 1024;
+  }
+  if (knobs.items_per_thread) {
+    const int u = *knobs.items_per_thread;
+    if (inner)
+      return make_error(ErrorCode::invalid_input,
+                        "items_per_thread applies to column reductions (the innermost dimension kept); "
+                        "this stage reduces the innermost dimension",
+                        "remove it or set it to auto");
+    if (u < 1 || u > 16 || (u & (u - 1)) != 0)
+      return make_error(ErrorCode::invalid_input,
+                        "items per thread " + std::to_string(u) + " (reduced rows a thread loads at once) is not "
+                        "1, 2, 4, 8 or 16",
+                        "use 4 or 8, or auto");
+    p.unroll = u;
   }
   // blocks without splitting
   const int64_t tiles = inner ? n_out
@@ -280,12 +319,16 @@ std::optional<Error> simt_plan_refusal(const Stage& st,
     return refusal(simt_plan_rowwise(r->rows, r->cols, dtype_bytes(in->dtype), r->knobs, /*cluster_ok=*/true));
   }
   if (const auto* r = std::get_if<ReduceStage>(&st.body)) {
-    // cross-entropy runs the rowwise kernel over its logits; other reductions plan from the
-    // vector width and threads the checker has already bounded
-    if (r->op != "cross_entropy" || r->inputs.empty()) return std::nullopt;
-    const Tensor* in = find(r->inputs[0]);
-    if (!in || in->shape.size() != 2) return std::nullopt;
-    return refusal(simt_plan_rowwise(in->shape[0], in->shape[1], dtype_bytes(in->dtype), r->knobs));
+    // cross-entropy runs the rowwise kernel over its logits
+    const Tensor* in = r->inputs.empty() ? nullptr : find(r->inputs[0]);
+    if (!in) return std::nullopt;
+    if (r->op == "cross_entropy") {
+      if (in->shape.size() != 2) return std::nullopt;
+      return refusal(simt_plan_rowwise(in->shape[0], in->shape[1], dtype_bytes(in->dtype), r->knobs));
+    }
+    const ReduceGeometry g =
+        simt_reduce_geometry(in->shape, dsl_reduce_is_loss(r->op) ? std::vector<int>{} : r->dims);
+    return refusal(simt_plan_reduce(g.inner, g.run, g.n_out, g.r_total, dtype_bytes(in->dtype), r->knobs));
   }
   if (const auto* r = std::get_if<ScanStage>(&st.body)) {
     const Tensor* in = find(r->input);

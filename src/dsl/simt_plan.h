@@ -31,6 +31,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dsl/program.h"
 #include "support/result.h"
@@ -70,11 +71,27 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
 struct ReducePlan {
   int threads = 256;
   int vec = 4;
+  int unroll = 4;       // outer (column) kernel: reduced rows a thread loads at once (items_per_thread)
   int splits = 1;
   int64_t r_chunk = 0;  // reduced elements per split
 };
 // inner: whether the innermost dim is reduced; inner_run: L (inner) or I (outer kernel);
 // n_out: outputs; r_total: reduced elements per output.
+// A reduction's dimensions merged into alternating kept/reduced groups (extent-1 dimensions
+// dropped; outermost first), and what the plan needs from them. `dims`: the reduced dimensions
+// (non-negative; empty = all).
+struct ReduceGroup {
+  int64_t ext = 1, stride = 1;
+  bool reduced = false;
+};
+struct ReduceGeometry {
+  std::vector<ReduceGroup> groups;  // the last one is the innermost run
+  bool inner = true;                // the innermost run is reduced (else: a column reduction)
+  int64_t run = 1;                  // the innermost run's extent
+  int64_t n_out = 1, r_total = 1;   // outputs; reduced elements per output
+};
+ReduceGeometry simt_reduce_geometry(const std::vector<int64_t>& shape, const std::vector<int>& dims);
+
 Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out,
                                     int64_t r_total, int in_bytes, const SimtKnobs& knobs);
 

@@ -148,7 +148,8 @@ reduce_inner_kernel(ReduceParams p, Pro pro, Epi epi) {
   }
 }
 
-template <int OP, class Tin, int THREADS, int VEC, class Pro, class Epi>
+// UNROLL: reduced rows each thread loads before combining (VEC-wide loads in flight).
+template <int OP, class Tin, int THREADS, int VEC, class Pro, class Epi, int UNROLL = 4>
 __global__ void __launch_bounds__(THREADS)
 reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   constexpr int ROWS = THREADS / 32;
@@ -167,7 +168,6 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   for (int k = 0; k < VEC; ++k) acc[k] = red_identity<OP>();
   // One reduced group (a plain column reduction) is one stride: no index division per load.
   auto sweep = [&](auto one_group) {
-    constexpr int UNROLL = 4;
     const i64 rstride = p.red.stride[0];
     for (i64 r0 = r_begin + ty; r0 < r_end; r0 += (i64)ROWS * UNROLL) {
       float v[UNROLL][VEC];
