@@ -1,5 +1,7 @@
 #include "eval/worker_client.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "support/python.h"
@@ -16,6 +18,27 @@ std::string tail_lines(const std::string& text, size_t max_chars = 2000) {
 
 }  // namespace
 
+Result<std::string> worker_visible_device(int index, const std::string& parent) {
+  if (parent.empty()) return std::to_string(index);
+  std::vector<std::string> devices;
+  std::string item;
+  for (char ch : parent + ",") {
+    if (ch != ',') {
+      item += ch;
+    } else if (!item.empty()) {
+      devices.push_back(item);
+      item.clear();
+    }
+  }
+  if (index < 0 || static_cast<size_t>(index) >= devices.size())
+    return make_error(ErrorCode::invalid_input,
+                      "GPU " + std::to_string(index) + " is not visible: CUDA_VISIBLE_DEVICES=" + parent +
+                          " shows " + std::to_string(devices.size()) + " GPU(s)",
+                      "use --gpus with indices below " + std::to_string(devices.size()) +
+                          " (they count the visible GPUs), or widen CUDA_VISIBLE_DEVICES");
+  return devices[static_cast<size_t>(index)];
+}
+
 WorkerClient::WorkerClient(WorkerOptions options) : options_(std::move(options)) {}
 
 WorkerClient::~WorkerClient() { shutdown(); }
@@ -28,7 +51,12 @@ Status WorkerClient::ensure_started() {
                   : options_.argv;
   spec.env_set = python_env();
   for (const auto& [k, v] : options_.env) spec.env_set[k] = v;
-  if (options_.gpu) spec.env_set["CUDA_VISIBLE_DEVICES"] = std::to_string(*options_.gpu);
+  if (options_.gpu) {
+    const char* parent = std::getenv("CUDA_VISIBLE_DEVICES");
+    auto dev = worker_visible_device(*options_.gpu, parent ? parent : "");
+    if (!dev) return dev.error();
+    spec.env_set["CUDA_VISIBLE_DEVICES"] = *dev;
+  }
   if (auto st = child_.start(spec); !st) return st;
   if (starts_++ > 0) ++restarts_;
   started_ = true;

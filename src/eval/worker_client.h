@@ -21,7 +21,7 @@ namespace ucut::eval {
 struct WorkerOptions {
   std::vector<std::string> argv;               // empty: {python_interpreter(), "-m", "ucutlass_torch.worker"}
   std::map<std::string, std::string> env;      // added to python_env()
-  std::optional<int> gpu;                      // sets CUDA_VISIBLE_DEVICES
+  std::optional<int> gpu;                      // sets CUDA_VISIBLE_DEVICES (worker_visible_device)
   std::chrono::milliseconds start_timeout{120000};  // the first ping (imports torch, inits CUDA)
 };
 
@@ -30,6 +30,12 @@ struct WorkerFailure {
   bool timed_out = false;     // killed by us after the deadline
   std::string message;        // what happened, with the worker's stderr tail
 };
+
+// The CUDA_VISIBLE_DEVICES of a worker for GPU `index`, which counts the GPUs this process sees:
+// the index itself, or the index-th entry of the parent's CUDA_VISIBLE_DEVICES when that is set
+// (a run started under CUDA_VISIBLE_DEVICES=1 evaluates on physical GPU 1, not 0). An index past
+// the parent's list is an error.
+Result<std::string> worker_visible_device(int index, const std::string& parent);
 
 class WorkerClient {
  public:

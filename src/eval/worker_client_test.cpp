@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -151,6 +152,44 @@ TEST_F(Fixture, PoolSpreadsCandidatesOverGpusAndKeepsOrder) {
   ss << in.rdbuf();
   EXPECT_NE(ss.str().find("gpu=0"), std::string::npos);
   EXPECT_NE(ss.str().find("gpu=1"), std::string::npos);
+}
+
+// A run started under CUDA_VISIBLE_DEVICES evaluates on the GPUs it names: --gpus indices count
+// the visible GPUs (runs E and H of docs/benchmarks.md put two "separate" passes on one GPU when
+// the worker overwrote the parent's mapping with the bare index).
+TEST(PoolGpus, IndicesCountTheParentsVisibleDevices) {
+  EXPECT_EQ(*worker_visible_device(1, ""), "1");
+  EXPECT_EQ(*worker_visible_device(0, "1"), "1");
+  EXPECT_EQ(*worker_visible_device(1, "2,3"), "3");
+  EXPECT_EQ(*worker_visible_device(0, "GPU-8a1f,GPU-77c0"), "GPU-8a1f");
+  auto past = worker_visible_device(1, "1");
+  ASSERT_FALSE(past);
+  EXPECT_NE(past.error().message.find("CUDA_VISIBLE_DEVICES=1"), std::string::npos);
+}
+
+TEST_F(Fixture, PoolUnderCudaVisibleDevicesUsesTheNamedGpus) {
+  const char* old = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = old ? old : "";
+  setenv("CUDA_VISIBLE_DEVICES", "5,7", 1);
+  auto all = pool_parse_gpus("all");
+  {
+    PoolOptions po;
+    po.gpus = {1};
+    po.worker = options();
+    WorkerPool pool(po);
+    ProblemContext ctx;
+    std::string notes;
+    EXPECT_TRUE(pool.prepare("p.py", ctx, notes));
+  }
+  if (old) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else unsetenv("CUDA_VISIBLE_DEVICES");
+  ASSERT_TRUE(all);
+  EXPECT_EQ(*all, (std::vector<int>{0, 1}));
+  std::ifstream in(log);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_NE(ss.str().find("gpu=7"), std::string::npos) << ss.str();
+  EXPECT_EQ(ss.str().find("gpu=1"), std::string::npos) << ss.str();
 }
 
 TEST(PoolGpus, Parse) {

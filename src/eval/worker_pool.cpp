@@ -1,5 +1,6 @@
 #include "eval/worker_pool.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -12,6 +13,16 @@ namespace ucut::eval {
 Result<std::vector<int>> pool_parse_gpus(const std::string& spec) {
   std::vector<int> gpus;
   if (spec.empty() || spec == "all") {
+    // the GPUs this process sees: CUDA_VISIBLE_DEVICES's entries when it is set (workers map
+    // index i to its i-th entry, worker_visible_device), else every GPU nvidia-smi lists
+    if (const char* vis = std::getenv("CUDA_VISIBLE_DEVICES"); vis && *vis) {
+      for (int i = 0;; ++i) {
+        if (!worker_visible_device(i, vis)) break;
+        gpus.push_back(i);
+      }
+      if (gpus.empty()) gpus.push_back(0);
+      return gpus;
+    }
     ProcessSpec ps;
     ps.argv = {"nvidia-smi", "--query-gpu=index", "--format=csv,noheader"};
     ps.timeout = std::chrono::milliseconds(10000);
