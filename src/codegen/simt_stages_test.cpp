@@ -135,19 +135,19 @@ TEST(SimtRowwise, LongRowsGoToAClusterInRowwiseStagesOnly) {
   auto a = dsl::simt_plan_rowwise(8192, 32768, 4, {}, /*cluster_ok=*/true);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->cluster, 4);
-  EXPECT_EQ(a->threads, 256);
-  EXPECT_EQ(a->items, 8);
+  EXPECT_EQ(a->threads, 128);
+  EXPECT_EQ(a->items, 16);
   EXPECT_TRUE(a->cached);
   auto b = dsl::simt_plan_rowwise(8192, 32768, 4, {});  // cross-entropy's rows: no cluster
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->cluster, 1);
   EXPECT_EQ(b->threads, 1024);
-  // 100 000 floats: 8 blocks of 512 threads keep it in registers instead of two sweeps
+  // 100 000 floats: 8 blocks of 256 threads keep it in registers instead of two sweeps
   auto c = dsl::simt_plan_rowwise(8, 100000, 4, {}, true);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->cluster, 8);
   EXPECT_TRUE(c->cached);
-  EXPECT_LE(c->items * c->vec, 32);
+  EXPECT_LE(c->items * c->vec, 64);  // 64 floats a thread at <= 512 threads
   auto d = dsl::simt_plan_rowwise(64, 16384, 4, {}, true);  // fits one 512-thread block
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->cluster, 1);
@@ -162,9 +162,9 @@ TEST(SimtRowwise, ClusterLaunchIsEmitted) {
   auto p = softmax_program(8192, 32768);
   auto c = codegen_emit_rowwise(p, 0);
   ASSERT_TRUE(c.ok()) << c.error().render();
-  EXPECT_EQ(c->config_name, "rowwise_softmax_t256_g256_v4_i8_p1_c4");
+  EXPECT_EQ(c->config_name, "rowwise_softmax_t128_g128_v4_i16_p1_c4");
   EXPECT_NE(c->definitions.find("ucut_simt::launch_clustered("), std::string::npos);
-  EXPECT_NE(c->definitions.find("4, 32768LL, 256, args.stream"), std::string::npos) << c->definitions;
+  EXPECT_NE(c->definitions.find("4, 32768LL, 128, args.stream"), std::string::npos) << c->definitions;
 }
 
 // Every program the checker accepts gets a launch plan from the code generator: a grid of SIMT

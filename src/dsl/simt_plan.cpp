@@ -118,6 +118,12 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   } else if (p.cluster == 1 && nv <= 128) {
     p.threads = 256;
     p.group = std::min(32, std::max(1, simt_next_pow2((nv + 3) / 4)));
+  } else if (p.cluster > 1 && !knobs.cluster) {
+    // an automatic cluster's parts: 16 vectors a thread in 128 to 512 threads (H200, 32 Ki f32
+    // log_softmax rows in clusters of 4: 128 threads x 16 vectors 85.0% of copy bandwidth,
+    // 256 x 8 83.7%, 512 x 4 70%; docs/benchmarks.md run H)
+    p.threads = std::clamp(simt_next_pow2((nvb + 15) / 16), 128, 512);
+    p.group = p.threads;
   } else {
     p.threads = std::clamp(simt_next_pow2((nvb + 7) / 8), 128, 1024);
     p.group = p.threads;
@@ -200,6 +206,9 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
     // 512 84%, 1024 88% (docs/benchmarks.md, run C).
     p.threads = inner ? (r_total >= 4096 ? 512 : 128) : 1024;
   }
+  // column kernel: 8 reduced rows in flight a thread (H200, 16 Ki x 16 Ki fp32 column sum/max at
+  // 1024 threads: 8 rows 95.4-95.7% of copy bandwidth, 4 rows 94.0-94.5%, 2 rows 93.3%; run H)
+  if (!inner) p.unroll = 8;
   if (knobs.items_per_thread) {
     const int u = *knobs.items_per_thread;
     if (inner)

@@ -12,14 +12,16 @@
 //     floats a thread (cols <= 32768 at 1024 threads), which keeps the 1024-thread block under
 //     64 registers a thread without spilling;
 //     rows of more than 4096 vectors (16 Ki f32) are split across a thread-block cluster of
-//     2, 4 or 8 blocks (the smallest whose parts fit 256 threads x 8 vectors; 8 blocks of up to
-//     1024 threads keep rows of up to 256 Ki f32 in registers), rowwise stages only;
+//     2, 4 or 8 blocks (the smallest whose parts are at most 2048 vectors; 8 blocks take parts
+//     of up to 8192), each part in 128 to 512 threads of 16 vectors: rows of up to 256 Ki f32
+//     stay in registers; rowwise stages only;
 //   - longer rows: two sweeps from global memory (online statistics, then the write), 1024
 //     threads, 4 vectors in flight per thread.
-//  reduce: inner kernel 256 threads; outputs < 2*132 (the H200's SMs) split the reduced range so
-//     that about 4 blocks per SM run, each split at least 32 Ki elements; outer kernel 256
-//     threads (8 rows of 32 lanes * VEC columns), split likewise when its tiles are few (each
-//     split at least 64 reduced rows).
+//  reduce: inner kernel 512 threads (128 when under 4 Ki elements are reduced per output);
+//     outputs too few to fill the GPU split the reduced range (about 4 blocks per SM, each split
+//     at least 32 Ki elements); outer (column) kernel 1024 threads (32 rows of 32 lanes * VEC
+//     columns), 8 reduced rows in flight a thread, as many splits as fill one wave of resident
+//     blocks (chosen at run time, at most 16 blocks per SM; each split at least 64 rows).
 //  scan: block-per-row, VEC by the dtype, THREADS = 128 for rows under 2 Ki elements, else 256;
 //     ITEMS = the row's share per thread rounded up to whole vectors, 1 to 4 vectors (a row of
 //     up to 16*THREADS f32 elements is one tile: one BlockScan, no carry).
@@ -71,7 +73,7 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
 struct ReducePlan {
   int threads = 256;
   int vec = 4;
-  int unroll = 4;       // outer (column) kernel: reduced rows a thread loads at once (items_per_thread)
+  int unroll = 8;       // outer (column) kernel: reduced rows a thread loads at once (items_per_thread)
   int splits = 1;
   int64_t r_chunk = 0;  // reduced elements per split
 };
