@@ -255,6 +255,27 @@ TEST(SimtReduce, CrossEntropyUsesTheRowKernelAndWorkspace) {
   EXPECT_NE(e.error().message.find("must be i64"), std::string::npos);
 }
 
+// A loss's reduction setting reaches the kernel: mean scales by 1/elements, sum by 1, batchmean
+// by 1/rows (reduction=sum was computed as a mean until run I's loss_kl_div exposed it).
+TEST(SimtReduce, LossReductionSettingSetsTheScale) {
+  auto scale_of = [](const std::string& reduction) {
+    dsl::ReduceStage rs;
+    rs.op = "kl_div";
+    rs.inputs = {"x", "t"};
+    rs.reduction = reduction;
+    auto p = one_stage({T("x", DType::f32, {64, 128}), T("t", DType::f32, {64, 128}),
+                        T("y", DType::f32, {1}, dsl::TensorRole::out)}, rs);
+    auto c = codegen_emit_reduce(p, 0);
+    EXPECT_TRUE(c.ok()) << c.error().render();
+    const std::string d = c.ok() ? c->definitions : "";
+    const size_t at = d.find("p.scale = ");
+    return at == std::string::npos ? std::string() : d.substr(at + 10, d.find(';', at) - at - 10);
+  };
+  EXPECT_EQ(scale_of("sum"), "1.0f");
+  EXPECT_EQ(scale_of("batchmean"), "0.015625f");   // 1/64
+  EXPECT_EQ(scale_of("mean"), "0.000122070312f");  // 1/8192
+}
+
 TEST(SimtReduce, MergesNonContiguousDims) {
   dsl::ReduceStage rs;
   rs.op = "mean";

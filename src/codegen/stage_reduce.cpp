@@ -4,8 +4,8 @@
 // between ucut_simt::reduce_inner_kernel and reduce_outer_kernel (runtime/simt_reduce.cuh);
 // split reductions write partials to the stage's workspace and finish in
 // reduce_finalize_kernel. Cross-entropy runs the rowwise kCrossEntropyRow kernel into the
-// workspace, then cross_entropy_finalize_kernel. Attributes: reduction (0 mean, 1 sum,
-// 2 batchmean), delta (huber), beta (smooth_l1), log_target (kl_div), ignore_index.
+// workspace, then cross_entropy_finalize_kernel. Settings: reduction (ReduceStage::reduction:
+// mean, sum or batchmean), delta (huber), beta (smooth_l1), log_target (kl_div), ignore_index.
 #include <algorithm>
 #include <set>
 
@@ -13,6 +13,7 @@
 
 #include "codegen/functors.h"
 #include "codegen/simt_common.h"
+#include "dsl/names.h"
 #include "dsl/simt_plan.h"
 #include "codegen/stage_emitter.h"
 
@@ -80,7 +81,7 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   if (!out) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + stage.outputs[0] + "'");
   if (!simt_is_float(out->dtype))
     return make_error(ErrorCode::invalid_input, label + ": output '" + out->name + "' must be f32, f16 or bf16");
-  const int reduction = static_cast<int>(attr(*rs, "reduction", 0));
+  const int reduction = dsl::dsl_loss_reduction(rs->reduction);
   if (reduction < 0 || reduction > 2 || (reduction == 2 && rs->op != "kl_div"))
     return make_error(ErrorCode::invalid_input,
                       fmt::format("{}: reduction {} is not one of 0 (mean), 1 (sum){}", label, reduction,

@@ -5,6 +5,8 @@
 #include <limits>
 #include <set>
 
+#include "dsl/names.h"
+
 namespace ucut::dsl {
 namespace {
 
@@ -228,7 +230,7 @@ Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, Inte
   auto xv = get(ts, rs.inputs[0]);
   if (!in || !xv) return make_error(ErrorCode::invalid_input, "reduce: bad input");
   const Vec& x = **xv;
-  const int red = static_cast<int>(attr(rs.attrs, "reduction", 0));
+  const int red = dsl_loss_reduction(rs.reduction);
   Vec out;
   if (rs.op == "cross_entropy") {
     auto tv = get(ts, rs.inputs.at(1));

@@ -101,6 +101,28 @@ TEST(Interp, ColumnSumAndHuberMean) {
   EXPECT_NEAR(hs["y"][0], (0.125 + 2.5) / 2, 1e-12);
 }
 
+// reduction=sum and batchmean are what the stage says (the suite's loss_kl_div lowers to
+// reduction=sum then / rows; both the code generator and this interpreter computed a mean).
+TEST(Interp, LossReductionSetting) {
+  auto run = [](const std::string& reduction) {
+    ReduceStage k;
+    k.op = "kl_div";
+    k.inputs = {"x", "t"};
+    k.reduction = reduction;
+    auto p = one_stage({T("x", DType::f32, {2, 2}), T("t", DType::f32, {2, 2}), T("y", DType::f32, {1})}, k);
+    InterpTensors ts{{"x", {std::log(0.5), std::log(0.5), std::log(0.25), std::log(0.75)}},
+                     {"t", {0.5, 0.5, 0.5, 0.5}}};
+    EXPECT_TRUE(interp_stage(p, 0, ts, {}).ok());
+    return ts["y"][0];
+  };
+  // sum of t (ln t - x): row 0 zero, row 1 0.5 ln 2 + 0.5 ln(2/3)
+  const double total = 0.5 * std::log(2.0) + 0.5 * std::log(2.0 / 3.0);
+  EXPECT_NEAR(run("sum"), total, 1e-12);
+  EXPECT_NEAR(run("batchmean"), total / 2, 1e-12);
+  EXPECT_NEAR(run("mean"), total / 4, 1e-12);
+  EXPECT_NEAR(run(""), total / 4, 1e-12);
+}
+
 TEST(Interp, ElementwiseBroadcastAndFunctions) {
   auto load = [](const std::string& n, LoadMode m) {
     auto e = std::make_shared<Expr>();

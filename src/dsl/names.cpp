@@ -123,6 +123,9 @@ const std::vector<std::string>& dsl_scan_ops() {
 bool dsl_reduce_is_loss(const std::string& op) {
   return !(op == "sum" || op == "mean" || op == "max" || op == "min");
 }
+int dsl_loss_reduction(const std::string& reduction) {
+  return reduction == "sum" ? 1 : reduction == "batchmean" ? 2 : 0;
+}
 bool dsl_rowwise_keeps_shape(const std::string& op) {
   return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm" ||
          op == "l1_normalize" || op == "l2_normalize";

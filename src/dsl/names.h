@@ -50,6 +50,9 @@ const std::vector<std::string>& dsl_rowwise_ops();
 const std::vector<std::string>& dsl_reduce_ops();   // plain reductions then losses
 const std::vector<std::string>& dsl_scan_ops();
 bool dsl_reduce_is_loss(const std::string& op);
+// A loss stage's `reduction` setting (ReduceStage::reduction) as 0 mean (also unset), 1 sum,
+// 2 batchmean: what the code generator and the interpreter compute.
+int dsl_loss_reduction(const std::string& reduction);
 bool dsl_rowwise_keeps_shape(const std::string& op);  // softmax, norms: output shape == input
 
 // Knob names a stage kind accepts, in canonical print order.
