@@ -285,7 +285,18 @@ class Emitter {
       }
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();
-      r.epilogue = std::move(*ep);
+      if (d.op == "argmax" || d.op == "argmin") {
+        // indices take no epilogue: only the plain store of the index is expressible
+        const bool plain = ep->stmts.size() == 1 && ep->stmts[0].kind == dsl::EpilogueStmt::Kind::store &&
+                           ep->stmts[0].value && ep->stmts[0].value->kind == dsl::Expr::Kind::acc;
+        if (!plain)
+          return make_error(ErrorCode::unsupported,
+                            s_.label() + ": op " + std::to_string(d.anchor) + " (" + d.op +
+                                "): work on the indices after " + d.op + " is not expressible; a rowwise " + d.op +
+                                " stage writes the indices as they are");
+      } else {
+        r.epilogue = std::move(*ep);
+      }
       st.body = std::move(r);
     } else if (d.kind == DraftKind::reduce) {
       dsl::ReduceStage r;
