@@ -15,6 +15,9 @@
 namespace ucut::codegen {
 namespace {
 
+// Vectors a thread loads before computing (see the kernel's loop).
+constexpr int kElementwiseUnroll = 4;
+
 struct LoadInfo {
   const dsl::Tensor* tensor = nullptr;
   dsl::LoadMode mode = dsl::LoadMode::full;
@@ -67,7 +70,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       }
     }
     loads[field] = LoadInfo{&t, e.mode};
-    return field + "v[k]";
+    return field + "v[u][k]";
   };
   ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load};
   std::string body;
@@ -79,7 +82,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
     auto v = simt_render_expr(*st.value, env);
     if (!v) return v.error();
     if (st.kind == dsl::EpilogueStmt::Kind::let) {
-      body += "      const float l_" + st.name + " = " + *v + ";\n";
+      body += "        const float l_" + st.name + " = " + *v + ";\n";
     } else {
       const dsl::Tensor* t = program.find_tensor(st.name);
       if (!t) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + st.name + "'");
@@ -87,7 +90,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
         return make_error(ErrorCode::invalid_input,
                           fmt::format("{}: output '{}' has {} elements, the stage's shape has {}", label,
                                       t->name, t->numel(), numel));
-      body += fmt::format("      o{}v[k] = {};\n", stores.size(), *v);
+      body += fmt::format("        o{}v[k] = {};\n", stores.size(), *v);
       stores.emplace_back(t, *v);
     }
   }
@@ -122,11 +125,11 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
     const std::string ty = simt_cuda_type(li.tensor->dtype);
     if (li.mode == dsl::LoadMode::row) {
       loads_code += fmt::format(
-          "    float {0}v[{1}];\n    {{ const float s = ucut_simt::ld<{2}>(p.{0}, base / {3}LL);\n"
-          "      for (int k = 0; k < {1}; ++k) {0}v[k] = s; }}\n", f, V, ty, last);
+          "        {{ const float s = ucut_simt::ld<{2}>(p.{0}, base / {3}LL);\n"
+          "          for (int k = 0; k < {1}; ++k) {0}v[u][k] = s; }}\n", f, V, ty, last);
     } else if (li.mode == dsl::LoadMode::col) {
       loads_code += fmt::format(
-          "    float {0}v[{1}];\n    ucut_simt::load_vec<{2}, {1}>(static_cast<const {2}*>(p.{0}), base % {3}LL, {0}v);\n",
+          "        ucut_simt::load_vec<{2}, {1}>(static_cast<const {2}*>(p.{0}), base % {3}LL, {0}v[u]);\n",
           f, V, ty, last);
     } else {
       // offset of the broadcast element: walk the output dims from the last one
@@ -150,36 +153,48 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       }
       const bool same = li.tensor->numel() == numel;
       const bool vec_ok = !ts.empty() && ts.back() == last && last % V == 0;
-      loads_code += fmt::format("    float {}v[{}];\n", f, V);
       if (same) {
-        loads_code += fmt::format("    ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), base, {2}v);\n", ty, V, f);
+        loads_code += fmt::format("        ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), base, {2}v[u]);\n", ty, V, f);
       } else if (vec_ok) {
         loads_code += fmt::format(
-            "    {{ const long long i = base; ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), {3}, {2}v); }}\n",
+            "        {{ const long long i = base; ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), {3}, {2}v[u]); }}\n",
             ty, V, f, idx);
       } else {
         loads_code += fmt::format(
-            "    {{ const long long i = base; const float s = ucut_simt::ld<{0}>(p.{1}, {2});\n"
-            "      for (int k = 0; k < {3}; ++k) {1}v[k] = s; }}\n", ty, f, idx, V);
+            "        {{ const long long i = base; const float s = ucut_simt::ld<{0}>(p.{1}, {2});\n"
+            "          for (int k = 0; k < {3}; ++k) {1}v[u][k] = s; }}\n", ty, f, idx, V);
       }
     }
   }
   d += fmt::format("__global__ void __launch_bounds__({}) {}kernel({}params p) {{\n", pl.threads, pre, pre);
+  // grid-stride over vectors, UNROLL of them a thread at a time: every load of the UNROLL
+  // vectors is issued before the first is used (loads in flight hide the memory latency)
+  d += fmt::format("  constexpr int UNROLL = {};\n", kElementwiseUnroll);
   d += fmt::format("  const long long nvec = {}LL;\n", numel / V);
+  d += fmt::format("  const long long stride = (long long)gridDim.x * {};\n", pl.threads);
   d += fmt::format(
-      "  for (long long vi = (long long)blockIdx.x * {0} + threadIdx.x; vi < nvec; vi += (long long)gridDim.x * {0}) {{\n"
-      "    const long long base = vi * {1};\n",
-      pl.threads, V);
+      "  for (long long v0 = (long long)blockIdx.x * {0} + threadIdx.x; v0 < nvec; v0 += stride * UNROLL) {{\n",
+      pl.threads);
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("    float t{}v[UNROLL][{}];\n", i, V);
+  d += "#pragma unroll\n    for (int u = 0; u < UNROLL; ++u) {\n"
+       "      const long long vi = v0 + u * stride;\n"
+       "      if (vi < nvec) {\n"
+       + fmt::format("        const long long base = vi * {};\n", V);
   d += loads_code;
-  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("    float o{}v[{}];\n", i, V);
-  d += fmt::format("#pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n", V);
+  d += "      }\n    }\n";
+  d += "#pragma unroll\n    for (int u = 0; u < UNROLL; ++u) {\n"
+       "      const long long vi = v0 + u * stride;\n"
+       "      if (vi >= nvec) break;\n"
+       + fmt::format("      const long long base = vi * {};\n", V);
+  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("      float o{}v[{}];\n", i, V);
+  d += fmt::format("#pragma unroll\n      for (int k = 0; k < {}; ++k) {{\n", V);
   d += body;
-  d += "    }\n";
+  d += "      }\n";
   for (size_t i = 0; i < stores.size(); ++i) {
     const std::string ty = simt_cuda_type(stores[i].first->dtype);
-    d += fmt::format("    ucut_simt::store_vec<{0}, {1}>(static_cast<{0}*>(p.o{2}), base, o{2}v);\n", ty, V, i);
+    d += fmt::format("      ucut_simt::store_vec<{0}, {1}>(static_cast<{0}*>(p.o{2}), base, o{2}v);\n", ty, V, i);
   }
-  d += "  }\n}\n";
+  d += "    }\n  }\n}\n";
   // launcher
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
   d += fmt::format("  {}params p{{}};\n", pre);

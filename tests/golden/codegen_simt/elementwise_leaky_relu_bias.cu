@@ -7,19 +7,33 @@ struct ucut_s0_params {
   void* o0;  // y
 };
 __global__ void __launch_bounds__(256) ucut_s0_kernel(ucut_s0_params p) {
+  constexpr int UNROLL = 4;
   const long long nvec = 32768LL;
-  for (long long vi = (long long)blockIdx.x * 256 + threadIdx.x; vi < nvec; vi += (long long)gridDim.x * 256) {
-    const long long base = vi * 8;
-    float t0v[8];
-    ucut_simt::load_vec<__half, 8>(static_cast<const __half*>(p.t0), base, t0v);
-    float t1v[8];
-    { const long long i = base; ucut_simt::load_vec<__half, 8>(static_cast<const __half*>(p.t1), ((i / 1LL) % 4096LL) * 1LL, t1v); }
-    float o0v[8];
+  const long long stride = (long long)gridDim.x * 256;
+  for (long long v0 = (long long)blockIdx.x * 256 + threadIdx.x; v0 < nvec; v0 += stride * UNROLL) {
+    float t0v[UNROLL][8];
+    float t1v[UNROLL][8];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      o0v[k] = ucut_fn_leaky_relu((t0v[k] + t1v[k]), 0.2f);
+    for (int u = 0; u < UNROLL; ++u) {
+      const long long vi = v0 + u * stride;
+      if (vi < nvec) {
+        const long long base = vi * 8;
+        ucut_simt::load_vec<__half, 8>(static_cast<const __half*>(p.t0), base, t0v[u]);
+        { const long long i = base; ucut_simt::load_vec<__half, 8>(static_cast<const __half*>(p.t1), ((i / 1LL) % 4096LL) * 1LL, t1v[u]); }
+      }
     }
-    ucut_simt::store_vec<__half, 8>(static_cast<__half*>(p.o0), base, o0v);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const long long vi = v0 + u * stride;
+      if (vi >= nvec) break;
+      const long long base = vi * 8;
+      float o0v[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        o0v[k] = ucut_fn_leaky_relu((t0v[u][k] + t1v[u][k]), 0.2f);
+      }
+      ucut_simt::store_vec<__half, 8>(static_cast<__half*>(p.o0), base, o0v);
+    }
   }
 }
 int ucut_s0_launch(const ucut_rt::StageArgs& args) {
