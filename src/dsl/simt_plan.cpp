@@ -1,10 +1,9 @@
 #include "dsl/simt_plan.h"
 
-#include "dsl/names.h"
-
 #include <algorithm>
 #include <string>
 
+#include "dsl/names.h"
 
 namespace ucut::dsl {
 
@@ -95,7 +94,8 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   } else if (cluster_ok && !knobs.threads && !knobs.rows_per_block && !knobs.items_per_thread &&
              !(knobs.passes && *knobs.passes == 2) && nv > kClusterRowVectors) {
     // auto: rows longer than one 512-thread block caches go to the smallest cluster whose parts
-    // fit 256 threads x 8 vectors (rows up to 8x that fit 1024 threads x 8 vectors a block)
+    // are at most 2048 vectors (128 threads x 16); a cluster of 8 also takes parts of up to 8192
+    // (512 threads x 16), so rows of up to 65536 vectors stay in registers
     for (int c = 2; c <= 8 && p.cluster == 1; c *= 2)
       if (nv % c == 0 && (nv / c <= 2048 || (c == 8 && nv / c <= 1024 * 8))) p.cluster = c;
   }
