@@ -5,8 +5,11 @@
 //   - every other input can be read in that block (constant, v[row], v[col], a full tensor of
 //     the block's shape; broadcast in elementwise bodies) and is ready before the draft runs,
 //   - its result has the block's shape, and a GEMM epilogue still reads at most one full tensor.
+// Then an elementwise draft whose results only one later elementwise draft reads is inlined at the
+// front of that draft's body (try_inline_into_consumer).
 // Whether the fused draft can store all it must is settled later by pass_split_stores.
 // Runs after pass_simt_stages. Golden tests: tests/golden/lower/linear_bias_gelu.json,
+// gelu_tanh_side_value.json (the inlining),
 // swish_residual.json.
 #include <algorithm>
 
@@ -92,6 +95,51 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
   return true;
 }
 
+// The draft whose ops include op `id`, or -1.
+int draft_of_op(const LowerState& s, int id) {
+  for (size_t i = 0; i < s.drafts.size(); ++i) {
+    auto ids = draft_op_ids(s.drafts[i]);
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// An elementwise draft of its own (no anchor) whose results are read only by one later elementwise
+// draft, and are no output, runs first inside that draft's body instead: a value computed beside
+// a chain (`0.5 * x` in `0.5 * x * (1 + tanh(...))`) is then neither stored nor read back.
+bool try_inline_into_consumer(LowerState& s, size_t pi) {
+  const Draft& p = s.drafts[pi];
+  if (p.kind != DraftKind::elementwise || !p.value.empty() || p.ops.empty()) return false;
+  int target = -1;
+  for (const auto& t : draft_escaping(s, p)) {
+    if (s.is_output(t)) return false;
+    for (int c : s.consumers(t)) {
+      const int dj = draft_of_op(s, c);
+      if (dj == static_cast<int>(pi)) continue;
+      if (dj < 0 || (target >= 0 && dj != target)) return false;
+      target = dj;
+    }
+  }
+  if (target <= static_cast<int>(pi)) return false;
+  Draft& d = s.drafts[static_cast<size_t>(target)];
+  if (d.kind != DraftKind::elementwise || !d.value.empty()) return false;
+  BlockCtx ctx = lower_block_ctx(s, d);
+  auto locals = draft_locals(s, p);
+  for (int id : p.ops) {
+    const problem::Op& op = s.ops[static_cast<size_t>(id)];
+    if (numel(s.need(op.outputs[0]).shape) != numel(ctx.shape)) return false;
+    for (const auto& in : op.inputs) {
+      if (!in.is_tensor()) continue;
+      if (std::find(locals.begin(), locals.end(), s.resolve(in.tensor).base) != locals.end()) continue;
+      std::string why;
+      if (!lower_load_plan(s, in.tensor, ctx, why)) return false;
+    }
+  }
+  d.ops.insert(d.ops.begin(), p.ops.begin(), p.ops.end());
+  s.drafts.erase(s.drafts.begin() + static_cast<std::ptrdiff_t>(pi));
+  return true;
+}
+
 }  // namespace
 
 Status pass_fuse_epilogue(LowerState& s) {
@@ -111,6 +159,9 @@ Status pass_fuse_epilogue(LowerState& s) {
       continue;
     }
     ++j;
+  }
+  for (size_t j = 0; j < s.drafts.size();) {
+    if (!try_inline_into_consumer(s, j)) ++j;
   }
   return ok_status();
 }
