@@ -20,11 +20,6 @@
 namespace ucut::codegen {
 namespace {
 
-struct Group {
-  int64_t ext = 1, stride = 1;
-  bool reduced = false;
-};
-
 const char* kPlainOps[][2] = {{"sum", "kRedSum"}, {"mean", "kRedSum"}, {"max", "kRedMax"},
                               {"min", "kRedMin"}, {"prod", "kRedProd"}};
 const char* kLossOps[][2] = {{"mse", "kMse"},       {"l1", "kL1"},          {"huber", "kHuber"},
@@ -35,7 +30,7 @@ double attr(const dsl::ReduceStage& rs, const char* key, double dflt) {
   return it == rs.attrs.end() ? dflt : it->second;
 }
 
-std::string groups_init(const std::vector<Group>& g) {
+std::string groups_init(const std::vector<dsl::ReduceGroup>& g) {
   std::string ext, str;
   for (size_t i = 0; i < g.size(); ++i) {
     ext += (i ? ", " : "") + std::to_string(g[i].ext) + "LL";
@@ -194,20 +189,19 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
     }
   }
   const dsl::ReduceGeometry geo = dsl::simt_reduce_geometry(x->shape, std::vector<int>(dims.begin(), dims.end()));
-  std::vector<Group> groups;
-  for (const auto& g : geo.groups) groups.push_back(Group{g.ext, g.stride, g.reduced});
+  const std::vector<dsl::ReduceGroup>& groups = geo.groups;
   const int64_t n_out = geo.n_out, r_total = geo.r_total;
   if (out->numel() != n_out)
     return make_error(ErrorCode::invalid_input,
                       fmt::format("{}: output '{}' has {} elements but the reduction leaves {}", label,
                                   out->name, out->numel(), n_out));
-  const bool inner = groups.back().reduced;
-  std::vector<Group> kept, red;
+  const bool inner = geo.inner;
+  std::vector<dsl::ReduceGroup> kept, red;
   for (size_t i = 0; i + 1 < groups.size(); ++i) (groups[i].reduced ? red : kept).push_back(groups[i]);
-  const int64_t run = groups.back().ext;
+  const int64_t run = geo.run;
   if (kept.size() > 8 || red.size() > 8)
     return make_error(ErrorCode::unsupported, label + ": more than 8 alternating kept/reduced dimension groups");
-  auto plan = dsl::simt_plan_reduce(inner, run, n_out, inner ? r_total : r_total, in_bytes, rs->knobs);
+  auto plan = dsl::simt_plan_reduce(inner, run, n_out, r_total, in_bytes, rs->knobs);
   if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
   const dsl::ReducePlan& pl = *plan;
   double scale = 1.0;
@@ -231,7 +225,7 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   d += fmt::format("  p.out = args.tensors[{}];  // {}\n", simt_tensor_index(program, out->name), out->name);
   d += fmt::format("  p.kept = {};\n  p.red = {};\n", groups_init(kept), groups_init(red));
   d += fmt::format("  p.n_out = {}LL;\n  p.inner = {}LL;\n  p.r_total = {}LL;\n  p.r_chunk = {}LL;\n",
-                   n_out, run, inner ? r_total : r_total, pl.r_chunk);
+                   n_out, run, r_total, pl.r_chunk);
   d += fmt::format("  p.splits = {};\n  p.scale = {};\n  p.alpha = {};\n", pl.splits,
                    codegen_float_literal(scale), codegen_float_literal(alpha));
   if (pl.splits > 1)
