@@ -18,8 +18,7 @@ std::string tail_lines(const std::string& text, size_t max_chars = 2000) {
 
 }  // namespace
 
-Result<std::string> worker_visible_device(int index, const std::string& parent) {
-  if (parent.empty()) return std::to_string(index);
+std::vector<std::string> visible_devices(const std::string& parent) {
   std::vector<std::string> devices;
   std::string item;
   for (char ch : parent + ",") {
@@ -30,6 +29,12 @@ Result<std::string> worker_visible_device(int index, const std::string& parent) 
       item.clear();
     }
   }
+  return devices;
+}
+
+Result<std::string> worker_visible_device(int index, const std::string& parent) {
+  if (parent.empty()) return std::to_string(index);
+  const std::vector<std::string> devices = visible_devices(parent);
   if (index < 0 || static_cast<size_t>(index) >= devices.size())
     return make_error(ErrorCode::invalid_input,
                       "GPU " + std::to_string(index) + " is not visible: CUDA_VISIBLE_DEVICES=" + parent +

@@ -36,6 +36,8 @@ struct WorkerFailure {
 // (a run started under CUDA_VISIBLE_DEVICES=1 evaluates on physical GPU 1, not 0). An index past
 // the parent's list is an error.
 Result<std::string> worker_visible_device(int index, const std::string& parent);
+// The entries of a CUDA_VISIBLE_DEVICES value ("2,3" -> {"2", "3"}; empty entries dropped).
+std::vector<std::string> visible_devices(const std::string& parent);
 
 class WorkerClient {
  public:

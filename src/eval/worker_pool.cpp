@@ -16,10 +16,8 @@ Result<std::vector<int>> pool_parse_gpus(const std::string& spec) {
     // the GPUs this process sees: CUDA_VISIBLE_DEVICES's entries when it is set (workers map
     // index i to its i-th entry, worker_visible_device), else every GPU nvidia-smi lists
     if (const char* vis = std::getenv("CUDA_VISIBLE_DEVICES"); vis && *vis) {
-      for (int i = 0;; ++i) {
-        if (!worker_visible_device(i, vis)) break;
-        gpus.push_back(i);
-      }
+      const size_t n = visible_devices(vis).size();
+      for (size_t i = 0; i < n; ++i) gpus.push_back(static_cast<int>(i));
       if (gpus.empty()) gpus.push_back(0);
       return gpus;
     }
