@@ -24,12 +24,15 @@ namespace {
 
 bool pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-Status check_threads(int t) {
+// The threads knob if set (a multiple of 32 in [32, 1024]), else `auto_threads`.
+Result<int> pick_threads(const SimtKnobs& knobs, int auto_threads) {
+  if (!knobs.threads) return auto_threads;
+  const int t = *knobs.threads;
   if (t < 32 || t > 1024 || t % 32 != 0)
     return make_error(ErrorCode::invalid_input,
                       "threads " + std::to_string(t) + " is not a multiple of 32 in [32, 1024]",
                       "use 128, 256, 512 or 1024, or auto");
-  return ok_status();
+  return t;
 }
 
 Result<int> pick_vec(const SimtKnobs& knobs, int bytes, int64_t inner) {
@@ -62,9 +65,7 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   if (!vec) return vec.error();
   p.vec = *vec;
   const int64_t nv = cols / p.vec;
-  if (knobs.threads) {
-    if (auto s = check_threads(*knobs.threads); !s) return s.error();
-  }
+  if (auto th = pick_threads(knobs, 0); !th) return th.error();
   if (knobs.passes && (*knobs.passes < 1 || *knobs.passes > 2))
     return make_error(ErrorCode::invalid_input, "passes must be 1 or 2", "use 1, 2 or auto");
   // the cluster: a row split across blocks (block per row, cached in registers)
@@ -197,15 +198,12 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
   auto vec = pick_vec(knobs, in_bytes, inner_run);
   if (!vec) return vec.error();
   p.vec = *vec;
-  if (knobs.threads) {
-    if (auto s = check_threads(*knobs.threads); !s) return s.error();
-    p.threads = *knobs.threads;
-  } else {
-    // Column (outer) reductions: 1024 threads = 32 rows of threads per block keep the most
-    // loads in flight. H200, 16384x16384 fp32 column max: 256 threads 70% of copy bandwidth,
-    // 512 84%, 1024 88% (docs/benchmarks.md, run C).
-    p.threads = inner ? (r_total >= 4096 ? 512 : 128) : 1024;
-  }
+  // Column (outer) reductions: 1024 threads = 32 rows of threads per block keep the most
+  // loads in flight. H200, 16384x16384 fp32 column max: 256 threads 70% of copy bandwidth,
+  // 512 84%, 1024 88% (docs/benchmarks.md, run C).
+  auto th = pick_threads(knobs, inner ? (r_total >= 4096 ? 512 : 128) : 1024);
+  if (!th) return th.error();
+  p.threads = *th;
   // column kernel: 8 reduced rows in flight a thread (H200, 16 Ki x 16 Ki fp32 column sum/max at
   // 1024 threads: 8 rows 95.4-95.7% of copy bandwidth, 4 rows 94.0-94.5%, 2 rows 93.3%; run H)
   if (!inner) p.unroll = 8;
@@ -253,12 +251,9 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
   auto vec = pick_vec(knobs, in_bytes, cols);
   if (!vec) return vec.error();
   p.vec = *vec;
-  if (knobs.threads) {
-    if (auto s = check_threads(*knobs.threads); !s) return s.error();
-    p.threads = *knobs.threads;
-  } else {
-    p.threads = cols < 2048 ? 128 : 256;
-  }
+  auto th = pick_threads(knobs, cols < 2048 ? 128 : 256);
+  if (!th) return th.error();
+  p.threads = *th;
   // enough items to hold a row of up to 16*threads elements in one tile (fewer carries and
   // barriers), between one and four vectors a thread
   const int64_t per_thread = (cols + p.threads - 1) / p.threads;
@@ -303,10 +298,9 @@ Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, i
   auto vec = pick_vec(knobs, out_bytes, last_dim);
   if (!vec) return vec.error();
   p.vec = *vec;
-  if (knobs.threads) {
-    if (auto s = check_threads(*knobs.threads); !s) return s.error();
-    p.threads = *knobs.threads;
-  }
+  auto th = pick_threads(knobs, p.threads);
+  if (!th) return th.error();
+  p.threads = *th;
   const int64_t vectors = numel / p.vec;
   p.blocks = std::clamp<int64_t>((vectors + p.threads - 1) / p.threads, 1, kSimtSmCount * 16LL);
   return p;
