@@ -75,7 +75,7 @@ std::vector<EpiLeaf> epi_leaves(const dsl::Program& p, const dsl::Epilogue& ep) 
   return out;
 }
 
-std::string epi_expr_cpp(const Expr& e) {
+std::string epi_expr_cpp(const Expr& e, bool fast) {
   switch (e.kind) {
     case Expr::Kind::acc:
     case Expr::Kind::scalar:
@@ -84,22 +84,24 @@ std::string epi_expr_cpp(const Expr& e) {
     case Expr::Kind::local: return "l_" + e.name;
     case Expr::Kind::binary:
       UCUT_CHECK(e.args.size() == 2, "binary expression needs two operands");
-      return "(" + epi_expr_cpp(*e.args[0]) + binop(e.op) + epi_expr_cpp(*e.args[1]) + ")";
+      if (fast && e.op == dsl::BinOp::div)
+        return "__fdividef(" + epi_expr_cpp(*e.args[0], fast) + ", " + epi_expr_cpp(*e.args[1], fast) + ")";
+      return "(" + epi_expr_cpp(*e.args[0], fast) + binop(e.op) + epi_expr_cpp(*e.args[1], fast) + ")";
     case Expr::Kind::unary:
     case Expr::Kind::call2: {
       std::vector<std::string> args;
-      for (const auto& a : e.args) args.push_back(epi_expr_cpp(*a));
-      return codegen_fn_call(e.fn, args, e.params);
+      for (const auto& a : e.args) args.push_back(epi_expr_cpp(*a, fast));
+      return codegen_fn_call(e.fn, args, e.params, fast);
     }
   }
   return "0.f";
 }
 
-std::string epi_lets_cpp(const dsl::Epilogue& ep, const std::string& indent) {
+std::string epi_lets_cpp(const dsl::Epilogue& ep, const std::string& indent, bool fast) {
   std::string s;
   for (const auto& st : ep.stmts)
     if (st.kind == dsl::EpilogueStmt::Kind::let)
-      s += indent + "const float l_" + st.name + " = " + epi_expr_cpp(*st.value) + ";\n";
+      s += indent + "const float l_" + st.name + " = " + epi_expr_cpp(*st.value, fast) + ";\n";
   return s;
 }
 

@@ -25,10 +25,11 @@ std::vector<EpiLeaf> epi_leaves(const dsl::Program& p, const dsl::Epilogue& epil
 
 // C++ statements computing every `let` of the epilogue into float locals, followed by nothing;
 // leaf variables are named by EpiLeaf::var and must be in scope. `indent` prefixes each line.
-std::string epi_lets_cpp(const dsl::Epilogue& epilogue, const std::string& indent);
+// `fast`: the stage's resolved `math` is fast (approximate functions and division).
+std::string epi_lets_cpp(const dsl::Epilogue& epilogue, const std::string& indent, bool fast = false);
 
 // The float C++ expression of `e` (lets referenced by their local names).
-std::string epi_expr_cpp(const dsl::Expr& e);
+std::string epi_expr_cpp(const dsl::Expr& e, bool fast = false);
 
 // The device functor header: namespace ucut_fn with one __device__ float function per entry of
 // functions.def (with its constant parameters as trailing float arguments) and the atomic

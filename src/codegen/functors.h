@@ -12,13 +12,19 @@
 namespace ucut::codegen {
 
 // The guarded block of `__device__ __forceinline__ float ucut_fn_<name>(float x[, float y]
-// [, float p0, float p1])` definitions for every function of functions.def.
+// [, float p0, float p1])` definitions for every function of functions.def, plus
+// `ucut_fast_<name>` for the functions whose `math fast` form differs (hardware approximations
+// of exp, log, tanh, sqrt and division; same formulas).
 const std::string& codegen_functors_source();
 
 // A call of function `fn` on already-rendered float operands, with its constant parameters
-// (defaults filled in by the checker) rendered as float literals.
+// (defaults filled in by the checker) rendered as float literals. `fast`: the approximate form
+// where one exists.
 std::string codegen_fn_call(dsl::Fn fn, const std::vector<std::string>& args,
-                            const std::vector<double>& params);
+                            const std::vector<double>& params, bool fast = false);
+
+// Whether function `fn` has a distinct `math fast` form.
+bool codegen_fn_has_fast(dsl::Fn fn);
 
 // A float literal that round-trips `v` ("1.5f", "-INFINITY", "NAN").
 std::string codegen_float_literal(double v);

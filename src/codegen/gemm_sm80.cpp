@@ -43,6 +43,7 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   code.includes = {"cutlass/cutlass.h", "cutlass/numeric_types.h", "cutlass/gemm/device/gemm_universal.h",
                    "cutlass/epilogue/thread/linear_combination.h"};
   const std::string& ns = g.ns;
+  const bool fast = k.math == dsl::MathMode::fast;
   bool x3 = k.precision == dsl::Precision::f32x3;
   Sm80Shape sh = sm80_shape(k);
   int align = x3 ? k.align.value_or(1) : 1;
@@ -149,15 +150,15 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
           reds += fmt::format("    {{\n      double v = static_cast<double>({});\n"
                               "      for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);\n"
                               "      if ((threadIdx.x & 31) == 0) atomicAdd(&P.part{}[{}], v);\n    }}\n",
-                              epi_expr_cpp(*st.value), r, at);
+                              epi_expr_cpp(*st.value, fast), r, at);
         else
-          reds += fmt::format("    atomicAdd(&P.part{}[{}], static_cast<double>({}));\n", r, at, epi_expr_cpp(*st.value));
+          reds += fmt::format("    atomicAdd(&P.part{}[{}], static_cast<double>({}));\n", r, at, epi_expr_cpp(*st.value, fast));
         finals += fmt::format("  to_float<<<{}, 256, 0, a.stream>>>(P.red{}, P.part{}, {});\n", (count + 255) / 256, r,
                               r, count);
       } else {
         const char* op = st.reduce_op == dsl::ReduceOp::max ? "max" : "min";
         const char* ident = st.reduce_op == dsl::ReduceOp::max ? "-INFINITY" : "INFINITY";
-        reds += fmt::format("    ucut_fn::atomic_reduce_{}(&P.red{}[{}], {});\n", op, r, at, epi_expr_cpp(*st.value));
+        reds += fmt::format("    ucut_fn::atomic_reduce_{}(&P.red{}[{}], {});\n", op, r, at, epi_expr_cpp(*st.value, fast));
         fills += fmt::format("  fill<<<{}, 256, 0, a.stream>>>(P.red{}, {}, {});\n", (count + 255) / 256, r, count,
                              ident);
       }
@@ -175,10 +176,10 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
     d += "  for (long long idx = blockIdx.x * (long long)blockDim.x + threadIdx.x; idx < M * N * L;\n"
          "       idx += (long long)gridDim.x * blockDim.x) {\n";
     d += "    const long long n = idx % N, m = (idx / N) % M, l = idx / (M * N);\n    (void)n; (void)m; (void)l;\n";
-    d += loads + epi_lets_cpp(s.epilogue, "    ");
+    d += loads + epi_lets_cpp(s.epilogue, "    ", fast);
     if (store)
       d += fmt::format("    P.out[idx] = static_cast<{}>({});\n", cutlass_element(g.out->dtype),
-                       epi_expr_cpp(*store->value));
+                       epi_expr_cpp(*store->value, fast));
     d += reds + "  }\n}\n\n";
     d += "int run_epilogue(const ucut_rt::StageArgs& a) {\n  EpiParams P{};\n" + setup + fills;
     d += fmt::format("  long long blocks = ({} + 255) / 256;\n  if (blocks > 16 * 132) blocks = 16 * 132;\n", total);

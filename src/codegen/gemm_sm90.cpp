@@ -29,7 +29,7 @@ std::string sel(const std::string& args, size_t i, size_t n) {
 
 // A functor over Array<float, N> computing `value` from the leaves (in0 = acc, ...).
 std::string functor(const std::string& name, const std::vector<EpiLeaf>& leaves,
-                    const dsl::Epilogue& ep, const std::string& value) {
+                    const dsl::Epilogue& ep, const std::string& value, bool fast) {
   std::string params;
   for (size_t i = 0; i < leaves.size(); ++i)
     params += std::string(i ? ", " : "") + "cutlass::Array<float, N> const& in" + std::to_string(i);
@@ -39,7 +39,7 @@ std::string functor(const std::string& name, const std::vector<EpiLeaf>& leaves,
   s += "    cutlass::Array<float, N> out;\n    CUTLASS_PRAGMA_UNROLL\n    for (int i = 0; i < N; ++i) {\n";
   for (size_t i = 0; i < leaves.size(); ++i)
     s += "      const float " + leaves[i].var + " = in" + std::to_string(i) + "[i];\n";
-  s += epi_lets_cpp(ep, "      ");
+  s += epi_lets_cpp(ep, "      ", fast);
   s += "      out[i] = " + value + ";\n    }\n    return out;\n  }\n};\n";
   return s;
 }
@@ -66,7 +66,8 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   int align_ab = 16 / dsl::dtype_bytes(op_dt);
   std::vector<EpiLeaf> leaves = epi_leaves(p, s.epilogue);
   const dsl::EpilogueStmt* store = epi_main_store(s.epilogue);
-  std::string store_value = store ? epi_expr_cpp(*store->value) : "acc";
+  const bool fast = k.math == dsl::MathMode::fast;
+  std::string store_value = store ? epi_expr_cpp(*store->value, fast) : "acc";
   const EpiLeaf* source = nullptr;
   for (const auto& l : leaves)
     if (l.kind == EpiLeaf::Kind::full) source = &l;
@@ -101,9 +102,9 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
 
   // ---- functors and the tree
   d += "// Epilogue: " + (store ? std::string("out = ") + store_value : std::string("acc")) + "\n";
-  d += functor("EpiStore", leaves, s.epilogue, store_value);
+  d += functor("EpiStore", leaves, s.epilogue, store_value, fast);
   for (size_t r = 0; r < reductions.size(); ++r)
-    d += functor("EpiReduce" + std::to_string(r), leaves, s.epilogue, epi_expr_cpp(*reductions[r]->value));
+    d += functor("EpiReduce" + std::to_string(r), leaves, s.epilogue, epi_expr_cpp(*reductions[r]->value, fast), fast);
   if (!reductions.empty())
     d += "template <class T> struct EpiFirst {};\n"
          "template <int N> struct EpiFirst<cutlass::Array<float, N>> {\n"

@@ -103,6 +103,36 @@ TEST(Library, StreamKClearsItsWorkspaceOnEveryCall) {
   EXPECT_EQ(plain->source.find("initialize_workspace"), std::string::npos);
 }
 
+// `math auto` on a bf16 stage with a bf16 output uses the approximate forms (functions that have
+// one, and division); `math precise` and an fp32 output keep the libm forms.
+TEST(Library, MathKnobPicksTheFunctionForms) {
+  auto emit = [](const std::string& out_dtype, const std::string& math) {
+    std::string text = "ucut 1\nin x : bf16[256, 256]\nparam W : bf16[256, 256] = \"w\"\nout y : " + out_dtype +
+                       "[256, 256]\nstage y = gemm(x, W.T) {\n  math " + math +
+                       "\n  epilogue { y = gelu_tanh(acc) / (1 + silu(acc)) + gelu(acc) }\n}\n";
+    auto r = dsl::dsl_compile({"m.ucut", text});
+    EXPECT_TRUE(r.program.has_value()) << text;
+    if (!r.program) return std::string();
+    auto lib = codegen_emit_library(*r.program, {"m.ucut", "h"});
+    EXPECT_TRUE(lib.ok()) << lib.error().render();
+    if (!lib.ok()) return std::string();
+    // Only the stage's functor body, not the shared function header.
+    size_t at = lib->source.find("struct EpiStore<");
+    return lib->source.substr(at, lib->source.find("};", at) - at);
+  };
+  std::string fast = emit("bf16", "auto");
+  EXPECT_NE(fast.find("ucut_fast_gelu_tanh("), std::string::npos) << fast;
+  EXPECT_NE(fast.find("ucut_fast_silu("), std::string::npos) << fast;
+  EXPECT_NE(fast.find("__fdividef("), std::string::npos) << fast;
+  EXPECT_NE(fast.find("ucut_fn_gelu("), std::string::npos) << fast;  // erf: no fast form
+  for (const auto& precise : {emit("bf16", "precise"), emit("f32", "auto")}) {
+    EXPECT_EQ(precise.find("ucut_fast_"), std::string::npos) << precise;
+    EXPECT_EQ(precise.find("__fdividef"), std::string::npos) << precise;
+    EXPECT_NE(precise.find("ucut_fn_gelu_tanh("), std::string::npos) << precise;
+    EXPECT_NE(precise.find(" / "), std::string::npos) << precise;
+  }
+}
+
 TEST(Library, RejectsAStageTheRulesReject) {
   dsl::GemmKnobs k;
   k.tile = dsl::TileShape{256, 256, 64};  // 256 accumulators per thread

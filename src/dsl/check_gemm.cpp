@@ -78,6 +78,7 @@ static bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
   k.raster = static_cast<Raster>(word_knob(c, s, "raster", {"auto", "along_m", "along_n"}, ok));
   k.swizzle = c.int_knob(s, "swizzle", 1, 8, ok, "swizzle is 1, 2, 4 or 8", true);
   k.align = c.int_knob(s, "align", 1, 16, ok, "align is the elements per access: 1, 2, 4, 8 or 16", true);
+  k.math = static_cast<MathMode>(word_knob(c, s, "math", {"auto", "precise", "fast"}, ok));
   return ok;
 }
 

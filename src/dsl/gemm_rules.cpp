@@ -191,16 +191,34 @@ std::string gemm_config_name(const GemmKnobs& k, bool stages_auto) {
     if (k.split_k && *k.split_k > 1) n += "_k" + str(*k.split_k);
     n += k.raster == Raster::along_n ? "_rn" : "_rm";
     n += "_w" + str(k.swizzle.value_or(1));
+    if (k.math == MathMode::fast) n += "_mf";
   } else {
     n += "_s" + str(k.stages.value_or(3));
     if (k.split_k && *k.split_k > 1) n += "_k" + str(*k.split_k);
     n += "_w" + str(k.swizzle.value_or(1));
     n += "_a" + str(k.align.value_or(1));
+    if (k.math == MathMode::fast) n += "_mf";
   }
   return n;
 }
 
 // ---- the resolver ---------------------------------------------------------------------------
+
+// `math auto` is fast when the matmul is 16-bit and every tensor the stage writes is f16 or
+// bf16: their rounding (2^-9 relative for bf16, 2^-12 for f16) dwarfs or matches the hardware
+// approximations' error, and the contract judges such outputs at 1e-2. Anything with an fp32
+// output stays precise.
+static bool math_fast_by_default(const Program& p, const GemmStage& s, Precision prec, const Tensor& out) {
+  if (prec != Precision::f16 && prec != Precision::bf16) return false;
+  auto is16 = [](DType t) { return t == DType::f16 || t == DType::bf16; };
+  if (!is16(out.dtype)) return false;
+  for (const auto& st : s.epilogue.stmts) {
+    if (st.kind != EpilogueStmt::Kind::reduce) continue;
+    const Tensor* t = p.find_tensor(st.name);
+    if (!t || !is16(t->dtype)) return false;
+  }
+  return true;
+}
 
 GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& out) {
   GemmKnobs k = s.knobs;
@@ -213,6 +231,8 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
                   : data == DType::bf16 ? Precision::bf16
                                         : Precision::f32x3;
   }
+  if (k.math == MathMode::auto_)
+    k.math = math_fast_by_default(p, s, k.precision, out) ? MathMode::fast : MathMode::precise;
   if (gemm_family(k.precision) == GemmFamily::sm80) {
     if (!k.tile) k.tile = k.precision == Precision::f32x3 ? TileShape{128, 128, 32}
                                                           : TileShape{128, 128, 8};

@@ -38,7 +38,7 @@ std::vector<RuleViolation> gemm_rules_check_grouped(const Program& program,
 
 // Fills every `auto` knob with the heuristic default (explicit knobs are kept). When the
 // explicit knobs leave no legal choice, the result is still complete; gemm_rules_check reports
-// why. Schedule, scheduler and raster are never auto in the result.
+// why. Schedule, scheduler, raster and math are never auto in the result.
 GemmKnobs gemm_resolve_auto(const Program& program, const GemmStage& stage, const Tensor& out);
 
 // ---- facts shared with the code generator -------------------------------------------------

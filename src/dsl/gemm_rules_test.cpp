@@ -199,7 +199,32 @@ TEST(GemmRules, ConfigNamesAreCanonical) {
   f.s.knobs.tile = TileShape{128, 256, 64};
   f.s.knobs.cluster = ClusterShape{2, 1};
   GemmKnobs k = gemm_resolve_auto(f.p, f.s, f.p.tensors[2]);
+  EXPECT_EQ(gemm_config_name(k, true), "gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf");
+  f.s.knobs.math = MathMode::precise;
+  k = gemm_resolve_auto(f.p, f.s, f.p.tensors[2]);
   EXPECT_EQ(gemm_config_name(k, true), "gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1");
+}
+
+// `math auto` is fast only when the matmul is 16-bit and every output is 16-bit.
+TEST(GemmRules, MathAutoIsFastOnlyForSixteenBitOutputs) {
+  auto math = [](DType data, DType out) {
+    Fixture f(data, 256, 256, 256, out);
+    return gemm_resolve_auto(f.p, f.s, f.p.tensors[2]).math;
+  };
+  EXPECT_EQ(math(DType::bf16, DType::bf16), MathMode::fast);
+  EXPECT_EQ(math(DType::f16, DType::f16), MathMode::fast);
+  EXPECT_EQ(math(DType::f16, DType::bf16), MathMode::fast);
+  EXPECT_EQ(math(DType::f16, DType::f32), MathMode::precise);  // an fp32 output keeps libm
+  EXPECT_EQ(math(DType::f32, DType::f32), MathMode::precise);  // f32x3
+  Fixture tf(DType::f32, 256, 256, 256, DType::f16);
+  tf.s.knobs.precision = Precision::tf32;
+  EXPECT_EQ(gemm_resolve_auto(tf.p, tf.s, tf.p.tensors[2]).math, MathMode::precise);
+  Fixture explicit_fast(DType::f32, 256, 256, 256, DType::f32);
+  explicit_fast.s.knobs.math = MathMode::fast;
+  GemmKnobs k = gemm_resolve_auto(explicit_fast.p, explicit_fast.s, explicit_fast.p.tensors[2]);
+  EXPECT_EQ(k.math, MathMode::fast);
+  EXPECT_NE(gemm_config_name(k, true).find("_mf"), std::string::npos);
+  EXPECT_TRUE(explicit_fast.check().empty()) << all(explicit_fast.check());
 }
 
 }  // namespace

@@ -69,6 +69,14 @@ const char* dsl_scheduler_str(TileScheduler s) {
   }
   return "auto";
 }
+const char* dsl_math_str(MathMode m) {
+  switch (m) {
+    case MathMode::auto_: return "auto";
+    case MathMode::precise: return "precise";
+    case MathMode::fast: return "fast";
+  }
+  return "auto";
+}
 const char* dsl_raster_str(Raster r) {
   switch (r) {
     case Raster::auto_: return "auto";
@@ -133,7 +141,7 @@ bool dsl_rowwise_keeps_shape(const std::string& op) {
 
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
   static const std::vector<std::string> gemm = {"precision", "tile", "cluster", "stages", "schedule",
-                                                "scheduler", "split_k", "raster", "swizzle", "align"};
+                                                "scheduler", "split_k", "raster", "swizzle", "align", "math"};
   static const std::vector<std::string> rowwise = {"threads", "rows_per_block", "vector_width",
                                                    "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> rows = {"threads", "rows_per_block", "vector_width",

@@ -22,6 +22,7 @@ const char* dsl_precision_str(Precision p);
 const char* dsl_schedule_str(Schedule s);
 const char* dsl_scheduler_str(TileScheduler s);
 const char* dsl_raster_str(Raster r);
+const char* dsl_math_str(MathMode m);
 
 // Functions of functions.def, by id.
 struct FnInfo {

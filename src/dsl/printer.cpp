@@ -83,6 +83,7 @@ void print_gemm_knobs(std::string& out, const GemmKnobs& k) {
   out += "  raster " + std::string(dsl_raster_str(k.raster)) + "\n";
   out += "  swizzle " + opt_int(k.swizzle) + "\n";
   out += "  align " + opt_int(k.align) + "\n";
+  out += "  math " + std::string(dsl_math_str(k.math)) + "\n";
 }
 
 void print_simt_knobs(std::string& out, const SimtKnobs& k, const std::string& kind) {

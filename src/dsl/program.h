@@ -138,6 +138,9 @@ enum class Precision {
 enum class Schedule { auto_, cooperative, pingpong };
 enum class TileScheduler { auto_, persistent, stream_k };
 enum class Raster { auto_, along_m, along_n };
+// Epilogue math: precise (IEEE-rounded libm functions) or fast (hardware approximations of
+// exp, log, tanh, sqrt and division; see codegen/functors.cpp for each error bound).
+enum class MathMode { auto_, precise, fast };
 
 struct TileShape { int m = 0, n = 0, k = 0; };
 struct ClusterShape { int m = 1, n = 1; };
@@ -153,6 +156,7 @@ struct GemmKnobs {
   Raster raster = Raster::auto_;
   std::optional<int> swizzle;           // nullopt: auto; 1, 2, 4, 8
   std::optional<int> align;             // elements per access for A/B; nullopt: largest legal
+  MathMode math = MathMode::auto_;      // auto: fast when every output of the stage is 16-bit
 };
 
 struct Operand {

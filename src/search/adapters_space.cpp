@@ -28,6 +28,7 @@ nlohmann::json stage_config_json(const space::Candidate& c) {
     j["split_k"] = num(k.split_k);
     j["raster"] = dsl::dsl_raster_str(k.raster);
     j["swizzle"] = num(k.swizzle);
+    if (k.math != dsl::MathMode::auto_) j["math"] = dsl::dsl_math_str(k.math);
   } else {
     if (c.simt.threads) j["threads"] = *c.simt.threads;
     if (c.simt.rows_per_block) j["rows_per_block"] = *c.simt.rows_per_block;

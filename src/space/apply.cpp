@@ -68,6 +68,7 @@ int gemm_diff(const dsl::GemmKnobs& a, const dsl::GemmKnobs& b) {
   d += a.raster != b.raster;
   d += a.swizzle != b.swizzle;
   d += a.align != b.align;
+  d += a.math != b.math;
   return d;
 }
 

@@ -81,6 +81,7 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
               k.split_k = sk;
               k.swizzle = w;
               k.align = keep ? fx.align : std::nullopt;
+              k.math = keep ? fx.math : dsl::MathMode::auto_;
               push(k);
             }
       continue;
@@ -119,6 +120,7 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
                   k.raster = r;
                   k.swizzle = w;
                   k.align = keep ? fx.align : std::nullopt;
+                  k.math = keep ? fx.math : dsl::MathMode::auto_;
                   push(k);
                 }
             }

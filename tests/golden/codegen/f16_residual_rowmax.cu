@@ -87,6 +87,23 @@ static __device__ __forceinline__ float ucut_fn_selu(float x) { return 1.0507009
 static __device__ __forceinline__ float ucut_fn_softsign(float x) { return x / (1.f + fabsf(x)); }
 static __device__ __forceinline__ float ucut_fn_min(float x, float y) { return fminf(x, y); }
 static __device__ __forceinline__ float ucut_fn_max(float x, float y) { return fmaxf(x, y); }
+// `math fast` forms: the same formulas through hardware approximations
+static __device__ __forceinline__ float ucut_tanh_approx(float x) {
+  float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+static __device__ __forceinline__ float ucut_sqrt_approx(float x) {
+  float y; asm("sqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+static __device__ __forceinline__ float ucut_fast_exp(float x) { return __expf(x); }
+static __device__ __forceinline__ float ucut_fast_log(float x) { return __logf(x); }
+static __device__ __forceinline__ float ucut_fast_sqrt(float x) { return ucut_sqrt_approx(x); }
+static __device__ __forceinline__ float ucut_fast_gelu_tanh(float x) { return 0.5f * x * (1.f + ucut_tanh_approx(0.79788456080286536f * (x + 0.044715f * x * x * x))); }
+static __device__ __forceinline__ float ucut_fast_silu(float x) { return __fdividef(x, 1.f + __expf(-x)); }
+static __device__ __forceinline__ float ucut_fast_sigmoid(float x) { return __fdividef(1.f, 1.f + __expf(-x)); }
+static __device__ __forceinline__ float ucut_fast_tanh(float x) { return ucut_tanh_approx(x); }
+static __device__ __forceinline__ float ucut_fast_mish(float x) { float sp = x > 20.f ? x : __logf(1.f + __expf(x)); return x * ucut_tanh_approx(sp); }
+static __device__ __forceinline__ float ucut_fast_softplus(float x, float p0, float p1) { return p0 * x > p1 ? x : __logf(1.f + __expf(p0 * x)) / p0; }
+static __device__ __forceinline__ float ucut_fast_elu(float x, float p0) { return x > 0.f ? x : p0 * (__expf(x) - 1.f); }
+static __device__ __forceinline__ float ucut_fast_selu(float x) { return 1.0507009873554805f * (x > 0.f ? x : 1.6732632423543772f * (__expf(x) - 1.f)); }
+static __device__ __forceinline__ float ucut_fast_softsign(float x) { return __fdividef(x, 1.f + fabsf(x)); }
 #endif  // UCUT_FUNCTORS_DEFINED
 // Float atomics for GEMM epilogue reductions across tiles. CUTLASS ships atomic_add and
 // atomic_maximum; this adds the minimum. Non-negative floats order like their int bits,
