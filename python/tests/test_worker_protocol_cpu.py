@@ -210,7 +210,22 @@ def test_binding_errors_name_the_tensor(affine):
     desc = json.loads(json.dumps(AFFINE_DESC))
     desc["tensors"][0]["shape"] = [64, 33]
     r = evaluate(affine, desc, correct_affine)
-    assert r["verdict"] == "mismatch" and "shape" in r["error"]
+    assert r["verdict"] == "mismatch" and "shape" in r["error"] and "2112 elements" in r["error"]
+
+
+def test_a_declared_view_of_the_same_element_count_binds(affine):
+    # The lowering declares flattened views ([64, 32] as [2048], a [32] bias as [32, 1]).
+    desc = json.loads(json.dumps(AFFINE_DESC))
+    desc["tensors"][0]["shape"] = [2048]
+    desc["tensors"][2]["shape"] = [32, 1]
+    seen = {}
+
+    def run(t, s):
+        seen["x"], seen["b"] = tuple(t[0].shape), tuple(t[2].shape)
+        return correct_affine([t[0].view(64, 32), t[1], t[2].view(32), t[3]], s)
+    r = evaluate(affine, desc, run)
+    assert seen == {"x": (2048,), "b": (32, 1)}
+    assert r["verdict"] == "ok", r["error"]
 
 
 def test_kernel_error_code_is_a_launch_error(affine):

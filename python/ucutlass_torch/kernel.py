@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -230,7 +231,7 @@ class BoundCall:
         out = []
         for spec, t in zip(self.in_specs, tensors):
             _check_tensor(spec, t, f"input {spec.get('name')!r} (index {spec['index']})")
-            out.append(t.contiguous())
+            out.append(t.contiguous().view(spec["shape"]))
         return out
 
 
@@ -244,8 +245,12 @@ def poison(t: torch.Tensor) -> None:
 
 
 def _check_tensor(spec: Dict[str, Any], t: torch.Tensor, what: str) -> None:
-    if list(t.shape) != list(spec["shape"]):
-        raise BindError(f"{what}: kernel expects shape {spec['shape']}, the problem has {list(t.shape)}")
+    """A tensor binds when its dtype agrees and its shape is the declared one or another shape of
+    the same element count: the kernel reads the contiguous tensor as its declared view (the
+    lowering declares e.g. [B, C, H, W] as [B*C, H*W] or a per-channel [C] as [C, 1, 1])."""
+    if list(t.shape) != list(spec["shape"]) and t.numel() != math.prod(spec["shape"]):
+        raise BindError(f"{what}: kernel expects shape {spec['shape']} ({math.prod(spec['shape'])} elements), "
+                        f"the problem has {list(t.shape)} ({t.numel()} elements)")
     if t.dtype != DTYPES[spec["dtype"]]:
         raise BindError(f"{what}: kernel expects {spec['dtype']}, the problem has {dtype_name(t.dtype)}")
 
@@ -288,7 +293,7 @@ def bind(kernel: Any, model: torch.nn.Module, device: torch.device,
                 raise BindError(f"param {t.get('name')!r} binds state_dict key {key!r}, which the model lacks{hint}")
             value = state[key]
             _check_tensor(t, value, f"param {t.get('name')!r} ({key})")
-            params[key] = value.detach().to(device).contiguous().clone()
+            params[key] = value.detach().to(device).contiguous().clone().view(t["shape"])
             order.append(("param", key))
     sc_specs = desc.get("scalars", [])
     if scalars is None:

@@ -117,7 +117,9 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
     p.kind = LoadPlan::Kind::full;
     return p;
   }
-  if (ctx.broadcast && !overridden && decl == seen && broadcasts_to(seen, ctx.shape)) {
+  // A tensor declared as exactly the shape the op sees (never reshaped, or a declared view such
+  // as batch_norm's [C, 1, 1]) broadcasts NumPy-style.
+  if (ctx.broadcast && decl == seen && broadcasts_to(seen, ctx.shape)) {
     p.kind = LoadPlan::Kind::full;
     return p;
   }
@@ -234,6 +236,14 @@ ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)
     if (e == 0.5) return un(Fn::sqrt);
     if (e == -0.5) return un(Fn::rsqrt);
     return ex_bin(BinOp::div, ex_const(1), x());
+  }
+  if (n == "batch_norm") {
+    // eval mode (pass_expand_ops): (x - mean) * rsqrt(var + eps) [* weight] [+ bias]
+    ExprPtr e = ex_bin(BinOp::mul, ex_bin(BinOp::sub, x(), in(1)),
+                       ex_fn(Fn::rsqrt, {ex_bin(BinOp::add, in(2), ex_const(attr_number(op, "eps", 1e-5)))}));
+    if (op.inputs.size() > 3 && op.inputs[3].is_tensor()) e = ex_bin(BinOp::mul, e, in(3));
+    if (op.inputs.size() > 4 && op.inputs[4].is_tensor()) e = ex_bin(BinOp::add, e, in(4));
+    return e;
   }
   if (n == "neg") return un(Fn::neg);
   if (n == "abs") return un(Fn::abs);

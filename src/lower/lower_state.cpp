@@ -1,6 +1,7 @@
 #include "lower/lower_state.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "support/diagnostics.h"
 
@@ -168,7 +169,7 @@ OpClass op_class(const problem::Op& op) {
       "hardtanh", "clamp", "hardswish", "hardsigmoid", "log_sigmoid", "to"};
   static const std::set<std::string> row_ops = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
   static const std::set<std::string> reductions = {"sum",  "mean",   "amax",   "amin",     "max",
-                                                   "min",  "argmax", "argmin", "logsumexp"};
+                                                   "min",  "argmax", "argmin", "logsumexp", "norm"};
   static const std::set<std::string> losses = {"mse_loss",  "l1_loss",      "smooth_l1_loss",
                                                "huber_loss", "kl_div",      "cross_entropy",
                                                "hinge_embedding_loss"};
@@ -226,6 +227,21 @@ std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank) {
     add(*v);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::optional<double> lower_norm_order(const problem::Op& op) {
+  if (!op.attrs.contains("p") || op.attrs.at("p").is_null()) return 2.0;
+  const auto& p = op.attrs.at("p");
+  if (p.is_string()) {
+    std::string v = p.get<std::string>();
+    if (v == "fro") return 2.0;
+    if (v == "inf" || v == "Infinity") return std::numeric_limits<double>::infinity();
+    return std::nullopt;
+  }
+  if (!p.is_number()) return std::nullopt;
+  double v = p.get<double>();
+  if (v == 1 || v == 2 || v == std::numeric_limits<double>::infinity()) return v;
+  return std::nullopt;
 }
 
 std::string shape_str(const std::vector<int64_t>& s) {

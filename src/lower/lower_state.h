@@ -120,6 +120,9 @@ bool attr_bool(const problem::Op& op, const char* key, bool def);
 // `dims` / `dim` as a list normalized to [0, rank); nullopt when absent or null (all dims).
 std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank);
 
+// The order of a `norm` op as 1, 2 (also 'fro') or infinity; nullopt for any other order.
+std::optional<double> lower_norm_order(const problem::Op& op);
+
 std::string shape_str(const std::vector<int64_t>& s);
 // The shape with leading 1s removed ([1, 1, 64] -> [64]).
 std::vector<int64_t> squeeze_leading(const std::vector<int64_t>& s);

@@ -21,7 +21,8 @@ std::string why_unsupported(const problem::Op& op) {
       {"conv_transpose2d", "transposed convolutions are not in the language yet"},
       {"conv_transpose3d", "transposed convolutions are not in the language yet"},
       {"sdpa", "attention is not in the language yet"},
-      {"batch_norm", "batch_norm normalizes over dims other than the last; rowwise stages normalize the last dim"},
+      {"batch_norm", "batch_norm in training mode normalizes with batch statistics over dims other than the last; "
+                     "rowwise stages normalize the last dim (eval mode, with running statistics, lowers)"},
       {"group_norm", "group_norm normalizes over groups of channels; rowwise stages normalize the last dim"},
       {"instance_norm", "instance_norm normalizes over spatial dims; rowwise stages normalize the last dim"},
       {"var", "var has no reduce operation (sum, mean, max, min do)"},
@@ -85,7 +86,8 @@ Status pass_check_ops(LowerState& s) {
                                         "'; only GEMM operands can be transposed",
                              "make the tensor contiguous in another layout in PyTorch, or transpose the GEMM instead");
       const auto& seen = s.need(in.tensor).shape;
-      if (seen != base.shape && squeeze_leading(seen) != squeeze_leading(base.shape))
+      if (seen != base.shape && squeeze_leading(seen) != squeeze_leading(base.shape) &&
+          lower_decl_shape(s, v.base) != seen)  // a view the lowering declares (pass_expand_ops)
         return s.unsupported(op.id, "reads '" + in.tensor + "' " + shape_str(seen) + ", a reshape of '" + v.base +
                                         "' " + shape_str(base.shape) + "; only GEMM operands can be reshaped views");
     }

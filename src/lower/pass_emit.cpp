@@ -10,6 +10,7 @@
 
 #include "dsl/dsl.h"
 #include "dsl/gemm_rules.h"
+#include "dsl/names.h"
 #include "lower/lower_expr.h"
 #include "lower/passes.h"
 
@@ -216,6 +217,18 @@ class Emitter {
     if (lower_decl_shape(s_, stored) != shape) s_.decl_shape[stored] = shape;
   }
 
+  // A norm reduces |x| (p = 1, inf) or x^2 (p = 2) written as the stage's prologue; the value
+  // after the reduction is sqrt(acc) for p = 2, else acc.
+  static ExprPtr norm_prologue(const problem::Op& norm, const std::string& input, dsl::Epilogue& prologue) {
+    double p = lower_norm_order(norm).value_or(2);
+    EpilogueStmt st;
+    st.kind = EpilogueStmt::Kind::store;
+    st.name = input;
+    st.value = p == 2 ? ex_bin(dsl::BinOp::mul, ex_acc(), ex_acc()) : ex_fn(dsl::Fn::abs, {ex_acc()});
+    prologue.stmts = {st};
+    return p == 2 ? ex_fn(dsl::Fn::sqrt, {ex_acc()}) : ex_acc();
+  }
+
   Result<dsl::Stage> stage(const Draft& d) {
     dsl::Stage st;
     st.name = "s" + std::to_string(stages_.size());
@@ -234,7 +247,9 @@ class Emitter {
     }
     BlockCtx ctx = lower_block_ctx(s_, d);
     std::string stored = stored_of(d);
-    if (d.kind == DraftKind::gemm || d.kind == DraftKind::elementwise) fix_shape(stored, ctx.shape);
+    if (d.kind == DraftKind::gemm || d.kind == DraftKind::elementwise ||
+        (d.kind == DraftKind::rowwise && dsl::dsl_rowwise_keeps_shape(d.op)))
+      fix_shape(stored, ctx.shape);
     int anchor_id = d.anchor >= 0 ? d.anchor : d.ops.front();
     const problem::Op& anchor = s_.ops[static_cast<size_t>(anchor_id)];
     auto tensor_in = [&](size_t i) { return use(s_.resolve(anchor.inputs.at(i).tensor).base); };
@@ -283,6 +298,7 @@ class Emitter {
           r.extra.push_back(use(b));
         }
       }
+      if (anchor.op == "norm") v0 = norm_prologue(anchor, r.input, r.prologue);
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();
       if (d.op == "argmax" || d.op == "argmin") {
@@ -313,6 +329,7 @@ class Emitter {
         auto dims = attr_dims(anchor, rank);
         if (dims) r.dims = *dims;
         else for (int i = 0; i < rank; ++i) r.dims.push_back(i);
+        if (anchor.op == "norm") v0 = norm_prologue(anchor, r.inputs[0], r.prologue);
       }
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();

@@ -64,8 +64,14 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
   // The result has the block's shape (numel and, ignoring leading 1s, extents).
   const auto& out_shape = s.need(op.outputs[0]).shape;
   if (numel(out_shape) != numel(ctx.shape) || squeeze_leading(out_shape) != squeeze_leading(ctx.shape)) {
-    // A GEMM over [B, S, K] keeps [B, S, N]; the op may see the same shape.
-    if (numel(out_shape) != numel(ctx.shape) || out_shape.size() != ctx.shape.size()) return false;
+    // A GEMM over [B, S, K] keeps [B, S, N]; the op may see the same shape. A rowwise block
+    // over flattened trailing dims (layer_norm over [.., H, W]) takes ops on its own values only.
+    bool flat_rows = p.kind == DraftKind::rowwise && numel(out_shape) == numel(ctx.shape) &&
+                     std::all_of(op.inputs.begin(), op.inputs.end(), [&](const problem::Operand& in) {
+                       return !in.is_tensor() || std::find(locals.begin(), locals.end(),
+                                                           s.resolve(in.tensor).base) != locals.end();
+                     });
+    if (!flat_rows && (numel(out_shape) != numel(ctx.shape) || out_shape.size() != ctx.shape.size())) return false;
   }
   bool uses_local = false;
   std::set<std::string> new_full;

@@ -1,8 +1,9 @@
 // pass_simt_stages: one draft per non-GEMM anchor op and one elementwise draft per remaining
 // elementwise op, then all drafts sorted by their first op (run order):
-//   softmax / log_softmax / layer_norm / rms_norm over the last dim  -> rowwise
+//   softmax / log_softmax over the last dim, layer_norm / rms_norm over trailing dims -> rowwise
 //   sum / mean / max / min / amax / amin / argmax / argmin / logsumexp over the last dim -> rowwise
 //   sum / mean / max / min over other dims or all dims               -> reduce (dims=[...])
+//   norm (p = 1, 2, 'fro', inf) as sum/max of a |x| or x^2 prologue (then sqrt) -> either
 //   mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, hinge_embedding_loss, cross_entropy
 //                                                                     -> reduce (loss)
 //   cumsum / cumprod                                                  -> scan
@@ -55,12 +56,28 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
     std::vector<int64_t> ns;
     if (op.attrs.contains("normalized_shape") && op.attrs.at("normalized_shape").is_array())
       for (const auto& v : op.attrs.at("normalized_shape")) ns.push_back(v.get<int64_t>());
-    if (rank == 0 || ns != std::vector<int64_t>{in.shape.back()})
-      return s.unsupported(op.id, n + " over normalized_shape " + shape_str(ns) + "; rowwise stages normalize the last dimension only",
-                           "normalize over the last dimension");
-    for (size_t k = 1; k < op.inputs.size(); ++k)
-      if (op.inputs[k].is_tensor() && s.need(s.resolve(op.inputs[k].tensor).base).numel() != in.shape.back())
-        return s.unsupported(op.id, "the weight/bias of " + n + " must have one value per column");
+    // Normalizing over the last k dims of a stored (untransposed) tensor is normalizing rows of
+    // their product: the input, the output and the weight/bias are declared flattened.
+    const size_t k = ns.size();
+    bool trailing = rank > 0 && k >= 1 && k <= static_cast<size_t>(rank) &&
+                    std::equal(ns.begin(), ns.end(), in.shape.end() - static_cast<std::ptrdiff_t>(k));
+    if (!trailing)
+      return s.unsupported(op.id, n + " over normalized_shape " + shape_str(ns) + " of a " + shape_str(in.shape) +
+                                      " input; rowwise stages normalize trailing dimensions",
+                           "normalize over the last dimension(s)");
+    int64_t row = 1;
+    for (auto v : ns) row *= v;
+    for (size_t i = 1; i < op.inputs.size(); ++i)
+      if (op.inputs[i].is_tensor() && s.need(s.resolve(op.inputs[i].tensor).base).numel() != row)
+        return s.unsupported(op.id, "the weight/bias of " + n + " must have one value per normalized element");
+    if (k > 1) {
+      View iv = s.resolve(op.inputs.at(0).tensor), ov = s.resolve(op.outputs.at(0));
+      if (iv.transposed || ov.transposed)
+        return s.unsupported(op.id, n + " over several dims of a transposed view needs a copy");
+      std::vector<int64_t> flat = {in.numel() / row, row};
+      s.decl_shape[iv.base] = flat;
+      s.decl_shape[ov.base] = flat;
+    }
     d.kind = DraftKind::rowwise;
     d.op = n;
     return d;
@@ -70,12 +87,21 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
     if (!st) return st.error();
     auto dims = attr_dims(op, rank);
     bool last = rank > 0 && dims && dims->size() == 1 && (*dims)[0] == rank - 1;
+    std::string rop = n == "amax" ? "max" : n == "amin" ? "min" : n;
+    if (n == "norm") {
+      // p = 2 / 'fro': sqrt(sum x^2); p = 1: sum |x|; p = inf: max |x| (pass_emit writes the
+      // prologue and the square root).
+      auto p = lower_norm_order(op);
+      if (!p)
+        return s.unsupported(op.id, "norm of order " + op.attrs.value("p", nlohmann::json(2)).dump() +
+                                        " has no reduce form (p = 1, 2, 'fro' and inf do)");
+      rop = *p == 1 || *p == 2 ? "sum" : "max";
+    }
     if (last) {
       d.kind = DraftKind::rowwise;
-      d.op = rowwise_reduction(n);
+      d.op = n == "norm" ? rop : rowwise_reduction(n);
       return d;
     }
-    std::string rop = n == "amax" ? "max" : n == "amin" ? "min" : n;
     if (rop != "sum" && rop != "mean" && rop != "max" && rop != "min")
       return s.unsupported(op.id, n + " over dims other than the last is not a reduce operation (sum, mean, max, min are)");
     d.kind = DraftKind::reduce;
