@@ -150,6 +150,10 @@ class Emitter {
       std::optional<Error> err;
       auto operand = [&](size_t i) -> ExprPtr {
         const auto& in = op.inputs.at(i);
+        if (in.is_absent()) {
+          err = s_.unsupported(id, "operand " + std::to_string(i) + " is absent (None) where the op needs a value");
+          return ex_const(0);
+        }
         if (!in.is_tensor()) return ex_const(*in.scalar);
         std::string b = s_.resolve(in.tensor).base;
         if (auto it = locals.find(b); it != locals.end()) return it->second;

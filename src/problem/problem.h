@@ -45,11 +45,13 @@ struct Tensor {
   int64_t bytes() const { return numel() * dtype_bytes(dtype); }
 };
 
-// An op operand: a tensor by name, or a Python number baked into the op.
+// An op operand: a tensor by name, a Python number baked into the op, or absent (an optional
+// operand left out before a present one, JSON null: neither a tensor nor a scalar).
 struct Operand {
-  std::string tensor;                  // empty when scalar
+  std::string tensor;                  // empty when scalar or absent
   std::optional<double> scalar;
-  bool is_tensor() const { return !scalar.has_value(); }
+  bool is_tensor() const { return !scalar.has_value() && !tensor.empty(); }
+  bool is_absent() const { return !scalar.has_value() && tensor.empty(); }
 };
 
 enum class FlopClass { tensor, simt };

@@ -175,7 +175,9 @@ Op read_op(const json& j, const std::string& where, size_t position, const Tenso
   for (size_t i = 0; i < ins.size(); ++i) {
     std::string p = index_path(in_path, i);
     Operand operand;
-    if (ins[i].is_string()) {
+    if (ins[i].is_null()) {
+      // an absent optional operand before a present one (docs/problem-ir.md)
+    } else if (ins[i].is_string()) {
       operand.tensor = ins[i].get<std::string>();
       names.check(operand.tensor, p);
     } else if (ins[i].is_object() && ins[i].contains("scalar")) {
@@ -188,7 +190,7 @@ Op read_op(const json& j, const std::string& where, size_t position, const Tenso
         reject(p + ".scalar", fmt::format("expected a number, found {}", type_name(s)));
       }
     } else {
-      reject(p, fmt::format("expected a tensor name or {{\"scalar\": number}}, found {}", type_name(ins[i])));
+      reject(p, fmt::format("expected a tensor name, {{\"scalar\": number}} or null, found {}", type_name(ins[i])));
     }
     op.inputs.push_back(std::move(operand));
   }

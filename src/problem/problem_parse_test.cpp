@@ -64,6 +64,21 @@ TEST(ProblemParse, ValidDocument) {
   EXPECT_EQ(p.find_tensor("nope"), nullptr);
 }
 
+// An absent optional operand before a present one is JSON null: neither a tensor nor a scalar.
+TEST(ProblemParse, AbsentOperandIsNull) {
+  json j = valid();
+  j["ops"][1]["inputs"][1] = nullptr;
+  auto p = problem_parse(j.dump(), "p.json");
+  ASSERT_TRUE(p.ok()) << p.error().render();
+  const Operand& o = p->ops[1].inputs[1];
+  EXPECT_TRUE(o.is_absent());
+  EXPECT_FALSE(o.is_tensor());
+  EXPECT_FALSE(o.scalar.has_value());
+  EXPECT_FALSE(p->ops[1].inputs[0].is_absent());
+  j["ops"][1]["inputs"][0] = 3;
+  EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[0]: expected a tensor name, {\"scalar\": number} or null, found a number");
+}
+
 TEST(ProblemParse, UnknownSchemaVersion) {
   json j = valid();
   j["schema"] = "ucutlass.problem/2";
@@ -138,7 +153,7 @@ TEST(ProblemParse, OpFields) {
   j["ops"][1]["inputs"][1] = json::parse(R"({"scalar": "two"})");
   EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[1].scalar: expected a number, found a string");
   j["ops"][1]["inputs"][1] = 7;
-  EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[1]: expected a tensor name or {\"scalar\": number}, found a number");
+  EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[1]: expected a tensor name, {\"scalar\": number} or null, found a number");
 }
 
 TEST(ProblemParse, OrderAndTopLevelLists) {
