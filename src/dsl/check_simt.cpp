@@ -59,12 +59,16 @@ bool split_args(Checker& c, const AstStage& s, size_t n_pos, const std::vector<s
   return true;
 }
 
-std::optional<double> positive_number(Checker& c, const Args& a, const std::string& key, double def, bool& ok) {
+// `zero_ok`: 0 is accepted too (l1/l2_normalize: x / max(norm, 0) is x / norm, as PyTorch's
+// x / torch.norm(x) computes it, NaN for an all-zero row included).
+std::optional<double> positive_number(Checker& c, const Args& a, const std::string& key, double def, bool& ok,
+                                      bool zero_ok = false) {
   auto it = a.keyword.find(key);
   if (it == a.keyword.end()) return def;
   const AstArg* v = it->second;
-  if (v->kind != AstArg::Kind::number || !(v->number > 0)) {
-    c.error(v->span, key + " must be a positive number", "write " + key + "=" + dsl_number_str(def));
+  if (v->kind != AstArg::Kind::number || !(v->number > 0 || (zero_ok && v->number == 0))) {
+    c.error(v->span, key + (zero_ok ? " must be a non-negative number" : " must be a positive number"),
+            "write " + key + "=" + dsl_number_str(def));
     ok = false;
     return std::nullopt;
   }
@@ -220,7 +224,7 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   }
   if (std::find(keys.begin(), keys.end(), "eps") != keys.end()) {
     double def = op == "layer_norm" ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12;
-    auto eps = positive_number(*this, a, "eps", def, ok);
+    auto eps = positive_number(*this, a, "eps", def, ok, op == "l1_normalize" || op == "l2_normalize");
     if (!ok) return false;
     r.attrs["eps"] = *eps;
   }

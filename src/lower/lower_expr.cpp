@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "dsl/names.h"
+
 namespace ucut::lower {
 
 using dsl::BinOp;
@@ -171,7 +173,7 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     const auto& in = lower_decl_shape(s, s.resolve(s.ops[static_cast<size_t>(d.anchor)].inputs.at(0).tensor).base);
     c.cols = in.empty() ? 1 : in.back();
     c.rows = c.cols ? numel(in) / c.cols : 0;
-    c.vectors = d.op == "softmax" || d.op == "log_softmax" || d.op == "layer_norm" || d.op == "rms_norm";
+    c.vectors = dsl::dsl_rowwise_keeps_shape(d.op);
     return c;
   }
   c.cols = c.shape.empty() ? 1 : c.shape.back();

@@ -302,7 +302,8 @@ class Emitter {
           r.extra.push_back(use(b));
         }
       }
-      if (anchor.op == "norm") v0 = norm_prologue(anchor, r.input, r.prologue);
+      if (d.op == "l1_normalize" || d.op == "l2_normalize") r.attrs["eps"] = 0;  // x / norm(x) (pass_simt_stages)
+      else if (anchor.op == "norm") v0 = norm_prologue(anchor, r.input, r.prologue);
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();
       if (d.op == "argmax" || d.op == "argmin") {

@@ -36,6 +36,29 @@ Status extra_outputs_dead(const LowerState& s, const problem::Op& op) {
   return ok_status();
 }
 
+// x / norm(x, p, dim=-1, keepdim=True) with p = 1 or 2 is one rowwise l1/l2_normalize (eps 0:
+// plain division, NaN for an all-zero row as in PyTorch) when the divide is the norm's only
+// reader and divides the norm's own input. The divide joins the draft: its output is the value.
+void fuse_normalize(LowerState& s, const problem::Op& norm, Draft& d) {
+  auto p = lower_norm_order(norm);
+  if (!p || (*p != 1 && *p != 2) || !attr_bool(norm, "keepdim", false)) return;
+  const std::string& out = norm.outputs.at(0);
+  if (s.is_output(out)) return;
+  auto readers = s.consumers(out);
+  if (readers.size() != 1) return;
+  const problem::Op& div = s.ops[static_cast<size_t>(readers[0])];
+  if (div.op != "div" || div.inputs.size() != 2 || !div.inputs[0].is_tensor() || !div.inputs[1].is_tensor() ||
+      !attr_string(div, "rounding_mode", "").empty())
+    return;
+  View x = s.resolve(norm.inputs.at(0).tensor), num = s.resolve(div.inputs[0].tensor);
+  if (num.base != x.base || num.transposed || x.transposed || s.resolve(div.inputs[1].tensor).base != s.resolve(out).base)
+    return;
+  if (s.need(div.outputs.at(0)).shape != s.need(norm.inputs.at(0).tensor).shape) return;
+  d.op = *p == 1 ? "l1_normalize" : "l2_normalize";
+  d.value = div.outputs.at(0);
+  s.dead[static_cast<size_t>(div.id)] = true;
+}
+
 Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
   Draft d;
   d.anchor = op.id;
@@ -100,6 +123,7 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
     if (last) {
       d.kind = DraftKind::rowwise;
       d.op = n == "norm" ? rop : rowwise_reduction(n);
+      if (n == "norm") fuse_normalize(s, op, d);
       return d;
     }
     if (rop != "sum" && rop != "mean" && rop != "max" && rop != "min")
