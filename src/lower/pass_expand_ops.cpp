@@ -1,15 +1,114 @@
-// pass_expand_ops: composite ops that are one elementwise expression over views of their inputs.
+// pass_expand_ops: composite ops the language has one stage for.
 //   batch_norm in eval mode (running statistics): per channel (dim 1) an affine map,
 //     y = (x - mean[c]) * rsqrt(var[c] + eps) * weight[c] + bias[c];
 //   the op becomes an elementwise op (lower_expr_op) whose per-channel vectors are read through
 //   [C, 1, ..., 1] views (declared so, and broadcast NumPy-style by the elementwise stage).
+//   RMSNorm written out, x * rsqrt(mean(x^2, -1, keepdim) + eps) [* w] (LLaMA's RMSNorm and
+//   the like), becomes one rms_norm op: one rowwise stage instead of a square, a mean and a
+//   scale with two intermediates in memory. Each step must be the only reader of the one before.
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
-// pass_views, before pass_check_ops. Golden test: tests/golden/lower/batch_norm_eval.json.
+// pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
+// rmsnorm_manual.json.
 #include "lower/passes.h"
 
 namespace ucut::lower {
 
+namespace {
+
+// The only live op reading `t` (directly or through views), or -1; -1 too when `t` is returned.
+int only_reader(const LowerState& s, const std::string& t) {
+  if (s.is_output(t)) return -1;
+  auto r = s.consumers(t);
+  return r.size() == 1 ? r[0] : -1;
+}
+
+// The live op writing `t`, or -1.
+int writer(const LowerState& s, const std::string& t) {
+  std::string base = s.resolve(t).base;
+  for (const auto& op : s.ops)
+    if (!s.dead[static_cast<size_t>(op.id)])
+      for (const auto& o : op.outputs)
+        if (o == base) return op.id;
+  return -1;
+}
+
+bool is_scalar(const problem::Operand& o) { return o.scalar.has_value(); }
+
+// For a binary op reading `t` and one other operand: that other operand, or nullptr.
+const problem::Operand* other_operand(const problem::Op& op, const std::string& t) {
+  if (op.inputs.size() != 2) return nullptr;
+  if (op.inputs[0].is_tensor() && op.inputs[0].tensor == t) return &op.inputs[1];
+  if (op.inputs[1].is_tensor() && op.inputs[1].tensor == t) return &op.inputs[0];
+  return nullptr;
+}
+
+// Matches the written-out RMSNorm around `mean` (op id m); rewrites its last op into rms_norm.
+void fuse_manual_rms_norm(LowerState& s, int m) {
+  const problem::Op mean = s.ops[static_cast<size_t>(m)];
+  if (mean.inputs.size() != 1 || !mean.inputs[0].is_tensor() || !attr_bool(mean, "keepdim", false)) return;
+  const auto& sq_shape = s.need(mean.inputs[0].tensor).shape;
+  auto dims = attr_dims(mean, static_cast<int>(sq_shape.size()));
+  if (sq_shape.empty() || !dims || *dims != std::vector<int>{static_cast<int>(sq_shape.size()) - 1}) return;
+  // x^2: pow(x, 2), mul(x, x) or square(x), read only by the mean
+  int p = writer(s, mean.inputs[0].tensor);
+  if (p < 0 || only_reader(s, mean.inputs[0].tensor) != m) return;
+  const problem::Op& sq = s.ops[static_cast<size_t>(p)];
+  if (sq.inputs.empty() || !sq.inputs[0].is_tensor()) return;
+  const std::string x = sq.inputs[0].tensor;
+  bool square = (sq.op == "pow" && sq.inputs.size() == 2 && is_scalar(sq.inputs[1]) && *sq.inputs[1].scalar == 2) ||
+                (sq.op == "mul" && sq.inputs.size() == 2 && sq.inputs[1].is_tensor() && sq.inputs[1].tensor == x) ||
+                (sq.op == "square" && sq.inputs.size() == 1);
+  if (!square || s.resolve(x).transposed) return;
+  // + eps
+  int a = only_reader(s, mean.outputs.at(0));
+  if (a < 0) return;
+  const problem::Op& add = s.ops[static_cast<size_t>(a)];
+  const problem::Operand* eps = other_operand(add, mean.outputs.at(0));
+  if (add.op != "add" || !eps || !is_scalar(*eps) || *eps->scalar < 0 || attr_number(add, "alpha", 1) != 1) return;
+  // rsqrt
+  int r = only_reader(s, add.outputs.at(0));
+  if (r < 0 || s.ops[static_cast<size_t>(r)].op != "rsqrt") return;
+  // x * r
+  int mx = only_reader(s, s.ops[static_cast<size_t>(r)].outputs.at(0));
+  if (mx < 0) return;
+  const problem::Op& scale = s.ops[static_cast<size_t>(mx)];
+  const problem::Operand* xo = other_operand(scale, s.ops[static_cast<size_t>(r)].outputs.at(0));
+  if (scale.op != "mul" || !xo || !xo->is_tensor() || s.resolve(xo->tensor).base != s.resolve(x).base ||
+      s.need(scale.outputs.at(0)).shape != s.need(x).shape)
+    return;
+  // optionally * w[D]
+  const int64_t d = sq_shape.back();
+  int last = mx;
+  std::string weight;
+  int w = only_reader(s, scale.outputs.at(0));
+  if (w >= 0 && s.ops[static_cast<size_t>(w)].op == "mul") {
+    const problem::Operand* wo = other_operand(s.ops[static_cast<size_t>(w)], scale.outputs.at(0));
+    if (wo && wo->is_tensor() && s.need(wo->tensor).shape == std::vector<int64_t>{d} &&
+        s.resolve(wo->tensor).base != s.resolve(x).base &&
+        s.need(s.ops[static_cast<size_t>(w)].outputs.at(0)).shape == s.need(x).shape) {
+      last = w;
+      weight = wo->tensor;
+    }
+  }
+  problem::Op& out = s.ops[static_cast<size_t>(last)];
+  out.op = "rms_norm";
+  out.inputs = {problem::Operand{x, std::nullopt}};
+  if (!weight.empty()) out.inputs.push_back(problem::Operand{weight, std::nullopt});
+  out.attrs = nlohmann::json::object();
+  out.attrs["normalized_shape"] = nlohmann::json::array({d});
+  out.attrs["eps"] = *eps->scalar;
+  s.cls[static_cast<size_t>(last)] = OpClass::row_op;
+  for (int id : {p, m, a, r, mx})
+    if (id != last) s.dead[static_cast<size_t>(id)] = true;
+  s.notes.push_back(s.op_label(m) + ": x * rsqrt(mean(x^2) + eps)" + (weight.empty() ? "" : " * w") +
+                    " is one rms_norm row operation");
+}
+
+}  // namespace
+
 Status pass_expand_ops(LowerState& s) {
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (!s.dead[i] && s.ops[i].op == "mean") fuse_manual_rms_norm(s, static_cast<int>(i));
   const size_t n = s.ops.size();
   for (size_t i = 0; i < n; ++i) {
     if (s.dead[i] || s.ops[i].op != "batch_norm") continue;
