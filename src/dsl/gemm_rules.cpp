@@ -191,14 +191,13 @@ std::string gemm_config_name(const GemmKnobs& k, bool stages_auto) {
     if (k.split_k && *k.split_k > 1) n += "_k" + str(*k.split_k);
     n += k.raster == Raster::along_n ? "_rn" : "_rm";
     n += "_w" + str(k.swizzle.value_or(1));
-    if (k.math == MathMode::fast) n += "_mf";
   } else {
     n += "_s" + str(k.stages.value_or(3));
     if (k.split_k && *k.split_k > 1) n += "_k" + str(*k.split_k);
     n += "_w" + str(k.swizzle.value_or(1));
     n += "_a" + str(k.align.value_or(1));
-    if (k.math == MathMode::fast) n += "_mf";
   }
+  if (k.math == MathMode::fast) n += "_mf";
   return n;
 }
 

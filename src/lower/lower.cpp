@@ -9,7 +9,7 @@ Result<LoweredProgram> lower_problem(const problem::Problem& problem, const Lowe
   LowerState s(problem, options);
   for (auto pass : {pass_dead_ops,        // drop ops that reach no output
                     pass_views,           // reshapes and transposes become aliases
-                    pass_expand_ops,      // eval-mode batch_norm -> one elementwise expression
+                    pass_expand_ops,      // written-out RMSNorm -> rms_norm; eval batch_norm -> elementwise
                     pass_check_ops,       // reject what the language cannot express, with the op
                     pass_match_gemm,      // GEMM-family ops -> gemm drafts (operands, M N K, bias)
                     pass_simt_stages,     // row ops, reductions, losses, scans, elementwise -> drafts

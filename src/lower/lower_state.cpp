@@ -63,6 +63,12 @@ std::vector<int> LowerState::consumers(const std::string& name) const {
   return out;
 }
 
+int LowerState::only_reader(const std::string& name) const {
+  if (is_output(name)) return -1;
+  auto r = consumers(name);
+  return r.size() == 1 ? r[0] : -1;
+}
+
 bool LowerState::is_output(const std::string& name) const {
   std::string base = resolve(name).base;
   for (const auto& o : problem.outputs)

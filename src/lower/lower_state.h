@@ -86,6 +86,9 @@ struct LowerState {
   // Ops (live, not views) that read `name` directly or through views.
   std::vector<int> consumers(const std::string& name) const;
   bool is_output(const std::string& name) const;
+  // The one live op reading `name` when it is not returned, else -1 (the pattern fusions'
+  // "each step is the only reader of the one before").
+  int only_reader(const std::string& name) const;
   // Adds a synthetic tensor (kind intermediate) and returns its unique name.
   std::string add_tensor(const std::string& stem, problem::DType dtype, std::vector<int64_t> shape);
   // Adds a synthetic op and returns its id.

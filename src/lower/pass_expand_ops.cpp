@@ -15,13 +15,6 @@ namespace ucut::lower {
 
 namespace {
 
-// The only live op reading `t` (directly or through views), or -1; -1 too when `t` is returned.
-int only_reader(const LowerState& s, const std::string& t) {
-  if (s.is_output(t)) return -1;
-  auto r = s.consumers(t);
-  return r.size() == 1 ? r[0] : -1;
-}
-
 // The live op writing `t`, or -1.
 int writer(const LowerState& s, const std::string& t) {
   std::string base = s.resolve(t).base;
@@ -51,7 +44,7 @@ void fuse_manual_rms_norm(LowerState& s, int m) {
   if (sq_shape.empty() || !dims || *dims != std::vector<int>{static_cast<int>(sq_shape.size()) - 1}) return;
   // x^2: pow(x, 2), mul(x, x) or square(x), read only by the mean
   int p = writer(s, mean.inputs[0].tensor);
-  if (p < 0 || only_reader(s, mean.inputs[0].tensor) != m) return;
+  if (p < 0 || s.only_reader(mean.inputs[0].tensor) != m) return;
   const problem::Op& sq = s.ops[static_cast<size_t>(p)];
   if (sq.inputs.empty() || !sq.inputs[0].is_tensor()) return;
   const std::string x = sq.inputs[0].tensor;
@@ -60,16 +53,16 @@ void fuse_manual_rms_norm(LowerState& s, int m) {
                 (sq.op == "square" && sq.inputs.size() == 1);
   if (!square || s.resolve(x).transposed) return;
   // + eps
-  int a = only_reader(s, mean.outputs.at(0));
+  int a = s.only_reader(mean.outputs.at(0));
   if (a < 0) return;
   const problem::Op& add = s.ops[static_cast<size_t>(a)];
   const problem::Operand* eps = other_operand(add, mean.outputs.at(0));
   if (add.op != "add" || !eps || !is_scalar(*eps) || *eps->scalar < 0 || attr_number(add, "alpha", 1) != 1) return;
   // rsqrt
-  int r = only_reader(s, add.outputs.at(0));
+  int r = s.only_reader(add.outputs.at(0));
   if (r < 0 || s.ops[static_cast<size_t>(r)].op != "rsqrt") return;
   // x * r
-  int mx = only_reader(s, s.ops[static_cast<size_t>(r)].outputs.at(0));
+  int mx = s.only_reader(s.ops[static_cast<size_t>(r)].outputs.at(0));
   if (mx < 0) return;
   const problem::Op& scale = s.ops[static_cast<size_t>(mx)];
   const problem::Operand* xo = other_operand(scale, s.ops[static_cast<size_t>(r)].outputs.at(0));
@@ -80,7 +73,7 @@ void fuse_manual_rms_norm(LowerState& s, int m) {
   const int64_t d = sq_shape.back();
   int last = mx;
   std::string weight;
-  int w = only_reader(s, scale.outputs.at(0));
+  int w = s.only_reader(scale.outputs.at(0));
   if (w >= 0 && s.ops[static_cast<size_t>(w)].op == "mul") {
     const problem::Operand* wo = other_operand(s.ops[static_cast<size_t>(w)], scale.outputs.at(0));
     if (wo && wo->is_tensor() && s.need(wo->tensor).shape == std::vector<int64_t>{d} &&

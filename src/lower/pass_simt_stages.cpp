@@ -43,10 +43,9 @@ void fuse_normalize(LowerState& s, const problem::Op& norm, Draft& d) {
   auto p = lower_norm_order(norm);
   if (!p || (*p != 1 && *p != 2) || !attr_bool(norm, "keepdim", false)) return;
   const std::string& out = norm.outputs.at(0);
-  if (s.is_output(out)) return;
-  auto readers = s.consumers(out);
-  if (readers.size() != 1) return;
-  const problem::Op& div = s.ops[static_cast<size_t>(readers[0])];
+  const int reader = s.only_reader(out);
+  if (reader < 0) return;
+  const problem::Op& div = s.ops[static_cast<size_t>(reader)];
   if (div.op != "div" || div.inputs.size() != 2 || !div.inputs[0].is_tensor() || !div.inputs[1].is_tensor() ||
       !attr_string(div, "rounding_mode", "").empty())
     return;
