@@ -174,6 +174,7 @@ TEST(SimtChecker, CheckedKnobsAlwaysEmit) {
   const std::vector<std::pair<std::string, std::string>> stages = {
       {"in x : f32[512, 32768]\nout y : f32[512, 32768]\n", "stage y = rowwise log_softmax(x) {\n"},
       {"in x : f16[1024, 4096]\nout y : f16[1024, 4096]\n", "stage y = rowwise layer_norm(x) {\n"},
+      {"in x : f32[8, 64, 32, 32]\nout y : f32[8, 64, 32, 32]\n", "stage y = rowwise group_norm(x, groups=8) {\n"},
       {"in x : f32[4096, 96]\nout y : f32[4096]\n", "stage y = rowwise max(x) {\n"},
       {"in x : f32[4096, 1000]\nin t : i64[4096]\nout y : f32[]\n",
        "stage y = reduce cross_entropy(x, t) {\n"},
@@ -337,7 +338,25 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     std::get<dsl::RowwiseStage>(p.stages[0].body).op = "layer_norm";
     v.emplace_back("rowwise_layer_norm_cluster", codegen_emit_rowwise(p, 0));
   }
+  {
+    // GroupNorm(32, 256) of [16, 256, 128, 128]: rows of (sample, group), 131072 elements a
+    // row split across a cluster of 8, per-channel weight and bias
+    auto res = dsl::dsl_compile(
+        {"group_norm.ucut",
+         "ucut 1\nin x : f32[16, 256, 128, 128]\nin w : f32[256]\nin b : f32[256]\n"
+         "out y : f32[16, 256, 128, 128]\nstage y = rowwise group_norm(x, groups=32, weight=w, bias=b) {\n}\n"});
+    if (!res.program) ADD_FAILURE() << "group_norm program refused";
+    if (res.program) v.emplace_back("rowwise_group_norm", codegen_emit_rowwise(*res.program, 0));
+  }
   v.emplace_back("reduce_col_sum", codegen_emit_reduce(colsum_program(), 0));
+  {
+    // the reduced rows split across a cluster of 4 blocks, combined in distributed shared memory
+    auto p = colsum_program();
+    auto& k = std::get<dsl::ReduceStage>(p.stages[0].body).knobs;
+    k.cluster = 4;
+    k.threads = 256;
+    v.emplace_back("reduce_col_sum_cluster", codegen_emit_reduce(p, 0));
+  }
   v.emplace_back("reduce_cross_entropy", codegen_emit_reduce(ce_program(), 0));
   v.emplace_back("scan_cumsum_rev_excl_mask", codegen_emit_scan(cumsum_program(), 0));
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));

@@ -216,9 +216,12 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   code.workspace_expr = pl.splits > 1
                             ? fmt::format("size_t({}) * {} * sizeof(float)", n_out, pl.splits)
                             : "0";
-  code.config_name = fmt::format("reduce_{}_{}_t{}_v{}_s{}{}", rs->op, inner ? "inner" : "outer",
+  const bool clustered = pl.cluster > 1;  // splits combined in a cluster: no workspace
+  if (clustered) code.workspace_expr = "0";
+  code.config_name = fmt::format("reduce_{}_{}_t{}_v{}_s{}{}{}", rs->op, inner ? "inner" : "outer",
                                  pl.threads, pl.vec, pl.splits,
-                                 pl.unroll != 4 ? fmt::format("_u{}", pl.unroll) : "");
+                                 pl.unroll != 4 ? fmt::format("_u{}", pl.unroll) : "",
+                                 clustered ? fmt::format("_c{}", pl.cluster) : "");
   d += "  ucut_simt::ReduceParams p{};\n";
   d += fmt::format("  p.x = args.tensors[{}];  // {}\n", simt_tensor_index(program, x->name), x->name);
   if (loss) d += fmt::format("  p.t = args.tensors[{}];  // {}\n", simt_tensor_index(program, ins[1]->name), ins[1]->name);
@@ -228,7 +231,7 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
                    n_out, run, r_total, pl.r_chunk);
   d += fmt::format("  p.splits = {};\n  p.scale = {};\n  p.alpha = {};\n", pl.splits,
                    codegen_float_literal(scale), codegen_float_literal(alpha));
-  if (pl.splits > 1)
+  if (pl.splits > 1 && !clustered)
     d += fmt::format(
         "  if (args.workspace_bytes < size_t({}) * {} * sizeof(float)) {{\n"
         "    ucut_rt::set_error(\"{}: workspace too small\");\n    return 5;\n  }}\n"
@@ -250,7 +253,21 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
     const int64_t tiles = (run + 32 * pl.vec - 1) / (32 * pl.vec);
     const std::string kernel = fmt::format("ucut_simt::reduce_outer_kernel<ucut_simt::{}, {}, {}, {}, {}, {}{}>",
                                            op_id, in_t, pl.threads, pl.vec, pro->type, epi_t,
-                                           pl.unroll != 4 ? fmt::format(", {}", pl.unroll) : "");
+                                           clustered ? fmt::format(", {}, {}", pl.unroll, pl.cluster)
+                                           : pl.unroll != 4 ? fmt::format(", {}", pl.unroll) : "");
+    if (clustered) {
+      d += fmt::format(
+          "  cudaError_t launched = ucut_simt::launch_clustered_y(\n"
+          "      {}, {}, dim3({}, {}), {}, args.stream, p, {}, {});\n"
+          "  if (launched != cudaSuccess) {{\n"
+          "    ucut_rt::set_error(\"{}: cluster launch failed: %s\", cudaGetErrorString(launched));\n"
+          "    return 4;\n  }}\n",
+          kernel, pl.cluster, n_out / run * tiles, pl.cluster, pl.threads, pro->init, epi_init, label);
+      d += simt_launch_check(label);
+      d += "  return 0;\n}\n";
+      code.definitions = std::move(d);
+      return code;
+    }
     if (pl.splits > 1) {
       // Column reductions run one wave: as many splits as the GPU holds resident blocks beside
       // the column tiles (occupancy asked once per stage), at most the plan's split count.

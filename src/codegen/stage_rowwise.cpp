@@ -5,6 +5,7 @@
 
 #include "codegen/functors.h"
 #include "codegen/simt_common.h"
+#include "dsl/names.h"
 #include "dsl/simt_plan.h"
 #include "codegen/stage_emitter.h"
 
@@ -22,7 +23,8 @@ struct RowOpInfo {
 constexpr RowOpInfo kRowOps[] = {
     {"softmax", "kSoftmax", false, 0, 0},       {"log_softmax", "kLogSoftmax", false, 0, 0},
     {"logsumexp", "kLogSumExp", true, 0, 0},    {"layer_norm", "kLayerNorm", false, 2, 1e-5},
-    {"rms_norm", "kRmsNorm", false, 1, 1e-6},   {"l1_normalize", "kL1Normalize", false, 0, 1e-12},
+    {"rms_norm", "kRmsNorm", false, 1, 1e-6},   {"group_norm", "kGroupNorm", false, 2, 1e-5},
+    {"l1_normalize", "kL1Normalize", false, 0, 1e-12},
     {"l2_normalize", "kL2Normalize", false, 0, 1e-12},
     {"sum", "kRowSum", true, 0, 0},             {"mean", "kRowMean", true, 0, 0},
     {"max", "kRowMax", true, 0, 0},             {"min", "kRowMin", true, 0, 0},
@@ -65,8 +67,20 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   if (stage.outputs.empty()) return make_error(ErrorCode::internal, label + ": stage has no output");
   const dsl::Tensor* out = program.find_tensor(stage.outputs[0]);
   if (!out) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + stage.outputs[0] + "'");
-  const int64_t cols = in->shape.back();
-  const int64_t rows = in->numel() / cols;
+  const bool group = rs->op == "group_norm";
+  auto gattr = rs->attrs.find("groups");
+  const int64_t groups = gattr == rs->attrs.end() ? 1 : static_cast<int64_t>(gattr->second);
+  const dsl::RowGeometry geo = dsl::dsl_rowwise_geometry(rs->op, in->shape, groups);
+  if (geo.rows == 0)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: {} cannot split '{}' into rows (groups={})", label, rs->op, in->name, groups));
+  const int64_t cols = geo.cols;
+  const int64_t rows = geo.rows;
+  if (group && cols >= (int64_t(1) << 31))
+    return make_error(ErrorCode::unsupported,
+                      fmt::format("{}: a group of {} elements is 2^31 or more", label, cols),
+                      "use more groups");
+  const int64_t per_extra = group ? in->shape[1] : cols;  // group_norm: per channel
   const int64_t want = op->scalar ? rows : in->numel();
   if (out->numel() != want)
     return make_error(ErrorCode::invalid_input,
@@ -88,10 +102,10 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   for (const auto& name : rs->extra) {
     const dsl::Tensor* t = program.find_tensor(name);
     if (!t) return make_error(ErrorCode::invalid_input, label + ": unknown tensor '" + name + "'");
-    if (t->numel() != cols || !simt_is_float(t->dtype))
+    if (t->numel() != per_extra || !simt_is_float(t->dtype))
       return make_error(ErrorCode::invalid_input,
-                        fmt::format("{}: '{}' must be a float vector of {} elements (one per column)",
-                                    label, name, cols));
+                        fmt::format("{}: '{}' must be a float vector of {} elements (one per {})",
+                                    label, name, per_extra, group ? "channel" : "column"));
     if (!extra.empty() && t->dtype != extra[0]->dtype)
       return make_error(ErrorCode::unsupported, label + ": weight and bias must have the same dtype");
     extra.push_back(t);
@@ -141,6 +155,9 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   if (extra.size() > 0) d += fmt::format("  p.weight = args.tensors[{}];\n", simt_tensor_index(program, extra[0]->name));
   if (extra.size() > 1) d += fmt::format("  p.bias = args.tensors[{}];\n", simt_tensor_index(program, extra[1]->name));
   d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n  p.eps = {};\n", rows, cols, codegen_float_literal(eps));
+  if (group)
+    d += fmt::format("  p.groups = {}LL;\n  p.spatial = {}LL;\n", groups,
+                     in->numel() / (in->shape[0] * in->shape[1]));
   d += fmt::format(
       "  if (!ucut_simt::aligned(p.x, {}) || (!{} && !ucut_simt::aligned(p.out, {}))) {{\n"
       "    ucut_rt::set_error(\"{}: tensors '{}' and '{}' must be {}-byte aligned\");\n    return 2;\n  }}\n",

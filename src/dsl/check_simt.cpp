@@ -163,6 +163,7 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   const std::string& op = s.op->text;
   std::vector<std::string> keys;
   if (op == "layer_norm") keys = {"weight", "bias", "eps"};
+  else if (op == "group_norm") keys = {"groups", "weight", "bias", "eps"};
   else if (op == "rms_norm") keys = {"weight", "eps"};
   else if (op == "l1_normalize" || op == "l2_normalize") keys = {"eps"};
   Args a;
@@ -186,8 +187,37 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
     return false;
   }
   r.input = in->name;
-  r.cols = in->shape.back();
-  r.rows = in->numel() / r.cols;
+  const bool group = op == "group_norm";
+  bool ok = true;
+  int64_t groups = 1;
+  if (group) {
+    // rows are (sample, group) pairs: channels at dim 1 split into `groups` equal groups
+    auto it = a.keyword.find("groups");
+    if (it == a.keyword.end()) {
+      error(s.op->span, "group_norm needs its number of groups", "write group_norm(x, groups=32, ...)");
+      return false;
+    }
+    const AstArg* v = it->second;
+    if (v->kind != AstArg::Kind::number || v->number < 1 || v->number != static_cast<double>(static_cast<int64_t>(v->number))) {
+      error(v->span, "groups must be a positive whole number", "write groups=32");
+      return false;
+    }
+    groups = static_cast<int64_t>(v->number);
+    if (in->shape.size() < 2 || in->shape[1] % groups != 0) {
+      error(v->span, "group_norm splits the channels (dim 1) of '" + in->name + "' " + shape_str(in->shape) +
+                         " into " + std::to_string(groups) + " equal groups, " +
+                         (in->shape.size() < 2 ? std::string("but it has no dim 1")
+                                               : "but " + std::to_string(groups) + " does not divide " +
+                                                     std::to_string(in->shape[1]) + " channels"),
+            in->shape.size() < 2 ? "declare the input as [N, C, ...]"
+                                 : "use a number of groups that divides " + std::to_string(in->shape[1]));
+      return false;
+    }
+    r.attrs["groups"] = static_cast<double>(groups);
+  }
+  const RowGeometry geo = dsl_rowwise_geometry(op, in->shape, groups);
+  r.cols = geo.cols;
+  r.rows = geo.rows;
   const Tensor* out = tensor(st.outputs[0]);
   std::vector<int64_t> drop(in->shape.begin(), in->shape.end() - 1), keep1 = drop;
   keep1.push_back(1);
@@ -205,16 +235,16 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
           "declare '" + out->name + "' as " + (is_arg ? "i64" : "f32"));
     return false;
   }
-  bool ok = true;
   for (const char* key : {"weight", "bias"}) {
     const Tensor* t = tensor_kw(*this, a, key, ok);
     if (!ok) return false;
     if (!t) continue;
     Span sp = a.keyword.at(key)->span;
-    if (t->shape != std::vector<int64_t>{r.cols}) {
-      error(sp, std::string("the ") + key + " of " + op + " has one value per column: '" + t->name +
-                    "' must have shape [" + std::to_string(r.cols) + "], but it is " + tensor_str(*t),
-            "declare it as [" + std::to_string(r.cols) + "]");
+    const int64_t per = group ? in->shape[1] : r.cols;  // group_norm: one value per channel
+    if (t->shape != std::vector<int64_t>{per}) {
+      error(sp, std::string("the ") + key + " of " + op + " has one value per " + (group ? "channel" : "column") +
+                    ": '" + t->name + "' must have shape [" + std::to_string(per) + "], but it is " + tensor_str(*t),
+            "declare it as [" + std::to_string(per) + "]");
       return false;
     }
     if (!need_float(*this, *t, sp, std::string("the ") + key)) return false;
@@ -223,7 +253,7 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
     r.extra.push_back(t->name);
   }
   if (std::find(keys.begin(), keys.end(), "eps") != keys.end()) {
-    double def = op == "layer_norm" ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12;
+    double def = op == "layer_norm" || group ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12;
     auto eps = positive_number(*this, a, "eps", def, ok, op == "l1_normalize" || op == "l2_normalize");
     if (!ok) return false;
     r.attrs["eps"] = *eps;
@@ -235,6 +265,7 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   pro.shape = in->shape;
   pro.rows = r.rows;
   pro.cols = r.cols;
+  pro.allow_vectors = !group;  // a group's row and column are not dims of the tensor
   std::vector<TensorUse> extra;
   if (const AstBlock* b = block(s, "prologue"))
     if (!check_block(b, pro, s.kind.span, r.prologue, reads, extra)) return false;
@@ -242,7 +273,7 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   epi.what = "the epilogue of this rowwise stage";
   epi.target = out->name;
   epi.shape = out->shape;
-  epi.allow_vectors = keeps;  // [row]/[col] index a [rows, D] result
+  epi.allow_vectors = keeps && !group;  // [row]/[col] index a [rows, D] result
   if (!is_arg && !check_block(block(s, "epilogue"), epi, s.kind.span, r.epilogue, reads, extra)) return false;
   st.body = std::move(r);
   return true;

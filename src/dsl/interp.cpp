@@ -130,7 +130,14 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   if (!in || in->shape.empty()) return make_error(ErrorCode::invalid_input, "rowwise: bad input");
   auto xv = get(ts, rs.input);
   if (!xv) return xv.error();
-  const int64_t cols = in->shape.back(), rows = in->numel() / cols;
+  const bool group = rs.op == "group_norm";
+  const int64_t groups = static_cast<int64_t>(attr(rs.attrs, "groups", 1));
+  const RowGeometry geo = dsl_rowwise_geometry(rs.op, in->shape, groups);
+  if (geo.rows == 0) return make_error(ErrorCode::invalid_input, "rowwise: bad input geometry");
+  const int64_t cols = geo.cols, rows = geo.rows;
+  // group_norm's weight/bias index: the channel of (row, col)
+  const int64_t spatial = group ? in->numel() / (in->shape[0] * in->shape[1]) : 1;
+  auto channel = [&](int64_t r, int64_t c) { return group ? (r % groups) * (cols / spatial) + c / spatial : c; };
   const Vec* w = nullptr;
   const Vec* b = nullptr;
   if (rs.extra.size() > 0) { auto r = get(ts, rs.extra[0]); if (!r) return r.error(); w = *r; }
@@ -138,7 +145,7 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   const std::string& op = rs.op;
   const bool scalar = op == "logsumexp" || op == "sum" || op == "mean" || op == "max" || op == "min" ||
                       op == "argmax" || op == "argmin";
-  double eps = attr(rs.attrs, "eps", op == "layer_norm" ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12);
+  double eps = attr(rs.attrs, "eps", op == "layer_norm" || group ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12);
   Vec out(scalar ? rows : rows * cols);
   int64_t row = 0, col = 0;
   InterpLoad load = [&](const Expr& e) -> Result<double> {
@@ -187,13 +194,13 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
       double y, v = x[col];
       if (op == "softmax") y = std::exp(v - mx) / se;
       else if (op == "log_softmax") y = v - mx - std::log(se);
-      else if (op == "layer_norm") y = (v - mean) / std::sqrt(var + eps);
+      else if (op == "layer_norm" || group) y = (v - mean) / std::sqrt(var + eps);
       else if (op == "rms_norm") y = v / std::sqrt(sq / cols + eps);
       else if (op == "l2_normalize") y = v / std::max(std::sqrt(sq), eps);
       else if (op == "l1_normalize") y = v / std::max(sa, eps);
       else return make_error(ErrorCode::unsupported, "rowwise op '" + op + "' is not interpreted");
-      if (w) y *= (*w)[col];
-      if (b) y += (*b)[col];
+      if (w) y *= (*w)[channel(row, col)];
+      if (b) y += (*b)[channel(row, col)];
       auto e = interp_epilogue(p, rs.epilogue, y, load, sc);
       if (!e) return e.error();
       out[row * cols + col] = *e;

@@ -6,6 +6,8 @@
 //  - rowwise: over the last dim; prologue maps each x (acc = x), epilogue maps each result
 //    (acc = result; loads: t[row], t[col], t full = t[row*cols+col]); eps defaults 1e-5
 //    (layer_norm), 1e-6 (rms_norm), 1e-12 (l1/l2_normalize, which divide by max(norm, eps)).
+//    group_norm's rows are (sample, group) pairs (dsl_rowwise_geometry); its weight/bias are
+//    indexed by the channel of (row, col).
 //  - reduce: sum/mean/max/min/prod over `dims` (empty: all); losses over every element with
 //    attrs reduction 0 mean / 1 sum / 2 batchmean (kl_div), delta, beta, log_target,
 //    ignore_index (cross_entropy, default -100; mean divides by the rows that count).

@@ -56,6 +56,27 @@ TEST(Interp, LayerNormWithWeightAndBias) {
   EXPECT_NEAR(ts["y"][3], 2 * 1.5 * s + 1, 1e-12);
 }
 
+// Two groups of two channels of two elements: each group normalized on its own, weight and
+// bias indexed by channel.
+TEST(Interp, GroupNormRowsAreGroupsAndWeightsChannels) {
+  RowwiseStage rs;
+  rs.op = "group_norm";
+  rs.input = "x";
+  rs.extra = {"w", "b"};
+  rs.attrs["eps"] = 0;
+  rs.attrs["groups"] = 2;
+  auto p = one_stage({T("x", DType::f32, {1, 4, 2}), T("w", DType::f32, {4}), T("b", DType::f32, {4}),
+                      T("y", DType::f32, {1, 4, 2})}, rs);
+  // group 0: 1 2 3 4 (mean 2.5, variance 1.25); group 1: 5 6 7 8 (mean 6.5, variance 1.25)
+  InterpTensors ts{{"x", {1, 2, 3, 4, 5, 6, 7, 8}}, {"w", {1, 2, 3, 4}}, {"b", {0, 0, 0, 10}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  const double s = 1 / std::sqrt(1.25);
+  EXPECT_NEAR(ts["y"][0], -1.5 * s, 1e-12);         // channel 0
+  EXPECT_NEAR(ts["y"][3], 2 * 1.5 * s, 1e-12);      // channel 1
+  EXPECT_NEAR(ts["y"][4], 3 * -1.5 * s, 1e-12);     // channel 2, the first of group 1
+  EXPECT_NEAR(ts["y"][7], 4 * 1.5 * s + 10, 1e-12); // channel 3
+}
+
 TEST(Interp, CumsumReverseExclusiveMasked) {
   ScanStage sc;
   sc.op = "cumsum";

@@ -115,7 +115,7 @@ const std::vector<std::string>& dsl_stage_kinds() {
 }
 const std::vector<std::string>& dsl_rowwise_ops() {
   static const std::vector<std::string> k = {"softmax", "log_softmax", "logsumexp", "layer_norm",
-                                             "rms_norm", "l1_normalize", "l2_normalize", "sum",
+                                             "rms_norm", "group_norm", "l1_normalize", "l2_normalize", "sum",
                                              "mean", "max", "min", "argmax", "argmin"};
   return k;
 }
@@ -136,7 +136,22 @@ int dsl_loss_reduction(const std::string& reduction) {
 }
 bool dsl_rowwise_keeps_shape(const std::string& op) {
   return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm" ||
-         op == "l1_normalize" || op == "l2_normalize";
+         op == "l1_normalize" || op == "l2_normalize" || op == "group_norm";
+}
+RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_t>& shape, int64_t groups) {
+  RowGeometry g;
+  if (shape.empty()) return g;
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  if (op == "group_norm") {
+    if (shape.size() < 2 || groups < 1 || shape[1] % groups != 0 || shape[0] * groups == 0) return g;
+    g.rows = shape[0] * groups;
+  } else {
+    if (shape.back() == 0) return g;
+    g.rows = n / shape.back();
+  }
+  g.cols = n / g.rows;
+  return g;
 }
 
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
@@ -145,7 +160,7 @@ const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
   static const std::vector<std::string> rowwise = {"threads", "rows_per_block", "vector_width",
                                                    "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> rows = {"threads", "rows_per_block", "vector_width",
-                                                "items_per_thread", "passes"};
+                                                "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
   static const std::vector<std::string> none;
   if (kind == "gemm" || kind == "grouped_gemm") return gemm;

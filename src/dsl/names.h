@@ -55,6 +55,13 @@ bool dsl_reduce_is_loss(const std::string& op);
 // 2 batchmean: what the code generator and the interpreter compute.
 int dsl_loss_reduction(const std::string& reduction);
 bool dsl_rowwise_keeps_shape(const std::string& op);  // softmax, norms: output shape == input
+// The rows of a rowwise stage over an input of `shape`: rows of the last dim, except group_norm,
+// whose rows are the (sample, group) pairs: shape[0] * groups rows of numel / that elements
+// (channels at dim 1, `groups` dividing them). {0, 0} for an empty shape or bad groups.
+struct RowGeometry {
+  int64_t rows = 0, cols = 0;
+};
+RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_t>& shape, int64_t groups);
 
 // Knob names a stage kind accepts, in canonical print order.
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind);

@@ -72,7 +72,8 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   if (knobs.cluster) {
     const int c = *knobs.cluster;
     if (!cluster_ok && c != 1)
-      return make_error(ErrorCode::invalid_input, "cluster applies to rowwise stages only", "remove it");
+      return make_error(ErrorCode::invalid_input, "cluster applies to rowwise stages and column reductions only",
+                        "remove it");
     if (c < 1 || c > 8 || (c & (c - 1)) != 0)
       return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4 or 8",
                         "use 1, 2, 4, 8 or auto");
@@ -220,6 +221,28 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
                         "1, 2, 4, 8 or 16",
                         "use 4 or 8, or auto");
     p.unroll = u;
+  }
+  if (knobs.cluster && *knobs.cluster != 1) {
+    // a column reduction's reduced range split across the blocks of a thread-block cluster,
+    // combined through distributed shared memory in rank order: no workspace, no second kernel
+    const int c = *knobs.cluster;
+    if (inner)
+      return make_error(ErrorCode::invalid_input,
+                        "cluster applies to column reductions (the innermost dimension kept); this stage "
+                        "reduces the innermost dimension",
+                        "remove it or set it to auto");
+    if (c < 1 || c > 8 || (c & (c - 1)) != 0)
+      return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4 or 8",
+                        "use 1, 2, 4, 8 or auto");
+    if (32 * p.vec % c != 0)
+      return make_error(ErrorCode::invalid_input,
+                        "cluster " + std::to_string(c) + " does not split a block's " + std::to_string(32 * p.vec) +
+                            " columns evenly",
+                        "use a smaller cluster or a wider vector");
+    p.cluster = c;
+    p.splits = c;
+    p.r_chunk = std::max<int64_t>((r_total + c - 1) / c, 1);
+    return p;
   }
   // blocks without splitting
   const int64_t tiles = inner ? n_out

@@ -76,6 +76,7 @@ struct ReducePlan {
   int unroll = 8;       // outer (column) kernel: reduced rows a thread loads at once (items_per_thread)
   int splits = 1;
   int64_t r_chunk = 0;  // reduced elements per split
+  int cluster = 1;      // outer kernel: splits combined in a thread-block cluster (= splits, no workspace)
 };
 // inner: whether the innermost dim is reduced; inner_run: L (inner) or I (outer kernel);
 // n_out: outputs; r_total: reduced elements per output.

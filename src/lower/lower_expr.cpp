@@ -170,9 +170,15 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
                                        : d.dst;
   c.shape = lower_decl_shape(s, s.resolve(value).base);
   if (d.kind == DraftKind::rowwise) {
-    const auto& in = lower_decl_shape(s, s.resolve(s.ops[static_cast<size_t>(d.anchor)].inputs.at(0).tensor).base);
+    const problem::Op& anchor = s.ops[static_cast<size_t>(d.anchor)];
+    const auto& in = lower_decl_shape(s, s.resolve(anchor.inputs.at(0).tensor).base);
     c.cols = in.empty() ? 1 : in.back();
     c.rows = c.cols ? numel(in) / c.cols : 0;
+    if (d.op == "group_norm") {
+      const auto geo = dsl::dsl_rowwise_geometry(d.op, in, static_cast<int64_t>(attr_number(anchor, "num_groups", 0)));
+      c.rows = geo.rows;
+      c.cols = geo.cols;
+    }
     c.vectors = dsl::dsl_rowwise_keeps_shape(d.op);
     return c;
   }

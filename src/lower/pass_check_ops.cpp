@@ -23,7 +23,6 @@ std::string why_unsupported(const problem::Op& op) {
       {"sdpa", "attention is not in the language yet"},
       {"batch_norm", "batch_norm in training mode normalizes with batch statistics over dims other than the last; "
                      "rowwise stages normalize the last dim (eval mode, with running statistics, lowers)"},
-      {"group_norm", "group_norm normalizes over groups of channels; rowwise stages normalize the last dim"},
       {"instance_norm", "instance_norm normalizes over spatial dims; rowwise stages normalize the last dim"},
       {"var", "var has no reduce operation (sum, mean, max, min do)"},
       {"std", "std has no reduce operation (sum, mean, max, min do)"},

@@ -290,14 +290,20 @@ class Emitter {
       r.input = tensor_in(0);
       r.cols = ctx.cols;
       r.rows = ctx.rows;
-      if (d.op == "layer_norm" || d.op == "rms_norm") {
-        // PyTorch: layer_norm eps 1e-5; rms_norm eps None = torch.finfo(float32).eps.
-        double def = d.op == "layer_norm" ? 1e-5 : 1.1920928955078125e-07;
+      if (d.op == "layer_norm" || d.op == "rms_norm" || d.op == "group_norm") {
+        // PyTorch: layer_norm and group_norm eps 1e-5; rms_norm eps None = torch.finfo(float32).eps.
+        const bool group = d.op == "group_norm";
+        double def = d.op == "rms_norm" ? 1.1920928955078125e-07 : 1e-5;
         r.attrs["eps"] = attr_number(anchor, "eps", def);
+        int64_t per = ctx.cols;  // one weight per column; group_norm: per channel
+        if (group) {
+          r.attrs["groups"] = attr_number(anchor, "num_groups", 1);
+          per = lower_decl_shape(s_, s_.resolve(anchor.inputs.at(0).tensor).base).at(1);
+        }
         for (size_t i = 1; i < anchor.inputs.size() && i < 3; ++i) {
           if (!anchor.inputs[i].is_tensor()) continue;
           std::string b = s_.resolve(anchor.inputs[i].tensor).base;
-          fix_shape(b, {ctx.cols});
+          fix_shape(b, {per});
           (i == 1 ? r.weight : r.bias) = use(b);
           r.extra.push_back(use(b));
         }

@@ -89,6 +89,11 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
     std::string why;
     auto plan = lower_load_plan(s, in.tensor, ctx, why);
     if (!plan) return false;
+    // a group_norm block's rows and columns are (sample, group) and the position in the group:
+    // only full reads line up with them
+    if (p.kind == DraftKind::rowwise && p.op == "group_norm" && plan->kind != LoadPlan::Kind::full &&
+        plan->kind != LoadPlan::Kind::constant)
+      return false;
     if (plan->kind == LoadPlan::Kind::full) new_full.insert(plan->tensor);
   }
   if (!uses_local) return false;

@@ -1,6 +1,7 @@
 // pass_simt_stages: one draft per non-GEMM anchor op and one elementwise draft per remaining
 // elementwise op, then all drafts sorted by their first op (run order):
-//   softmax / log_softmax over the last dim, layer_norm / rms_norm over trailing dims -> rowwise
+//   softmax / log_softmax over the last dim, layer_norm / rms_norm over trailing dims,
+//   group_norm over (sample, group) rows                                -> rowwise
 //   sum / mean / max / min / amax / amin / argmax / argmin / logsumexp over the last dim -> rowwise
 //   sum / mean / max / min over other dims or all dims               -> reduce (dims=[...])
 //   norm (p = 1, 2, 'fro', inf) as sum/max of a |x| or x^2 prologue (then sqrt) -> either
@@ -100,6 +101,22 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
       s.decl_shape[iv.base] = flat;
       s.decl_shape[ov.base] = flat;
     }
+    d.kind = DraftKind::rowwise;
+    d.op = n;
+    return d;
+  }
+  if (n == "group_norm") {
+    // rows of (sample, group): channels at dim 1 in `num_groups` equal groups of a stored
+    // (untransposed) tensor; weight and bias hold one value per channel
+    const int64_t g = static_cast<int64_t>(attr_number(op, "num_groups", 0));
+    if (rank < 2 || g < 1 || in.shape[1] % g != 0)
+      return s.unsupported(op.id, "group_norm with " + std::to_string(g) + " groups of a " + shape_str(in.shape) +
+                                      " input: the groups must split the channels (dim 1) equally");
+    if (s.resolve(op.inputs.at(0).tensor).transposed || s.resolve(op.outputs.at(0)).transposed)
+      return s.unsupported(op.id, "group_norm of a transposed view needs a copy");
+    for (size_t i = 1; i < op.inputs.size(); ++i)
+      if (op.inputs[i].is_tensor() && s.need(s.resolve(op.inputs[i].tensor).base).numel() != in.shape[1])
+        return s.unsupported(op.id, "the weight/bias of group_norm must have one value per channel");
     d.kind = DraftKind::rowwise;
     d.op = n;
     return d;

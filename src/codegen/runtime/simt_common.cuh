@@ -259,6 +259,25 @@ inline cudaError_t launch_clustered(void (*kernel)(P...), int cluster, long long
   return cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...);
 }
 
+// Host: launches `kernel` on a 2-D grid in clusters of `cluster` blocks along y.
+template <class... P, class... A>
+inline cudaError_t launch_clustered_y(void (*kernel)(P...), int cluster, dim3 grid, int threads,
+                                      cudaStream_t stream, A&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3((unsigned)threads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 1;
+  attr[0].val.clusterDim.y = (unsigned)cluster;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...);
+}
+
 // Host: the split count of a split reduction that fills one wave of resident blocks: `tiles`
 // blocks per split, `occupancy` blocks per SM, at most `max_splits` (the plan's count, which
 // bounds the workspace) and at least 1. Writes the matching chunk of the reduced range.

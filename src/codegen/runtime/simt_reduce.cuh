@@ -149,8 +149,13 @@ reduce_inner_kernel(ReduceParams p, Pro pro, Epi epi) {
 }
 
 // UNROLL: reduced rows each thread loads before combining (VEC-wide loads in flight).
-template <int OP, class Tin, int THREADS, int VEC, class Pro, class Epi, int UNROLL = 4>
-__global__ void __launch_bounds__(THREADS)
+// CLUSTER > 1: the grid's y blocks (splits == CLUSTER) form one cluster; each block's partials
+// stay in its shared memory and rank r combines a 1/CLUSTER slice of the columns from every
+// rank in rank order (deterministic), then writes the outputs.
+// At least 1024 resident threads an SM (at most 64 registers a thread): a one-wave grid of
+// blocks of any size keeps the same loads in flight an SM.
+template <int OP, class Tin, int THREADS, int VEC, class Pro, class Epi, int UNROLL = 4, int CLUSTER = 1>
+__global__ void __launch_bounds__(THREADS, (THREADS < 1024 ? 1024 / THREADS : 1))
 reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   constexpr int ROWS = THREADS / 32;
   const i64 tiles = (p.inner + 32 * VEC - 1) / (32 * VEC);
@@ -194,6 +199,32 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
 #pragma unroll
   for (int k = 0; k < VEC; ++k) sm[ty][(threadIdx.x % 32) * VEC + k] = acc[k];
   __syncthreads();
+  if constexpr (CLUSTER > 1) {
+    static_assert(32 * VEC % CLUSTER == 0, "a cluster splits the block's columns evenly");
+    __shared__ A part[32 * VEC];
+    for (int e = threadIdx.x; e < 32 * VEC; e += THREADS) {
+      A a = sm[0][e];
+      for (int y = 1; y < ROWS; ++y) a = red_combine_acc<OP, A>(a, sm[y][e]);
+      part[e] = a;
+    }
+    auto cluster = cooperative_groups::this_cluster();
+    cluster.sync();
+    constexpr int SLICE = 32 * VEC / CLUSTER;
+    const int rank = (int)cluster.block_rank();
+    for (int e = rank * SLICE + threadIdx.x; e < (rank + 1) * SLICE; e += THREADS) {
+      A a = *cluster.map_shared_rank(&part[e], 0);
+#pragma unroll
+      for (int r = 1; r < CLUSTER; ++r) a = red_combine_acc<OP, A>(a, *cluster.map_shared_rank(&part[e], r));
+      const i64 ii = ((blockIdx.x - oo * tiles) * 32) * VEC + e;
+      if (ii < p.inner) {
+        using Tout = typename Epi::Tout;
+        const i64 o = oo * p.inner + ii;
+        static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
+      }
+    }
+    cluster.sync();  // the peers have read this block's partials
+    return;
+  }
   // rows of threads combined in a fixed order: deterministic
   for (int e = threadIdx.x; e < 32 * VEC; e += THREADS) {
     A a = sm[0][e];

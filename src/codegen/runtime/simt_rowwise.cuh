@@ -23,7 +23,11 @@ enum RowOp : int {
   kSoftmax, kLogSoftmax, kLogSumExp, kLayerNorm, kRmsNorm, kL1Normalize, kL2Normalize,
   kRowSum, kRowMean, kRowMax, kRowMin, kRowArgmax, kRowArgmin,
   kCrossEntropyRow,  // per-row loss lse(x) - x[target] (0 when target == ignore_index)
+  kGroupNorm,        // layer norm of a (sample, group) row; weight/bias per channel
 };
+
+// layer_norm and group_norm share the statistics (mean, biased variance) and the normalization
+__host__ __device__ constexpr bool row_op_is_layer_norm(int op) { return op == kLayerNorm || op == kGroupNorm; }
 
 __host__ __device__ constexpr bool row_op_is_scalar(int op) {
   return op == kLogSumExp || op == kRowSum || op == kRowMean || op == kRowMax ||
@@ -33,13 +37,16 @@ __host__ __device__ constexpr bool row_op_is_scalar(int op) {
 struct RowParams {
   const void* x;        // [rows, cols]
   void* out;            // [rows, cols] or [rows]
-  const void* weight;   // [cols] or null
-  const void* bias;     // [cols] or null
+  const void* weight;   // [cols] (group_norm: [channels]) or null
+  const void* bias;     // [cols] (group_norm: [channels]) or null
   const long long* target;  // cross-entropy class indices [rows]
   float* valid;         // cross-entropy: 1 where the row counts, else 0 [rows]
   i64 rows, cols;
   float eps;
   i64 ignore_index;
+  // group_norm: rows are (sample, group); the channel of (row, col) is
+  // (row % groups) * (cols / spatial) + col / spatial (spatial: elements per channel)
+  i64 groups, spatial;
 };
 
 // Per-thread statistics of one row, all-reduced across the row's threads.
@@ -49,6 +56,7 @@ template <> struct RowStat<kLogSoftmax> { using T = MaxSum; };
 template <> struct RowStat<kLogSumExp> { using T = MaxSum; };
 template <> struct RowStat<kCrossEntropyRow> { using T = MaxSum; };
 template <> struct RowStat<kLayerNorm> { using T = Welford; };
+template <> struct RowStat<kGroupNorm> { using T = Welford; };
 template <> struct RowStat<kRmsNorm> { using T = float; };
 template <> struct RowStat<kL1Normalize> { using T = float; };
 template <> struct RowStat<kL2Normalize> { using T = float; };
@@ -62,7 +70,7 @@ template <> struct RowStat<kRowArgmin> { using T = ArgVal; };
 template <int OP> __device__ __forceinline__ typename RowStat<OP>::T row_stat_init() {
   if constexpr (OP == kSoftmax || OP == kLogSoftmax || OP == kLogSumExp || OP == kCrossEntropyRow)
     return MaxSum{-INFINITY, 0.f};
-  else if constexpr (OP == kLayerNorm) return Welford{0.f, 0.f, 0.f};
+  else if constexpr (row_op_is_layer_norm(OP)) return Welford{0.f, 0.f, 0.f};
   else if constexpr (OP == kRowMax) return -INFINITY;
   else if constexpr (OP == kRowMin) return INFINITY;
   else if constexpr (OP == kRowArgmax) return ArgVal{-INFINITY, (i64)1 << 62};
@@ -73,7 +81,7 @@ template <int OP> __device__ __forceinline__ typename RowStat<OP>::T row_stat_in
 template <int OP> __device__ __forceinline__ void row_stat_add(typename RowStat<OP>::T& st, float x, i64 c) {
   if constexpr (OP == kSoftmax || OP == kLogSoftmax || OP == kLogSumExp || OP == kCrossEntropyRow)
     online_add(st, x);
-  else if constexpr (OP == kLayerNorm) welford_add(st, x);
+  else if constexpr (row_op_is_layer_norm(OP)) welford_add(st, x);
   else if constexpr (OP == kRmsNorm || OP == kL2Normalize) st += x * x;
   else if constexpr (OP == kL1Normalize) st += fabsf(x);
   else if constexpr (OP == kRowMax) st = MaxOp()(st, x);
@@ -88,7 +96,7 @@ template <int OP> struct RowStatOp {
                                              const typename RowStat<OP>::T& b) const {
     if constexpr (OP == kSoftmax || OP == kLogSoftmax || OP == kLogSumExp || OP == kCrossEntropyRow)
       return MaxSumOp()(a, b);
-    else if constexpr (OP == kLayerNorm) return WelfordOp()(a, b);
+    else if constexpr (row_op_is_layer_norm(OP)) return WelfordOp()(a, b);
     else if constexpr (OP == kRowMax) return MaxOp()(a, b);
     else if constexpr (OP == kRowMin) return MinOp()(a, b);
     else if constexpr (OP == kRowArgmax) return ArgOp<true>()(a, b);
@@ -107,7 +115,7 @@ __device__ __forceinline__ RowFinal row_finalize(const S& st, const RowParams& p
   RowFinal f;
   if constexpr (OP == kSoftmax) { f.a = st.m; f.b = 1.f / st.s; }
   else if constexpr (OP == kLogSoftmax) { f.a = st.m + logf(st.s); }
-  else if constexpr (OP == kLayerNorm) { f.a = st.mean; f.b = rsqrtf(st.m2 / (float)p.cols + p.eps); }
+  else if constexpr (row_op_is_layer_norm(OP)) { f.a = st.mean; f.b = rsqrtf(st.m2 / (float)p.cols + p.eps); }
   else if constexpr (OP == kRmsNorm) { f.b = rsqrtf(st / (float)p.cols + p.eps); }
   else if constexpr (OP == kL2Normalize) { f.b = 1.f / fmaxf(sqrtf(st), p.eps); }
   else if constexpr (OP == kL1Normalize) { f.b = 1.f / fmaxf(st, p.eps); }
@@ -115,10 +123,20 @@ __device__ __forceinline__ RowFinal row_finalize(const S& st, const RowParams& p
 }
 
 template <int OP, class Tw>
-__device__ __forceinline__ float row_apply(float x, const RowFinal& f, const RowParams& p, i64 c) {
+__device__ __forceinline__ float row_apply(float x, const RowFinal& f, const RowParams& p, i64 row, i64 c) {
   if constexpr (OP == kSoftmax) return __expf(x - f.a) * f.b;
   else if constexpr (OP == kLogSoftmax) return x - f.a;
-  else if constexpr (OP == kLayerNorm || OP == kRmsNorm) {
+  else if constexpr (OP == kGroupNorm) {
+    float y = (x - f.a) * f.b;
+    if (p.weight || p.bias) {
+      // 32-bit division: the code generator keeps cols below 2^31
+      const unsigned sp = (unsigned)p.spatial;
+      const i64 ch = (row % p.groups) * (i64)((unsigned)p.cols / sp) + (i64)((unsigned)c / sp);
+      if (p.weight) y *= ld<Tw>(p.weight, ch);
+      if (p.bias) y += ld<Tw>(p.bias, ch);
+    }
+    return y;
+  } else if constexpr (OP == kLayerNorm || OP == kRmsNorm) {
     float y = OP == kLayerNorm ? (x - f.a) * f.b : x * f.b;
     if (p.weight) y *= ld<Tw>(p.weight, c);
     if (p.bias) y += ld<Tw>(p.bias, c);
@@ -174,7 +192,7 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
             for (int k = 0; k < VEC; ++k) s += __expf(v[j][k] - m);
       }
       st = MaxSum{m, s};
-    } else if constexpr (OP == kLayerNorm) {
+    } else if constexpr (row_op_is_layer_norm(OP)) {
       // exact two-pass from registers: mean, then the sum of squared deviations
       float sum = 0.f;
 #pragma unroll
@@ -217,7 +235,7 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
     }
   }
 
-  if constexpr (OP == kLayerNorm && CACHED) {
+  if constexpr (row_op_is_layer_norm(OP) && CACHED) {
     // the mean is already uniform; only the squared deviations remain to be summed
     st.m2 = cluster_allreduce<CLUSTER, 1>(row_allreduce<THREADS, GROUP>(st.m2, SumOp()), SumOp());
   } else {
@@ -258,7 +276,7 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
         if (active && c < end) {
           float y[VEC];
 #pragma unroll
-          for (int k = 0; k < VEC; ++k) y[k] = epi(row_apply<OP, Tw>(v[j][k], f, p, c + k), row, c + k);
+          for (int k = 0; k < VEC; ++k) y[k] = epi(row_apply<OP, Tw>(v[j][k], f, p, row, c + k), row, c + k);
           store_vec<Tout, VEC>(orow, c, y);
         }
       }
@@ -277,7 +295,7 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
             float y[VEC];
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
-              y[k] = epi(row_apply<OP, Tw>(pro(w[j][k], row, c + k), f, p, c + k), row, c + k);
+              y[k] = epi(row_apply<OP, Tw>(pro(w[j][k], row, c + k), f, p, row, c + k), row, c + k);
             store_vec<Tout, VEC>(orow, c, y);
           }
         }

@@ -1,0 +1,20 @@
+"""Softmax over a 128256-entry vocabulary for 2048 tokens (fp32 logits, 1 GB): rows too long for one block."""
+
+import torch
+import torch.nn as nn
+
+TOKENS = 2048
+VOCAB = 128256
+
+
+class Model(nn.Module):
+    def forward(self, logits):
+        return torch.softmax(logits, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(TOKENS, VOCAB)]
+
+
+def get_init_inputs():
+    return []
