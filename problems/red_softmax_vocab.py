@@ -1,4 +1,4 @@
-"""Softmax over a 128256-entry vocabulary for 2048 tokens (fp32 logits, 1 GB): rows too long for one block."""
+"""Softmax over a 128256-entry vocabulary for 2048 tokens (fp32 logits of std 3, 1 GB): rows too long for one block."""
 
 import torch
 import torch.nn as nn
@@ -13,7 +13,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(TOKENS, VOCAB)]
+    # logits of std 3, as a language model's are: ~1% of the probabilities exceed atol = 1e-4
+    return [3 * torch.randn(TOKENS, VOCAB)]
 
 
 def get_init_inputs():

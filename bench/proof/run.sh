@@ -9,7 +9,7 @@
 #
 # Environment: UCUT_BIN (default build/ucutlass, else .carry/ucutlass), PROOF_LIBS (where the .so
 # files go, default .carry/proof), OUT (results folder, default /tmp/ucut-proof), PROOF_ONLY (a
-# regex of program stems to measure), PROOF_POLICY (default tf32; rows named f32x3_*/f32_* use exact).
+# regex of program stems to compile or measure), PROOF_POLICY (default tf32; rows named f32x3_*/f32_* use exact).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -27,7 +27,11 @@ mkdir -p "$libs" "$out"
 
 case "$mode" in
 compile)
-  ls "$dir"/*.ucut | xargs -P "${PROOF_JOBS:-2}" -I{} sh -c '
+  ls "$dir"/*.ucut | while read -r f; do
+    stem=$(basename "$f" .ucut)
+    [ -n "${PROOF_ONLY:-}" ] && ! [[ "$stem" =~ $PROOF_ONLY ]] && continue
+    echo "$f"
+  done | xargs -P "${PROOF_JOBS:-2}" -I{} sh -c '
     stem=$(basename "$1" .ucut)
     if ls "$2/$stem"/*.so > /dev/null 2>&1 && [ "$2/$stem" -nt "$1" ]; then echo "have   $stem"; exit 0; fi
     # strip: the libraries travel to the GPU machine (its carried tree is capped); the C ABI is dynamic symbols

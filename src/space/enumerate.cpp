@@ -128,7 +128,7 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
   return out;
 }
 
-std::vector<Candidate> simt_candidates(int si, const dsl::Stage& st, const SpaceOptions& o) {
+std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl::Stage& st, const SpaceOptions& o) {
   const dsl::SimtKnobs* fx = nullptr;
   bool rows = false;
   if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) { fx = &r->knobs; rows = true; }
@@ -138,11 +138,18 @@ std::vector<Candidate> simt_candidates(int si, const dsl::Stage& st, const Space
   std::vector<Candidate> out;
   if (!fx) return out;
   bool keep = o.keep_explicit;
-  // rows longer than a 512-thread block caches may be split across a cluster (rowwise only)
+  // rows longer than a 512-thread block caches may be split across a cluster; column
+  // reductions may split their reduced rows across one (the planner refuses it elsewhere)
   std::vector<int> clusters = {0};
   if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
     if (keep && fx->cluster) clusters = {*fx->cluster};
     else if (r->cols / 4 > dsl::kClusterRowVectors) clusters = {1, 2, 4, 8};
+  }
+  if (auto* r = std::get_if<dsl::ReduceStage>(&st.body); r && !dsl::dsl_reduce_is_loss(r->op)) {
+    if (keep && fx->cluster) clusters = {*fx->cluster};
+    else if (const dsl::Tensor* in = p.find_tensor(r->inputs.at(0));
+             in && !dsl::simt_reduce_geometry(in->shape, r->dims).inner)
+      clusters = {0, 2, 4, 8};
   }
   for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
     for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
@@ -175,7 +182,7 @@ Result<std::vector<Candidate>> space_enumerate(const dsl::Program& p, int stage,
   else if (std::holds_alternative<dsl::GroupedGemmStage>(st.body))
     return make_error(ErrorCode::unsupported, "stage " + st.name + " is a grouped_gemm; its space is not enumerated yet",
                       "tune its knobs by hand");
-  else out = simt_candidates(stage, st, o);
+  else out = simt_candidates(p, stage, st, o);
   for (auto& c : out) c.name = space_candidate_name(p, c);
   return out;
 }

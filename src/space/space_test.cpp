@@ -215,6 +215,27 @@ TEST(Space, SimtStagesHaveAHandfulOfCandidates) {
   EXPECT_EQ(r.front().candidate.simt.vector_width, 4);  // 16-byte accesses first
 }
 
+// A column reduction may split its reduced rows across a cluster (2, 4 or 8 blocks), a row
+// reduction may not: every valid column candidate with a cluster re-checks as program text.
+TEST(Space, ColumnReductionsOfferClusters) {
+  auto cols = compile("ucut 1\nin x : f32[16384, 4096]\nout y : f32[4096]\nstage y = reduce sum(x, dims=[0])\n");
+  auto v = space_valid(cols, 0, {});
+  ASSERT_TRUE(v);
+  std::set<int> seen;
+  for (const auto& c : *v) {
+    if (!c.simt.cluster) continue;
+    seen.insert(*c.simt.cluster);
+    std::string text = dsl::dsl_print(space_apply(cols, c));
+    EXPECT_TRUE(dsl::dsl_compile(SourceFile{"s.ucut", text}).program.has_value()) << c.name;
+  }
+  EXPECT_EQ(seen, (std::set<int>{2, 4, 8}));
+  auto rows = compile("ucut 1\nin x : f32[4096, 16384]\nout y : f32[4096]\nstage y = reduce sum(x, dims=[1])\n");
+  auto w = space_valid(rows, 0, {});
+  ASSERT_TRUE(w);
+  ASSERT_FALSE(w->empty());
+  for (const auto& c : *w) EXPECT_FALSE(c.simt.cluster.has_value()) << c.name;
+}
+
 // Several rows per block need a power-of-two group of at most 32 lanes per row: the code
 // generator refuses threads 1024 with rows_per_block 2, so the space never offers it.
 TEST(Space, RowsPerBlockKeepsRowGroupsWithinAWarp) {
