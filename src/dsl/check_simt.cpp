@@ -140,7 +140,8 @@ bool Checker::simt_knobs(const AstStage& s, SimtKnobs& k, const Tensor& data) {
   }
   k.items_per_thread = int_knob(s, "items_per_thread", 1, 64, ok, "items_per_thread is 1 to 64");
   k.passes = int_knob(s, "passes", 1, 2, ok, "passes is 1 (single pass, online) or 2");
-  k.cluster = int_knob(s, "cluster", 1, 8, ok, "cluster is 1, 2, 4 or 8 blocks sharing a row", true);
+  k.cluster = int_knob(s, "cluster", 1, 16, ok,
+                       "cluster is 1, 2, 4, 8 or 16 blocks sharing a row (a column reduction: 1 to 8)", true);
   return ok;
 }
 

@@ -74,9 +74,9 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
     if (!cluster_ok && c != 1)
       return make_error(ErrorCode::invalid_input, "cluster applies to rowwise stages and column reductions only",
                         "remove it");
-    if (c < 1 || c > 8 || (c & (c - 1)) != 0)
-      return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4 or 8",
-                        "use 1, 2, 4, 8 or auto");
+    if (c < 1 || c > 16 || (c & (c - 1)) != 0)
+      return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4, 8 or 16",
+                        "use 1, 2, 4, 8, 16 or auto");
     if (c > 1 && knobs.rows_per_block && *knobs.rows_per_block != 1)
       return make_error(ErrorCode::invalid_input,
                         "cluster " + std::to_string(c) + " splits one row across blocks, so a block has "
@@ -96,10 +96,13 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   } else if (cluster_ok && !knobs.threads && !knobs.rows_per_block && !knobs.items_per_thread &&
              !(knobs.passes && *knobs.passes == 2) && nv > kClusterRowVectors) {
     // auto: rows longer than one 512-thread block caches go to the smallest cluster whose parts
-    // are at most 2048 vectors (128 threads x 16); a cluster of 8 also takes parts of up to 8192
-    // (512 threads x 16), so rows of up to 65536 vectors stay in registers
-    for (int c = 2; c <= 8 && p.cluster == 1; c *= 2)
-      if (nv % c == 0 && (nv / c <= 2048 || (c == 8 && nv / c <= 1024 * 8))) p.cluster = c;
+    // are at most 2048 vectors (128 threads x 16; up to 16 blocks, the non-portable cluster size
+    // of sm_90); else a cluster of 8 with parts of up to 8192 (512 threads x 16), so rows of up
+    // to 65536 vectors stay in registers. Small parts let several blocks share an SM and overlap
+    // one row's reductions with another's loads (docs/benchmarks.md, runs H and M).
+    for (int c = 2; c <= 16 && p.cluster == 1; c *= 2)
+      if (nv % c == 0 && nv / c <= 2048) p.cluster = c;
+    if (p.cluster == 1 && nv % 8 == 0 && nv / 8 <= 1024 * 8) p.cluster = 8;
   }
   const int64_t nvb = nv / p.cluster;  // vectors of one block's part of a row
   if (knobs.rows_per_block) {
@@ -232,7 +235,8 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
                         "reduces the innermost dimension",
                         "remove it or set it to auto");
     if (c < 1 || c > 8 || (c & (c - 1)) != 0)
-      return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4 or 8",
+      return make_error(ErrorCode::invalid_input,
+                        "cluster " + std::to_string(c) + " is not 1, 2, 4 or 8 (a column reduction's cluster)",
                         "use 1, 2, 4, 8 or auto");
     if (32 * p.vec % c != 0)
       return make_error(ErrorCode::invalid_input,
