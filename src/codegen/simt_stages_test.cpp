@@ -348,6 +348,14 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     if (!res.program) ADD_FAILURE() << "group_norm program refused";
     if (res.program) v.emplace_back("rowwise_group_norm", codegen_emit_rowwise(*res.program, 0));
   }
+  {
+    // a cluster of 16 (sm_90's non-portable size): the launcher allows it once per kernel
+    auto p = softmax_program(2048, 131072);
+    auto& k = std::get<dsl::RowwiseStage>(p.stages[0].body).knobs;
+    k.cluster = 16;
+    k.threads = 128;
+    v.emplace_back("rowwise_softmax_cluster16", codegen_emit_rowwise(p, 0));
+  }
   v.emplace_back("reduce_col_sum", codegen_emit_reduce(colsum_program(), 0));
   {
     // the reduced rows split across a cluster of 4 blocks, combined in distributed shared memory

@@ -64,7 +64,7 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   auto vec = pick_vec(knobs, in_bytes, cols);
   if (!vec) return vec.error();
   p.vec = *vec;
-  const int64_t nv = cols / p.vec;
+  int64_t nv = cols / p.vec;
   if (auto th = pick_threads(knobs, 0); !th) return th.error();
   if (knobs.passes && (*knobs.passes < 1 || *knobs.passes > 2))
     return make_error(ErrorCode::invalid_input, "passes must be 1 or 2", "use 1, 2 or auto");
@@ -95,14 +95,22 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
     p.cluster = c;
   } else if (cluster_ok && !knobs.threads && !knobs.rows_per_block && !knobs.items_per_thread &&
              !(knobs.passes && *knobs.passes == 2) && nv > kClusterRowVectors) {
-    // auto: rows longer than one 512-thread block caches go to the smallest cluster whose parts
-    // are at most 2048 vectors (128 threads x 16; up to 16 blocks, the non-portable cluster size
-    // of sm_90); else a cluster of 8 with parts of up to 8192 (512 threads x 16), so rows of up
-    // to 65536 vectors stay in registers. Small parts let several blocks share an SM and overlap
-    // one row's reductions with another's loads (docs/benchmarks.md, runs H and M).
-    for (int c = 2; c <= 16 && p.cluster == 1; c *= 2)
+    // auto: rows longer than one 512-thread block caches go to the smallest cluster of at most 8
+    // whose parts are at most 2048 vectors (128 threads x 16); else a cluster of 8 with parts of
+    // up to 8192 (512 threads x 16), so rows of up to 65536 vectors stay in registers. Those
+    // long parts move 8 bytes an access (twice the vectors, 512 threads): H200, 128256-entry
+    // f32 softmax rows, 512 threads x 2-wide 73% of copy bandwidth, 256 x 4-wide 65%, 512 x
+    // 4-wide 68-69%, clusters of 16 x 128 x 4-wide 57% (docs/benchmarks.md, runs M and N).
+    for (int c = 2; c <= 8 && p.cluster == 1; c *= 2)
       if (nv % c == 0 && nv / c <= 2048) p.cluster = c;
-    if (p.cluster == 1 && nv % 8 == 0 && nv / 8 <= 1024 * 8) p.cluster = 8;
+    if (p.cluster == 1 && nv % 8 == 0 && nv / 8 <= 1024 * 8) {
+      p.cluster = 8;
+      const int v8 = std::max(1, 8 / in_bytes);
+      if (!knobs.vector_width && p.vec > v8 && cols % (8LL * v8) == 0) {
+        p.vec = v8;
+        nv = cols / p.vec;
+      }
+    }
   }
   const int64_t nvb = nv / p.cluster;  // vectors of one block's part of a row
   if (knobs.rows_per_block) {
