@@ -5,7 +5,7 @@
 //   sum / mean / max / min / amax / amin / argmax / argmin / logsumexp over the last dim -> rowwise
 //   sum / mean / max / min over other dims or all dims               -> reduce (dims=[...])
 //   norm (p = 1, 2, 'fro', inf) as sum/max of a |x| or x^2 prologue (then sqrt) -> either
-//   mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, hinge_embedding_loss, cross_entropy
+//   mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, cross_entropy
 //                                                                     -> reduce (loss)
 //   cumsum / cumprod                                                  -> scan
 // Runs after pass_match_gemm. Golden tests: tests/golden/lower/softmax.json, layer_norm.json,
@@ -151,15 +151,19 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
   if (s.cls[static_cast<size_t>(op.id)] == OpClass::loss) {
     static const std::map<std::string, std::string> names = {
         {"mse_loss", "mse"},     {"l1_loss", "l1"},         {"smooth_l1_loss", "smooth_l1"},
-        {"huber_loss", "huber"}, {"kl_div", "kl_div"},      {"hinge_embedding_loss", "hinge"},
-        {"cross_entropy", "cross_entropy"}};
+        {"huber_loss", "huber"}, {"kl_div", "kl_div"},      {"cross_entropy", "cross_entropy"}};
     std::string red = attr_string(op, "reduction", "mean");
     if (red != "mean" && red != "sum" && !(n == "kl_div" && red == "batchmean"))
       return s.unsupported(op.id, "reduction='" + red + "': a reduce loss produces one value (mean or sum)");
     if (n == "kl_div" && attr_bool(op, "log_target", false))
       return s.unsupported(op.id, "kl_div with log_target=True is not the reduce kl_div");
-    if (n == "hinge_embedding_loss" && attr_number(op, "margin", 1) != 1)
-      return s.unsupported(op.id, "hinge_embedding_loss with a margin other than 1");
+    // PyTorch's hinge_embedding_loss is x where y = 1 and max(0, margin - x) where y = -1: not
+    // the language's hinge, max(0, 1 - p t) (the SVM hinge, which `mean(clamp(1 - p * t,
+    // min=0))` lowers to), so it has no reduce form
+    if (n == "hinge_embedding_loss")
+      return s.unsupported(op.id, "hinge_embedding_loss (x where y = 1, max(0, margin - x) where y = -1) is not the "
+                                  "reduce hinge, max(0, 1 - p t)",
+                           "write the loss as torch.mean(torch.clamp(1 - p * t, min=0)) if that is the one meant");
     if (n == "cross_entropy" && (attr_number(op, "label_smoothing", 0) != 0 || op.inputs.size() > 2))
       return s.unsupported(op.id, "cross_entropy with weights or label smoothing");
     if (op.inputs.size() < 2 || !op.inputs[1].is_tensor())
