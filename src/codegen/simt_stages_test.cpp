@@ -366,6 +366,15 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     v.emplace_back("reduce_col_sum_cluster", codegen_emit_reduce(p, 0));
   }
   v.emplace_back("reduce_cross_entropy", codegen_emit_reduce(ce_program(), 0));
+  {
+    // a loss whose prologue maps the prediction: kl_div(log(p), q) reading p once
+    auto res = dsl::dsl_compile(
+        {"kl_log.ucut",
+         "ucut 1\nin p : f32[64, 100]\nin q : f32[64, 100]\nout y : f32[]\n"
+         "stage y = reduce kl_div(p, q, reduction=batchmean) {\n  prologue { p = log(acc) }\n}\n"});
+    if (!res.program) ADD_FAILURE() << "kl_div prologue program refused";
+    if (res.program) v.emplace_back("reduce_kl_div_log_prologue", codegen_emit_reduce(*res.program, 0));
+  }
   v.emplace_back("scan_cumsum_rev_excl_mask", codegen_emit_scan(cumsum_program(), 0));
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
   return v;

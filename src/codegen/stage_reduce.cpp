@@ -99,8 +99,8 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   };
   auto pro = simt_emit_functor(program, rs->prologue, pre + "pro", "prologue of " + label, render_pro_load);
   if (!pro) return pro.error();
-  if ((loss || ce) && !rs->prologue.stmts.empty())
-    return make_error(ErrorCode::unsupported, label + ": loss reductions take no prologue");
+  if (ce && !rs->prologue.stmts.empty())
+    return make_error(ErrorCode::unsupported, label + ": cross_entropy takes no prologue");
   auto epi = simt_emit_functor(program, rs->epilogue, pre + "epi", "epilogue of " + label, render_epi_load);
   if (!epi) return epi.error();
   const std::string out_t = simt_cuda_type(out->dtype);

@@ -293,7 +293,14 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
     error(s.outputs[0].span, "a reduce stage has one output", "write 'stage y = reduce " + op + "(...)'");
     return false;
   }
-  if (!check_blocks_allowed(s, loss ? std::vector<std::string>{"epilogue"} : std::vector<std::string>{"prologue", "epilogue"}))
+  // a loss's prologue maps its first input (the prediction); cross_entropy takes none
+  if (const AstBlock* b = block(s, "prologue"); b && op == "cross_entropy") {
+    error(b->keyword.span, "cross_entropy takes no prologue: its logits go to the rowwise cross-entropy kernel as they are",
+          "compute the logits in an elementwise stage before it");
+    return false;
+  }
+  if (!check_blocks_allowed(s, op == "cross_entropy" ? std::vector<std::string>{"epilogue"}
+                                                     : std::vector<std::string>{"prologue", "epilogue"}))
     return false;
   ReduceStage r;
   r.op = op;
@@ -407,7 +414,7 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
   }
   if (!simt_knobs(s, r.knobs, *in)) return false;
   std::vector<TensorUse> extra;
-  if (!loss) {
+  if (op != "cross_entropy") {
     BlockRules pro;
     pro.what = "the prologue of this reduce stage";
     pro.target = in->name;

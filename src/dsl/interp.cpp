@@ -259,7 +259,13 @@ Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, Inte
     auto tv = get(ts, rs.inputs[1]);
     if (!tv) return tv.error();
     double total = 0;
-    for (size_t i = 0; i < x.size(); ++i) total += loss_term(rs.op, x[i], (**tv)[i], rs.attrs);
+    for (size_t i = 0; i < x.size(); ++i) {
+      auto v = interp_epilogue(p, rs.prologue, x[i], [](const Expr&) -> Result<double> {
+        return make_error(ErrorCode::unsupported, "reduce prologues cannot read tensors");
+      }, sc);
+      if (!v) return v.error();
+      total += loss_term(rs.op, *v, (**tv)[i], rs.attrs);
+    }
     out = {red == 0 ? total / x.size() : red == 2 ? total / in->shape.at(0) : total};
   } else {
     const int rank = static_cast<int>(in->shape.size());

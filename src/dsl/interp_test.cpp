@@ -174,5 +174,30 @@ TEST(Interp, ElementwiseBroadcastAndFunctions) {
   EXPECT_NEAR(interp_fn(Fn::softplus, 30.0, 0, {1, 20}), 30.0, 1e-12);
 }
 
+// A loss's prologue maps its first input before the loss term: mse(2 x, t).
+TEST(Interp, LossPrologueMapsThePrediction) {
+  auto acc = std::make_shared<Expr>();
+  acc->kind = Expr::Kind::acc;
+  auto two = std::make_shared<Expr>();
+  two->kind = Expr::Kind::constant;
+  two->value = 2;
+  auto twice = std::make_shared<Expr>();
+  twice->kind = Expr::Kind::binary;
+  twice->op = BinOp::mul;
+  twice->args = {two, acc};
+  ReduceStage rs;
+  rs.op = "mse";
+  rs.inputs = {"x", "t"};
+  EpilogueStmt st;
+  st.kind = EpilogueStmt::Kind::store;
+  st.name = "x";
+  st.value = twice;
+  rs.prologue.stmts = {st};
+  auto p = one_stage({T("x", DType::f32, {2}), T("t", DType::f32, {2}), T("y", DType::f32, {1})}, rs);
+  InterpTensors ts{{"x", {1, 2}}, {"t", {0, 1}}};
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  EXPECT_NEAR(ts["y"][0], (4.0 + 9.0) / 2, 1e-12);  // (2 - 0)^2 and (4 - 1)^2
+}
+
 }  // namespace
 }  // namespace ucut::dsl

@@ -179,7 +179,7 @@ OpClass op_class(const problem::Op& op) {
                                                    "min",  "argmax", "argmin", "logsumexp", "norm"};
   static const std::set<std::string> losses = {"mse_loss",  "l1_loss",      "smooth_l1_loss",
                                                "huber_loss", "kl_div",      "cross_entropy",
-                                               "hinge_embedding_loss"};
+                                               "hinge_embedding_loss", "hinge_loss"};
   const std::string& n = op.op;
   if (views.count(n)) return OpClass::view;
   if (is_gemm_op(n)) return OpClass::gemm;

@@ -60,6 +60,10 @@ struct Draft {
   GemmPlan gemm;
   std::string src, dst;          // convert: dst = src in another dtype
   std::string op;                // rowwise/reduce/scan: the DSL operation name
+  // rowwise/reduce: elementwise ops applied to each input element first (the stage's prologue),
+  // in run order, computing the anchor's input from the stored tensor `prologue_src`
+  std::vector<int> prologue_ops;
+  std::string prologue_src;
 };
 
 struct LowerState {

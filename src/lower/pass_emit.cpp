@@ -233,6 +233,48 @@ class Emitter {
     return p == 2 ? ex_fn(dsl::Fn::sqrt, {ex_acc()}) : ex_acc();
   }
 
+  // The prologue of a draft that absorbed a chain of elementwise ops (pass_simt_stages): acc is
+  // the element of `prologue_src`, each op a let, the last one stored to the input's name.
+  Result<dsl::Epilogue> prologue_block(const Draft& d, const std::string& input) {
+    std::map<std::string, ExprPtr> locals;
+    locals[d.prologue_src] = ex_acc();
+    dsl::Epilogue out;
+    ExprPtr last;
+    for (size_t k = 0; k < d.prologue_ops.size(); ++k) {
+      const int id = d.prologue_ops[k];
+      const problem::Op& op = s_.ops[static_cast<size_t>(id)];
+      std::optional<Error> err;
+      auto operand = [&](size_t i) -> ExprPtr {
+        const auto& in = op.inputs.at(i);
+        if (in.is_tensor()) {
+          if (auto it = locals.find(in.tensor); it != locals.end()) return it->second;
+          err = make_error(ErrorCode::internal, s_.label() + ": op " + std::to_string(id) +
+                                                    ": a prologue op reads '" + in.tensor + "' (a lowering bug)");
+          return ex_const(0);
+        }
+        return ex_const(in.scalar.value_or(0));
+      };
+      ExprPtr e = lower_expr_op(op, operand);
+      if (err) return *err;
+      if (k + 1 == d.prologue_ops.size()) {
+        last = e;
+        break;
+      }
+      EpilogueStmt st;
+      st.kind = EpilogueStmt::Kind::let;
+      st.name = let_name("p" + std::to_string(k));
+      st.value = e;
+      out.stmts.push_back(st);
+      locals[op.outputs.at(0)] = ex_local(st.name);
+    }
+    EpilogueStmt store;
+    store.kind = EpilogueStmt::Kind::store;
+    store.name = input;
+    store.value = last;
+    out.stmts.push_back(store);
+    return out;
+  }
+
   Result<dsl::Stage> stage(const Draft& d) {
     dsl::Stage st;
     st.name = "s" + std::to_string(stages_.size());
@@ -256,7 +298,10 @@ class Emitter {
       fix_shape(stored, ctx.shape);
     int anchor_id = d.anchor >= 0 ? d.anchor : d.ops.front();
     const problem::Op& anchor = s_.ops[static_cast<size_t>(anchor_id)];
-    auto tensor_in = [&](size_t i) { return use(s_.resolve(anchor.inputs.at(i).tensor).base); };
+    auto tensor_in = [&](size_t i) {
+      if (i == 0 && !d.prologue_ops.empty()) return use(d.prologue_src);  // read before the prologue
+      return use(s_.resolve(anchor.inputs.at(i).tensor).base);
+    };
     ExprPtr v0 = ex_acc();
     if (d.kind == DraftKind::gemm) {
       const GemmPlan& g = d.gemm;
@@ -310,6 +355,11 @@ class Emitter {
       }
       if (d.op == "l1_normalize" || d.op == "l2_normalize") r.attrs["eps"] = 0;  // x / norm(x) (pass_simt_stages)
       else if (anchor.op == "norm") v0 = norm_prologue(anchor, r.input, r.prologue);
+      if (!d.prologue_ops.empty()) {
+        auto pro = prologue_block(d, r.input);
+        if (!pro) return pro.error();
+        r.prologue = std::move(*pro);
+      }
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();
       if (d.op == "argmax" || d.op == "argmin") {
@@ -341,6 +391,11 @@ class Emitter {
         if (dims) r.dims = *dims;
         else for (int i = 0; i < rank; ++i) r.dims.push_back(i);
         if (anchor.op == "norm") v0 = norm_prologue(anchor, r.inputs[0], r.prologue);
+      }
+      if (!d.prologue_ops.empty()) {
+        auto pro = prologue_block(d, r.inputs[0]);
+        if (!pro) return pro.error();
+        r.prologue = std::move(*pro);
       }
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();

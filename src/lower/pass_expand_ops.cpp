@@ -6,9 +6,11 @@
 //   RMSNorm written out, x * rsqrt(mean(x^2, -1, keepdim) + eps) [* w] (LLaMA's RMSNorm and
 //   the like), becomes one rms_norm op: one rowwise stage instead of a square, a mean and a
 //   scale with two intermediates in memory. Each step must be the only reader of the one before.
+//   The SVM hinge loss written out, mean|sum(clamp(1 - a * b, min=0)) over every element (or
+//   relu for the clamp), becomes one hinge_loss op, the reduce hinge: one read of a and b.
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
 // pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
-// rmsnorm_manual.json.
+// rmsnorm_manual.json, hinge_manual.json.
 #include "lower/passes.h"
 
 namespace ucut::lower {
@@ -97,11 +99,59 @@ void fuse_manual_rms_norm(LowerState& s, int m) {
                     " is one rms_norm row operation");
 }
 
+// Matches mean|sum(clamp(1 - a * b, min=0)) over every element around the reduction (op id m);
+// rewrites the reduction into hinge_loss(a, b).
+void fuse_manual_hinge(LowerState& s, int m) {
+  const problem::Op red = s.ops[static_cast<size_t>(m)];
+  if (red.inputs.size() != 1 || !red.inputs[0].is_tensor() || attr_bool(red, "keepdim", false)) return;
+  const auto& shape = s.need(red.inputs[0].tensor).shape;
+  const int rank = static_cast<int>(shape.size());
+  auto dims = attr_dims(red, rank);
+  if (rank == 0 || (dims && static_cast<int>(dims->size()) != rank)) return;
+  // clamp(t, min=0) or relu(t), read only by the reduction
+  int c = writer(s, red.inputs[0].tensor);
+  if (c < 0 || s.only_reader(red.inputs[0].tensor) != m) return;
+  const problem::Op& clamp = s.ops[static_cast<size_t>(c)];
+  const bool relu = clamp.op == "relu" ||
+                    (clamp.op == "clamp" && attr_number(clamp, "min", -1) == 0 &&
+                     (!clamp.attrs.contains("max") || clamp.attrs.at("max").is_null()));
+  if (!relu || clamp.inputs.empty() || !clamp.inputs[0].is_tensor()) return;
+  // 1 - t
+  const std::string t1 = clamp.inputs[0].tensor;
+  int u = writer(s, t1);
+  if (u < 0 || s.only_reader(t1) != c) return;
+  const problem::Op& sub = s.ops[static_cast<size_t>(u)];
+  if (sub.op != "sub" || sub.inputs.size() != 2 || !is_scalar(sub.inputs[0]) || *sub.inputs[0].scalar != 1 ||
+      !sub.inputs[1].is_tensor() || attr_number(sub, "alpha", 1) != 1)
+    return;
+  // a * b, both of the loss's shape
+  const std::string t0 = sub.inputs[1].tensor;
+  int p = writer(s, t0);
+  if (p < 0 || s.only_reader(t0) != u) return;
+  const problem::Op& mul = s.ops[static_cast<size_t>(p)];
+  if (mul.op != "mul" || mul.inputs.size() != 2 || !mul.inputs[0].is_tensor() || !mul.inputs[1].is_tensor()) return;
+  for (const auto& in : mul.inputs)
+    if (s.need(in.tensor).shape != shape || s.resolve(in.tensor).transposed) return;
+  for (const std::string& t : {t0, t1, red.inputs[0].tensor})
+    if (s.need(t).shape != shape) return;
+  problem::Op& out = s.ops[static_cast<size_t>(m)];
+  const std::string reduction = red.op == "mean" ? "mean" : "sum";
+  out.op = "hinge_loss";
+  out.inputs = {mul.inputs[0], mul.inputs[1]};
+  out.attrs = nlohmann::json::object();
+  out.attrs["reduction"] = reduction;
+  s.cls[static_cast<size_t>(m)] = OpClass::loss;
+  for (int id : {p, u, c}) s.dead[static_cast<size_t>(id)] = true;
+  s.notes.push_back(s.op_label(m) + ": " + reduction + "(clamp(1 - a * b, min=0)) is the reduce hinge loss");
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (!s.dead[i] && s.ops[i].op == "mean") fuse_manual_rms_norm(s, static_cast<int>(i));
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (!s.dead[i] && (s.ops[i].op == "mean" || s.ops[i].op == "sum")) fuse_manual_hinge(s, static_cast<int>(i));
   const size_t n = s.ops.size();
   for (size_t i = 0; i < n; ++i) {
     if (s.dead[i] || s.ops[i].op != "batch_norm") continue;

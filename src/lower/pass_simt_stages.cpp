@@ -8,9 +8,14 @@
 //   mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, cross_entropy
 //                                                                     -> reduce (loss)
 //   cumsum / cumprod                                                  -> scan
+// Then a chain of one-input elementwise ops from a problem input or parameter to a rowwise or
+// reduce stage's input, each step the only reader of the one before and of the same shape,
+// becomes that stage's prologue (log(p) before kl_div, x * x before a sum, x / T before softmax):
+// no intermediate tensor.
 // Runs after pass_match_gemm. Golden tests: tests/golden/lower/softmax.json, layer_norm.json,
 // reduce_sum.json, mse_loss.json, cumsum.json.
 #include <algorithm>
+#include <set>
 
 #include "lower/lower_expr.h"
 #include "lower/passes.h"
@@ -151,7 +156,8 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
   if (s.cls[static_cast<size_t>(op.id)] == OpClass::loss) {
     static const std::map<std::string, std::string> names = {
         {"mse_loss", "mse"},     {"l1_loss", "l1"},         {"smooth_l1_loss", "smooth_l1"},
-        {"huber_loss", "huber"}, {"kl_div", "kl_div"},      {"cross_entropy", "cross_entropy"}};
+        {"huber_loss", "huber"}, {"kl_div", "kl_div"},      {"cross_entropy", "cross_entropy"},
+        {"hinge_loss", "hinge"}};  // hinge_loss: written out (pass_expand_ops)
     std::string red = attr_string(op, "reduction", "mean");
     if (red != "mean" && red != "sum" && !(n == "kl_div" && red == "batchmean"))
       return s.unsupported(op.id, "reduction='" + red + "': a reduce loss produces one value (mean or sum)");
@@ -180,6 +186,57 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
   return s.unsupported(op.id, "no stage kind for this op");
 }
 
+// The chain of one-input, shape-keeping elementwise ops from a stored problem input/parameter to
+// the anchor's input (each step the only reader of the one before): the draft's prologue.
+void absorb_prologue(LowerState& s, Draft& d) {
+  if (d.anchor < 0 || (d.kind != DraftKind::rowwise && d.kind != DraftKind::reduce)) return;
+  const problem::Op& anchor = s.ops[static_cast<size_t>(d.anchor)];
+  if (anchor.op == "norm" || anchor.op == "cross_entropy" || anchor.inputs.empty() || !anchor.inputs[0].is_tensor())
+    return;
+  std::string cur = anchor.inputs[0].tensor;
+  const auto shape = s.need(cur).shape;
+  const auto dtype = s.need(cur).dtype;
+  int reader = d.anchor;
+  std::vector<int> chain;
+  while (true) {
+    if (s.resolve(cur).base != cur || s.only_reader(cur) != reader) break;
+    const int p = s.producer(cur);
+    if (p < 0) break;
+    const problem::Op& op = s.ops[static_cast<size_t>(p)];
+    std::string why;
+    if (s.dead[static_cast<size_t>(p)] || s.cls[static_cast<size_t>(p)] != OpClass::elementwise || op.op == "to" ||
+        op.outputs.size() != 1 || !lower_expr_supported(op, why))
+      break;
+    std::string in;
+    int tensors = 0;
+    for (const auto& o : op.inputs)
+      if (o.is_tensor()) {
+        ++tensors;
+        in = o.tensor;
+      } else if (o.is_absent()) {
+        tensors = 2;  // needs a value the chain does not have
+      }
+    if (tensors != 1 || s.need(in).shape != shape || s.need(in).dtype != dtype) break;
+    chain.push_back(p);
+    reader = p;
+    cur = in;
+  }
+  // the source: a problem input or parameter, stored as it is (no view, no producer)
+  while (!chain.empty()) {
+    const problem::Op& first = s.ops[static_cast<size_t>(chain.back())];
+    std::string src;
+    for (const auto& o : first.inputs)
+      if (o.is_tensor()) src = o.tensor;
+    if (s.resolve(src).base == src && s.producer(src) < 0) {
+      d.prologue_src = src;
+      break;
+    }
+    chain.pop_back();
+  }
+  if (chain.empty()) return;
+  d.prologue_ops.assign(chain.rbegin(), chain.rend());
+}
+
 int first_op(const Draft& d) {
   if (d.anchor >= 0) return d.anchor;
   return d.ops.empty() ? 1 << 30 : d.ops.front();
@@ -204,6 +261,14 @@ Status pass_simt_stages(LowerState& s) {
       s.drafts.push_back(std::move(d));
     }
   }
+  std::set<int> absorbed;
+  for (auto& d : s.drafts) {
+    absorb_prologue(s, d);
+    absorbed.insert(d.prologue_ops.begin(), d.prologue_ops.end());
+  }
+  std::erase_if(s.drafts, [&](const Draft& d) {
+    return d.kind == DraftKind::elementwise && d.ops.size() == 1 && absorbed.count(d.ops.front());
+  });
   std::stable_sort(s.drafts.begin(), s.drafts.end(),
                    [](const Draft& a, const Draft& b) { return first_op(a) < first_op(b); });
   return ok_status();

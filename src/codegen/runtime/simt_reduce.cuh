@@ -130,7 +130,7 @@ reduce_inner_kernel(ReduceParams p, Pro pro, Epi epi) {
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
           float e;
-          if constexpr (LOSS != kNoLoss) e = loss_term<LOSS>(v[u][k], w[u][k], p.alpha);
+          if constexpr (LOSS != kNoLoss) e = loss_term<LOSS>(pro(v[u][k], o, off[u] + k), w[u][k], p.alpha);
           else e = pro(v[u][k], o, off[u] + k);
           acc = red_combine<OP>(acc, e);
         }
