@@ -21,7 +21,9 @@ std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems) {
     const auto& p = problems[i];
     if (p.stopped) continue;
     double h = suite_headroom(p);
-    if (!best || h > best_h || (h == best_h && p.attempts < problems[*best].attempts)) {
+    const bool untried = p.attempts == 0, best_untried = best && problems[*best].attempts == 0;
+    if (best && best_untried && !untried) continue;
+    if (!best || (untried && !best_untried) || h > best_h || (h == best_h && p.attempts < problems[*best].attempts)) {
       best = i;
       best_h = h;
     }

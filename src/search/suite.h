@@ -37,7 +37,10 @@ struct HeadroomInputs {
 // Headroom: t_best / t_SOL, or t_eager / t_SOL before anything is correct (infinite when t_SOL
 // is unknown, so unknown problems are never starved).
 double suite_headroom(const HeadroomInputs& p);
-// The index of the problem to run next, or nullopt when every problem has stopped.
+// The index of the problem to run next, or nullopt when every problem has stopped: a problem
+// without an attempt first (so a time budget never ends with a problem untried: run P's
+// epi_linear_gelu_tanh_bf16, whose small headroom left it behind 16 others), then the most
+// headroom, ties to fewer attempts.
 std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems);
 
 class SuiteScheduler {

@@ -21,6 +21,17 @@ TEST(SuitePick, MostHeadroomFirstStoppedNeverTiesToFewerAttempts) {
   EXPECT_EQ(suite_pick(v), 3u);
   v[0].stopped = v[3].stopped = true;
   EXPECT_FALSE(suite_pick(v));
+  // A problem without an attempt goes first, whatever its headroom; among untried ones, the most.
+  std::vector<HeadroomInputs> w = {
+      {false, 4, 9.0, 9.0, 1.0},            // gap 9, tried
+      {false, 0, std::nullopt, 1.1, 1.0},   // untried, little headroom
+      {false, 0, std::nullopt, 1.5, 1.0},   // untried, more
+  };
+  EXPECT_EQ(suite_pick(w), 2u);
+  w[2].attempts = 1;
+  EXPECT_EQ(suite_pick(w), 1u);
+  w[1].attempts = 1;
+  EXPECT_EQ(suite_pick(w), 0u);
   // Before anything is correct the eager gap counts, unknown SOL is never starved.
   EXPECT_DOUBLE_EQ(suite_headroom({false, 0, std::nullopt, 8.0, 2.0}), 4.0);
   EXPECT_TRUE(std::isinf(suite_headroom({false, 0, 1.0, 8.0, 0.0})));
