@@ -75,7 +75,8 @@ Status pass_check_ops(LowerState& s) {
       if (!in.is_tensor()) continue;
       View v = s.resolve(in.tensor);
       const problem::Tensor& base = s.need(v.base);
-      bool label_input = op.op == "cross_entropy" && k == 1;
+      // cross_entropy's labels; a scan's mask (pass_expand_ops)
+      bool label_input = (op.op == "cross_entropy" || op.op == "cumsum") && k == 1;
       if (!float_dtype(base.dtype) && !label_input)
         return s.unsupported(op.id, "operand '" + in.tensor + "' is " + problem::dtype_name(base.dtype) +
                                         "; stages read f16, bf16 or f32 tensors");

@@ -410,6 +410,7 @@ class Emitter {
       r.dim = dims && !dims->empty() ? (*dims)[0] : rank - 1;
       r.exclusive = attr_bool(anchor, "exclusive", false);
       r.reverse = attr_bool(anchor, "reverse", false);
+      if (anchor.inputs.size() > 1 && anchor.inputs[1].is_tensor()) r.mask = tensor_in(1);  // pass_expand_ops
       use(stored);
       st.body = std::move(r);
     } else {

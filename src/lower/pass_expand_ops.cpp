@@ -6,11 +6,14 @@
 //   RMSNorm written out, x * rsqrt(mean(x^2, -1, keepdim) + eps) [* w] (LLaMA's RMSNorm and
 //   the like), becomes one rms_norm op: one rowwise stage instead of a square, a mean and a
 //   scale with two intermediates in memory. Each step must be the only reader of the one before.
+//   cumsum of x * m with m a bool/u8 mask of x's shape (the product read only by the scan)
+//   becomes the scan with `mask=m`: masked-out elements add nothing. (Not cumprod: x * 0 is 0,
+//   where a masked-out element of a masked cumprod multiplies by one.)
 //   The SVM hinge loss written out, mean|sum(clamp(1 - a * b, min=0)) over every element (or
 //   relu for the clamp), becomes one hinge_loss op, the reduce hinge: one read of a and b.
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
 // pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
-// rmsnorm_manual.json, hinge_manual.json.
+// rmsnorm_manual.json, hinge_manual.json, cumsum_masked.json.
 #include "lower/passes.h"
 
 namespace ucut::lower {
@@ -145,9 +148,36 @@ void fuse_manual_hinge(LowerState& s, int m) {
   s.notes.push_back(s.op_label(m) + ": " + reduction + "(clamp(1 - a * b, min=0)) is the reduce hinge loss");
 }
 
+// cumsum(x * m) with m bool/u8 of x's shape: the scan's mask (op id c).
+void fuse_scan_mask(LowerState& s, int c) {
+  problem::Op& scan = s.ops[static_cast<size_t>(c)];
+  if (scan.op != "cumsum" || scan.inputs.size() != 1 || !scan.inputs[0].is_tensor()) return;
+  const std::string prod = scan.inputs[0].tensor;
+  int p = writer(s, prod);
+  if (p < 0 || s.only_reader(prod) != c) return;
+  const problem::Op& mul = s.ops[static_cast<size_t>(p)];
+  if (mul.op != "mul" || mul.inputs.size() != 2 || !mul.inputs[0].is_tensor() || !mul.inputs[1].is_tensor()) return;
+  auto is_mask = [&](const std::string& t) {
+    const auto d = s.need(s.resolve(t).base).dtype;
+    return d == problem::DType::boolean || d == problem::DType::u8;
+  };
+  const int mk = is_mask(mul.inputs[1].tensor) ? 1 : is_mask(mul.inputs[0].tensor) ? 0 : -1;
+  if (mk < 0) return;
+  const std::string x = mul.inputs[static_cast<size_t>(1 - mk)].tensor, m = mul.inputs[static_cast<size_t>(mk)].tensor;
+  const auto& shape = s.need(prod).shape;
+  if (is_mask(x) || s.need(x).shape != shape || s.need(m).shape != shape || s.resolve(x).transposed ||
+      s.resolve(m).transposed || s.resolve(m).base != m)
+    return;
+  scan.inputs = {problem::Operand{x, std::nullopt}, problem::Operand{m, std::nullopt}};
+  s.dead[static_cast<size_t>(p)] = true;
+  s.notes.push_back(s.op_label(c) + ": cumsum(x * mask) is the scan with mask=" + m);
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (!s.dead[i] && s.ops[i].op == "cumsum") fuse_scan_mask(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (!s.dead[i] && s.ops[i].op == "mean") fuse_manual_rms_norm(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
