@@ -194,6 +194,8 @@ void absorb_prologue(LowerState& s, Draft& d) {
   if (anchor.op == "norm" || anchor.op == "cross_entropy" || anchor.inputs.empty() || !anchor.inputs[0].is_tensor())
     return;
   std::string cur = anchor.inputs[0].tensor;
+  for (size_t k = 1; k < anchor.inputs.size(); ++k)  // e.g. mse(t, t): the prologue maps input 0 only
+    if (anchor.inputs[k].is_tensor() && s.resolve(anchor.inputs[k].tensor).base == s.resolve(cur).base) return;
   const auto shape = s.need(cur).shape;
   const auto dtype = s.need(cur).dtype;
   int reader = d.anchor;
@@ -207,16 +209,15 @@ void absorb_prologue(LowerState& s, Draft& d) {
     if (s.dead[static_cast<size_t>(p)] || s.cls[static_cast<size_t>(p)] != OpClass::elementwise || op.op == "to" ||
         op.outputs.size() != 1 || !lower_expr_supported(op, why))
       break;
-    std::string in;
-    int tensors = 0;
-    for (const auto& o : op.inputs)
-      if (o.is_tensor()) {
-        ++tensors;
-        in = o.tensor;
-      } else if (o.is_absent()) {
-        tensors = 2;  // needs a value the chain does not have
-      }
-    if (tensors != 1 || s.need(in).shape != shape || s.need(in).dtype != dtype) break;
+    std::set<std::string> ins;  // one tensor, maybe read twice (x * x)
+    bool absent = false;
+    for (const auto& o : op.inputs) {
+      if (o.is_tensor()) ins.insert(o.tensor);
+      absent = absent || o.is_absent();  // needs a value the chain does not have
+    }
+    if (absent || ins.size() != 1) break;
+    const std::string in = *ins.begin();
+    if (s.need(in).shape != shape || s.need(in).dtype != dtype) break;
     chain.push_back(p);
     reader = p;
     cur = in;
