@@ -158,6 +158,50 @@ TEST(SimtRowwise, LongRowsGoToAClusterInRowwiseStagesOnly) {
   EXPECT_EQ(e->cluster, 1);
 }
 
+// Parts of more than 2048 vectors a block (a 128256-entry vocabulary over 8 blocks) move 8 bytes
+// an access in 512 threads (runs M-O); an explicit vector width is kept; clusters of 16 only by hand.
+TEST(SimtRowwise, VeryLongRowsUseEightByteVectorsInAClusterOfEight) {
+  auto a = dsl::simt_plan_rowwise(2048, 128256, 4, {}, true);
+  ASSERT_TRUE(a.ok()) << a.error().render();
+  EXPECT_EQ(a->cluster, 8);
+  EXPECT_EQ(a->vec, 2);
+  EXPECT_EQ(a->threads, 512);
+  EXPECT_TRUE(a->cached);
+  EXPECT_LE(a->items * a->vec, 32);
+  dsl::SimtKnobs k;
+  k.vector_width = 4;
+  auto b = dsl::simt_plan_rowwise(2048, 128256, 4, k, true);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->vec, 4);
+  EXPECT_EQ(b->cluster, 8);
+  dsl::SimtKnobs c16;
+  c16.cluster = 16;
+  auto c = dsl::simt_plan_rowwise(2048, 131072, 4, c16, true);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->cluster, 16);
+  c16.cluster = 32;
+  EXPECT_FALSE(dsl::simt_plan_rowwise(2048, 131072, 4, c16, true).ok());
+}
+
+// A cluster splits a column reduction's rows (splits = cluster, no workspace); a row reduction or
+// a cluster over 8 is refused with the reason.
+TEST(SimtReduce, ClusterSplitsColumnReductionsOnly) {
+  dsl::SimtKnobs k;
+  k.cluster = 4;
+  auto a = dsl::simt_plan_reduce(/*inner=*/false, 16384, 16384, 16384, 4, k);
+  ASSERT_TRUE(a.ok()) << a.error().render();
+  EXPECT_EQ(a->cluster, 4);
+  EXPECT_EQ(a->splits, 4);
+  EXPECT_EQ(a->r_chunk, 4096);
+  auto b = dsl::simt_plan_reduce(/*inner=*/true, 16384, 16384, 16384, 4, k);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("column reductions"), std::string::npos);
+  k.cluster = 16;
+  auto c = dsl::simt_plan_reduce(false, 16384, 16384, 16384, 4, k);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("column reduction's cluster"), std::string::npos);
+}
+
 TEST(SimtRowwise, ClusterLaunchIsEmitted) {
   auto p = softmax_program(8192, 32768);
   auto c = codegen_emit_rowwise(p, 0);
