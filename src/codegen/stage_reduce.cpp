@@ -263,31 +263,27 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
           "    ucut_rt::set_error(\"{}: cluster launch failed: %s\", cudaGetErrorString(launched));\n"
           "    return 4;\n  }}\n",
           kernel, pl.cluster, n_out / run * tiles, pl.cluster, pl.threads, pro->init, epi_init, label);
-      d += simt_launch_check(label);
-      d += "  return 0;\n}\n";
-      code.definitions = std::move(d);
-      return code;
-    }
-    if (pl.splits > 1) {
+    } else {
       // Column reductions run one wave: as many splits as the GPU holds resident blocks beside
       // the column tiles (occupancy asked once per stage), at most the plan's split count.
-      d += fmt::format(
-          "  static int occupancy = 0, sms = 0;\n"
-          "  if (occupancy == 0) {{\n"
-          "    int dev = 0;\n"
-          "    cudaGetDevice(&dev);\n"
-          "    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);\n"
-          "    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, {0}, {1}, 0);\n"
-          "    if (occupancy < 1) occupancy = 1;\n"
-          "  }}\n"
-          "  p.splits = ucut_simt::one_wave_splits(occupancy, sms, {2}LL, {3}, p.r_total, &p.r_chunk);\n",
-          kernel, pl.threads, n_out / run * tiles, pl.splits);
+      if (pl.splits > 1)
+        d += fmt::format(
+            "  static int occupancy = 0, sms = 0;\n"
+            "  if (occupancy == 0) {{\n"
+            "    int dev = 0;\n"
+            "    cudaGetDevice(&dev);\n"
+            "    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);\n"
+            "    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, {0}, {1}, 0);\n"
+            "    if (occupancy < 1) occupancy = 1;\n"
+            "  }}\n"
+            "  p.splits = ucut_simt::one_wave_splits(occupancy, sms, {2}LL, {3}, p.r_total, &p.r_chunk);\n",
+            kernel, pl.threads, n_out / run * tiles, pl.splits);
+      d += fmt::format("  {}\n      <<<dim3({}, p.splits), {}, 0, args.stream>>>(p, {}, {});\n", kernel,
+                       n_out / run * tiles, pl.threads, pro->init, epi_init);
     }
-    d += fmt::format("  {}\n      <<<dim3({}, p.splits), {}, 0, args.stream>>>(p, {}, {});\n", kernel,
-                     n_out / run * tiles, pl.threads, pro->init, epi_init);
   }
   d += simt_launch_check(label);
-  if (pl.splits > 1) {
+  if (pl.splits > 1 && !clustered) {  // a cluster combines its splits in the kernel
     // The outer kernel picks its split count at run time (one wave): it may end up unsplit.
     const std::string indent = inner ? "  " : "    ";
     if (!inner) d += "  if (p.splits > 1) {\n";

@@ -175,25 +175,26 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   } else {
     // one cluster of pl.cluster blocks per row; more than 8 is sm_90's non-portable cluster size,
     // allowed once per kernel
+    const std::string kernel = fmt::format(
+        "ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, true, {}, {}, {}>", op->kernel_op,
+        in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items, pro->type, epi->type, pl.cluster);
     if (pl.cluster > 8)
       d += fmt::format(
           "  static const cudaError_t nonportable = cudaFuncSetAttribute(\n"
-          "      ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, true, {}, {}, {}>,\n"
+          "      {},\n"
           "      cudaFuncAttributeNonPortableClusterSizeAllowed, 1);\n"
           "  if (nonportable != cudaSuccess) {{\n"
           "    ucut_rt::set_error(\"{}: cluster of {} blocks not allowed: %s\", cudaGetErrorString(nonportable));\n"
           "    return 4;\n  }}\n",
-          op->kernel_op, in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items, pro->type, epi->type,
-          pl.cluster, label, pl.cluster);
+          kernel, label, pl.cluster);
     d += fmt::format(
         "  cudaError_t launched = ucut_simt::launch_clustered(\n"
-        "      ucut_simt::rowwise_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}, true, {}, {}, {}>,\n"
+        "      {},\n"
         "      {}, {}LL, {}, args.stream, p, {}, {});\n"
         "  if (launched != cudaSuccess) {{\n"
         "    ucut_rt::set_error(\"{}: cluster launch failed: %s\", cudaGetErrorString(launched));\n"
         "    return 4;\n  }}\n",
-        op->kernel_op, in_t, out_t, w_t, pl.threads, pl.group, pl.vec, pl.items, pro->type, epi->type,
-        pl.cluster, pl.cluster, rows * pl.cluster, pl.threads, pro->init, epi->init, label);
+        kernel, pl.cluster, rows * pl.cluster, pl.threads, pro->init, epi->init, label);
     d += simt_launch_check(label);
   }
   d += "  return 0;\n}\n";

@@ -222,19 +222,10 @@ void absorb_prologue(LowerState& s, Draft& d) {
     reader = p;
     cur = in;
   }
-  // the source: a problem input or parameter, stored as it is (no view, no producer)
-  while (!chain.empty()) {
-    const problem::Op& first = s.ops[static_cast<size_t>(chain.back())];
-    std::string src;
-    for (const auto& o : first.inputs)
-      if (o.is_tensor()) src = o.tensor;
-    if (s.resolve(src).base == src && s.producer(src) < 0) {
-      d.prologue_src = src;
-      break;
-    }
-    chain.pop_back();
-  }
-  if (chain.empty()) return;
+  // the source (`cur`, the first op's input): a problem input or parameter, stored as it is
+  // (no view, no producer); a shorter chain would start at a tensor some op produces
+  if (chain.empty() || s.resolve(cur).base != cur || s.producer(cur) >= 0) return;
+  d.prologue_src = cur;
   d.prologue_ops.assign(chain.rbegin(), chain.rend());
 }
 

@@ -239,29 +239,10 @@ struct Identity {
 
 namespace ucut_simt {
 // Host-side checks used by the generated launchers.
-// Host: launches `kernel` on `grid` blocks in clusters of `cluster` blocks along x (1: a plain
-// launch).
+// Host: launches `kernel` on `grid` in clusters of `cluster` blocks (a plain launch when the
+// cluster is one block).
 template <class... P, class... A>
-inline cudaError_t launch_clustered(void (*kernel)(P...), int cluster, long long grid, int threads,
-                                    cudaStream_t stream, A&&... args) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3((unsigned)grid);
-  cfg.blockDim = dim3((unsigned)threads);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = (unsigned)cluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = cluster > 1 ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...);
-}
-
-// Host: launches `kernel` on a 2-D grid in clusters of `cluster` blocks along y.
-template <class... P, class... A>
-inline cudaError_t launch_clustered_y(void (*kernel)(P...), int cluster, dim3 grid, int threads,
+inline cudaError_t launch_in_clusters(void (*kernel)(P...), dim3 cluster, dim3 grid, int threads,
                                       cudaStream_t stream, A&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
@@ -270,12 +251,25 @@ inline cudaError_t launch_clustered_y(void (*kernel)(P...), int cluster, dim3 gr
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 1;
-  attr[0].val.clusterDim.y = (unsigned)cluster;
-  attr[0].val.clusterDim.z = 1;
+  attr[0].val.clusterDim.x = cluster.x;
+  attr[0].val.clusterDim.y = cluster.y;
+  attr[0].val.clusterDim.z = cluster.z;
   cfg.attrs = attr;
-  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  cfg.numAttrs = cluster.x * cluster.y * cluster.z > 1 ? 1 : 0;
   return cudaLaunchKernelEx(&cfg, kernel, static_cast<A&&>(args)...);
+}
+// `grid` blocks in clusters of `cluster` blocks along x (rowwise: a row's blocks).
+template <class... P, class... A>
+inline cudaError_t launch_clustered(void (*kernel)(P...), int cluster, long long grid, int threads,
+                                    cudaStream_t stream, A&&... args) {
+  return launch_in_clusters(kernel, dim3((unsigned)cluster), dim3((unsigned)grid), threads, stream,
+                            static_cast<A&&>(args)...);
+}
+// A 2-D grid in clusters of `cluster` blocks along y (column reductions: a tile's splits).
+template <class... P, class... A>
+inline cudaError_t launch_clustered_y(void (*kernel)(P...), int cluster, dim3 grid, int threads,
+                                      cudaStream_t stream, A&&... args) {
+  return launch_in_clusters(kernel, dim3(1, (unsigned)cluster), grid, threads, stream, static_cast<A&&>(args)...);
 }
 
 // Host: the split count of a split reduction that fills one wave of resident blocks: `tiles`
