@@ -119,6 +119,15 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
     p.kind = LoadPlan::Kind::full;
     return p;
   }
+  // A full tensor of a batched GEMM over folded leading dims ([B, H, M, N] read as [B*H, M, N]):
+  // declared flat when nothing else reads it (a tensor has one declared shape).
+  if (!overridden && seen == decl && seen.size() > 3 && ctx.batch > 1 && ctx.shape.size() == 3 &&
+      numel(seen) == numel(ctx.shape) && seen[seen.size() - 2] == ctx.rows && seen.back() == ctx.cols &&
+      s.consumers(v.base).size() == 1 && !s.is_output(v.base)) {
+    p.kind = LoadPlan::Kind::full;
+    p.decl = ctx.shape;
+    return p;
+  }
   // A tensor declared as exactly the shape the op sees (never reshaped, or a declared view such
   // as batch_norm's [C, 1, 1]) broadcasts NumPy-style.
   if (ctx.broadcast && decl == seen && broadcasts_to(seen, ctx.shape)) {

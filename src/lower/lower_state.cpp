@@ -23,7 +23,10 @@ LowerState::LowerState(const problem::Problem& p, const LowerOptions& o)
     : problem(p), options(o), tensors(p.tensors), ops(p.ops) {
   for (size_t i = 0; i < ops.size(); ++i) ops[i].id = static_cast<int>(i);
   dead.assign(ops.size(), false);
-  for (const auto& op : ops) cls.push_back(op_class(op));
+  for (const auto& op : ops) {
+    cls.push_back(op_class(op));
+    origin.push_back(op.id);
+  }
 }
 
 const problem::Tensor* LowerState::tensor(const std::string& name) const {
@@ -94,7 +97,28 @@ int LowerState::add_op(problem::Op op) {
   ops.push_back(op);
   dead.push_back(false);
   cls.push_back(op_class(op));
+  origin.push_back(-1);
   return op.id;
+}
+
+void LowerState::replace_op(int id, std::vector<problem::Op> with) {
+  UCUT_CHECK(drafts.empty() && !with.empty() && id >= 0 && static_cast<size_t>(id) < ops.size(),
+             "replace_op before the drafts, with at least one op");
+  const auto at = static_cast<std::ptrdiff_t>(id);
+  const size_t n = with.size();
+  const int from = origin[static_cast<size_t>(id)];
+  const bool was_dead = dead[static_cast<size_t>(id)];
+  ops.erase(ops.begin() + at);
+  dead.erase(dead.begin() + at);
+  cls.erase(cls.begin() + at);
+  origin.erase(origin.begin() + at);
+  std::vector<OpClass> new_cls;
+  for (const auto& op : with) new_cls.push_back(op_class(op));
+  ops.insert(ops.begin() + at, with.begin(), with.end());
+  dead.insert(dead.begin() + at, n, was_dead);
+  cls.insert(cls.begin() + at, new_cls.begin(), new_cls.end());
+  origin.insert(origin.begin() + at, n, from);
+  for (size_t i = 0; i < ops.size(); ++i) ops[i].id = static_cast<int>(i);
 }
 
 int LowerState::producer(const std::string& tensor_name) const {
@@ -118,7 +142,11 @@ int LowerState::producer(const std::string& tensor_name) const {
 
 std::string LowerState::op_label(int id) const {
   const problem::Op& op = ops[static_cast<size_t>(id)];
-  std::string s = "op " + std::to_string(id) + " (" + op.op + ")";
+  // the problem's op numbers; a step of an expanded op names both
+  const int from = origin[static_cast<size_t>(id)];
+  const problem::Op* src = from >= 0 ? &problem.ops[static_cast<size_t>(from)] : nullptr;
+  std::string s = "op " + std::to_string(from >= 0 ? from : id) + " (" + op.op +
+                  (src && src->op != op.op ? ", from " + src->op : "") + ")";
   if (op.line > 0) s += " at line " + std::to_string(op.line);
   return s;
 }

@@ -75,6 +75,7 @@ struct LowerState {
   std::vector<problem::Op> ops;           // problem ops plus synthetic ones; ops[i].id == i
   std::vector<bool> dead;                 // per op: its result reaches no output
   std::vector<OpClass> cls;               // per op
+  std::vector<int> origin;                // per op: the problem op it comes from (-1: none)
   std::map<std::string, View> views;      // view-op outputs -> what they alias
   std::vector<Draft> drafts;              // the stages, in run order
   std::map<std::string, std::vector<int64_t>> decl_shape;  // DSL shape where it differs
@@ -97,6 +98,9 @@ struct LowerState {
   std::string add_tensor(const std::string& stem, problem::DType dtype, std::vector<int64_t> shape);
   // Adds a synthetic op and returns its id.
   int add_op(problem::Op op);
+  // Replaces op `id` by `ops` (in run order, ids renumbered; later ops move up), each labelled
+  // as coming from the replaced op. Only before any draft exists (drafts hold op ids).
+  void replace_op(int id, std::vector<problem::Op> with);
   // The draft that produces `tensor` (after views), or -1 for tensors no draft writes.
   int producer(const std::string& tensor) const;
   // "op 3 (conv2d)" for messages.

@@ -11,9 +11,15 @@
 //   where a masked-out element of a masked cumprod multiplies by one.)
 //   The SVM hinge loss written out, mean|sum(clamp(1 - a * b, min=0)) over every element (or
 //   relu for the clamp), becomes one hinge_loss op, the reduce hinge: one read of a and b.
+//   scaled_dot_product_attention (no causal mask, no dropout, no GQA) becomes what it computes,
+//     softmax(q @ k^T * scale [+ mask]) @ v: a batched GEMM with the scale (and an additive
+//     float mask) in its epilogue, a rowwise softmax, and a second batched GEMM. The scores are
+//     an intermediate in memory (no fused attention stage yet).
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
 // pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
 // rmsnorm_manual.json, hinge_manual.json, cumsum_masked.json.
+#include <cmath>
+
 #include "lower/passes.h"
 
 namespace ucut::lower {
@@ -173,9 +179,80 @@ void fuse_scan_mask(LowerState& s, int c) {
   s.notes.push_back(s.op_label(c) + ": cumsum(x * mask) is the scan with mask=" + m);
 }
 
+// scaled_dot_product_attention (op id i) as matmul, mul, [add,] softmax, matmul.
+Status expand_sdpa(LowerState& s, int i) {
+  const problem::Op op = s.ops[static_cast<size_t>(i)];  // a copy: replace_op rewrites s.ops
+  if (attr_bool(op, "is_causal", false))
+    return s.unsupported(i, "a causal attention mask depends on the row and column index, which no stage reads",
+                         "keep causal attention in PyTorch (its flash kernel), or pass an explicit float mask");
+  if (attr_number(op, "dropout_p", 0) != 0)
+    return s.unsupported(i, "attention dropout is random; only dropout_p = 0 lowers");
+  if (attr_bool(op, "enable_gqa", false))
+    return s.unsupported(i, "grouped-query attention (enable_gqa) broadcasts key/value heads, which a batched gemm "
+                            "stage does not", "repeat the key/value heads in PyTorch");
+  if (op.inputs.size() < 3 || op.outputs.size() != 1)
+    return s.unsupported(i, "scaled_dot_product_attention needs query, key and value tensors");
+  for (size_t k = 0; k < op.inputs.size(); ++k)
+    if (!op.inputs[k].is_tensor())
+      return s.unsupported(i, "scaled_dot_product_attention's operand " + std::to_string(k) + " is not a tensor");
+  const problem::Tensor q = s.need(op.inputs[0].tensor), key = s.need(op.inputs[1].tensor),
+                        v = s.need(op.inputs[2].tensor);
+  const size_t r = q.shape.size();
+  if (r < 2 || key.shape.size() != r || v.shape.size() != r)
+    return s.unsupported(i, "query, key and value of one rank (2 or more) are expected, got " + shape_str(q.shape) +
+                                ", " + shape_str(key.shape) + ", " + shape_str(v.shape));
+  const int64_t e = q.shape[r - 1], lk = key.shape[r - 2];
+  std::vector<int64_t> scores = q.shape;
+  scores[r - 1] = lk;
+  std::optional<std::string> mask;
+  if (op.inputs.size() > 3) {
+    const problem::Tensor m = s.need(op.inputs[3].tensor);
+    if (m.dtype == problem::DType::boolean || m.dtype == problem::DType::u8)
+      return s.unsupported(i, "a boolean attention mask (masked_fill with -inf) is not expressible in an epilogue",
+                           "pass an additive float mask (0 and -inf) instead");
+    if (m.dtype != q.dtype) return s.unsupported(i, "the attention mask's dtype differs from the query's");
+    mask = op.inputs[3].tensor;
+  }
+  const double scale = attr_opt_number(op, "scale").value_or(1.0 / std::sqrt(static_cast<double>(e)));
+  // k^T: a transposed view of key (or of what key views)
+  std::vector<int64_t> kt_shape = key.shape;
+  std::swap(kt_shape[r - 1], kt_shape[r - 2]);
+  const std::string kt = s.add_tensor(op.inputs[1].tensor + "_T", key.dtype, kt_shape);
+  const View kv = s.resolve(op.inputs[1].tensor);
+  s.views[kt] = View{kv.base, !kv.transposed};
+  const std::string raw = s.add_tensor("scores", q.dtype, scores);
+  const std::string scaled = s.add_tensor("scores_scaled", q.dtype, scores);
+  const std::string masked = mask ? s.add_tensor("scores_masked", q.dtype, scores) : scaled;
+  const std::string probs = s.add_tensor("probs", q.dtype, scores);
+  auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& result) {
+    problem::Op o;
+    o.op = name;
+    o.inputs = std::move(in);
+    o.outputs = {result};
+    o.line = op.line;
+    return o;
+  };
+  auto t = [](const std::string& n) { return problem::Operand{n, std::nullopt}; };
+  std::vector<problem::Op> with;
+  with.push_back(step("matmul", {t(op.inputs[0].tensor), t(kt)}, raw));
+  with.push_back(step("mul", {t(raw), problem::Operand{std::string{}, scale}}, scaled));
+  if (mask) with.push_back(step("add", {t(scaled), t(*mask)}, masked));
+  problem::Op sm = step("softmax", {t(masked)}, probs);
+  sm.attrs["dim"] = static_cast<int>(r) - 1;
+  with.push_back(sm);
+  with.push_back(step("matmul", {t(probs), t(op.inputs[2].tensor)}, op.outputs[0]));
+  s.replace_op(i, std::move(with));
+  s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is softmax(q @ k^T * " + std::to_string(scale) +
+                    (mask ? " + mask" : "") + ") @ v, in three stages (the scores in memory)");
+  return ok_status();
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (!s.dead[i] && s.ops[i].op == "sdpa")
+      if (Status st = expand_sdpa(s, static_cast<int>(i)); !st) return st;
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (!s.dead[i] && s.ops[i].op == "cumsum") fuse_scan_mask(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)

@@ -71,7 +71,13 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
                        return !in.is_tensor() || std::find(locals.begin(), locals.end(),
                                                            s.resolve(in.tensor).base) != locals.end();
                      });
-    if (!flat_rows && (numel(out_shape) != numel(ctx.shape) || out_shape.size() != ctx.shape.size())) return false;
+    // A batched GEMM over folded leading dims ([B, H, M, N] computed as [B*H, M, N]) keeps the
+    // two matrix dims.
+    bool folded = p.kind == DraftKind::gemm && numel(out_shape) == numel(ctx.shape) && out_shape.size() > 2 &&
+                  ctx.shape.size() >= 2 &&
+                  std::equal(out_shape.end() - 2, out_shape.end(), ctx.shape.end() - 2);
+    if (!flat_rows && !folded && (numel(out_shape) != numel(ctx.shape) || out_shape.size() != ctx.shape.size()))
+      return false;
   }
   bool uses_local = false;
   std::set<std::string> new_full;

@@ -1,6 +1,7 @@
 // pass_match_gemm: one gemm draft per GEMM-family op (linear, matmul, mm, bmm, addmm, baddbmm):
 // operands through their views (a swap of the last two dims is `X.T`), M, N, K and the batch
-// (3-D x 2-D folds the batch into M, as a Linear over [B, S, K] does), linear's bias as
+// (3-D x 2-D folds the batch into M, as a Linear over [B, S, K] does; rank-4+ operands fold
+// their leading dims into the batch), linear's bias as
 // `acc + b[col]`, addmm's `alpha*acc + beta*c`. Runs after pass_check_ops.
 // Golden tests: tests/golden/lower/linear_bias_gelu.json, bmm_scale.json, addmm.json.
 #include "lower/lower_expr.h"
@@ -29,6 +30,43 @@ void dims_of(const Operand& o, int64_t& rows, int64_t& cols) {
   if (o.t) std::swap(rows, cols);
 }
 
+// A product of rank-4+ operands ([B, H, M, K] @ [B, H, K, N], attention's scores) is a batched
+// GEMM over the leading dims' product: each operand is declared [B*H, rows, cols] (the bridge
+// views the contiguous tensor so). Only equal leading dims fold (no broadcasting), a 2-D B is
+// shared as before, and only tensors no other kind of op reads are redeclared.
+Status fold_batch(LowerState& s, int op_id, Operand& a, Operand& b) {
+  auto lead = [](const Operand& o) {
+    return std::vector<int64_t>(o.shape.begin(), o.shape.end() - 2);
+  };
+  if (a.shape.size() < 3)
+    return s.unsupported(op_id, "a 2-D A with a batched B is not generated (only a shared 2-D B is)",
+                         "write the product the other way round (B^T A^T) or give A a batch dimension");
+  if (b.shape.size() > 2 && lead(a) != lead(b))
+    return s.unsupported(op_id, "batch dimensions " + shape_str(lead(a)) + " and " + shape_str(lead(b)) +
+                                    " differ; a batched gemm stage does not broadcast them",
+                         "expand the operands to the same batch shape in PyTorch");
+  for (Operand* o : {&a, &b}) {
+    if (o->shape.size() <= 3) continue;
+    int64_t batch = 1;
+    for (int64_t d : lead(*o)) batch *= d;
+    std::vector<int64_t> flat = {batch, o->shape[o->shape.size() - 2], o->shape.back()};
+    for (int c : s.consumers(o->base))
+      if (s.cls[static_cast<size_t>(c)] != OpClass::gemm)
+        return s.unsupported(op_id, "'" + o->base + "' " + shape_str(o->shape) + " is read as a batch of " +
+                                        std::to_string(batch) + " matrices here and as a " +
+                                        std::to_string(o->shape.size()) + "-D tensor by " + s.op_label(c) +
+                                        "; a tensor has one declared shape",
+                             "flatten the leading dimensions in PyTorch");
+    auto it = s.decl_shape.find(o->base);
+    if (it != s.decl_shape.end() && it->second != flat)
+      return s.unsupported(op_id, "'" + o->base + "' is already declared " + shape_str(it->second) +
+                                      " by another stage; a tensor has one declared shape");
+    s.decl_shape[o->base] = flat;
+    o->shape = flat;
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Status pass_match_gemm(LowerState& s) {
@@ -51,10 +89,10 @@ Status pass_match_gemm(LowerState& s) {
     if (a.shape.size() < 2 || b.shape.size() < 2)
       return s.unsupported(op.id, "a 1-D matmul operand is a matrix-vector product, which the gemm stage does not express",
                            "unsqueeze the vector to a matrix in PyTorch");
-    if (a.shape.size() > 3 || b.shape.size() > 3)
-      return s.unsupported(op.id, "operands of rank above 3 (" + shape_str(a.shape) + ", " + shape_str(b.shape) +
-                                      ") are not expressible; a gemm stage takes [M, K] or [L, M, K]",
-                           "flatten the leading dimensions in PyTorch");
+    if (a.shape.size() > 3 || b.shape.size() > 3) {
+      Status st = fold_batch(s, op.id, a, b);
+      if (!st) return st;
+    }
     int64_t ar, ac, br, bc;
     dims_of(a, ar, ac);
     dims_of(b, br, bc);
