@@ -78,11 +78,18 @@ RealSpace::Choice RealSpace::best_choice() const {
   return ch;
 }
 
+// A program's rung is its least precise GEMM stage's: a stage whose ladder starts higher (an
+// N-contiguous B has no tf32, so only 3xTF32 at rung 1) does not hide a tf32 stage beside it,
+// which the precision floor must still be able to lift (attention: q @ k^T in tf32, p @ v in
+// 3xTF32). Programs without GEMM stages are at rung 0.
 int RealSpace::rung_of(const Choice& ch) const {
-  int r = 0;
-  for (size_t s = 0; s < stages_.size(); ++s)
-    if (ch[s] >= 0) r = std::max(r, stages_[s].ranked[static_cast<size_t>(ch[s])].candidate.rung);
-  return r;
+  int r = -1;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    if (ch[s] < 0) continue;
+    const auto& c = stages_[s].ranked[static_cast<size_t>(ch[s])].candidate;
+    if (c.is_gemm) r = r < 0 ? c.rung : std::min(r, c.rung);
+  }
+  return std::max(r, 0);
 }
 
 double RealSpace::predicted(const Choice& ch) const {

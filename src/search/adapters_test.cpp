@@ -91,6 +91,24 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
   EXPECT_EQ(top[0].config.value("precision", ""), "tf32");
 }
 
+// Attention: q @ k^T may run in tf32, p @ v only in 3xTF32 (B is N-contiguous). The program is at
+// its tf32 stage's rung, so a mismatch can raise the floor and lift that stage.
+TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
+  auto p = prepare("attention_rank4.json", temp_dir("mixed"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  Candidate best = s->ranked(1).at(0);
+  EXPECT_EQ(best.rung, 0);
+  EXPECT_NE(best.name.find("gemm_tf32"), std::string::npos) << best.name;
+  EXPECT_NE(best.name.find("gemm_f32x3"), std::string::npos) << best.name;
+  auto up = s->at_rung(best, 1);
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->rung, 1);
+  EXPECT_EQ(up->name.find("gemm_tf32"), std::string::npos) << up->name;
+  for (const auto& n : s->neighbors(*up)) EXPECT_EQ(n.name.find("gemm_tf32"), std::string::npos) << n.name;
+  EXPECT_FALSE(s->at_rung(*up, 2));
+}
+
 TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   auto p = prepare("linear_bias_gelu.json", temp_dir("nbr"));
   auto s = space_of(p);
