@@ -210,10 +210,12 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
   auto vec = pick_vec(knobs, in_bytes, inner_run);
   if (!vec) return vec.error();
   p.vec = *vec;
-  // Column (outer) reductions: 1024 threads = 32 rows of threads per block keep the most
-  // loads in flight. H200, 16384x16384 fp32 column max: 256 threads 70% of copy bandwidth,
-  // 512 84%, 1024 88% (docs/benchmarks.md, run C).
-  auto th = pick_threads(knobs, inner ? (r_total >= 4096 ? 512 : 128) : 1024);
+  // Column (outer) reductions: 8-byte accesses (two fp32) in 512 threads, two blocks an SM.
+  // H200, 16 Ki x 16 Ki fp32 (docs/benchmarks.md, run Q): column max 0.2515-0.2522 ms against
+  // 0.2609-0.2617 with 16-byte accesses in 1024 threads (the plan before), column sum (Kahan)
+  // 0.2538-0.2544 against 0.2608-0.2614; 16-byte accesses in 512 threads 0.2659.
+  if (!inner && !knobs.vector_width) p.vec = std::max(1, std::min(p.vec, 8 / std::max(1, in_bytes)));
+  auto th = pick_threads(knobs, inner ? (r_total >= 4096 ? 512 : 128) : 512);
   if (!th) return th.error();
   p.threads = *th;
   // column kernel: 8 reduced rows in flight a thread (H200, 16 Ki x 16 Ki fp32 column sum/max at

@@ -35,7 +35,9 @@ template <int OP> __device__ __forceinline__ float red_combine(float a, float b)
 }
 // Column reductions (reduce_outer_kernel and the split finalize) accumulate sums in double: a sum
 // over 16 K rows carries partials ~100x its elements, and fp32 accumulation drifts past atol=1e-4
-// near zero. Max/min/prod stay in float (exact, or no better in double).
+// near zero. (Each thread's own rows are summed in fp32 with Kahan compensation first, as
+// accurate and cheaper than converting every element.) Max/min/prod stay in float (exact, or no
+// better in double).
 template <int OP> struct RedAcc { using T = float; };
 template <> struct RedAcc<kRedSum> { using T = double; };
 template <int OP, class T> __device__ __forceinline__ T red_combine_acc(T a, T b) {
@@ -171,6 +173,11 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   A acc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) acc[k] = red_identity<OP>();
+  // Sums: each thread adds its rows in fp32 with Kahan compensation (four fp32 adds an element,
+  // no float -> double conversion in the loop), then hands s - c to the fp64 combine.
+  float ks[VEC], kc[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) ks[k] = kc[k] = 0.f;
   // One reduced group (a plain column reduction) is one stride: no index division per load.
   auto sweep = [&](auto one_group) {
     const i64 rstride = p.red.stride[0];
@@ -185,10 +192,25 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const i64 r = r0 + (i64)u * ROWS;
-        if (r < r_end)
+        if (r < r_end) {
 #pragma unroll
-          for (int k = 0; k < VEC; ++k) acc[k] = red_combine_acc<OP, A>(acc[k], A(pro(v[u][k], oo * p.inner + i + k, 0)));
+          for (int k = 0; k < VEC; ++k) {
+            const float x1 = pro(v[u][k], oo * p.inner + i + k, 0);
+            if constexpr (OP == kRedSum) {
+              const float y = __fsub_rn(x1, kc[k]);
+              const float t = __fadd_rn(ks[k], y);
+              kc[k] = __fsub_rn(__fsub_rn(t, ks[k]), y);
+              ks[k] = t;
+            } else {
+              acc[k] = red_combine_acc<OP, A>(acc[k], A(x1));
+            }
+          }
+        }
       }
+    }
+    if constexpr (OP == kRedSum) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) acc[k] = A(ks[k]) - A(kc[k]);
     }
   };
   if (i < p.inner) {
