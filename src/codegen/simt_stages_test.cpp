@@ -202,6 +202,48 @@ TEST(SimtReduce, ClusterSplitsColumnReductionsOnly) {
   EXPECT_NE(c.error().message.find("column reduction's cluster"), std::string::npos);
 }
 
+// Column reductions default to 512 threads and 8-byte accesses (two fp32, four bf16; run Q);
+// an explicit vector width or thread count is kept.
+TEST(SimtReduce, ColumnReductionsUseEightByteAccessesIn512Threads) {
+  auto a = dsl::simt_plan_reduce(/*inner=*/false, 16384, 16384, 16384, 4, {});
+  ASSERT_TRUE(a.ok()) << a.error().render();
+  EXPECT_EQ(a->threads, 512);
+  EXPECT_EQ(a->vec, 2);
+  auto h = dsl::simt_plan_reduce(false, 16384, 16384, 16384, 2, {});
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->vec, 4);
+  dsl::SimtKnobs k;
+  k.vector_width = 4;
+  k.threads = 1024;
+  auto b = dsl::simt_plan_reduce(false, 16384, 16384, 16384, 4, k);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->vec, 4);
+  EXPECT_EQ(b->threads, 1024);
+  auto r = dsl::simt_plan_reduce(/*inner=*/true, 16384, 16384, 16384, 4, {});  // rows keep 16 bytes
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->vec, 4);
+}
+
+// Elementwise: one block per threads * items_per_thread consecutive vectors (4 by default; run T).
+TEST(SimtElementwise, OneBlockPerChunkOfVectors) {
+  auto a = dsl::simt_plan_elementwise(int64_t{16384} * 16384, 16384, 4, {});
+  ASSERT_TRUE(a.ok()) << a.error().render();
+  EXPECT_EQ(a->vec, 4);
+  EXPECT_EQ(a->unroll, 4);
+  EXPECT_EQ(a->blocks, int64_t{16384} * 16384 / 4 / (a->threads * 4));
+  dsl::SimtKnobs k;
+  k.items_per_thread = 8;
+  k.threads = 128;
+  auto b = dsl::simt_plan_elementwise(1000, 1000, 4, k);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->unroll, 8);
+  EXPECT_EQ(b->blocks, 1);  // 250 vectors, 1024 a block
+  k.items_per_thread = 3;
+  auto c = dsl::simt_plan_elementwise(1000, 1000, 4, k);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("items per thread 3"), std::string::npos);
+}
+
 TEST(SimtRowwise, ClusterLaunchIsEmitted) {
   auto p = softmax_program(8192, 32768);
   auto c = codegen_emit_rowwise(p, 0);

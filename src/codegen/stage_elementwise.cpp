@@ -15,9 +15,6 @@
 namespace ucut::codegen {
 namespace {
 
-// Vectors a thread loads before computing (see the kernel's loop).
-constexpr int kElementwiseUnroll = 4;
-
 struct LoadInfo {
   const dsl::Tensor* tensor = nullptr;
   dsl::LoadMode mode = dsl::LoadMode::full;
@@ -167,14 +164,13 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
     }
   }
   d += fmt::format("__global__ void __launch_bounds__({}) {}kernel({}params p) {{\n", pl.threads, pre, pre);
-  // grid-stride over vectors, UNROLL of them a thread at a time: every load of the UNROLL
-  // vectors is issued before the first is used (loads in flight hide the memory latency)
-  d += fmt::format("  constexpr int UNROLL = {};\n", kElementwiseUnroll);
+  // a block covers THREADS * UNROLL consecutive vectors; a thread loads its UNROLL of them (one
+  // block-width apart, so each load instruction of a warp is coalesced) before it uses the first
+  d += fmt::format("  constexpr int UNROLL = {};\n", pl.unroll);
   d += fmt::format("  const long long nvec = {}LL;\n", numel / V);
-  d += fmt::format("  const long long stride = (long long)gridDim.x * {};\n", pl.threads);
-  d += fmt::format(
-      "  for (long long v0 = (long long)blockIdx.x * {0} + threadIdx.x; v0 < nvec; v0 += stride * UNROLL) {{\n",
-      pl.threads);
+  d += fmt::format("  const long long stride = {};\n", pl.threads);
+  d += fmt::format("  {{\n    const long long v0 = (long long)blockIdx.x * ({0} * UNROLL) + threadIdx.x;\n",
+                   pl.threads);
   for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("    float t{}v[UNROLL][{}];\n", i, V);
   d += "#pragma unroll\n    for (int u = 0; u < UNROLL; ++u) {\n"
        "      const long long vi = v0 + u * stride;\n"

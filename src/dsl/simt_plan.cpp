@@ -338,8 +338,20 @@ Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, i
   auto th = pick_threads(knobs, p.threads);
   if (!th) return th.error();
   p.threads = *th;
+  if (knobs.items_per_thread) {
+    const int u = *knobs.items_per_thread;
+    if (u > 16 || (u & (u - 1)) != 0)
+      return make_error(ErrorCode::invalid_input,
+                        "items per thread " + std::to_string(u) + " (vectors a thread loads at once) is not 1, 2, 4, "
+                        "8 or 16", "use 4, or auto");
+    p.unroll = u;
+  }
+  // One block per threads * unroll consecutive vectors, each thread's loads issued together: a
+  // contiguous chunk per block, as PyTorch's vectorized elementwise kernel does. (The grid-stride
+  // loop over at most 16 blocks an SM that this replaces ran 0.93-0.95x eager, run S.)
   const int64_t vectors = numel / p.vec;
-  p.blocks = std::clamp<int64_t>((vectors + p.threads - 1) / p.threads, 1, kSimtSmCount * 16LL);
+  const int64_t per_block = static_cast<int64_t>(p.threads) * p.unroll;
+  p.blocks = std::clamp<int64_t>((vectors + per_block - 1) / per_block, 1, (int64_t{1} << 31) - 1);
   return p;
 }
 

@@ -109,7 +109,8 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
 struct ElementwisePlan {
   int threads = 256;
   int vec = 4;
-  int64_t blocks = 1;
+  int unroll = 4;       // vectors a thread loads before it computes (items_per_thread)
+  int64_t blocks = 1;   // one block per threads * unroll consecutive vectors
 };
 // The widest element (bytes) an elementwise stage moves as a vector: its stores, and the loads
 // read along the last dimension (a [col] vector, or a tensor whose last extent is the output's

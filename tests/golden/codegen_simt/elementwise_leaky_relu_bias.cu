@@ -9,8 +9,9 @@ struct ucut_s0_params {
 __global__ void __launch_bounds__(256) ucut_s0_kernel(ucut_s0_params p) {
   constexpr int UNROLL = 4;
   const long long nvec = 32768LL;
-  const long long stride = (long long)gridDim.x * 256;
-  for (long long v0 = (long long)blockIdx.x * 256 + threadIdx.x; v0 < nvec; v0 += stride * UNROLL) {
+  const long long stride = 256;
+  {
+    const long long v0 = (long long)blockIdx.x * (256 * UNROLL) + threadIdx.x;
     float t0v[UNROLL][8];
     float t1v[UNROLL][8];
 #pragma unroll
@@ -45,7 +46,7 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
     ucut_rt::set_error("stage s0: tensors must be aligned to 8 elements");
     return 2;
   }
-  ucut_s0_kernel<<<128, 256, 0, args.stream>>>(p);
+  ucut_s0_kernel<<<32, 256, 0, args.stream>>>(p);
   {
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
