@@ -224,13 +224,18 @@ TEST(SimtReduce, ColumnReductionsUseEightByteAccessesIn512Threads) {
   EXPECT_EQ(r->vec, 4);
 }
 
-// Elementwise: one block per threads * items_per_thread consecutive vectors (4 by default; run T).
+// Elementwise: one block per threads * items_per_thread consecutive vectors (4 by default; run T);
+// by default 128 threads and 8-byte accesses of fp32, 16-byte of 16-bit types (run U).
 TEST(SimtElementwise, OneBlockPerChunkOfVectors) {
   auto a = dsl::simt_plan_elementwise(int64_t{16384} * 16384, 16384, 4, {});
   ASSERT_TRUE(a.ok()) << a.error().render();
-  EXPECT_EQ(a->vec, 4);
+  EXPECT_EQ(a->threads, 128);
+  EXPECT_EQ(a->vec, 2);
   EXPECT_EQ(a->unroll, 4);
-  EXPECT_EQ(a->blocks, int64_t{16384} * 16384 / 4 / (a->threads * 4));
+  EXPECT_EQ(a->blocks, int64_t{16384} * 16384 / 2 / (128 * 4));
+  auto h = dsl::simt_plan_elementwise(int64_t{16384} * 16384, 16384, 2, {});
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->vec, 8);
   dsl::SimtKnobs k;
   k.items_per_thread = 8;
   k.threads = 128;

@@ -107,7 +107,7 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                                 const SimtKnobs& knobs);
 
 struct ElementwisePlan {
-  int threads = 256;
+  int threads = 128;
   int vec = 4;
   int unroll = 4;       // vectors a thread loads before it computes (items_per_thread)
   int64_t blocks = 1;   // one block per threads * unroll consecutive vectors
