@@ -211,6 +211,10 @@ Status expand_sdpa(LowerState& s, int i) {
       return s.unsupported(i, "a boolean attention mask (masked_fill with -inf) is not expressible in an epilogue",
                            "pass an additive float mask (0 and -inf) instead");
     if (m.dtype != q.dtype) return s.unsupported(i, "the attention mask's dtype differs from the query's");
+    if (m.shape != scores)
+      return s.unsupported(i, "an attention mask of shape " + shape_str(m.shape) + " is broadcast to the scores' " +
+                                  shape_str(scores) + "; a batched gemm epilogue reads a mask of the scores' own shape",
+                           "pass the mask materialized at " + shape_str(scores) + " (mask.expand(...).contiguous())");
     mask = op.inputs[3].tensor;
   }
   const double scale = attr_opt_number(op, "scale").value_or(1.0 / std::sqrt(static_cast<double>(e)));
@@ -221,7 +225,7 @@ Status expand_sdpa(LowerState& s, int i) {
   const View kv = s.resolve(op.inputs[1].tensor);
   s.views[kt] = View{kv.base, !kv.transposed};
   const std::string raw = s.add_tensor("scores", q.dtype, scores);
-  const std::string scaled = s.add_tensor("scores_scaled", q.dtype, scores);
+  const std::string scaled = scale != 1.0 ? s.add_tensor("scores_scaled", q.dtype, scores) : raw;
   const std::string masked = mask ? s.add_tensor("scores_masked", q.dtype, scores) : scaled;
   const std::string probs = s.add_tensor("probs", q.dtype, scores);
   auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& result) {
@@ -235,7 +239,7 @@ Status expand_sdpa(LowerState& s, int i) {
   auto t = [](const std::string& n) { return problem::Operand{n, std::nullopt}; };
   std::vector<problem::Op> with;
   with.push_back(step("matmul", {t(op.inputs[0].tensor), t(kt)}, raw));
-  with.push_back(step("mul", {t(raw), problem::Operand{std::string{}, scale}}, scaled));
+  if (scale != 1.0) with.push_back(step("mul", {t(raw), problem::Operand{std::string{}, scale}}, scaled));
   if (mask) with.push_back(step("add", {t(scaled), t(*mask)}, masked));
   problem::Op sm = step("softmax", {t(masked)}, probs);
   sm.attrs["dim"] = static_cast<int>(r) - 1;
