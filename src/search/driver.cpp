@@ -210,6 +210,10 @@ Status ProblemRun::finish() {
     auto files = pipeline_write_outputs(*prepared_, out, notes);
     if (!files) return files.error();
     if (!b) notes.push_back("no candidate was correct: best.ucut, best.cu, best.so and model_new.py are not written");
+    if (b && b->speedup > 0 && b->speedup < 1)
+      notes.push_back(fmt::format("the best correct kernel is slower than PyTorch eager ({:.2f}x): keep PyTorch; "
+                                  "best.so and model_new.py are written for inspection, not for use",
+                                  b->speedup));
     if (auto s = pipeline_write_report(dir, r, pipeline_report_json(*prepared_, real_space_, nullptr, *files, notes),
                                        pipeline_report_markdown(*prepared_, real_space_, nullptr, *files, notes));
         !s)

@@ -1,4 +1,5 @@
 #include "search/headline.h"
+#include "search/run_report.h"
 
 #include <gtest/gtest.h>
 
@@ -59,6 +60,24 @@ TEST(Headline, NoTorchCompileTimesMeansNotMeasured) {
   EXPECT_EQ(h.compile_counted, 0);
   EXPECT_NE(headline_render(h).find("torch.compile: not measured"), std::string::npos);
   EXPECT_EQ(h.geomean_frac_sol, 0);
+}
+
+// A correct kernel slower than eager is reported as such: the user keeps PyTorch.
+TEST(RunReport, ABestSlowerThanEagerSaysKeepPyTorch) {
+  RunReport r;
+  r.problem = "p";
+  Attempt a;
+  a.status = AttemptStatus::ok;
+  a.cand.name = "k";
+  a.time_s = 0.010;
+  a.speedup = 0.9;
+  r.state.attempts.push_back(a);
+  r.state.best = 0;
+  EXPECT_NE(run_report_markdown(r).find("0.90x over eager, 0% of SOL (attempt 1); slower than PyTorch eager: keep PyTorch"),
+            std::string::npos)
+      << run_report_markdown(r);
+  r.state.attempts[0].speedup = 1.2;
+  EXPECT_EQ(run_report_markdown(r).find("keep PyTorch"), std::string::npos);
 }
 
 }  // namespace

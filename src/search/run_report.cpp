@@ -78,8 +78,9 @@ std::string run_report_markdown(const RunReport& r) {
                    r.state.baselines.compile_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.compile_s * 1e3)
                                                    : std::string("not measured"));
   if (const Attempt* b = r.state.best_attempt())
-    s += fmt::format("- best: `{}` {:.4g} ms, {:.2f}x over eager, {:.0f}% of SOL (attempt {})\n",
-                     b->cand.name, b->time_s * 1e3, b->speedup, 100 * b->frac_sol, b->index + 1);
+    s += fmt::format("- best: `{}` {:.4g} ms, {:.2f}x over eager, {:.0f}% of SOL (attempt {}){}\n",
+                     b->cand.name, b->time_s * 1e3, b->speedup, 100 * b->frac_sol, b->index + 1,
+                     b->speedup > 0 && b->speedup < 1 ? "; slower than PyTorch eager: keep PyTorch" : "");
   else
     s += "- best: none correct (the user keeps PyTorch)\n";
   s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
