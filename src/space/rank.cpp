@@ -140,6 +140,16 @@ double access_eff(int bytes) {
   return 0.6;
 }
 
+// Elementwise streams on the H200 are the exception (docs/benchmarks.md, runs T and U): 1 GiB
+// fp32 activations ran 0.508 ms with 8-byte accesses, 0.507-0.518 with 4-byte ones and
+// 0.523-0.530 with 16-byte ones.
+double elementwise_access_eff(int bytes) {
+  if (bytes >= 16) return 0.97;
+  if (bytes >= 8) return 1.0;
+  if (bytes >= 4) return 0.95;
+  return 0.6;
+}
+
 // Resident threads per SM on sm_90 (2048): a grid below one full wave leaves SMs idle.
 constexpr int kThreadsPerSm = 2048;
 
@@ -149,7 +159,7 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
   r.candidate = c;
   SimtFacts f = simt_facts(p, st);
   int th = c.simt.threads.value_or(256), vw = c.simt.vector_width.value_or(1);
-  double eff = access_eff(vw * f.elem_bytes);
+  double eff = f.kind == "elementwise" ? elementwise_access_eff(vw * f.elem_bytes) : access_eff(vw * f.elem_bytes);
   int64_t per_block;
   if (f.rows_kind) {
     int rpb = c.simt.rows_per_block.value_or(1);
@@ -166,6 +176,9 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
     per_block = rpb * part;
   } else {
     per_block = static_cast<int64_t>(th) * vw * 4;  // about 4 vectors per thread
+    // elementwise blocks of 128 threads (H200 fp32 activations, 8-byte accesses: 0.508 ms at
+    // 128 threads, 0.517-0.519 at 256-1024; run U)
+    if (f.kind == "elementwise" && th > 128) eff *= 0.98;
   }
   int64_t blocks = ceil_div(std::max<int64_t>(f.total, 1), std::max<int64_t>(per_block, 1));
   int64_t slots = static_cast<int64_t>(hw.sms) * std::max(1, kThreadsPerSm / th);

@@ -215,6 +215,19 @@ TEST(Space, SimtStagesHaveAHandfulOfCandidates) {
   EXPECT_EQ(r.front().candidate.simt.vector_width, 4);  // 16-byte accesses first
 }
 
+// Elementwise fp32 streams rank 128 threads with 8-byte accesses first (runs T and U), the plan
+// the stage's `auto` takes.
+TEST(Space, ElementwiseRanksEightByteAccessesIn128ThreadsFirst) {
+  auto p = compile("ucut 1\nin x : f32[16384, 16384]\nout y : f32[16384, 16384]\n"
+                   "stage y = elementwise { body { y = relu(x) } }\n");
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  auto r = space_rank(p, *v, h200());
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r.front().candidate.simt.vector_width, 2);
+  EXPECT_EQ(r.front().candidate.simt.threads, 128);
+}
+
 // A column reduction may split its reduced rows across a cluster (2, 4 or 8 blocks), a row
 // reduction may not: every valid column candidate with a cluster re-checks as program text.
 TEST(Space, ColumnReductionsOfferClusters) {
