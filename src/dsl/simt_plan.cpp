@@ -55,6 +55,17 @@ Result<int> pick_vec(const SimtKnobs& knobs, int bytes, int64_t inner) {
   return v;
 }
 
+// items_per_thread where it sets how many loads a thread issues at once (column reductions:
+// reduced rows; elementwise: vectors): 1, 2, 4, 8 or 16.
+Result<int> pick_unroll(int u, const char* what, const char* hint) {
+  if (!pow2(u) || u > 16)
+    return make_error(ErrorCode::invalid_input,
+                      "items per thread " + std::to_string(u) + " (" + what + " a thread loads at once) is not "
+                      "1, 2, 4, 8 or 16",
+                      hint);
+  return u;
+}
+
 }  // namespace
 
 Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
@@ -228,12 +239,9 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
                         "items_per_thread applies to column reductions (the innermost dimension kept); "
                         "this stage reduces the innermost dimension",
                         "remove it or set it to auto");
-    if (u < 1 || u > 16 || (u & (u - 1)) != 0)
-      return make_error(ErrorCode::invalid_input,
-                        "items per thread " + std::to_string(u) + " (reduced rows a thread loads at once) is not "
-                        "1, 2, 4, 8 or 16",
-                        "use 4 or 8, or auto");
-    p.unroll = u;
+    auto un = pick_unroll(u, "reduced rows", "use 4 or 8, or auto");
+    if (!un) return un.error();
+    p.unroll = *un;
   }
   if (knobs.cluster && *knobs.cluster != 1) {
     // a column reduction's reduced range split across the blocks of a thread-block cluster,
@@ -343,12 +351,9 @@ Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, i
   if (!th) return th.error();
   p.threads = *th;
   if (knobs.items_per_thread) {
-    const int u = *knobs.items_per_thread;
-    if (u > 16 || (u & (u - 1)) != 0)
-      return make_error(ErrorCode::invalid_input,
-                        "items per thread " + std::to_string(u) + " (vectors a thread loads at once) is not 1, 2, 4, "
-                        "8 or 16", "use 4, or auto");
-    p.unroll = u;
+    auto un = pick_unroll(*knobs.items_per_thread, "vectors", "use 4, or auto");
+    if (!un) return un.error();
+    p.unroll = *un;
   }
   // One block per threads * unroll consecutive vectors, each thread's loads issued together: a
   // contiguous chunk per block, as PyTorch's vectorized elementwise kernel does. (The grid-stride

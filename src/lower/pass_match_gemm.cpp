@@ -38,10 +38,8 @@ Status fold_batch(LowerState& s, int op_id, Operand& a, Operand& b) {
   auto lead = [](const Operand& o) {
     return std::vector<int64_t>(o.shape.begin(), o.shape.end() - 2);
   };
-  if (a.shape.size() < 3)
-    return s.unsupported(op_id, "a 2-D A with a batched B is not generated (only a shared 2-D B is)",
-                         "write the product the other way round (B^T A^T) or give A a batch dimension");
-  if (b.shape.size() > 2 && lead(a) != lead(b))
+  // (a 2-D A with a batched B is refused by the caller's check once B is folded)
+  if (a.shape.size() > 2 && b.shape.size() > 2 && lead(a) != lead(b))
     return s.unsupported(op_id, "batch dimensions " + shape_str(lead(a)) + " and " + shape_str(lead(b)) +
                                     " differ; a batched gemm stage does not broadcast them",
                          "expand the operands to the same batch shape in PyTorch");
