@@ -447,6 +447,21 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     k.threads = 128;
     v.emplace_back("rowwise_softmax_cluster16", codegen_emit_rowwise(p, 0));
   }
+  {
+    // the ops over several inputs: the streaming multi-input kernel, an epilogue on the row value
+    auto res = dsl::dsl_compile(
+        {"cosine.ucut",
+         "ucut 1\nin x : f32[4096, 8192]\nin y : f32[4096, 8192]\nout c : f32[4096]\n"
+         "stage c = rowwise cosine_similarity(x, y) {\n  epilogue { c = 1 - acc }\n}\n"});
+    if (!res.program) ADD_FAILURE() << "cosine_similarity program refused";
+    if (res.program) v.emplace_back("rowwise_cosine_similarity", codegen_emit_rowwise(*res.program, 0));
+    auto tri = dsl::dsl_compile(
+        {"triplet.ucut",
+         "ucut 1\nin a : bf16[1000, 768]\nin p : bf16[1000, 768]\nin n : bf16[1000, 768]\nout r : f32[1000]\n"
+         "stage r = rowwise triplet_margin(a, p, n, margin=0.5) {\n}\n"});
+    if (!tri.program) ADD_FAILURE() << "triplet_margin program refused";
+    if (tri.program) v.emplace_back("rowwise_triplet_margin", codegen_emit_rowwise(*tri.program, 0));
+  }
   v.emplace_back("reduce_col_sum", codegen_emit_reduce(colsum_program(), 0));
   {
     // the reduced rows split across a cluster of 4 blocks, combined in distributed shared memory

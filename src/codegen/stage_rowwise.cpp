@@ -29,6 +29,10 @@ constexpr RowOpInfo kRowOps[] = {
     {"sum", "kRowSum", true, 0, 0},             {"mean", "kRowMean", true, 0, 0},
     {"max", "kRowMax", true, 0, 0},             {"min", "kRowMin", true, 0, 0},
     {"argmax", "kRowArgmax", true, 0, 0},       {"argmin", "kRowArgmin", true, 0, 0},
+    // over several inputs: rowwise_multi_kernel
+    {"cosine_similarity", "kCosineSimilarity", true, 0, 1e-8},
+    {"pairwise_distance", "kPairwiseDistance", true, 0, 1e-6},
+    {"triplet_margin", "kTripletMargin", true, 0, 1e-6},
 };
 
 const RowOpInfo* find_op(const std::string& name) {
@@ -112,8 +116,25 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   }
   double eps = op->eps;
   if (auto it = rs->attrs.find("eps"); it != rs->attrs.end()) eps = it->second;
+  const int n_in = dsl::dsl_rowwise_inputs(rs->op);
+  if (static_cast<int>(rs->operands.size()) != n_in - 1)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("{}: {} reads {} inputs, the stage names {}", label, rs->op, n_in,
+                                  rs->operands.size() + 1));
+  std::vector<const dsl::Tensor*> operands;
+  for (const auto& name : rs->operands) {
+    const dsl::Tensor* t = program.find_tensor(name);
+    if (!t) return make_error(ErrorCode::invalid_input, label + ": unknown tensor '" + name + "'");
+    if (t->shape != in->shape || t->dtype != in->dtype)
+      return make_error(ErrorCode::invalid_input,
+                        label + ": '" + name + "' must have the shape and dtype of '" + in->name + "'");
+    operands.push_back(t);
+  }
+  if (n_in > 1 && !rs->prologue.stmts.empty())
+    return make_error(ErrorCode::invalid_input, label + ": " + rs->op + " takes no prologue");
 
-  auto plan = dsl::simt_plan_rowwise(rows, cols, dsl::dtype_bytes(in->dtype), rs->knobs, /*cluster_ok=*/true);
+  auto plan = dsl::simt_plan_rowwise(rows, cols, dsl::dtype_bytes(in->dtype), rs->knobs,
+                                     /*cluster_ok=*/n_in == 1);
   if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
   const dsl::RowPlan& pl = *plan;
 
@@ -149,6 +170,38 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
   std::string d = simt_banner(program, stage_index, "rowwise " + rs->op);
   d += pro->definition + epi->definition;
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
+  if (n_in > 1) {
+    // one value per row from several inputs: the streaming multi-input kernel
+    d += "  ucut_simt::RowMultiParams p{};\n";
+    d += fmt::format("  p.x = args.tensors[{}];  // {}\n", simt_tensor_index(program, in->name), in->name);
+    const char* fields[] = {"p.y", "p.z"};
+    for (size_t k = 0; k < operands.size(); ++k)
+      d += fmt::format("  {} = args.tensors[{}];  // {}\n", fields[k], simt_tensor_index(program, operands[k]->name),
+                       operands[k]->name);
+    d += fmt::format("  p.out = args.tensors[{}];  // {}\n", simt_tensor_index(program, out->name), out->name);
+    auto mt = rs->attrs.find("margin");
+    d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n  p.eps = {};\n  p.margin = {};\n", rows, cols,
+                     codegen_float_literal(eps), codegen_float_literal(mt == rs->attrs.end() ? 1.0 : mt->second));
+    std::string checks = "!ucut_simt::aligned(p.x, " + std::to_string(pl.vec * dsl::dtype_bytes(in->dtype)) + ")";
+    for (const char* f : {"p.y", "p.z"})
+      if (f == std::string("p.y") || operands.size() > 1)
+        checks += fmt::format(" || !ucut_simt::aligned({}, {})", f, pl.vec * dsl::dtype_bytes(in->dtype));
+    std::string names = in->name;
+    for (const auto* t : operands) names += "', '" + t->name;
+    d += fmt::format(
+        "  if ({}) {{\n"
+        "    ucut_rt::set_error(\"{}: tensors '{}' must be {}-byte aligned\");\n    return 2;\n  }}\n",
+        checks, label, names, pl.vec * dsl::dtype_bytes(in->dtype));
+    d += fmt::format(
+        "  ucut_simt::rowwise_multi_kernel<ucut_simt::{}, {}, {}, {}, {}, {}, {}, {}>\n"
+        "      <<<{}, {}, 0, args.stream>>>(p, {});\n",
+        op->kernel_op, in_t, out_t, pl.threads, pl.group, pl.vec, pl.items, epi->type,
+        (rows + rows_per_block - 1) / rows_per_block, pl.threads, epi->init);
+    d += simt_launch_check(label);
+    d += "  return 0;\n}\n";
+    code.definitions = std::move(d);
+    return code;
+  }
   d += "  ucut_simt::RowParams p{};\n";
   d += fmt::format("  p.x = args.tensors[{}];  // {}\n", simt_tensor_index(program, in->name), in->name);
   d += fmt::format("  p.out = args.tensors[{}];  // {}\n", simt_tensor_index(program, out->name), out->name);

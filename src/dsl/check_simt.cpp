@@ -48,7 +48,9 @@ bool split_args(Checker& c, const AstStage& s, size_t n_pos, const std::vector<s
     c.error(out.positional.size() > n_pos ? out.positional[n_pos]->span : s.op->span,
             call + " takes " + std::to_string(n_pos) + " tensor argument" + (n_pos == 1 ? "" : "s") + ", found " +
                 std::to_string(out.positional.size()),
-            n_pos == 1 ? "write " + call + "(x)" : "write " + call + "(input, target)");
+            n_pos == 1   ? "write " + call + "(x)"
+            : n_pos == 3 ? "write " + call + "(anchor, positive, negative)"
+                         : "write " + call + "(input, target)");
     return false;
   }
   for (const AstArg* a : out.positional)
@@ -166,14 +168,23 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   if (op == "layer_norm") keys = {"weight", "bias", "eps"};
   else if (op == "group_norm") keys = {"groups", "weight", "bias", "eps"};
   else if (op == "rms_norm") keys = {"weight", "eps"};
-  else if (op == "l1_normalize" || op == "l2_normalize") keys = {"eps"};
+  else if (op == "l1_normalize" || op == "l2_normalize" || op == "cosine_similarity" || op == "pairwise_distance")
+    keys = {"eps"};
+  else if (op == "triplet_margin") keys = {"margin", "eps"};
+  const int n_in = dsl_rowwise_inputs(op);
   Args a;
-  if (!split_args(*this, s, 1, keys, a)) return false;
+  if (!split_args(*this, s, static_cast<size_t>(n_in), keys, a)) return false;
   if (s.outputs.size() != 1 || s.tuple_outputs) {
     error(s.outputs[0].span, "a rowwise stage has one output", "write 'stage y = rowwise " + op + "(x)'");
     return false;
   }
   bool is_arg = op == "argmax" || op == "argmin";
+  // a prologue maps the one input; the ops over several inputs take none
+  if (const AstBlock* b = block(s, "prologue"); b && n_in > 1) {
+    error(b->keyword.span, op + " reads " + std::to_string(n_in) + " inputs; a prologue maps one",
+          "compute the inputs in an elementwise stage before it");
+    return false;
+  }
   if (!check_blocks_allowed(s, is_arg ? std::vector<std::string>{"prologue"} : std::vector<std::string>{"prologue", "epilogue"}))
     return false;
   RowwiseStage r;
@@ -188,6 +199,20 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
     return false;
   }
   r.input = in->name;
+  for (int k = 1; k < n_in; ++k) {
+    const AstArg* pa = a.positional[static_cast<size_t>(k)];
+    const Tensor* t = need_tensor(pa->name, "rowwise input");
+    if (!t) return false;
+    reads.push_back({t->name, pa->span});
+    if (t->shape != in->shape || t->dtype != in->dtype) {
+      error(pa->span, op + " reads inputs of one shape and dtype: '" + t->name + "' is " + dsl_dtype_str(t->dtype) +
+                          shape_str(t->shape) + ", '" + in->name + "' is " + dsl_dtype_str(in->dtype) +
+                          shape_str(in->shape),
+            "declare '" + t->name + " : " + dsl_dtype_str(in->dtype) + shape_str(in->shape) + "'");
+      return false;
+    }
+    r.operands.push_back(t->name);
+  }
   const bool group = op == "group_norm";
   bool ok = true;
   int64_t groups = 1;
@@ -254,10 +279,25 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
     r.extra.push_back(t->name);
   }
   if (std::find(keys.begin(), keys.end(), "eps") != keys.end()) {
-    double def = op == "layer_norm" || group ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12;
-    auto eps = positive_number(*this, a, "eps", def, ok, op == "l1_normalize" || op == "l2_normalize");
+    double def = op == "layer_norm" || group   ? 1e-5
+                 : op == "rms_norm"             ? 1e-6
+                 : op == "cosine_similarity"    ? 1e-8
+                 : n_in > 1                     ? 1e-6  // pairwise_distance, triplet_margin
+                                                : 1e-12;
+    auto eps = positive_number(*this, a, "eps", def, ok, op != "layer_norm" && op != "rms_norm" && !group);
     if (!ok) return false;
     r.attrs["eps"] = *eps;
+  }
+  if (op == "triplet_margin") {
+    double margin = 1;
+    if (auto it = a.keyword.find("margin"); it != a.keyword.end()) {
+      if (it->second->kind != AstArg::Kind::number) {
+        error(it->second->span, "margin must be a number", "write margin=1");
+        return false;
+      }
+      margin = it->second->number;
+    }
+    r.attrs["margin"] = margin;
   }
   if (!simt_knobs(s, r.knobs, *in)) return false;
   BlockRules pro;

@@ -143,8 +143,7 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   if (rs.extra.size() > 0) { auto r = get(ts, rs.extra[0]); if (!r) return r.error(); w = *r; }
   if (rs.extra.size() > 1) { auto r = get(ts, rs.extra[1]); if (!r) return r.error(); b = *r; }
   const std::string& op = rs.op;
-  const bool scalar = op == "logsumexp" || op == "sum" || op == "mean" || op == "max" || op == "min" ||
-                      op == "argmax" || op == "argmin";
+  const bool scalar = !dsl_rowwise_keeps_shape(op);
   double eps = attr(rs.attrs, "eps", op == "layer_norm" || group ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12);
   Vec out(scalar ? rows : rows * cols);
   int64_t row = 0, col = 0;
@@ -156,6 +155,40 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
       return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
     return (**t)[i];
   };
+  if (!rs.operands.empty()) {
+    // the ops over several inputs: one value per row, no prologue
+    std::vector<const Vec*> more;
+    for (const auto& n : rs.operands) {
+      auto r = get(ts, n);
+      if (!r) return r.error();
+      more.push_back(*r);
+    }
+    const double e = attr(rs.attrs, "eps", op == "cosine_similarity" ? 1e-8 : 1e-6);
+    const double margin = attr(rs.attrs, "margin", 1);
+    col = 0;
+    for (row = 0; row < rows; ++row) {
+      double xy = 0, xx = 0, yy = 0, d1 = 0, d2 = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const int64_t i = row * cols + c;
+        const double x = (**xv)[i], y = (*more[0])[i];
+        xy += x * y;
+        xx += x * x;
+        yy += y * y;
+        d1 += (x - y + e) * (x - y + e);
+        if (more.size() > 1) d2 += (x - (*more[1])[i] + e) * (x - (*more[1])[i] + e);
+      }
+      double r;
+      if (op == "cosine_similarity") r = xy / (std::max(std::sqrt(xx), e) * std::max(std::sqrt(yy), e));
+      else if (op == "pairwise_distance") r = std::sqrt(d1);
+      else if (op == "triplet_margin") r = std::max(margin + std::sqrt(d1) - std::sqrt(d2), 0.0);
+      else return make_error(ErrorCode::unsupported, "rowwise op '" + op + "' is not interpreted");
+      auto v = interp_epilogue(p, rs.epilogue, r, load, sc);
+      if (!v) return v.error();
+      out[row] = *v;
+    }
+    ts[st.outputs.at(0)] = std::move(out);
+    return ok_status();
+  }
   for (row = 0; row < rows; ++row) {
     Vec x(cols);
     for (col = 0; col < cols; ++col) {

@@ -56,6 +56,39 @@ TEST(Interp, LayerNormWithWeightAndBias) {
   EXPECT_NEAR(ts["y"][3], 2 * 1.5 * s + 1, 1e-12);
 }
 
+// The ops over several inputs, by hand: row 0 of x = (3, 4), y = (4, 3), n = (0, 0).
+TEST(Interp, CosinePairwiseAndTripletRows) {
+  InterpTensors data{{"x", {3, 4, 1, 0}}, {"y", {4, 3, 0, 0}}, {"n", {0, 0, 1, 0}}};
+  auto run = [&](const std::string& op, std::vector<std::string> more, std::map<std::string, double> attrs) {
+    RowwiseStage rs;
+    rs.op = op;
+    rs.input = "x";
+    rs.operands = std::move(more);
+    rs.attrs = std::move(attrs);
+    auto p = one_stage({T("x", DType::f32, {2, 2}), T("y", DType::f32, {2, 2}), T("n", DType::f32, {2, 2}),
+                        T("y", DType::f32, {2})}, rs);
+    p.stages[0].outputs = {"out"};
+    p.tensors.back().name = "out";
+    InterpTensors ts = data;
+    EXPECT_TRUE(interp_stage(p, 0, ts, {}).ok()) << op;
+    return ts["out"];
+  };
+  // (12 + 12) / (5 * 5); row 1: y is all zero, its norm clamped to eps
+  auto c = run("cosine_similarity", {"y"}, {{"eps", 1e-8}});
+  EXPECT_NEAR(c[0], 24.0 / 25, 1e-12);
+  EXPECT_NEAR(c[1], 0.0, 1e-12);
+  // |x - y + eps|: |(-1 + e, 1 + e)|
+  const double e = 1e-6;
+  auto d = run("pairwise_distance", {"y"}, {{"eps", e}});
+  EXPECT_NEAR(d[0], std::sqrt((-1 + e) * (-1 + e) + (1 + e) * (1 + e)), 1e-12);
+  // max(margin + |x - y + eps| - |x - n + eps|, 0): row 0 |(3, 4) + e| = ~5, row 1 |(0, 0) + e|
+  auto t = run("triplet_margin", {"y", "n"}, {{"eps", e}, {"margin", 4.0}});
+  EXPECT_NEAR(t[0], 4.0 + d[0] - std::sqrt((3 + e) * (3 + e) + (4 + e) * (4 + e)), 1e-12);
+  EXPECT_NEAR(t[1], 4.0 + std::sqrt((1 + e) * (1 + e) + e * e) - std::sqrt(2 * e * e), 1e-12);
+  auto z = run("triplet_margin", {"y", "n"}, {{"eps", e}, {"margin", 0.0}});
+  EXPECT_EQ(z[0], 0.0);  // 1.41 - 5 < 0: clamped
+}
+
 // Two groups of two channels of two elements: each group normalized on its own, weight and
 // bias indexed by channel.
 TEST(Interp, GroupNormRowsAreGroupsAndWeightsChannels) {

@@ -116,7 +116,8 @@ const std::vector<std::string>& dsl_stage_kinds() {
 const std::vector<std::string>& dsl_rowwise_ops() {
   static const std::vector<std::string> k = {"softmax", "log_softmax", "logsumexp", "layer_norm",
                                              "rms_norm", "group_norm", "l1_normalize", "l2_normalize", "sum",
-                                             "mean", "max", "min", "argmax", "argmin"};
+                                             "mean", "max", "min", "argmax", "argmin",
+                                             "cosine_similarity", "pairwise_distance", "triplet_margin"};
   return k;
 }
 const std::vector<std::string>& dsl_reduce_ops() {
@@ -137,6 +138,9 @@ int dsl_loss_reduction(const std::string& reduction) {
 bool dsl_rowwise_keeps_shape(const std::string& op) {
   return op == "softmax" || op == "log_softmax" || op == "layer_norm" || op == "rms_norm" ||
          op == "l1_normalize" || op == "l2_normalize" || op == "group_norm";
+}
+int dsl_rowwise_inputs(const std::string& op) {
+  return op == "triplet_margin" ? 3 : op == "cosine_similarity" || op == "pairwise_distance" ? 2 : 1;
 }
 RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_t>& shape, int64_t groups) {
   RowGeometry g;

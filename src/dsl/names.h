@@ -55,6 +55,9 @@ bool dsl_reduce_is_loss(const std::string& op);
 // 2 batchmean: what the code generator and the interpreter compute.
 int dsl_loss_reduction(const std::string& reduction);
 bool dsl_rowwise_keeps_shape(const std::string& op);  // softmax, norms: output shape == input
+// Positional tensor inputs of a rowwise op: 2 for cosine_similarity and pairwise_distance, 3 for
+// triplet_margin, else 1.
+int dsl_rowwise_inputs(const std::string& op);
 // The rows of a rowwise stage over an input of `shape`: rows of the last dim, except group_norm,
 // whose rows are the (sample, group) pairs: shape[0] * groups rows of numel / that elements
 // (channels at dim 1, `groups` dividing them). {0, 0} for an empty shape or bad groups.

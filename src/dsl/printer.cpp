@@ -119,6 +119,7 @@ void print_stage(std::string& out, const Stage& s) {
     print_block(out, "epilogue", gg->epilogue);
   } else if (const auto* r = std::get_if<RowwiseStage>(&s.body)) {
     out += s.outputs[0] + " = rowwise " + r->op + "(" + r->input;
+    for (const auto& o : r->operands) out += ", " + o;
     if (!r->weight.empty()) out += ", weight=" + r->weight;
     if (!r->bias.empty()) out += ", bias=" + r->bias;
     for (const auto& [k, v] : r->attrs) out += ", " + k + "=" + dsl_number_str(v);

@@ -201,9 +201,12 @@ struct SimtKnobs {
 // input's without the last dimension / with it 1 (logsumexp, sum, mean, max, min, argmax, argmin;
 // argmax/argmin write i32 or i64). The prologue stores to `input` (acc = the input element) and
 // is empty when absent; the epilogue stores to the output (acc = the op's value).
+// The ops over several inputs of one shape (cosine_similarity(x, y), pairwise_distance(x, y),
+// triplet_margin(anchor, positive, negative)) write one value per row and take no prologue.
 struct RowwiseStage {
   std::string op;            // softmax, log_softmax, logsumexp, layer_norm, rms_norm, ...
   std::string input;
+  std::vector<std::string> operands;  // the positional inputs after `input` (multi-input ops)
   std::vector<std::string> extra;  // weight, bias, ... (the non-empty ones of the two below)
   std::map<std::string, double> attrs;  // eps (layer_norm, rms_norm, l1/l2_normalize; filled in)
   SimtKnobs knobs;

@@ -83,7 +83,7 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
   if (knobs.cluster) {
     const int c = *knobs.cluster;
     if (!cluster_ok && c != 1)
-      return make_error(ErrorCode::invalid_input, "cluster applies to rowwise stages and column reductions only",
+      return make_error(ErrorCode::invalid_input, "cluster applies to one-input rowwise stages and column reductions only",
                         "remove it");
     if (c < 1 || c > 16 || (c & (c - 1)) != 0)
       return make_error(ErrorCode::invalid_input, "cluster " + std::to_string(c) + " is not 1, 2, 4, 8 or 16",
@@ -377,7 +377,9 @@ std::optional<Error> simt_plan_refusal(const Stage& st,
   if (const auto* r = std::get_if<RowwiseStage>(&st.body)) {
     const Tensor* in = find(r->input);
     if (!in) return std::nullopt;
-    return refusal(simt_plan_rowwise(r->rows, r->cols, dtype_bytes(in->dtype), r->knobs, /*cluster_ok=*/true));
+    // the ops over several inputs run the streaming multi-input kernel: no cluster
+    return refusal(simt_plan_rowwise(r->rows, r->cols, dtype_bytes(in->dtype), r->knobs,
+                                     /*cluster_ok=*/dsl_rowwise_inputs(r->op) == 1));
   }
   if (const auto* r = std::get_if<ReduceStage>(&st.body)) {
     // cross-entropy runs the rowwise kernel over its logits

@@ -201,8 +201,9 @@ OpClass op_class(const problem::Op& op) {
       "square", "tanh",  "sigmoid",    "relu",       "relu6",       "leaky_relu",  "gelu",
       "silu", "mish",    "softplus",   "elu",        "selu",        "celu",        "softsign",
       "hardtanh", "clamp", "hardswish", "hardsigmoid", "log_sigmoid", "to"};
-  static const std::set<std::string> row_ops = {"softmax", "log_softmax", "layer_norm", "rms_norm",
-                                                "group_norm"};
+  static const std::set<std::string> row_ops = {"softmax",    "log_softmax",       "layer_norm",
+                                                "rms_norm",   "group_norm",        "cosine_similarity",
+                                                "triplet_margin"};  // triplet_margin: pass_expand_ops
   static const std::set<std::string> reductions = {"sum",  "mean",   "amax",   "amin",     "max",
                                                    "min",  "argmax", "argmin", "logsumexp", "norm"};
   static const std::set<std::string> losses = {"mse_loss",  "l1_loss",      "smooth_l1_loss",

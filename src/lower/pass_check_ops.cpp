@@ -43,8 +43,6 @@ std::string why_unsupported(const problem::Op& op) {
       {"tril", "tril has no μCUTLASS function"},
       {"triu", "triu has no μCUTLASS function"},
       {"nll_loss", "nll_loss is not a reduce loss (cross_entropy is)"},
-      {"cosine_similarity", "cosine_similarity is not a reduce operation"},
-      {"triplet_margin_loss", "triplet_margin_loss is not a reduce loss"},
   };
   auto it = reasons.find(op.op);
   if (it != reasons.end()) return it->second;

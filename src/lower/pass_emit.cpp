@@ -353,6 +353,12 @@ class Emitter {
           r.extra.push_back(use(b));
         }
       }
+      if (d.op == "cosine_similarity" || d.op == "triplet_margin") {
+        for (size_t i = 1; i < static_cast<size_t>(dsl::dsl_rowwise_inputs(d.op)); ++i)
+          r.operands.push_back(tensor_in(i));
+        r.attrs["eps"] = attr_number(anchor, "eps", d.op == "cosine_similarity" ? 1e-8 : 1e-6);
+        if (d.op == "triplet_margin") r.attrs["margin"] = attr_number(anchor, "margin", 1);
+      }
       if (d.op == "l1_normalize" || d.op == "l2_normalize") r.attrs["eps"] = 0;  // x / norm(x) (pass_simt_stages)
       else if (anchor.op == "norm") v0 = norm_prologue(anchor, r.input, r.prologue);
       if (!d.prologue_ops.empty()) {

@@ -15,11 +15,14 @@
 //     softmax(q @ k^T * scale [+ mask]) @ v: a batched GEMM with the scale (and an additive
 //     float mask) in its epilogue, a rowwise softmax, and a second batched GEMM. The scores are
 //     an intermediate in memory (no fused attention stage yet).
+//   triplet_margin_loss (p = 2, no swap) becomes the rowwise triplet_margin (one value per row)
+//     and the mean or sum of the rows.
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
 // pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
 // rmsnorm_manual.json, hinge_manual.json, cumsum_masked.json.
 #include <cmath>
 
+#include "dsl/names.h"
 #include "lower/passes.h"
 
 namespace ucut::lower {
@@ -251,9 +254,62 @@ Status expand_sdpa(LowerState& s, int i) {
   return ok_status();
 }
 
+// triplet_margin_loss (op id i) as the rowwise triplet_margin, max(margin + |a - p + eps| -
+// |a - n + eps|, 0) per row, then the mean or sum of the rows (reduction='none': the rows).
+Status expand_triplet_margin(LowerState& s, int i) {
+  const problem::Op op = s.ops[static_cast<size_t>(i)];  // a copy: replace_op rewrites s.ops
+  const double p = attr_number(op, "p", 2);
+  if (p != 2)
+    return s.unsupported(i, "triplet_margin_loss with p=" + dsl::dsl_number_str(p) +
+                                ": the rowwise triplet_margin measures L2 distances",
+                         "use p=2");
+  if (attr_bool(op, "swap", false))
+    return s.unsupported(i, "triplet_margin_loss with swap=True (the distance swap) has no rowwise form",
+                         "use swap=False");
+  const std::string red = attr_string(op, "reduction", "mean");
+  if (red != "mean" && red != "sum" && red != "none")
+    return s.unsupported(i, "triplet_margin_loss with reduction='" + red + "'");
+  if (op.inputs.size() < 3 || op.outputs.size() != 1)
+    return s.unsupported(i, "triplet_margin_loss needs anchor, positive and negative tensors");
+  for (size_t k = 0; k < 3; ++k)
+    if (!op.inputs[k].is_tensor())
+      return s.unsupported(i, "triplet_margin_loss's operand " + std::to_string(k) + " is not a tensor");
+  const problem::Tensor a = s.need(op.inputs[0].tensor);
+  if (a.shape.empty()) return s.unsupported(i, "triplet_margin_loss of scalars");
+  std::vector<int64_t> rows(a.shape.begin(), a.shape.end() - 1);
+  problem::Op t;
+  t.op = "triplet_margin";
+  t.inputs = {op.inputs[0], op.inputs[1], op.inputs[2]};
+  t.attrs["margin"] = attr_number(op, "margin", 1);
+  t.attrs["eps"] = attr_number(op, "eps", 1e-6);
+  t.line = op.line;
+  std::vector<problem::Op> with;
+  if (red == "none") {
+    t.outputs = op.outputs;
+    with.push_back(t);
+  } else {
+    const std::string per_row = s.add_tensor("triplet_rows", a.dtype, rows);
+    t.outputs = {per_row};
+    with.push_back(t);
+    problem::Op m;
+    m.op = red;
+    m.inputs = {problem::Operand{per_row, std::nullopt}};
+    m.outputs = op.outputs;
+    m.attrs["dims"] = nullptr;
+    m.attrs["keepdim"] = false;
+    m.line = op.line;
+    with.push_back(m);
+  }
+  s.replace_op(i, std::move(with));
+  return ok_status();
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (!s.dead[i] && s.ops[i].op == "triplet_margin_loss")
+      if (Status st = expand_triplet_margin(s, static_cast<int>(i)); !st) return st;
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (!s.dead[i] && s.ops[i].op == "sdpa")
       if (Status st = expand_sdpa(s, static_cast<int>(i)); !st) return st;

@@ -1,7 +1,8 @@
 // pass_simt_stages: one draft per non-GEMM anchor op and one elementwise draft per remaining
 // elementwise op, then all drafts sorted by their first op (run order):
 //   softmax / log_softmax over the last dim, layer_norm / rms_norm over trailing dims,
-//   group_norm over (sample, group) rows                                -> rowwise
+//   group_norm over (sample, group) rows, cosine_similarity and triplet_margin
+//   (pass_expand_ops) over the last dim                                -> rowwise
 //   sum / mean / max / min / amax / amin / argmax / argmin / logsumexp over the last dim -> rowwise
 //   sum / mean / max / min over other dims or all dims               -> reduce (dims=[...])
 //   norm (p = 1, 2, 'fro', inf) as sum/max of a |x| or x^2 prologue (then sqrt) -> either
@@ -76,6 +77,29 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
     if (rank == 0 || (dims && (dims->size() != 1 || (*dims)[0] != rank - 1)))
       return s.unsupported(op.id, n + " over a dimension other than the last; rowwise stages work over the last dimension",
                            "transpose so the softmax dimension is last");
+    d.kind = DraftKind::rowwise;
+    d.op = n;
+    return d;
+  }
+  if (n == "cosine_similarity" || n == "triplet_margin") {
+    // one value per row of inputs of one shape (no broadcasting), over the last dim
+    const size_t k = n == "triplet_margin" ? 3 : 2;
+    if (op.inputs.size() < k)
+      return s.unsupported(op.id, n + " needs " + std::to_string(k) + " tensor inputs");
+    for (size_t i = 0; i < k; ++i) {
+      if (!op.inputs[i].is_tensor())
+        return s.unsupported(op.id, n + "'s operand " + std::to_string(i) + " is not a tensor");
+      const problem::Tensor& t = s.need(op.inputs[i].tensor);
+      if (t.shape != s.need(op.inputs[0].tensor).shape || t.dtype != s.need(op.inputs[0].tensor).dtype)
+        return s.unsupported(op.id, n + " of inputs of different shapes or dtypes (" +
+                                        shape_str(s.need(op.inputs[0].tensor).shape) + " and " + shape_str(t.shape) +
+                                        "): a rowwise stage does not broadcast",
+                             "expand the inputs to one shape in PyTorch");
+    }
+    auto dims = attr_dims(op, rank);
+    if (rank == 0 || (dims && (dims->size() != 1 || (*dims)[0] != rank - 1)))
+      return s.unsupported(op.id, n + " over a dimension other than the last; rowwise stages work over the last dimension",
+                           "transpose so that dimension is last");
     d.kind = DraftKind::rowwise;
     d.op = n;
     return d;
@@ -191,8 +215,9 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
 void absorb_prologue(LowerState& s, Draft& d) {
   if (d.anchor < 0 || (d.kind != DraftKind::rowwise && d.kind != DraftKind::reduce)) return;
   const problem::Op& anchor = s.ops[static_cast<size_t>(d.anchor)];
-  if (anchor.op == "norm" || anchor.op == "cross_entropy" || anchor.inputs.empty() || !anchor.inputs[0].is_tensor())
-    return;
+  if (anchor.op == "norm" || anchor.op == "cross_entropy" || anchor.op == "cosine_similarity" ||
+      anchor.op == "triplet_margin" || anchor.inputs.empty() || !anchor.inputs[0].is_tensor())
+    return;  // (the ops over several inputs take no prologue)
   std::string cur = anchor.inputs[0].tensor;
   for (size_t k = 1; k < anchor.inputs.size(); ++k)  // e.g. mse(t, t): the prologue maps input 0 only
     if (anchor.inputs[k].is_tensor() && s.resolve(anchor.inputs[k].tensor).base == s.resolve(cur).base) return;

@@ -153,6 +153,7 @@ ProgramEstimate sol_program_estimate(const HwSpec& hw, const Program& prog, Poli
           } else if constexpr (std::is_same_v<T, RowwiseStage>) {
             line.kind = "rowwise";
             reads = {body.input};
+            reads.insert(reads.end(), body.operands.begin(), body.operands.end());
             reads.insert(reads.end(), body.extra.begin(), body.extra.end());
             epilogue_loads(body.prologue, reads);
             epilogue_loads(body.epilogue, reads);

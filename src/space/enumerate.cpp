@@ -143,7 +143,8 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
   std::vector<int> clusters = {0};
   if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
     if (keep && fx->cluster) clusters = {*fx->cluster};
-    else if (r->cols / 4 > dsl::kClusterRowVectors) clusters = {1, 2, 4, 8};  // 16: slower (runs M, N)
+    else if (r->cols / 4 > dsl::kClusterRowVectors && r->operands.empty())  // multi-input ops: no cluster
+      clusters = {1, 2, 4, 8};  // 16: slower (runs M, N)
   }
   if (auto* r = std::get_if<dsl::ReduceStage>(&st.body); r && !dsl::dsl_reduce_is_loss(r->op)) {
     if (keep && fx->cluster) clusters = {*fx->cluster};

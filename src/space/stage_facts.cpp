@@ -50,6 +50,7 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
     data = r->input;
     reads = r->extra;
     reads.push_back(r->input);
+    reads.insert(reads.end(), r->operands.begin(), r->operands.end());
   } else if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) {
     f.kind = "reduce";
     f.rows_kind = true;

@@ -305,4 +305,91 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
   cluster_leave<CLUSTER>(leave);
 }
 
+// ---- the ops over several inputs of one shape, one value per row ------------------------------
+// cosine_similarity(x, y): sum(x y) / (max(|x|, eps) max(|y|, eps)); pairwise_distance(x, y):
+// |x - y + eps|; triplet_margin(a, p, n): max(margin + |a - p + eps| - |a - n + eps|, 0). Each
+// row's inputs are swept once (ITEMS vectors of each input in flight a thread), the per-thread
+// sums all-reduced across the row's GROUP threads. No prologue, no cluster.
+enum RowMultiOp : int { kCosineSimilarity, kPairwiseDistance, kTripletMargin };
+
+struct Sum3 {
+  float a, b, c;
+};
+struct Sum3Op {
+  __device__ __forceinline__ Sum3 operator()(const Sum3& x, const Sum3& y) const {
+    return Sum3{x.a + y.a, x.b + y.b, x.c + y.c};
+  }
+};
+__device__ __forceinline__ Sum3 shfl_xor(Sum3 v, int m) {
+  return Sum3{shfl_xor(v.a, m), shfl_xor(v.b, m), shfl_xor(v.c, m)};
+}
+
+struct RowMultiParams {
+  const void* x;  // [rows, cols]
+  const void* y;  // [rows, cols]
+  const void* z;  // [rows, cols] (triplet_margin's negative) or null
+  void* out;      // [rows]
+  i64 rows, cols;
+  float eps, margin;
+};
+
+template <int OP, class Tin, class Tout, int THREADS, int GROUP, int VEC, int ITEMS, class Epi>
+__global__ void __launch_bounds__(THREADS)
+rowwise_multi_kernel(RowMultiParams p, Epi epi) {
+  static_assert(GROUP == THREADS || (GROUP <= 32 && (GROUP & (GROUP - 1)) == 0), "row group");
+  constexpr int N = OP == kTripletMargin ? 3 : 2;
+  constexpr int ROWS_PER_BLOCK = THREADS / GROUP;
+  constexpr int STEP = GROUP * VEC;
+  const int lane = threadIdx.x % GROUP;
+  const i64 row = (i64)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / GROUP;
+  const bool active = row < p.rows;
+  const i64 cols = p.cols;
+  const i64 off = (active ? row : 0) * cols;
+  const Tin* in[N];
+  in[0] = static_cast<const Tin*>(p.x) + off;
+  in[1] = static_cast<const Tin*>(p.y) + off;
+  if constexpr (N == 3) in[2] = static_cast<const Tin*>(p.z) + off;
+  const float eps = p.eps;
+  Sum3 st{0.f, 0.f, 0.f};
+  for (i64 c0 = (i64)lane * VEC; c0 < cols; c0 += (i64)STEP * ITEMS) {
+    float w[N][ITEMS][VEC];
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 c = c0 + (i64)j * STEP;
+      if (active && c < cols)
+#pragma unroll
+        for (int n = 0; n < N; ++n) load_vec_stream<Tin, VEC>(in[n], c, w[n][j]);
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const i64 c = c0 + (i64)j * STEP;
+      if (active && c < cols)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) {
+          const float x = w[0][j][k], y = w[1][j][k];
+          if constexpr (OP == kCosineSimilarity) {
+            st.a = fmaf(x, y, st.a);
+            st.b = fmaf(x, x, st.b);
+            st.c = fmaf(y, y, st.c);
+          } else {
+            const float d = x - y + eps;
+            st.a = fmaf(d, d, st.a);
+            if constexpr (N == 3) {
+              const float e = x - w[2][j][k] + eps;
+              st.b = fmaf(e, e, st.b);
+            }
+          }
+        }
+    }
+  }
+  st = row_allreduce<THREADS, GROUP>(st, Sum3Op());
+  if (lane == 0 && active) {
+    float r;
+    if constexpr (OP == kCosineSimilarity) r = st.a / (fmaxf(sqrtf(st.b), eps) * fmaxf(sqrtf(st.c), eps));
+    else if constexpr (OP == kPairwiseDistance) r = sqrtf(st.a);
+    else r = fmaxf(p.margin + sqrtf(st.a) - sqrtf(st.b), 0.f);
+    static_cast<Tout*>(p.out)[row] = from_f<Tout>(epi(r, row, 0));
+  }
+}
+
 }  // namespace ucut_simt
