@@ -473,6 +473,18 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   }
   v.emplace_back("reduce_cross_entropy", codegen_emit_reduce(ce_program(), 0));
   {
+    // the column kernel's pair states: online (max, sum-exp), and a value with its index
+    auto res = dsl::dsl_compile(
+        {"columns.ucut",
+         "ucut 1\nin x : f32[16384, 8192]\nout l : f32[8192]\nout v : f32[8192]\nout i : i64[8192]\n"
+         "stage l = reduce logsumexp(x, dims=[0])\nstage (v, i) = reduce max(x, dims=[0]) { threads 256 }\n"});
+    if (!res.program) ADD_FAILURE() << "column logsumexp/max program refused";
+    if (res.program) {
+      v.emplace_back("reduce_col_logsumexp", codegen_emit_reduce(*res.program, 0));
+      v.emplace_back("reduce_col_max_indices", codegen_emit_reduce(*res.program, 1));
+    }
+  }
+  {
     // a loss whose prologue maps the prediction: kl_div(log(p), q) reading p once
     auto res = dsl::dsl_compile(
         {"kl_log.ucut",

@@ -1,4 +1,5 @@
-// codegen_emit_reduce: a reduce stage (sum/mean/max/min/prod over any set of dims; the losses
+// codegen_emit_reduce: a reduce stage (sum/mean/max/min/prod over any set of dims; logsumexp,
+// argmax/argmin and max/min with indices (two outputs) in the column kernel only; the losses
 // mse, l1, huber, smooth_l1, kl_div, hinge reduced over every element; cross_entropy with class
 // indices). Dims are merged into alternating kept/reduced groups; the innermost group decides
 // between ucut_simt::reduce_inner_kernel and reduce_outer_kernel (runtime/simt_reduce.cuh);
@@ -20,8 +21,9 @@
 namespace ucut::codegen {
 namespace {
 
-const char* kPlainOps[][2] = {{"sum", "kRedSum"}, {"mean", "kRedSum"}, {"max", "kRedMax"},
-                              {"min", "kRedMin"}, {"prod", "kRedProd"}};
+const char* kPlainOps[][2] = {{"sum", "kRedSum"},         {"mean", "kRedSum"},      {"max", "kRedMax"},
+                              {"min", "kRedMin"},         {"prod", "kRedProd"},     {"logsumexp", "kRedLogSumExp"},
+                              {"argmax", "kRedArgMax"},   {"argmin", "kRedArgMin"}};
 const char* kLossOps[][2] = {{"mse", "kMse"},       {"l1", "kL1"},          {"huber", "kHuber"},
                              {"smooth_l1", "kSmoothL1"}, {"kl_div", "kKlDiv"}, {"hinge", "kHinge"}};
 
@@ -74,8 +76,23 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   if (stage.outputs.empty()) return make_error(ErrorCode::internal, label + ": stage has no output");
   const dsl::Tensor* out = program.find_tensor(stage.outputs[0]);
   if (!out) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + stage.outputs[0] + "'");
-  if (!simt_is_float(out->dtype))
-    return make_error(ErrorCode::invalid_input, label + ": output '" + out->name + "' must be f32, f16 or bf16");
+  // max/min with two outputs (values, indices) and argmax/argmin: a value with its index per column
+  const bool pair = (rs->op == "max" || rs->op == "min") && stage.outputs.size() == 2;
+  const bool index_only = rs->op == "argmax" || rs->op == "argmin";
+  const bool arg = pair || index_only;
+  const bool column_only = arg || rs->op == "logsumexp";
+  if (index_only ? out->dtype != dsl::DType::i64 : !simt_is_float(out->dtype))
+    return make_error(ErrorCode::invalid_input, label + ": output '" + out->name + "' must be " +
+                                                    (index_only ? "i64" : "f32, f16 or bf16"));
+  const dsl::Tensor* indices = index_only ? out : nullptr;
+  if (pair) {
+    indices = program.find_tensor(stage.outputs[1]);
+    if (!indices || indices->dtype != dsl::DType::i64 || indices->numel() != out->numel())
+      return make_error(ErrorCode::invalid_input,
+                        label + ": the indices '" + stage.outputs[1] + "' must be i64 of the values' shape");
+  }
+  if (arg && !rs->epilogue.stmts.empty())
+    return make_error(ErrorCode::invalid_input, label + ": reduce " + rs->op + " with indices takes no epilogue");
   const int reduction = dsl::dsl_loss_reduction(rs->reduction);
   if (reduction < 0 || reduction > 2 || (reduction == 2 && rs->op != "kl_div"))
     return make_error(ErrorCode::invalid_input,
@@ -196,12 +213,20 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
                       fmt::format("{}: output '{}' has {} elements but the reduction leaves {}", label,
                                   out->name, out->numel(), n_out));
   const bool inner = geo.inner;
+  if (column_only && inner)
+    return make_error(ErrorCode::unsupported,
+                      label + ": reduce " + rs->op + (arg ? " with indices" : "") +
+                          " runs in the column kernel; these dims reduce the last dimension",
+                      "use the rowwise stage for the last dimension");
+  if (arg && dims.size() != 1)
+    return make_error(ErrorCode::invalid_input, label + ": reduce " + rs->op + " with indices reduces one dimension");
   std::vector<dsl::ReduceGroup> kept, red;
   for (size_t i = 0; i + 1 < groups.size(); ++i) (groups[i].reduced ? red : kept).push_back(groups[i]);
   const int64_t run = geo.run;
   if (kept.size() > 8 || red.size() > 8)
     return make_error(ErrorCode::unsupported, label + ": more than 8 alternating kept/reduced dimension groups");
-  auto plan = dsl::simt_plan_reduce(inner, run, n_out, r_total, in_bytes, rs->knobs);
+  const int state_bytes = dsl::simt_reduce_state_bytes(stage);
+  auto plan = dsl::simt_plan_reduce(inner, run, n_out, r_total, in_bytes, rs->knobs, state_bytes);
   if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
   const dsl::ReducePlan& pl = *plan;
   double scale = 1.0;
@@ -212,20 +237,24 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   double alpha = rs->op == "huber" ? attr(*rs, "delta", 1.0) : attr(*rs, "beta", 1.0);
   if ((rs->op == "huber" || rs->op == "smooth_l1") && alpha <= 0)
     return make_error(ErrorCode::invalid_input, label + ": " + rs->op + " needs a positive delta/beta");
-  const std::string op_id = red_op ? red_op : "kRedSum";
-  code.workspace_expr = pl.splits > 1
-                            ? fmt::format("size_t({}) * {} * sizeof(float)", n_out, pl.splits)
-                            : "0";
+  const std::string op_id = pair ? (rs->op == "max" ? "kRedArgMax" : "kRedArgMin") : red_op ? red_op : "kRedSum";
+  // a split's partial: a float, or the pair ops' whole state (MaxSum: 8 bytes, ArgVal: 16)
+  const std::string partial_bytes = column_only ? (arg ? "16" : "8") : "sizeof(float)";
+  code.workspace_expr = pl.splits > 1 ? fmt::format("size_t({}) * {} * {}", n_out, pl.splits, partial_bytes) : "0";
   const bool clustered = pl.cluster > 1;  // splits combined in a cluster: no workspace
   if (clustered) code.workspace_expr = "0";
-  code.config_name = fmt::format("reduce_{}_{}_t{}_v{}_s{}{}{}", rs->op, inner ? "inner" : "outer",
+  code.config_name = fmt::format("reduce_{}{}_{}_t{}_v{}_s{}{}{}", rs->op, pair ? "_idx" : "", inner ? "inner" : "outer",
                                  pl.threads, pl.vec, pl.splits,
                                  pl.unroll != 4 ? fmt::format("_u{}", pl.unroll) : "",
                                  clustered ? fmt::format("_c{}", pl.cluster) : "");
   d += "  ucut_simt::ReduceParams p{};\n";
   d += fmt::format("  p.x = args.tensors[{}];  // {}\n", simt_tensor_index(program, x->name), x->name);
   if (loss) d += fmt::format("  p.t = args.tensors[{}];  // {}\n", simt_tensor_index(program, ins[1]->name), ins[1]->name);
-  d += fmt::format("  p.out = args.tensors[{}];  // {}\n", simt_tensor_index(program, out->name), out->name);
+  if (!index_only)
+    d += fmt::format("  p.out = args.tensors[{}];  // {}\n", simt_tensor_index(program, out->name), out->name);
+  if (indices)
+    d += fmt::format("  p.out2 = static_cast<long long*>(args.tensors[{}]);  // {}\n",
+                     simt_tensor_index(program, indices->name), indices->name);
   d += fmt::format("  p.kept = {};\n  p.red = {};\n", groups_init(kept), groups_init(red));
   d += fmt::format("  p.n_out = {}LL;\n  p.inner = {}LL;\n  p.r_total = {}LL;\n  p.r_chunk = {}LL;\n",
                    n_out, run, r_total, pl.r_chunk);
@@ -233,10 +262,10 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
                    codegen_float_literal(scale), codegen_float_literal(alpha));
   if (pl.splits > 1 && !clustered)
     d += fmt::format(
-        "  if (args.workspace_bytes < size_t({}) * {} * sizeof(float)) {{\n"
+        "  if (args.workspace_bytes < size_t({}) * {} * {}) {{\n"
         "    ucut_rt::set_error(\"{}: workspace too small\");\n    return 5;\n  }}\n"
-        "  p.partial = static_cast<float*>(args.workspace);\n",
-        n_out, pl.splits, label);
+        "  p.partial = args.workspace;\n",
+        n_out, pl.splits, partial_bytes, label);
   const int align = pl.vec * in_bytes;
   d += fmt::format(
       "  if (!ucut_simt::aligned(p.x, {0}){1}) {{\n"

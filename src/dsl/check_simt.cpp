@@ -329,8 +329,23 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
   if (op == "smooth_l1") keys.push_back("beta");
   Args a;
   if (!split_args(*this, s, loss ? 2 : 1, keys, a)) return false;
-  if (s.outputs.size() != 1 || s.tuple_outputs) {
-    error(s.outputs[0].span, "a reduce stage has one output", "write 'stage y = reduce " + op + "(...)'");
+  // max/min may write two outputs: the values and their indices along the one reduced dim
+  const bool pair = (op == "max" || op == "min") && s.tuple_outputs && s.outputs.size() == 2;
+  if ((s.outputs.size() != 1 || s.tuple_outputs) && !pair) {
+    error(s.outputs[0].span,
+          op == "max" || op == "min" ? "reduce " + op + " has one output, or two: (values, indices)"
+                                     : "a reduce stage has one output",
+          op == "max" || op == "min" ? "write 'stage (v, i) = reduce " + op + "(x, dims=[0])'"
+                                     : "write 'stage y = reduce " + op + "(...)'");
+    return false;
+  }
+  // the ops of the column kernel only: a state per column (not a float), the last dim kept
+  const bool arg = pair || op == "argmax" || op == "argmin";
+  const bool column_only = arg || op == "logsumexp";
+  if (const AstBlock* b = block(s, "epilogue"); b && arg) {
+    error(b->keyword.span, "reduce " + op + (pair ? " with indices" : "") + " takes no epilogue: " +
+                               (pair ? "the values and indices are written as they are" : "it writes indices"),
+          "apply the expression in a following elementwise stage");
     return false;
   }
   // a loss's prologue maps its first input (the prediction); cross_entropy takes none
@@ -387,6 +402,23 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
     for (int d = 0; d < rank; ++d)
       if (!dims.count(d)) want.push_back(in->shape[static_cast<size_t>(d)]);
     bool full = static_cast<int>(dims.size()) == rank;
+    if (column_only) {
+      const ReduceGeometry g = simt_reduce_geometry(in->shape, r.dims);
+      const std::string what = "reduce " + op + (pair ? " with indices" : "");
+      if (g.inner) {
+        error(s.op->span, what + " runs in the column kernel, which keeps the last dimension; dims " +
+                              shape_str(std::vector<int64_t>(r.dims.begin(), r.dims.end())) + " of " +
+                              shape_str(in->shape) + " reduce it",
+              "over the last dimension write rowwise " + (op == "logsumexp" ? op : arg && pair ? op + " and rowwise arg" + op
+                                                                                                : op));
+        return false;
+      }
+      if (arg && dims.size() != 1) {
+        error(s.op->span, what + " reduces one dimension (the indices run along it), not " + std::to_string(dims.size()),
+              "list one dimension in dims");
+        return false;
+      }
+    }
     bool shape_ok = out->shape == want || out->shape == keep || (full && out->shape == std::vector<int64_t>{1});
     if (!shape_ok) {
       error(s.outputs[0].span, "reduce " + op + " of " + shape_str(in->shape) + " gives " + shape_str(want) +
@@ -447,10 +479,21 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
     }
     want = out->shape;
   }
-  if (!dsl_dtype_is_float(out->dtype)) {
-    error(s.outputs[0].span, "reduce writes f16, bf16 or f32, but '" + out->name + "' is " + dsl_dtype_str(out->dtype),
-          "declare '" + out->name + "' as f32");
+  const bool index_out = op == "argmax" || op == "argmin";
+  if (index_out ? out->dtype != DType::i64 : !dsl_dtype_is_float(out->dtype)) {
+    error(s.outputs[0].span, "reduce " + op + " writes " + (index_out ? "i64 indices" : "f16, bf16 or f32") +
+                                 ", but '" + out->name + "' is " + dsl_dtype_str(out->dtype),
+          "declare '" + out->name + "' as " + (index_out ? "i64" : "f32"));
     return false;
+  }
+  if (pair) {
+    const Tensor* idx = tensor(st.outputs[1]);
+    if (idx->dtype != DType::i64 || idx->shape != out->shape) {
+      error(s.outputs[1].span, "the indices of reduce " + op + " are i64 of the values' shape, but '" + idx->name +
+                                   "' is " + dsl_dtype_str(idx->dtype) + shape_str(idx->shape),
+            "declare '" + idx->name + " : i64" + shape_str(out->shape) + "'");
+      return false;
+    }
   }
   if (!simt_knobs(s, r.knobs, *in)) return false;
   std::vector<TensorUse> extra;
@@ -468,7 +511,7 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
   epi.target = out->name;
   epi.shape = out->shape;
   epi.allow_vectors = false;
-  if (!check_block(block(s, "epilogue"), epi, s.kind.span, r.epilogue, reads, extra)) return false;
+  if (!arg && !check_block(block(s, "epilogue"), epi, s.kind.span, r.epilogue, reads, extra)) return false;
   st.body = std::move(r);
   return true;
 }

@@ -308,24 +308,52 @@ Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, Inte
       for (int d = 0; d < rank; ++d) dims.insert(d);
     int64_t n_out = 1, r_total = 1;
     for (int d = 0; d < rank; ++d) (dims.count(d) ? r_total : n_out) *= in->shape[d];
-    const double init = rs.op == "max" ? -INFINITY : rs.op == "min" ? INFINITY : rs.op == "prod" ? 1 : 0;
+    // argmax/argmin, max/min with indices: the extreme value and the index of its first
+    // occurrence along the reduced dim (a NaN is the extreme); logsumexp: max + log sum exp
+    const bool pair = (rs.op == "max" || rs.op == "min") && st.outputs.size() == 2;
+    const bool arg = pair || rs.op == "argmax" || rs.op == "argmin";
+    const bool upper = rs.op == "max" || rs.op == "argmax" || rs.op == "logsumexp";
+    const double init = upper ? -INFINITY : rs.op == "min" || rs.op == "argmin" ? INFINITY : rs.op == "prod" ? 1 : 0;
     out.assign(n_out, init);
+    Vec index(n_out, -1);
+    std::vector<int64_t> out_of(x.size());
+    Vec val(x.size());
     for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i) {
-      int64_t rem = i, o = 0, mul = 1;
+      int64_t rem = i, o = 0, mul = 1, rc = 0, rmul = 1;
       for (int d = rank - 1; d >= 0; --d) {
         int64_t c = rem % in->shape[d];
         rem /= in->shape[d];
         if (!dims.count(d)) { o += c * mul; mul *= in->shape[d]; }
+        else { rc += c * rmul; rmul *= in->shape[d]; }
       }
       auto v = interp_epilogue(p, rs.prologue, x[i], [](const Expr&) -> Result<double> {
         return make_error(ErrorCode::unsupported, "reduce prologues cannot read tensors");
       }, sc);
       if (!v) return v.error();
+      out_of[static_cast<size_t>(i)] = o;
+      val[static_cast<size_t>(i)] = *v;
       double& a = out[o];
-      a = rs.op == "max" ? std::max(a, *v) : rs.op == "min" ? std::min(a, *v) : rs.op == "prod" ? a * *v : a + *v;
+      if (arg) {
+        const bool better = !std::isnan(a) && (std::isnan(*v) || (upper ? *v > a : *v < a) || index[o] < 0);
+        if (better) { a = *v; index[o] = static_cast<double>(rc); }
+      } else {
+        a = upper ? std::max(a, *v) : rs.op == "min" ? std::min(a, *v) : rs.op == "prod" ? a * *v : a + *v;
+      }
+    }
+    if (rs.op == "logsumexp") {
+      Vec se(n_out, 0);
+      for (size_t i = 0; i < x.size(); ++i) se[out_of[i]] += std::exp(val[i] - out[out_of[i]]);
+      for (int64_t o = 0; o < n_out; ++o)
+        if (out[o] != -INFINITY) out[o] += std::log(se[o]);
     }
     if (rs.op == "mean")
       for (auto& v : out) v /= static_cast<double>(r_total);
+    if (arg) {
+      if (pair) ts[st.outputs.at(1)] = index;
+      if (!pair) out = index;
+      ts[st.outputs.at(0)] = std::move(out);
+      return ok_status();  // no epilogue
+    }
   }
   for (size_t o = 0; o < out.size(); ++o) {
     auto v = interp_epilogue(p, rs.epilogue, out[o], [&](const Expr& e) -> Result<double> {

@@ -89,6 +89,34 @@ TEST(Interp, CosinePairwiseAndTripletRows) {
   EXPECT_EQ(z[0], 0.0);  // 1.41 - 5 < 0: clamped
 }
 
+// Column logsumexp and the column extremes with their indices (first occurrence; NaN wins).
+TEST(Interp, ColumnLogSumExpAndMaxWithIndices) {
+  // x = [[1, 5], [3, 5], [2, NaN]] (3 rows, 2 columns), reduced over dim 0
+  InterpTensors ts{{"x", {1, 5, 3, 5, 2, NAN}}};
+  auto run = [&](const std::string& op, std::vector<std::string> outs, DType dt) {
+    ReduceStage rs;
+    rs.op = op;
+    rs.inputs = {"x"};
+    rs.dims = {0};
+    auto p = one_stage({T("x", DType::f32, {3, 2}), T(outs[0], dt, {2})}, rs);
+    if (outs.size() > 1) p.tensors.push_back(T(outs[1], DType::i64, {2}));
+    p.stages[0].outputs = outs;
+    EXPECT_TRUE(interp_stage(p, 0, ts, {}).ok()) << op;
+  };
+  run("max", {"v", "i"}, DType::f32);
+  EXPECT_EQ(ts["v"][0], 3);
+  EXPECT_EQ(ts["i"][0], 1);
+  EXPECT_TRUE(std::isnan(ts["v"][1]));
+  EXPECT_EQ(ts["i"][1], 2);
+  run("argmin", {"a"}, DType::i64);
+  EXPECT_EQ(ts["a"][0], 0);
+  EXPECT_EQ(ts["a"][1], 2);
+  ts["x"] = {0, 1, std::log(3.0), 1, 0, 1};
+  run("logsumexp", {"l"}, DType::f32);
+  EXPECT_NEAR(ts["l"][0], std::log(1 + 3 + 1.0), 1e-12);
+  EXPECT_NEAR(ts["l"][1], 1 + std::log(3.0), 1e-12);
+}
+
 // Two groups of two channels of two elements: each group normalized on its own, weight and
 // bias indexed by channel.
 TEST(Interp, GroupNormRowsAreGroupsAndWeightsChannels) {

@@ -121,8 +121,9 @@ const std::vector<std::string>& dsl_rowwise_ops() {
   return k;
 }
 const std::vector<std::string>& dsl_reduce_ops() {
-  static const std::vector<std::string> k = {"sum", "mean", "max", "min", "mse", "l1", "huber",
-                                             "smooth_l1", "kl_div", "hinge", "cross_entropy"};
+  static const std::vector<std::string> k = {"sum",    "mean",   "max", "min",   "logsumexp", "argmax",
+                                             "argmin", "mse",    "l1",  "huber", "smooth_l1", "kl_div",
+                                             "hinge",  "cross_entropy"};
   return k;
 }
 const std::vector<std::string>& dsl_scan_ops() {
@@ -130,7 +131,8 @@ const std::vector<std::string>& dsl_scan_ops() {
   return k;
 }
 bool dsl_reduce_is_loss(const std::string& op) {
-  return !(op == "sum" || op == "mean" || op == "max" || op == "min");
+  return !(op == "sum" || op == "mean" || op == "max" || op == "min" || op == "logsumexp" || op == "argmax" ||
+           op == "argmin");
 }
 int dsl_loss_reduction(const std::string& reduction) {
   return reduction == "sum" ? 1 : reduction == "batchmean" ? 2 : 0;

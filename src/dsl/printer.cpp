@@ -128,7 +128,7 @@ void print_stage(std::string& out, const Stage& s) {
     if (!r->prologue.stmts.empty()) print_block(out, "prologue", r->prologue);
     if (!r->epilogue.stmts.empty()) print_block(out, "epilogue", r->epilogue);
   } else if (const auto* d = std::get_if<ReduceStage>(&s.body)) {
-    out += s.outputs[0] + " = reduce " + d->op + "(";
+    out += (s.outputs.size() > 1 ? outputs_str(s, s.outputs.size()) : s.outputs[0]) + " = reduce " + d->op + "(";
     for (size_t i = 0; i < d->inputs.size(); ++i) out += (i ? ", " : "") + d->inputs[i];
     if (d->reduction.empty() && !d->dims.empty()) {  // a rank-0 input has no dims to list
       out += ", dims=[";
@@ -141,7 +141,7 @@ void print_stage(std::string& out, const Stage& s) {
     out += ") {\n";
     print_simt_knobs(out, d->knobs, "reduce");
     if (!d->prologue.stmts.empty()) print_block(out, "prologue", d->prologue);
-    print_block(out, "epilogue", d->epilogue);
+    if (!d->epilogue.stmts.empty()) print_block(out, "epilogue", d->epilogue);  // arg ops: none
   } else if (const auto* c = std::get_if<ScanStage>(&s.body)) {
     out += s.outputs[0] + " = scan " + c->op + "(" + c->input + ", dim=" + std::to_string(c->dim) +
            ", exclusive=" + (c->exclusive ? "true" : "false") + ", reverse=" + (c->reverse ? "true" : "false");

@@ -218,7 +218,9 @@ struct RowwiseStage {
 // sum/mean/max/min over `dims` of inputs[0] (sorted, non-negative; all dims for a full
 // reduction), or a loss over two inputs reduced to one value: mse(p, t), l1(p, t),
 // huber(p, t; delta), smooth_l1(p, t; beta), kl_div(logp, q), hinge(p, t),
-// cross_entropy(logits [N, C], labels i32/i64 [N]). The prologue (all but cross_entropy; a loss:
+// cross_entropy(logits [N, C], labels i32/i64 [N]). logsumexp, argmax/argmin and max/min with a
+// second output (the stage's outputs: values, i64 indices) keep the last dim (the column kernel).
+// The prologue (all but cross_entropy; a loss:
 // its first input)
 // stores to inputs[0]; the epilogue stores to the output (acc = the reduced value).
 struct ReduceStage {

@@ -215,8 +215,17 @@ ReduceGeometry simt_reduce_geometry(const std::vector<int64_t>& shape, const std
   return g;
 }
 
+int simt_reduce_state_bytes(const Stage& st) {
+  const auto* r = std::get_if<ReduceStage>(&st.body);
+  if (!r) return 4;
+  if (r->op == "argmax" || r->op == "argmin" || ((r->op == "max" || r->op == "min") && st.outputs.size() == 2))
+    return 16;
+  return r->op == "sum" || r->op == "mean" || r->op == "logsumexp" ? 8 : 4;
+}
+
 Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out,
-                                    int64_t r_total, int in_bytes, const SimtKnobs& knobs) {
+                                    int64_t r_total, int in_bytes, const SimtKnobs& knobs,
+                                    int state_bytes) {
   ReducePlan p;
   auto vec = pick_vec(knobs, in_bytes, inner_run);
   if (!vec) return vec.error();
@@ -229,6 +238,21 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
   auto th = pick_threads(knobs, inner ? (r_total >= 4096 ? 512 : 128) : 512);
   if (!th) return th.error();
   p.threads = *th;
+  // the column kernel combines its rows of threads through shared memory: one state per thread
+  // and vector element, and a cluster's partials (48 KB of static shared memory at most; 1024
+  // threads x 8-wide f16 sums in double would need 66 KB and failed to compile)
+  if (!inner) {
+    auto smem = [&](int v) { return (int64_t(p.threads / 32) * (32 * v + 1) + 32 * v) * state_bytes; };
+    if (!knobs.vector_width)
+      while (p.vec > 1 && smem(p.vec) > 48 * 1024) p.vec /= 2;
+    if (smem(p.vec) > 48 * 1024)
+      return make_error(ErrorCode::invalid_input,
+                        std::to_string(p.threads) + " threads x " + std::to_string(p.vec) +
+                            "-wide vectors of a column reduction need " + std::to_string(smem(p.vec) / 1024) +
+                            " KB of shared memory for their " + std::to_string(state_bytes) +
+                            "-byte states, more than 48",
+                        "use fewer threads or a narrower vector_width, or auto");
+  }
   // column kernel: 8 reduced rows in flight a thread (H200, 16 Ki x 16 Ki fp32 column sum/max at
   // 1024 threads: 8 rows 95.4-95.7% of copy bandwidth, 4 rows 94.0-94.5%, 2 rows 93.3%; run H)
   if (!inner) p.unroll = 8;
@@ -391,7 +415,8 @@ std::optional<Error> simt_plan_refusal(const Stage& st,
     }
     const ReduceGeometry g =
         simt_reduce_geometry(in->shape, dsl_reduce_is_loss(r->op) ? std::vector<int>{} : r->dims);
-    return refusal(simt_plan_reduce(g.inner, g.run, g.n_out, g.r_total, dtype_bytes(in->dtype), r->knobs));
+    return refusal(simt_plan_reduce(g.inner, g.run, g.n_out, g.r_total, dtype_bytes(in->dtype), r->knobs,
+                                    simt_reduce_state_bytes(st)));
   }
   if (const auto* r = std::get_if<ScanStage>(&st.body)) {
     const Tensor* in = find(r->input);

@@ -95,8 +95,14 @@ struct ReduceGeometry {
 };
 ReduceGeometry simt_reduce_geometry(const std::vector<int64_t>& shape, const std::vector<int>& dims);
 
+// state_bytes: one column's running state in the column kernel (4: max/min/prod; 8: sums in
+// double, logsumexp's (max, sum-exp); 16: a value with its index), which bounds its shared memory.
 Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out,
-                                    int64_t r_total, int in_bytes, const SimtKnobs& knobs);
+                                    int64_t r_total, int in_bytes, const SimtKnobs& knobs,
+                                    int state_bytes = 8);
+// The column-kernel state of a reduce stage (above): 16 for argmax/argmin and max/min with two
+// outputs (values and indices), 8 for sum/mean/logsumexp, else 4.
+int simt_reduce_state_bytes(const Stage& st);
 
 struct ScanPlan {
   int threads = 256;

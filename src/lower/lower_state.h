@@ -60,6 +60,7 @@ struct Draft {
   GemmPlan gemm;
   std::string src, dst;          // convert: dst = src in another dtype
   std::string op;                // rowwise/reduce/scan: the DSL operation name
+  std::string indices;           // reduce max/min: the indices, a second output (values in `value`)
   // rowwise/reduce: elementwise ops applied to each input element first (the stage's prologue),
   // in run order, computing the anchor's input from the stored tensor `prologue_src`
   std::vector<int> prologue_ops;

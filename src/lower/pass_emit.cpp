@@ -403,9 +403,15 @@ class Emitter {
         if (!pro) return pro.error();
         r.prologue = std::move(*pro);
       }
-      auto ep = block(d, ctx, v0, stored);
-      if (!ep) return ep.error();
-      r.epilogue = std::move(*ep);
+      if (d.op == "argmax" || d.op == "argmin" || !d.indices.empty()) {
+        // the values and indices are written as they are (no epilogue; nothing fuses into them)
+        use(stored);
+        if (!d.indices.empty()) extra_outputs_.push_back(s_.resolve(d.indices).base);
+      } else {
+        auto ep = block(d, ctx, v0, stored);
+        if (!ep) return ep.error();
+        r.epilogue = std::move(*ep);
+      }
       st.body = std::move(r);
     } else if (d.kind == DraftKind::scan) {
       dsl::ScanStage r;

@@ -15,6 +15,8 @@
 //     softmax(q @ k^T * scale [+ mask]) @ v: a batched GEMM with the scale (and an additive
 //     float mask) in its epilogue, a rowwise softmax, and a second batched GEMM. The scores are
 //     an intermediate in memory (no fused attention stage yet).
+//   softmax / log_softmax over a dim other than the last becomes exp(x - lse) / x - lse with
+//     lse = logsumexp(x, dim, keepdim=True): a column logsumexp and one elementwise stage.
 //   triplet_margin_loss (p = 2, no swap) becomes the rowwise triplet_margin (one value per row)
 //     and the mean or sum of the rows.
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
@@ -304,9 +306,57 @@ Status expand_triplet_margin(LowerState& s, int i) {
   return ok_status();
 }
 
+// softmax / log_softmax (op id i) over a dim other than the last as exp(x - lse) / x - lse with
+// lse = logsumexp(x, dim, keepdim=True): a column logsumexp (one read, the last dim kept) and
+// one elementwise stage (one read, one write), where rows of the last dim cannot hold a column.
+void expand_softmax_dim(LowerState& s, int i) {
+  const problem::Op op = s.ops[static_cast<size_t>(i)];  // a copy: replace_op rewrites s.ops
+  if (op.inputs.empty() || !op.inputs[0].is_tensor() || op.outputs.size() != 1) return;
+  const problem::Tensor x = s.need(op.inputs[0].tensor);
+  const int rank = static_cast<int>(x.shape.size());
+  auto dims = attr_dims(op, rank);
+  if (rank < 2 || !dims || dims->size() != 1 || (*dims)[0] < 0 || (*dims)[0] >= rank - 1) return;
+  const int dim = (*dims)[0];
+  int64_t after = 1;  // the kept innermost run: 1 makes the reduced dim the last in effect
+  for (int k = dim + 1; k < rank; ++k) after *= x.shape[static_cast<size_t>(k)];
+  if (after == 1) return;
+  std::vector<int64_t> lse_shape = x.shape;
+  lse_shape[static_cast<size_t>(dim)] = 1;
+  const std::string lse = s.add_tensor(op.inputs[0].tensor + "_lse", x.dtype, lse_shape);
+  problem::Op l;
+  l.op = "logsumexp";
+  l.inputs = {op.inputs[0]};
+  l.outputs = {lse};
+  l.attrs["dim"] = dim;
+  l.attrs["keepdim"] = true;
+  l.line = op.line;
+  const bool soft = op.op == "softmax";
+  problem::Op sub;
+  sub.op = "sub";
+  sub.inputs = {op.inputs[0], problem::Operand{lse, std::nullopt}};
+  sub.outputs = {soft ? s.add_tensor(op.inputs[0].tensor + "_shifted", x.dtype, x.shape) : op.outputs[0]};
+  sub.line = op.line;
+  std::vector<problem::Op> with = {l, sub};
+  if (soft) {
+    problem::Op e;
+    e.op = "exp";
+    e.inputs = {problem::Operand{sub.outputs[0], std::nullopt}};
+    e.outputs = op.outputs;
+    e.line = op.line;
+    with.push_back(e);
+  }
+  const std::string name = op.op;
+  s.replace_op(i, std::move(with));
+  s.notes.push_back(s.op_label(i) + ": " + name + " over dim " + std::to_string(dim) + " is " +
+                    (soft ? "exp(x - lse)" : "x - lse") + " with lse = logsumexp(x, dim " + std::to_string(dim) +
+                    "): a column logsumexp, then one elementwise stage");
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (!s.dead[i] && (s.ops[i].op == "softmax" || s.ops[i].op == "log_softmax")) expand_softmax_dim(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (!s.dead[i] && s.ops[i].op == "triplet_margin_loss")
       if (Status st = expand_triplet_margin(s, static_cast<int>(i)); !st) return st;

@@ -30,7 +30,7 @@ bool accepts_epilogue(const Draft& d) {
   switch (d.kind) {
     case DraftKind::gemm:
     case DraftKind::elementwise:
-    case DraftKind::reduce: return true;
+    case DraftKind::reduce: return d.op != "argmax" && d.op != "argmin" && d.indices.empty();
     case DraftKind::rowwise: return d.op != "argmax" && d.op != "argmin";
     default: return false;
   }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <set>
 
+#include "dsl/simt_plan.h"
 #include "lower/lower_expr.h"
 #include "lower/passes.h"
 
@@ -151,11 +152,25 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
     return d;
   }
   if (s.cls[static_cast<size_t>(op.id)] == OpClass::reduction) {
-    Status st = extra_outputs_dead(s, op);
-    if (!st) return st.error();
     auto dims = attr_dims(op, rank);
     bool last = rank > 0 && dims && dims->size() == 1 && (*dims)[0] == rank - 1;
     std::string rop = n == "amax" ? "max" : n == "amin" ? "min" : n;
+    // max/min(x, dim) return (values, indices): with the indices used, a reduce of the value
+    // and its index (the column kernel), or argmax/argmin when the values are not used
+    if ((n == "max" || n == "min") && op.outputs.size() == 2 && dims && dims->size() == 1) {
+      auto used = [&](const std::string& t) { return s.is_output(t) || !s.consumers(t).empty(); };
+      const bool idx = used(op.outputs[1]), val = used(op.outputs[0]);
+      if (idx && !val) {
+        d.value = op.outputs[1];
+        rop = n == "max" ? "argmax" : "argmin";
+      } else if (idx && !last) {
+        d.indices = op.outputs[1];
+      }
+    }
+    if (d.indices.empty() && d.value == op.outputs.at(0)) {
+      Status st = extra_outputs_dead(s, op);
+      if (!st) return st.error();
+    }
     if (n == "norm") {
       // p = 2 / 'fro': sqrt(sum x^2); p = 1: sum |x|; p = inf: max |x| (pass_emit writes the
       // prologue and the square root).
@@ -167,12 +182,27 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
     }
     if (last) {
       d.kind = DraftKind::rowwise;
-      d.op = n == "norm" ? rop : rowwise_reduction(n);
+      d.op = n == "norm" ? rop : rowwise_reduction(rop);
       if (n == "norm") fuse_normalize(s, op, d);
       return d;
     }
-    if (rop != "sum" && rop != "mean" && rop != "max" && rop != "min")
-      return s.unsupported(op.id, n + " over dims other than the last is not a reduce operation (sum, mean, max, min are)");
+    if (rop != "sum" && rop != "mean" && rop != "max" && rop != "min" && rop != "logsumexp" && rop != "argmax" &&
+        rop != "argmin")
+      return s.unsupported(op.id, n + " over dims other than the last is not a reduce operation (sum, mean, max, "
+                                      "min, logsumexp, argmax, argmin are)");
+    if (rop == "logsumexp" || rop == "argmax" || rop == "argmin" || !d.indices.empty()) {
+      // the column kernel: the last dim kept; the indices run along one reduced dim
+      std::vector<int> red;
+      if (dims) red = *dims;
+      else for (int i = 0; i < rank; ++i) red.push_back(i);
+      if (dsl::simt_reduce_geometry(in.shape, red).inner)
+        return s.unsupported(op.id, n + " over dims " + shape_str(std::vector<int64_t>(red.begin(), red.end())) +
+                                        " of " + shape_str(in.shape) +
+                                        " reduces the last dimension together with others; the reduce " + rop +
+                                        " keeps the last dimension (a column reduction)");
+      if (rop != "logsumexp" && red.size() != 1)
+        return s.unsupported(op.id, n + " over several dims: indices run along one dimension");
+    }
     d.kind = DraftKind::reduce;
     d.op = rop;
     return d;

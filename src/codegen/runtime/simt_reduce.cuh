@@ -17,7 +17,11 @@
 
 namespace ucut_simt {
 
-enum RedOp : int { kRedSum, kRedMax, kRedMin, kRedProd };
+enum RedOp : int { kRedSum, kRedMax, kRedMin, kRedProd,
+                   // column (outer kernel) only: online (max, sum-exp) pairs; the extreme value
+                   // with its index along the one reduced dimension (values to out, indices to out2)
+                   kRedLogSumExp, kRedArgMax, kRedArgMin };
+template <int OP> constexpr bool red_is_arg = OP == kRedArgMax || OP == kRedArgMin;
 // Elementwise loss terms f(x, t) reduced with a sum (full reductions of two inputs).
 enum Loss : int { kNoLoss, kMse, kL1, kHuber, kSmoothL1, kKlDiv, kKlDivLogTarget, kHinge };
 
@@ -40,9 +44,44 @@ template <int OP> __device__ __forceinline__ float red_combine(float a, float b)
 // better in double).
 template <int OP> struct RedAcc { using T = float; };
 template <> struct RedAcc<kRedSum> { using T = double; };
+template <> struct RedAcc<kRedLogSumExp> { using T = MaxSum; };
+template <> struct RedAcc<kRedArgMax> { using T = ArgVal; };
+template <> struct RedAcc<kRedArgMin> { using T = ArgVal; };
+// What a split writes to the workspace: a float, or the whole state of the pair ops.
+template <int OP> struct RedPartial { using T = float; };
+template <> struct RedPartial<kRedLogSumExp> { using T = MaxSum; };
+template <> struct RedPartial<kRedArgMax> { using T = ArgVal; };
+template <> struct RedPartial<kRedArgMin> { using T = ArgVal; };
+template <int OP> __device__ __forceinline__ typename RedAcc<OP>::T red_identity_acc() {
+  if constexpr (OP == kRedLogSumExp) return MaxSum{-INFINITY, 0.f};
+  else if constexpr (OP == kRedArgMax) return ArgVal{-INFINITY, (i64)1 << 62};
+  else if constexpr (OP == kRedArgMin) return ArgVal{INFINITY, (i64)1 << 62};
+  else return typename RedAcc<OP>::T(red_identity<OP>());
+}
 template <int OP, class T> __device__ __forceinline__ T red_combine_acc(T a, T b) {
   if constexpr (OP == kRedSum) return a + b;
+  else if constexpr (OP == kRedLogSumExp) return MaxSumOp()(a, b);
+  else if constexpr (OP == kRedArgMax) return ArgOp<true>()(a, b);
+  else if constexpr (OP == kRedArgMin) return ArgOp<false>()(a, b);
   else return red_combine<OP>(a, b);
+}
+// One element x at reduced index r into a thread's state (sums: Kahan, in the kernel).
+template <int OP, class T> __device__ __forceinline__ void red_add(T& a, float x, i64 r) {
+  if constexpr (OP == kRedLogSumExp) online_add(a, x);
+  else if constexpr (red_is_arg<OP>) a = red_combine_acc<OP, T>(a, ArgVal{x, r});
+  else a = red_combine_acc<OP, T>(a, T(x));
+}
+template <int OP, class T> __device__ __forceinline__ float red_value(const T& a, float scale) {
+  if constexpr (OP == kRedLogSumExp) return a.m == -INFINITY ? a.m : a.m + logf(a.s);
+  else if constexpr (red_is_arg<OP>) return a.v;
+  else return float(a * T(scale));
+}
+template <int OP, class T> __device__ __forceinline__ typename RedPartial<OP>::T red_to_partial(const T& a) {
+  return typename RedPartial<OP>::T(a);
+}
+template <int OP> __device__ __forceinline__ typename RedAcc<OP>::T red_from_partial(
+    const typename RedPartial<OP>::T& p) {
+  return typename RedAcc<OP>::T(p);
 }
 
 template <int OP, class T = float> struct RedCombine {
@@ -83,8 +122,9 @@ struct Groups {
 struct ReduceParams {
   const void* x;
   const void* t;       // second operand of a loss, same shape as x
-  void* out;           // [n_out] final results (when splits == 1)
-  float* partial;      // workspace partials (when splits > 1)
+  void* out;           // [n_out] final results (when splits == 1); arg ops: the values, or null
+  long long* out2;     // arg ops: [n_out] indices along the reduced dimension
+  void* partial;       // workspace partials (when splits > 1): RedPartial<OP>::T each
   Groups kept;         // kept groups (inner kernel: all; outer kernel: all but the innermost)
   Groups red;          // reduced groups (inner kernel: all but the innermost run of length L)
   i64 n_out;           // number of outputs
@@ -95,6 +135,18 @@ struct ReduceParams {
   float scale;         // final multiplier (1/count for means)
   float alpha;         // loss parameter (huber delta, smooth_l1 beta)
 };
+
+// Writes output o of a reduction from its final state (arg ops: the value, if asked, and the index).
+template <int OP, class Epi, class T>
+__device__ __forceinline__ void red_store(const ReduceParams& p, const Epi& epi, i64 o, const T& a) {
+  using Tout = typename Epi::Tout;
+  if constexpr (red_is_arg<OP>) {
+    if (p.out) static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(a.v, o, 0));
+    p.out2[o] = a.i;
+  } else {
+    static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(red_value<OP>(a, p.scale), o, 0));
+  }
+}
 
 template <int OP, int LOSS, class Tin, class Tt, int THREADS, int VEC, bool SIMPLE, class Pro, class Epi>
 __global__ void __launch_bounds__(THREADS)
@@ -145,7 +197,7 @@ reduce_inner_kernel(ReduceParams p, Pro pro, Epi epi) {
       using Tout = typename Epi::Tout;
       static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(acc * p.scale, o, 0));
     } else {
-      p.partial[o * p.splits + s] = acc;
+      static_cast<float*>(p.partial)[o * p.splits + s] = acc;
     }
   }
 }
@@ -172,7 +224,7 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   using A = typename RedAcc<OP>::T;
   A acc[VEC];
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) acc[k] = red_identity<OP>();
+  for (int k = 0; k < VEC; ++k) acc[k] = red_identity_acc<OP>();
   // Sums: each thread adds its rows in fp32 with Kahan compensation (four fp32 adds an element,
   // no float -> double conversion in the loop), then hands s - c to the fp64 combine.
   float ks[VEC], kc[VEC];
@@ -202,7 +254,7 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
               kc[k] = __fsub_rn(__fsub_rn(t, ks[k]), y);
               ks[k] = t;
             } else {
-              acc[k] = red_combine_acc<OP, A>(acc[k], A(x1));
+              red_add<OP>(acc[k], x1, r);
             }
           }
         }
@@ -238,11 +290,7 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
 #pragma unroll
       for (int r = 1; r < CLUSTER; ++r) a = red_combine_acc<OP, A>(a, *cluster.map_shared_rank(&part[e], r));
       const i64 ii = ((blockIdx.x - oo * tiles) * 32) * VEC + e;
-      if (ii < p.inner) {
-        using Tout = typename Epi::Tout;
-        const i64 o = oo * p.inner + ii;
-        static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
-      }
+      if (ii < p.inner) red_store<OP>(p, epi, oo * p.inner + ii, a);
     }
     cluster.sync();  // the peers have read this block's partials
     return;
@@ -254,12 +302,8 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
     const i64 ii = ((blockIdx.x - oo * tiles) * 32) * VEC + e;
     if (ii < p.inner) {
       const i64 o = oo * p.inner + ii;
-      if (p.splits == 1) {
-        using Tout = typename Epi::Tout;
-        static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
-      } else {
-        p.partial[o * p.splits + s] = float(a);
-      }
+      if (p.splits == 1) red_store<OP>(p, epi, o, a);
+      else static_cast<typename RedPartial<OP>::T*>(p.partial)[o * p.splits + s] = red_to_partial<OP>(a);
     }
   }
 }
@@ -271,13 +315,12 @@ __global__ void __launch_bounds__(256) reduce_finalize_kernel(ReduceParams p, Ep
   const int lane = threadIdx.x % 32;
   if (o >= p.n_out) return;  // whole warps leave together
   using A = typename RedAcc<OP>::T;
-  A a = red_identity<OP>();
-  for (int s = lane; s < p.splits; s += 32) a = red_combine_acc<OP, A>(a, A(p.partial[o * p.splits + s]));
+  using P = typename RedPartial<OP>::T;
+  A a = red_identity_acc<OP>();
+  for (int s = lane; s < p.splits; s += 32)
+    a = red_combine_acc<OP, A>(a, red_from_partial<OP>(static_cast<const P*>(p.partial)[o * p.splits + s]));
   a = group_allreduce<32>(a, RedCombine<OP, A>());
-  if (lane == 0) {
-    using Tout = typename Epi::Tout;
-    static_cast<Tout*>(p.out)[o] = from_f<Tout>(epi(float(a * A(p.scale)), o, 0));
-  }
+  if (lane == 0) red_store<OP>(p, epi, o, a);
 }
 
 // Cross-entropy's last step: sum of the per-row losses and of the valid flags (written by the

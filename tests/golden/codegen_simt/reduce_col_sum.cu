@@ -18,7 +18,7 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
     ucut_rt::set_error("stage s0: workspace too small");
     return 5;
   }
-  p.partial = static_cast<float*>(args.workspace);
+  p.partial = args.workspace;
   if (!ucut_simt::aligned(p.x, 8)) {
     ucut_rt::set_error("stage s0: input tensors must be 8-byte aligned");
     return 2;
