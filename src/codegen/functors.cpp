@@ -55,6 +55,10 @@ std::string fn_body(dsl::Fn fn) {
     case Fn::selu:
       return "return 1.0507009873554805f * (x > 0.f ? x : 1.6732632423543772f * expm1f(x));";
     case Fn::softsign: return "return x / (1.f + fabsf(x));";
+    case Fn::tf32:
+      return "unsigned r; asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x)); return __uint_as_float(r);";
+    case Fn::tf32_trunc:
+      return "return isfinite(x) ? __uint_as_float(__float_as_uint(x) & 0xffffe000u) : x;";
     case Fn::min: return "return fminf(x, y);";
     case Fn::max: return "return fmaxf(x, y);";
   }

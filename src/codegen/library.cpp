@@ -145,7 +145,10 @@ Result<StageCode> codegen_emit_stage(const dsl::Program& program, int i) {
   }
 }
 
-Result<LibraryCode> codegen_emit_library(const dsl::Program& p, const LibraryOptions& o) {
+Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const LibraryOptions& o) {
+  auto expanded = codegen_expand_split_gemms(program);
+  if (!expanded) return expanded.error();
+  const dsl::Program& p = *expanded;
   LibraryCode lib;
   std::vector<StageCode> codes;
   for (size_t i = 0; i < p.stages.size(); ++i) {

@@ -26,7 +26,15 @@ struct LibraryCode {
   bool needs_simt_runtime = false;        // compile with -I simt_runtime_include_dir()
 };
 
+// Emits the program after codegen_expand_split_gemms: an f32x3s gemm stage becomes seven stages
+// (config_names has one entry per emitted stage).
 Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const LibraryOptions& opts);
+
+// Each gemm stage with precision f32x3s as the stages that compute it (split_gemm.cpp): four
+// elementwise splits of A and B into TF32 values and remainders, two TF32 GEMMs of the cross
+// products, and the TF32 GEMM of the TF32 values whose epilogue adds them (K in split_k pieces).
+// Other stages are copied; the new tmp tensors are appended to the tensor list.
+Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program);
 
 // The emitter for one stage kind (dispatch on the variant of Stage::body).
 Result<StageCode> codegen_emit_stage(const dsl::Program& program, int stage_index);

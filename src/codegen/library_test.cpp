@@ -36,6 +36,48 @@ TEST(Library, GoldenBf16BiasGelu) {
   check_golden(sample_bf16_bias_gelu(4096, 4096, 4096, k));
 }
 
+// f32x3s: the library runs split stages and three TF32 GEMMs; the stage's epilogue (a row max
+// to a second output) reads acc + the cross products, and only the big x big GEMM splits K.
+TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
+  const char* text =
+      "ucut 1\nname f32x3s_split\nin x : f32[256, 2048]\nparam W : f32[512, 2048] = \"fc.weight\"\n"
+      "param b : f32[512] = \"fc.bias\"\nout y : f32[256, 512]\nout m : f32[256]\n"
+      "stage y = gemm(x, W.T) {\n  precision f32x3s\n  epilogue {\n    let t = acc + b[col]\n    y = relu(t)\n"
+      "    m = rowmax(t)\n  }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"f32x3s_split.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"f32x3s_split.ucut", text}, r.diagnostics);
+  auto x = codegen_expand_split_gemms(*r.program);
+  ASSERT_TRUE(x.ok()) << x.error().render();
+  ASSERT_EQ(x->stages.size(), 7u);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(x->stages[i].body)) << i;
+  const auto& main = std::get<dsl::GemmStage>(x->stages[6].body);
+  EXPECT_EQ(main.knobs.precision, dsl::Precision::tf32);
+  EXPECT_EQ(main.knobs.split_k.value_or(1), 4);  // K = 2048: four pieces (gemm_f32x3s_split_k)
+  EXPECT_EQ(main.a.tensor, "s0__ab");
+  EXPECT_EQ(main.b.tensor, "s0__bb");
+  EXPECT_TRUE(main.b.transposed);
+  EXPECT_EQ(x->stages[6].outputs, (std::vector<std::string>{"y", "m"}));
+  // acc + p2 bound once; every later acc reads it
+  ASSERT_FALSE(main.epilogue.stmts.empty());
+  EXPECT_EQ(main.epilogue.stmts[0].name, "ucut_acc3");
+  const auto& cross = std::get<dsl::GemmStage>(x->stages[5].body);
+  EXPECT_EQ(cross.a.tensor, "s0__as");
+  EXPECT_EQ(cross.knobs.split_k.value_or(1), 1);
+  for (const char* t : {"s0__ab", "s0__as", "s0__bb", "s0__bs", "s0__p1", "s0__p2"}) {
+    const dsl::Tensor* tt = x->find_tensor(t);
+    ASSERT_NE(tt, nullptr) << t;
+    EXPECT_EQ(tt->role, dsl::TensorRole::tmp);
+  }
+  auto lib = codegen_emit_library(*r.program, {"f32x3s_split.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  EXPECT_EQ(lib->config_names.size(), 7u);
+  EXPECT_NE(lib->source.find("cvt.rna.tf32.f32"), std::string::npos);
+  // other precisions pass through unchanged
+  auto same = codegen_expand_split_gemms(sample_f32_scaled(1024, 2048, 512, dsl::Precision::tf32, {}));
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->stages.size(), 1u);
+}
+
 TEST(Library, GoldenTf32) {
   check_golden(sample_f32_scaled(1024, 2048, 512, dsl::Precision::tf32, {}));
 }

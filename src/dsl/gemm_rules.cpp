@@ -136,6 +136,8 @@ int sm80_smem(const TileShape& t, int stages) { return stages * (t.m + t.n) * t.
 
 // ---- facts ---------------------------------------------------------------------------------
 
+int gemm_f32x3s_split_k(int64_t k) { return k >= 1024 ? 4 : 1; }
+
 // The spellings live in one table (names.cpp), shared with the parser and printer.
 const char* precision_name(Precision p) { return dsl_precision_str(p); }
 const char* dtype_name(DType t) { return dsl_dtype_str(t); }
@@ -251,6 +253,12 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
     if (!k.align) k.align = k.precision == Precision::f32 ? 1 : sm80_max_align(s);
     return k;
   }
+  if (k.precision == Precision::f32x3s) {
+    // the big x big GEMM in four K pieces (rule_f32x3s), on stream-K's split-K decomposition
+    if (!k.split_k) k.split_k = gemm_f32x3s_split_k(s.k);
+    if (k.scheduler == TileScheduler::auto_ && *k.split_k > 1) k.scheduler = TileScheduler::stream_k;
+    if (k.schedule == Schedule::auto_) k.schedule = Schedule::cooperative;
+  }
   int bytes = dtype_bytes(gemm_operand_dtype(k.precision));
   if (k.schedule == Schedule::auto_) {
     // Cooperative needs a tile M of 128 or 256; small-M problems run better as pingpong 64xN.
@@ -317,7 +325,7 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
 // wgmma reads 32-bit (tf32) operands from shared memory only K-major; the CUTLASS builder sends
 // other layouts to a register-sourced transposing mainloop that we do not generate.
 void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
-  if (k.precision != Precision::tf32) return;
+  if (k.precision != Precision::tf32 && k.precision != Precision::f32x3s) return;
   if (!gemm_a_k_major(c.s))
     c.add("tf32_k_major", "a", "tf32 wgmma reads A only K-major, but A is written transposed ('" +
           c.s.a.tensor + ".T', M contiguous)",
@@ -577,6 +585,25 @@ void rule_epilogue(Ctx& c, const GemmKnobs& k) {
   }
 }
 
+// f32x3s runs three TF32 GEMMs (docs/language.md): the big x big product accumulates in the
+// tensor core, which is accurate enough only in K/split_k-step pieces added in fp32 (H200,
+// 4096 x 8192 x 8192 randn Linear: one piece fails the contract's rescaled trial on 121 of 33.5 M
+// elements, four pass; docs/benchmarks.md run Y), and the cross products reach the last GEMM
+// through the epilogue's one source tensor.
+void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
+  if (k.precision != Precision::f32x3s) return;
+  if (k.split_k.value_or(1) < 2 && gemm_f32x3s_split_k(c.s.k) > 1)
+    c.add("f32x3s_split_k", "split_k",
+          "f32x3s accumulates the big x big product in TF32 tensor-core steps; in one K piece it drifts "
+          "past atol = 1e-4 at K in the thousands",
+          "use split_k 4 (its auto) or more");
+  if (epi_facts(c.p, c.s.epilogue).full_loads > 0)
+    c.add("f32x3s_epilogue_source", "out",
+          "f32x3s adds its cross products through the epilogue's one source tensor, and this epilogue "
+          "already reads a full-size tensor",
+          "add the tensor in an elementwise stage, or use precision f32x3");
+}
+
 void run_rules(Ctx& c, const GemmKnobs& k) {
   rule_operand_dtypes(c);
   rule_precision_matches_dtype(c, k);
@@ -593,6 +620,7 @@ void run_rules(Ctx& c, const GemmKnobs& k) {
   rule_scheduler(c, k);
   rule_batch(c);
   rule_epilogue(c, k);
+  rule_f32x3s(c, k);
 }
 
 }  // namespace

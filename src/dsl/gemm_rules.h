@@ -41,6 +41,10 @@ std::vector<RuleViolation> gemm_rules_check_grouped(const Program& program,
 // why. Schedule, scheduler, raster and math are never auto in the result.
 GemmKnobs gemm_resolve_auto(const Program& program, const GemmStage& stage, const Tensor& out);
 
+// f32x3s: the K pieces of its big x big TF32 GEMM by default (4 from K = 1024 on, where one
+// piece's tensor-core accumulation drifts past atol = 1e-4; else 1), and the least it accepts.
+int gemm_f32x3s_split_k(int64_t k);
+
 // ---- facts shared with the code generator -------------------------------------------------
 
 enum class GemmFamily { sm90, sm80 };

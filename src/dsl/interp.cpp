@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -80,6 +82,19 @@ double interp_fn(Fn fn, double x, double y, const std::vector<double>& p) {
     case Fn::elu: return x > 0 ? x : prm(p, 0, 1) * std::expm1(x);
     case Fn::selu: return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * std::expm1(x));
     case Fn::softsign: return x / (1 + std::fabs(x));
+    case Fn::tf32:
+    case Fn::tf32_trunc: {
+      // on the float value: keep 10 mantissa bits (rna: add half of the dropped unit first)
+      const float f = static_cast<float>(x);
+      if (!std::isfinite(f)) return x;
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      if (fn == Fn::tf32) u += 0x1000u;
+      u &= 0xffffe000u;
+      float r;
+      std::memcpy(&r, &u, 4);
+      return r;
+    }
     case Fn::min: return std::min(x, y);
     case Fn::max: return std::max(x, y);
   }

@@ -117,6 +117,20 @@ TEST(Interp, ColumnLogSumExpAndMaxWithIndices) {
   EXPECT_NEAR(ts["l"][1], 1 + std::log(3.0), 1e-12);
 }
 
+// tf32 keeps 10 mantissa bits rounding to nearest (ties away from zero), tf32_trunc drops them.
+TEST(Interp, Tf32RoundingAndTruncation) {
+  const double ulp = std::ldexp(1.0, -10);  // of a TF32 value in [1, 2)
+  EXPECT_EQ(interp_fn(Fn::tf32, 1 + 0.49 * ulp, 0, {}), 1.0);
+  EXPECT_EQ(interp_fn(Fn::tf32, 1 + 0.5 * ulp, 0, {}), 1 + ulp);  // a tie: away from zero
+  EXPECT_EQ(interp_fn(Fn::tf32, -(1 + 0.5 * ulp), 0, {}), -(1 + ulp));
+  EXPECT_EQ(interp_fn(Fn::tf32_trunc, 1 + 0.99 * ulp, 0, {}), 1.0);
+  EXPECT_EQ(interp_fn(Fn::tf32_trunc, -(1 + 0.99 * ulp), 0, {}), -1.0);
+  EXPECT_TRUE(std::isinf(interp_fn(Fn::tf32, INFINITY, 0, {})));
+  // x - tf32(x) is exact in fp32 and below half a TF32 unit
+  const double x = 1.2345678;
+  EXPECT_LE(std::fabs(x - interp_fn(Fn::tf32, x, 0, {})), 0.5 * ulp + 1e-9);
+}
+
 // Two groups of two channels of two elements: each group normalized on its own, weight and
 // bias indexed by channel.
 TEST(Interp, GroupNormRowsAreGroupsAndWeightsChannels) {

@@ -50,6 +50,7 @@ const char* dsl_precision_str(Precision p) {
     case Precision::tf32: return "tf32";
     case Precision::f32x3: return "f32x3";
     case Precision::f32: return "f32";
+    case Precision::f32x3s: return "f32x3s";
   }
   return "auto";
 }

@@ -134,6 +134,8 @@ enum class Precision {
   tf32,    // f32 data, TF32 tensor cores
   f32x3,   // f32 data, 3xTF32 error-compensated (fp32-faithful)
   f32,     // f32 data, FP32 SIMT (fp32-faithful)
+  f32x3s,  // f32 data, 3xTF32 on TF32 wgmma through split operands (fp32-faithful; the library
+           // runs it as split stages and three TF32 GEMMs, codegen_expand_split_gemms)
 };
 enum class Schedule { auto_, cooperative, pingpong };
 enum class TileScheduler { auto_, persistent, stream_k };

@@ -91,8 +91,9 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
   EXPECT_EQ(top[0].config.value("precision", ""), "tf32");
 }
 
-// Attention: q @ k^T may run in tf32, p @ v only in 3xTF32 (B is N-contiguous). The program is at
-// its tf32 stage's rung, so a mismatch can raise the floor and lift that stage.
+// Attention: q @ k^T may run in tf32 or f32x3s, p @ v only in the SM80 3xTF32 (B is
+// N-contiguous). The program is at its tf32 stage's rung, so a mismatch can raise the floor and
+// lift that stage, to f32x3s (rung 1) and then f32x3 (rung 2).
 TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);
@@ -105,8 +106,12 @@ TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   ASSERT_TRUE(up);
   EXPECT_EQ(up->rung, 1);
   EXPECT_EQ(up->name.find("gemm_tf32"), std::string::npos) << up->name;
+  EXPECT_NE(up->name.find("gemm_f32x3s"), std::string::npos) << up->name;
   for (const auto& n : s->neighbors(*up)) EXPECT_EQ(n.name.find("gemm_tf32"), std::string::npos) << n.name;
-  EXPECT_FALSE(s->at_rung(*up, 2));
+  auto top = s->at_rung(*up, 2);
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->name.find("gemm_f32x3s"), std::string::npos) << top->name;
+  EXPECT_FALSE(s->at_rung(*top, 3));
 }
 
 TEST(RealSpace, NeighborsConfigsAndTheLadder) {
@@ -132,11 +137,14 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   EXPECT_EQ(moved->config.value("cluster", ""), "1x1");
   EXPECT_FALSE(s->from_config({{"tile", "7x7x7"}}));
   EXPECT_FALSE(s->from_config({{"s9.threads", 128}}));
-  // tf32 -> 3xTF32 (f32x3) on f32 data; nothing past the ladder.
+  // tf32 -> 3xTF32 on wgmma (f32x3s) -> the SM80 3xTF32 (f32x3) on f32 data; nothing past the ladder.
   auto up = s->at_rung(best, 1);
   ASSERT_TRUE(up);
   EXPECT_EQ(up->rung, 1);
-  EXPECT_EQ(up->config.value("precision", ""), "f32x3");
+  EXPECT_EQ(up->config.value("precision", ""), "f32x3s");
+  auto up2 = s->at_rung(best, 2);
+  ASSERT_TRUE(up2);
+  EXPECT_EQ(up2->config.value("precision", ""), "f32x3");
   EXPECT_FALSE(s->at_rung(best, 5));
 }
 

@@ -158,9 +158,12 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   if (r < floor_rung_) return;
   for (const auto& a : state.attempts)
     if (a.status == AttemptStatus::ok && a.cand.rung <= r) return;  // this rung is accurate enough
-  auto next = space_.at_rung(attempt.cand, r + 1);
+  // the next rung this program has (a stage without f32x3s, e.g. an N-contiguous B, skips it)
+  std::optional<Candidate> next;
+  int nr = r + 1;
+  for (; nr <= r + 4 && !next; ++nr) next = space_.at_rung(attempt.cand, nr);
   if (!next) return;
-  floor_rung_ = r + 1;
+  floor_rung_ = nr - 1;
   next->origin = "fallback";
   fallback_.push_front(std::move(*next));
 }

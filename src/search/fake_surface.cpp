@@ -123,7 +123,7 @@ std::vector<Candidate> FakeSpace::neighbors(const Candidate& c) {
 }
 
 std::optional<Candidate> FakeSpace::at_rung(const Candidate& c, int rung) {
-  if (rung < 0 || rung > 2) return std::nullopt;
+  if (rung < 0 || rung > 2 || spec_.missing_rungs.count(rung)) return std::nullopt;
   auto k = knobs_of(c.config);
   if (!k) return std::nullopt;
   return make(k->mi, k->ni, k->ki, k->ci, k->si, rung);

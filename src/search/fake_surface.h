@@ -26,6 +26,7 @@ struct SurfaceSpec {
   bool tf32_mismatch = false;  // every rung-0 (TF32) candidate fails the tolerance
   bool reference_limited = false;  // every candidate mismatches because of the fp32 reference's rounding
   std::map<std::string, AttemptStatus> fail;  // candidate name -> injected failure
+  std::set<int> missing_rungs;  // rungs with no valid configuration (at_rung finds none)
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
 };
 

@@ -150,6 +150,23 @@ TEST(Session, Tf32MismatchFallsBackUpThePrecisionLadder) {
   EXPECT_EQ(r.strategy.floor_rung(), 1);
 }
 
+// A program with no configuration at the next rung (f32x3s needs K-major operands) climbs to the
+// rung after it.
+TEST(Session, TheLadderSkipsARungTheProgramDoesNotHave) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  spec.missing_rungs = {1};
+  Rig r(spec, {}, no_stop_rules(6));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 2u);
+  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[1].cand.origin, "fallback");
+  EXPECT_EQ(at[1].cand.rung, 2);
+  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(r.strategy.floor_rung(), 2);
+}
+
 // Compiling far ahead (lookahead 8 of a budget of 8) must not spend the budget on candidates
 // proposed before the first mismatch came back: they are dropped once the floor rises.
 TEST(Session, CandidatesBelowARaisedFloorAreDroppedNotEvaluated) {

@@ -78,6 +78,7 @@ const char* precision_name(Precision p) {
     case Precision::bf16: return "bf16";
     case Precision::tf32: return "tf32";
     case Precision::f32x3: return "f32x3";
+    case Precision::f32x3s: return "f32x3s";
     case Precision::f32: return "f32";
   }
   return "?";
@@ -94,6 +95,7 @@ Rate gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy policy) {
     case Precision::bf16: return {precision_name(prec), pk.bf16};
     case Precision::tf32: return {"tf32", pk.tf32};
     case Precision::f32x3: return {"f32x3", pk.tf32 / 3.0};
+    case Precision::f32x3s: return {"f32x3s", pk.tf32 / 3.0};
     case Precision::f32: return {"f32", pk.fp32_simt};
     case Precision::auto_: break;
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "dsl/gemm_rules.h"
 #include "dsl/names.h"
 #include "dsl/simt_plan.h"
 #include "space/space.h"
@@ -20,9 +21,11 @@ std::vector<Precision> space_precision_ladder(sol::Policy policy, dsl::DType t) 
   if (t == dsl::DType::f16) return {Precision::f16};
   if (t == dsl::DType::bf16) return {Precision::bf16};
   switch (policy) {
-    case sol::Policy::exact: return {Precision::f32x3, Precision::f32};
+    // f32x3s (3xTF32 on wgmma, split stages) before f32x3 (the one-kernel SM80 3xTF32): ~1.45x
+    // faster on 4096 x 8192 x 8192, a little less accurate (docs/benchmarks.md run Y)
+    case sol::Policy::exact: return {Precision::f32x3s, Precision::f32x3, Precision::f32};
     case sol::Policy::tf32:
-    case sol::Policy::bf16: return {Precision::tf32, Precision::f32x3};
+    case sol::Policy::bf16: return {Precision::tf32, Precision::f32x3s, Precision::f32x3};
   }
   return {Precision::f32x3};
 }
@@ -100,6 +103,14 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
     std::vector<int> splits = {1};
     for (int s = 2; s <= o.max_split_k; s *= 2) splits.push_back(s);
     if (keep && fx.split_k) splits = {*fx.split_k};
+    if (prec == Precision::f32x3s) {
+      // the big x big GEMM in K pieces on stream-K (gemm_rules: rule_f32x3s)
+      if (!(keep && fx.schedule != dsl::Schedule::auto_)) schedules = {dsl::Schedule::cooperative};
+      const bool pieces = dsl::gemm_f32x3s_split_k(g.k) > 1;
+      if (!(keep && fx.scheduler != dsl::TileScheduler::auto_))
+        schedulers = {pieces ? dsl::TileScheduler::stream_k : dsl::TileScheduler::persistent};
+      if (!(keep && fx.split_k)) splits = pieces ? std::vector<int>{4, 8} : std::vector<int>{1};
+    }
     std::vector<dsl::Raster> rasters = {dsl::Raster::along_m, dsl::Raster::along_n};
     if (keep && fx.raster != dsl::Raster::auto_) rasters = {fx.raster};
     for (const auto& t : tiles)

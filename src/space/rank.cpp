@@ -65,6 +65,7 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
     case dsl::Precision::f16:
     case dsl::Precision::bf16: return hw.bf16;
     case dsl::Precision::tf32: return hw.tf32;
+    case dsl::Precision::f32x3s: return hw.tf32 / 3;
     case dsl::Precision::f32x3: return hw.tf32 / 3.0;  // three TF32 MMAs per product (EVAL-CONTRACT §3)
     case dsl::Precision::f32:
     case dsl::Precision::auto_: return hw.fp32_simt;

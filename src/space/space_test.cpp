@@ -51,8 +51,10 @@ TEST(Space, Knobs_TableIsComplete) {
 
 TEST(Space, Ladder) {
   using P = dsl::Precision;
-  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32), (std::vector<P>{P::tf32, P::f32x3}));
-  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32), (std::vector<P>{P::f32x3, P::f32}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
+            (std::vector<P>{P::tf32, P::f32x3s, P::f32x3}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
+            (std::vector<P>{P::f32x3s, P::f32x3, P::f32}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (std::vector<P>{P::bf16}));
 }
 
@@ -63,10 +65,16 @@ TEST(Space, EnumerationCountsAreFixed) {
   // 9 tile MxN x 2 K x 3 clusters x 2 schedules x (persistent + stream-K x (1 + splits 2,4,8))
   // x 2 rasters x 4 swizzles.
   EXPECT_EQ(all->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4);
-  // tf32 data: the sm90 tf32 rung plus the sm80 f32x3 rung (6 tiles x 2 stages x 3 splits x 3 swizzles).
+  // f32 data: the sm90 tf32 rung, the f32x3s rung (cooperative stream-K, K in 4 or 8 pieces:
+  // 9 x 2 x 3 clusters x 2 splits x 2 rasters x 4 swizzles) and the sm80 f32x3 rung (6 tiles x
+  // 2 stages x 3 splits x 3 swizzles).
   auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3);
+  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3);
+  // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4
+  auto s = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 4 + 6 * 2 * 3 * 3);
   EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
 }
 

@@ -85,6 +85,8 @@ static __device__ __forceinline__ float ucut_fn_softplus(float x, float p0, floa
 static __device__ __forceinline__ float ucut_fn_elu(float x, float p0) { return x > 0.f ? x : p0 * expm1f(x); }
 static __device__ __forceinline__ float ucut_fn_selu(float x) { return 1.0507009873554805f * (x > 0.f ? x : 1.6732632423543772f * expm1f(x)); }
 static __device__ __forceinline__ float ucut_fn_softsign(float x) { return x / (1.f + fabsf(x)); }
+static __device__ __forceinline__ float ucut_fn_tf32(float x) { unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x)); return __uint_as_float(r); }
+static __device__ __forceinline__ float ucut_fn_tf32_trunc(float x) { return isfinite(x) ? __uint_as_float(__float_as_uint(x) & 0xffffe000u) : x; }
 static __device__ __forceinline__ float ucut_fn_min(float x, float y) { return fminf(x, y); }
 static __device__ __forceinline__ float ucut_fn_max(float x, float y) { return fmaxf(x, y); }
 // `math fast` forms: the same formulas through hardware approximations
