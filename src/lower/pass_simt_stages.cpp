@@ -73,15 +73,17 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
   const std::string& n = op.op;
   const problem::Tensor& in = s.need(s.resolve(op.inputs.at(0).tensor).base);
   int rank = static_cast<int>(in.shape.size());
-  if (n == "softmax" || n == "log_softmax") {
+  // a row op over the last dim, or why not
+  auto last_dim_row_op = [&](const std::string& hint) -> Result<Draft> {
     auto dims = attr_dims(op, rank);
     if (rank == 0 || (dims && (dims->size() != 1 || (*dims)[0] != rank - 1)))
       return s.unsupported(op.id, n + " over a dimension other than the last; rowwise stages work over the last dimension",
-                           "transpose so the softmax dimension is last");
+                           hint);
     d.kind = DraftKind::rowwise;
     d.op = n;
     return d;
-  }
+  };
+  if (n == "softmax" || n == "log_softmax") return last_dim_row_op("transpose so the softmax dimension is last");
   if (n == "cosine_similarity" || n == "triplet_margin") {
     // one value per row of inputs of one shape (no broadcasting), over the last dim
     const size_t k = n == "triplet_margin" ? 3 : 2;
@@ -97,13 +99,7 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
                                         "): a rowwise stage does not broadcast",
                              "expand the inputs to one shape in PyTorch");
     }
-    auto dims = attr_dims(op, rank);
-    if (rank == 0 || (dims && (dims->size() != 1 || (*dims)[0] != rank - 1)))
-      return s.unsupported(op.id, n + " over a dimension other than the last; rowwise stages work over the last dimension",
-                           "transpose so that dimension is last");
-    d.kind = DraftKind::rowwise;
-    d.op = n;
-    return d;
+    return last_dim_row_op("transpose so that dimension is last");
   }
   if (n == "layer_norm" || n == "rms_norm") {
     std::vector<int64_t> ns;
