@@ -6,3 +6,11 @@ add_test(NAME codegen_nvcc
          COMMAND bash "${CMAKE_SOURCE_DIR}/tests/golden/codegen/nvcc_test.sh" "${CUTLASS_DIR}"
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(codegen_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 1800)
+# `codegen_units_nvcc` (label nvcc): a GEMM + softmax program built in units through `ucutlass
+# compile` (CUTLASS, SIMT and ABI objects, linked), and the object cache on a second program
+# that changes only the softmax.
+add_test(NAME codegen_units_nvcc
+         COMMAND bash "${CMAKE_SOURCE_DIR}/tests/golden/codegen/units_test.sh" $<TARGET_FILE:ucutlass>
+                 "${CUTLASS_DIR}"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(codegen_units_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 900)

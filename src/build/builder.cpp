@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "support/fs.h"
@@ -43,6 +47,147 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A name for a file being written in the cache: unique per process and thread.
+std::string building_name(const std::string& stem, const std::string& ext) {
+  return stem + ".building." + std::to_string(::getpid()) + "." +
+         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000) + ext;
+}
+
+// Objects this process is compiling: a second thread that needs one waits for the first.
+class InFlight {
+ public:
+  // true: the caller compiles `key` and calls done(key); false: another thread was compiling it
+  // and has finished (its object is in the cache unless it failed).
+  bool claim(const std::string& key) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (keys_.insert(key).second) return true;
+    cv_.wait(lock, [&] { return keys_.count(key) == 0; });
+    return false;
+  }
+  void done(const std::string& key) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      keys_.erase(key);
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> keys_;
+};
+
+InFlight& objects_in_flight() {
+  static InFlight f;
+  return f;
+}
+
+// A plain counting pool (build_libraries lends its idle jobs to the units of its requests).
+class CountingSlots : public JobSlots {
+ public:
+  explicit CountingSlots(int n) : free_(n) {}
+  bool try_acquire() override {
+    int f = free_.load();
+    while (f > 0)
+      if (free_.compare_exchange_weak(f, f - 1)) return true;
+    return false;
+  }
+  void release() override { ++free_; }
+
+ private:
+  std::atomic<int> free_;
+};
+
+struct UnitBuild {
+  const BuildUnit* unit = nullptr;
+  std::string cu, key, obj;
+  bool ok = false, cached = false;
+  std::string message;
+};
+
+void build_unit(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts, UnitBuild& u) {
+  InFlight& inflight = objects_in_flight();
+  for (;;) {
+    if (opts.use_cache && fs_exists(u.obj)) {
+      u.ok = u.cached = true;
+      return;
+    }
+    if (inflight.claim(u.key)) break;
+  }
+  const std::string tmp = building_name(u.obj.substr(0, u.obj.size() - 2), ".o");
+  CompileJob job{u.cu, tmp, req.include_dirs, CompileJob::Mode::object, {}};
+  auto out = compiler.compile(job);
+  if (!out) {
+    u.message = out.error().render();
+  } else if (!out->ok) {
+    u.message = out->message;
+  } else {
+    std::error_code ec;
+    std::filesystem::rename(tmp, u.obj, ec);
+    if (ec) u.message = "cannot store " + u.obj + ": " + ec.message();
+    else u.ok = true;
+  }
+  if (!u.ok) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+  }
+  inflight.done(u.key);
+}
+
+// Builds the library from its units (after a miss on the whole library): compiles the units
+// whose objects are not cached, on this thread and on the extra slots it can take, then links.
+void build_from_units(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
+                      const std::string& cache_dir, const std::string& tmp_so, BuildResult& r) {
+  const std::string unit_dir = req.out_dir + "/" + req.name + ".units";
+  if (auto st = fs_mkdirs(unit_dir); !st) {
+    r.message = st.error().render();
+    return;
+  }
+  if (auto st = fs_mkdirs(cache_dir + "/obj"); !st) {
+    r.message = st.error().render();
+    return;
+  }
+  std::vector<UnitBuild> units(req.units.size());
+  for (size_t i = 0; i < units.size(); ++i) {
+    UnitBuild& u = units[i];
+    u.unit = &req.units[i];
+    u.cu = unit_dir + "/" + u.unit->name + ".cu";
+    u.key = build_unit_cache_key(compiler, req, *u.unit, opts);
+    u.obj = cache_dir + "/obj/" + u.key + ".o";
+    if (auto st = fs_write_atomic(u.cu, u.unit->source); !st) {
+      r.message = st.error().render();
+      return;
+    }
+  }
+  // In the request's order (the longest compile first, BuildRequest::units).
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < units.size();) build_unit(compiler, req, opts, units[i]);
+  };
+  std::vector<std::thread> extra;
+  for (size_t k = 1; k < units.size() && opts.slots && opts.slots->try_acquire(); ++k)
+    extra.emplace_back([&] {
+      worker();
+      opts.slots->release();
+    });
+  worker();
+  for (auto& t : extra) t.join();
+
+  r.units = static_cast<int>(units.size());
+  std::vector<std::string> objects;
+  for (const auto& u : units) {
+    r.units_cached += u.cached ? 1 : 0;
+    objects.push_back(u.obj);
+    if (!u.ok) r.message += (r.message.empty() ? "" : "\n") + u.message;
+  }
+  if (!r.message.empty()) return;
+  CompileJob link{"", tmp_so, {}, CompileJob::Mode::link, objects};
+  auto out = compiler.compile(link);
+  if (!out) r.message = out.error().render();
+  else if (!out->ok) r.message = out->message;
+}
+
 BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
                       const std::string& cache_dir) {
   auto t0 = std::chrono::steady_clock::now();
@@ -75,18 +220,19 @@ BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOp
     r.message = st.error().render();
     return r;
   }
-  std::string tmp_so = cache_dir + "/" + key + ".building." + std::to_string(::getpid()) + "." +
-                       std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000) + ".so";
-  CompileJob job{r.cu_path, tmp_so, req.include_dirs};
-  auto out = compiler.compile(job);
-  if (!out) {
-    r.message = out.error().render();
-  } else if (!out->ok) {
-    r.message = out->message;
-    std::error_code ec;
+  std::string tmp_so = building_name(cache_dir + "/" + key, ".so");
+  if (!req.units.empty() && build_split_units()) {
+    build_from_units(compiler, req, opts, cache_dir, tmp_so, r);
+  } else {
+    CompileJob job{r.cu_path, tmp_so, req.include_dirs};
+    auto out = compiler.compile(job);
+    if (!out) r.message = out.error().render();
+    else if (!out->ok) r.message = out->message;
+  }
+  std::error_code ec;
+  if (!r.message.empty()) {
     std::filesystem::remove(tmp_so, ec);
   } else {
-    std::error_code ec;
     std::filesystem::rename(tmp_so, cached, ec);
     if (ec) r.message = "cannot store " + cached + ": " + ec.message();
     else if (auto st = copy_file(cached, r.so_path); !st) r.message = st.error().render();
@@ -113,11 +259,16 @@ int build_default_jobs() {
   return std::max(1, jobs);
 }
 
-std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts) {
-  Sha256 h;
-  h.field("ucutlass-kernel-cache-v1");
-  h.field(req.source);
-  CompileJob probe{"IN.cu", "OUT.so", {}};  // flags only: paths must not change the key
+bool build_split_units() {
+  const char* e = std::getenv("UCUTLASS_SPLIT_UNITS");
+  return !(e && std::string(e) == "0");
+}
+
+namespace {
+
+void hash_toolchain(Sha256& h, Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
+                    CompileJob::Mode mode) {
+  CompileJob probe{"IN.cu", "OUT.so", {}, mode, {}};  // flags only: paths must not change the key
   for (const auto& a : compiler.command(probe)) h.field(a);
   h.field(compiler.version());
   h.field(opts.cutlass_version);
@@ -126,6 +277,24 @@ std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const B
     h.field(f.substr(f.find_last_of('/') + 1));
     h.field(text ? *text : std::string("<unreadable>"));  // unreadable: nvcc will say why
   }
+}
+
+}  // namespace
+
+std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts) {
+  Sha256 h;
+  h.field("ucutlass-kernel-cache-v1");
+  h.field(req.source);
+  hash_toolchain(h, compiler, req, opts, CompileJob::Mode::library);
+  return h.hex();
+}
+
+std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, const BuildUnit& unit,
+                                 const BuildOptions& opts) {
+  Sha256 h;
+  h.field("ucutlass-object-cache-v1");
+  h.field(unit.source);
+  hash_toolchain(h, compiler, req, opts, CompileJob::Mode::object);
   return h.hex();
 }
 
@@ -133,9 +302,13 @@ std::vector<BuildResult> build_libraries(Compiler& compiler, const std::vector<B
                                          const BuildOptions& opts) {
   std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
   std::vector<BuildResult> results(reqs.size());
-  int jobs = opts.jobs > 0 ? opts.jobs : build_default_jobs();
-  parallel_for(reqs.size(), static_cast<size_t>(std::max(1, jobs)),
-               [&](size_t i, size_t) { results[i] = build_one(compiler, reqs[i], opts, cache_dir); });
+  int jobs = std::max(1, opts.jobs > 0 ? opts.jobs : build_default_jobs());
+  // Each request's thread holds one job; the jobs no request holds go to the units.
+  CountingSlots idle(std::max(0, jobs - static_cast<int>(std::min<size_t>(reqs.size(), jobs))));
+  BuildOptions o = opts;
+  if (!o.slots) o.slots = &idle;
+  parallel_for(reqs.size(), static_cast<size_t>(jobs),
+               [&](size_t i, size_t) { results[i] = build_one(compiler, reqs[i], o, cache_dir); });
   return results;
 }
 

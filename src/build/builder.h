@@ -1,12 +1,15 @@
 // Building kernel libraries: a content-hash cache of built .so files and a job pool that runs
 // the compiler on many libraries at once, sized by cores and memory (~3.5 GB per nvcc job on
-// CUTLASS sm90 code). One library is one translation unit (one .cu, one nvcc job): parallelism
-// comes from building many libraries (the search, the compile sample) at once; a multi-stage
-// program compiles its stages in one job (split per stage when programs grow large).
+// CUTLASS sm90 code). A library is one translation unit (one .cu, one nvcc job) or units
+// compiled apart and linked (codegen decides: the CUTLASS stages, the SIMT stages, the C ABI):
+// a library's units compile in parallel where slots are free, and a unit whose text did not
+// change (the same stages in another candidate) comes from the object cache.
 //
-// Cache key = SHA-256 of (generated source, compiler command flags, compiler version, CUTLASS
-// version); entries live in <fs_cache_dir()>/kernels/<key>.so, written atomically. A hit copies
-// the .so and returns in milliseconds.
+// Cache keys = SHA-256 of (generated source, compiler command flags, compiler version, CUTLASS
+// version, the contents of key_files); libraries live in <fs_cache_dir()>/kernels/<key>.so and
+// unit objects in <fs_cache_dir()>/kernels/obj/<key>.o, written atomically. A hit copies the
+// .so and returns in milliseconds. Two threads of one process that need the same object compile
+// it once (the second waits). UCUTLASS_SPLIT_UNITS=0 builds every library as one unit.
 #pragma once
 
 #include <string>
@@ -17,20 +20,39 @@
 
 namespace ucut::build {
 
+struct BuildUnit {
+  std::string name;    // file name stem: <out_dir>/<library>.units/<name>.cu
+  std::string source;
+};
+
 struct BuildRequest {
   std::string name;         // the library's name: writes <out_dir>/<name>.cu and <name>.so
-  std::string source;       // the generated .cu
+  std::string source;       // the generated .cu (the whole library)
   std::string out_dir;
   std::vector<std::string> include_dirs;
   // Headers of ours the source includes (the non-GEMM runtime): their contents enter the cache
   // key, so editing one rebuilds every library that includes it. (CUTLASS enters by version.)
   std::vector<std::string> key_files;
+  // The same library as translation units (codegen LibraryCode::units), in the order to start
+  // them (the longest compile first); empty: build `source`.
+  std::vector<BuildUnit> units;
+};
+
+// Compile slots beyond the one a build's caller holds: a library's units compile in parallel
+// only on slots taken here, so the process never runs more compiles than the pool allows.
+class JobSlots {
+ public:
+  virtual ~JobSlots() = default;
+  virtual bool try_acquire() = 0;  // never blocks
+  virtual void release() = 0;
 };
 
 struct BuildResult {
   std::string name;
   bool ok = false;
-  bool cache_hit = false;
+  bool cache_hit = false;   // the whole library came from the cache
+  int units = 0;            // built in units: how many (0: one translation unit)
+  int units_cached = 0;     // of those, objects that came from the cache
   std::string so_path;
   std::string cu_path;
   std::string message;      // failure: what went wrong (compiler error lines, the file)
@@ -42,13 +64,23 @@ struct BuildOptions {
   bool use_cache = true;
   std::string cache_dir;     // empty: fs_cache_dir() + "/kernels"
   std::string cutlass_version = "4.2.0";
+  // Extra slots for the units of one library (the caller holds one per library it builds).
+  // nullptr: build_libraries lends the jobs its requests leave idle.
+  JobSlots* slots = nullptr;
 };
+
+// Whether libraries with units are built in units (UCUTLASS_SPLIT_UNITS=0 turns it off).
+bool build_split_units();
 
 // min(cores, available memory / 3.5 GB), at least 1.
 int build_default_jobs();
 
-// The cache key of one request under a compiler.
+// The cache key of one request under a compiler (of its whole source: a library built in units
+// is stored under the same key as the one-unit build of the same source).
 std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts);
+// The object cache key of one unit of a request.
+std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, const BuildUnit& unit,
+                                 const BuildOptions& opts);
 
 // Builds every request (in parallel up to opts.jobs); results in request order. Never throws;
 // each failure is a result.

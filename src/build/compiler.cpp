@@ -14,10 +14,20 @@
 
 namespace ucut::build {
 
-std::vector<std::string> build_nvcc_flags() {
+std::vector<std::string> build_nvcc_object_flags() {
   return {"-std=c++17", "-O3", "--expt-relaxed-constexpr", "-DNDEBUG",
           "-gencode=arch=compute_90a,code=sm_90a",  // sm_90a: plain sm_90 compiles wgmma out
-          "-Xcompiler", "-fPIC", "-Xcompiler", "-fvisibility=hidden", "-shared", "-cudart", "static"};
+          "-Xcompiler", "-fPIC", "-Xcompiler", "-fvisibility=hidden"};
+}
+
+std::vector<std::string> build_nvcc_link_flags() {
+  return {"-gencode=arch=compute_90a,code=sm_90a", "-Xcompiler", "-fPIC", "-shared", "-cudart", "static"};
+}
+
+std::vector<std::string> build_nvcc_flags() {
+  auto f = build_nvcc_object_flags();
+  for (const char* x : {"-shared", "-cudart", "static"}) f.emplace_back(x);
+  return f;
 }
 
 bool build_log_has_wgmma_serialization(const std::string& log) {
@@ -73,17 +83,24 @@ class Nvcc : public Compiler {
     std::vector<std::string> argv;
     if (!o_.lock_path.empty()) argv = {"flock", o_.lock_path};
     argv.push_back(o_.nvcc);
-    for (auto& f : build_nvcc_flags()) argv.push_back(f);
-    for (auto& d : job.include_dirs) argv.push_back("-I" + d);
+    using Mode = CompileJob::Mode;
+    for (auto& f : job.mode == Mode::library  ? build_nvcc_flags()
+                   : job.mode == Mode::object ? build_nvcc_object_flags()
+                                              : build_nvcc_link_flags())
+      argv.push_back(f);
+    if (job.mode != Mode::link)
+      for (auto& d : job.include_dirs) argv.push_back("-I" + d);
     // CUTLASS's fill_workspace (EVT reductions) calls the driver API (cuMemsetD32Async,
     // cuGetErrorString), so the library must name libcuda.so.1; link against the toolkit's stub.
-    if (auto stubs = cuda_stubs_dir(); !stubs.empty()) {
+    if (auto stubs = cuda_stubs_dir(); !stubs.empty() && job.mode != Mode::object) {
       argv.push_back("-L" + stubs);
       argv.push_back("-lcuda");
     }
+    if (job.mode == Mode::object) argv.push_back("-c");
     argv.push_back("-o");
     argv.push_back(job.output_path);
-    argv.push_back(job.source_path);
+    if (job.mode == Mode::link) argv.insert(argv.end(), job.objects.begin(), job.objects.end());
+    else argv.push_back(job.source_path);
     return argv;
   }
 
@@ -106,13 +123,18 @@ class Nvcc : public Compiler {
     CompileOutcome out;
     out.log = r->out + r->err;
     out.seconds = r->seconds;
+    const std::string& what = job.mode == CompileJob::Mode::link ? job.output_path : job.source_path;
     if (r->timed_out) {
-      out.message = job.source_path + ": nvcc ran past " + std::to_string(o_.timeout.count()) + " s";
+      out.message = what + ": nvcc ran past " + std::to_string(o_.timeout.count()) + " s";
     } else if (!r->success()) {
-      out.message = job.source_path + ": nvcc failed (exit " + std::to_string(r->exit_code) + "):\n" +
-                    build_summarize_log(out.log);
+      // a link error names a symbol on lines without "error": keep the log's tail instead
+      const bool link = job.mode == CompileJob::Mode::link;
+      std::string detail = link ? out.log.substr(out.log.size() > 2000 ? out.log.size() - 2000 : 0)
+                                : build_summarize_log(out.log);
+      out.message = what + (link ? ": linking failed (exit " : ": nvcc failed (exit ") +
+                    std::to_string(r->exit_code) + "):\n" + detail;
     } else if (build_log_has_wgmma_serialization(out.log)) {
-      out.message = job.source_path + ": ptxas serialized wgmma (a slow kernel):\n" + build_summarize_log(out.log);
+      out.message = what + ": ptxas serialized wgmma (a slow kernel):\n" + build_summarize_log(out.log);
     } else {
       out.ok = true;
     }

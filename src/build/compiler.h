@@ -17,9 +17,13 @@
 namespace ucut::build {
 
 struct CompileJob {
-  std::string source_path;                // the .cu
-  std::string output_path;                // the .so to write
+  // library: one .cu to a .so; object: one unit's .cu to a .o (-c); link: objects to a .so.
+  enum class Mode { library, object, link };
+  std::string source_path;                // the .cu (library, object); unused by link
+  std::string output_path;                // the .so or .o to write
   std::vector<std::string> include_dirs;  // -I
+  Mode mode = Mode::library;
+  std::vector<std::string> objects;       // link: the .o files
 };
 
 struct CompileOutcome {
@@ -51,6 +55,10 @@ std::unique_ptr<Compiler> build_nvcc_compiler(NvccOptions opts = {});
 
 // The flags every kernel library is compiled with (without -I, -o and the input).
 std::vector<std::string> build_nvcc_flags();
+// The flags of one unit compiled to an object (-c, no -shared or cudart) and of the link of
+// objects into a library (the architecture, -shared, static cudart).
+std::vector<std::string> build_nvcc_object_flags();
+std::vector<std::string> build_nvcc_link_flags();
 
 // Turns nvcc output into a short message: the lines that say "error" (at most 20), or the ptxas
 // C7510/C7515 warning. Empty when the log holds neither.
@@ -65,7 +73,10 @@ class FakeCompiler : public Compiler {
   explicit FakeCompiler(Fn fn) : fn_(std::move(fn)) {}
   std::string version() override { return "fake 1"; }
   std::vector<std::string> command(const CompileJob& job) override {
-    return {"fake", job.source_path, "-o", job.output_path};
+    std::vector<std::string> argv{"fake", job.mode == CompileJob::Mode::object ? "-c" : "-shared", job.source_path,
+                                  "-o", job.output_path};
+    argv.insert(argv.end(), job.objects.begin(), job.objects.end());
+    return argv;
   }
   Result<CompileOutcome> compile(const CompileJob& job) override;
   int calls() const { return calls_; }

@@ -4,6 +4,7 @@
 // and timings. `--sample N` instead generates N random valid GEMM configurations (gemm_rules)
 // and builds them all in parallel: the proof that the rules only admit programs that compile.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -68,8 +69,10 @@ int build_and_report(const CompileOpts& o, std::vector<build::BuildRequest> reqs
     std::string cfg;
     for (const auto& c : configs[i]) cfg += (cfg.empty() ? "" : ", ") + c;
     if (r.ok) {
+      std::string how = r.cache_hit ? "copied from cache" : "compiled";
+      if (r.units > 0) how += fmt::format(" from {} units ({} from cache)", r.units, r.units_cached);
       std::printf("%s %s  [%s]  %s in %.2f s\n", r.cache_hit ? "hit " : "miss", r.so_path.c_str(), cfg.c_str(),
-                  r.cache_hit ? "copied from cache" : "compiled", r.seconds);
+                  how.c_str(), r.seconds);
     } else {
       ++failed;
       std::fprintf(stderr, "FAILED %s [%s]\n%s\n", r.cu_path.c_str(), cfg.c_str(), r.message.c_str());
@@ -131,6 +134,7 @@ CommandRun cmd_compile(CLI::App& sub) {
         return 1;
       }
       build::BuildRequest req{p.name, lib->source, o->out_dir, {}};
+      for (const auto& u : lib->units) req.units.push_back({u.name, u.source});
       if (lib->needs_cutlass) {
         need_cutlass = true;
         req.include_dirs = {o->cutlass_dir + "/include", o->cutlass_dir + "/tools/util/include"};

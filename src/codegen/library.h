@@ -1,4 +1,5 @@
-// The kernel-library emitter: one CUDA source per program holding the runtime header, every
+// The kernel-library emitter: one CUDA source per program (and the same code split into one unit
+// per stage plus the ABI unit, for building in parts) holding the runtime header, every
 // stage's code (from the per-stage emitters of stage_emitter.h), the workspace plan (tmp tensors
 // and each stage's private workspace carved from the caller's workspace) and the C ABI of
 // docs/kernel-abi.md (ucut_abi_version, ucut_describe, ucut_last_error, ucut_workspace_size,
@@ -19,11 +20,26 @@ struct LibraryOptions {
   std::string program_hash;  // dsl_hash(program), written into ucut_describe()
 };
 
+// One translation unit of a library compiled in parts (see LibraryCode::units).
+struct LibraryUnit {
+  std::string name;    // "cutlass", "simt" or "abi"
+  std::string source;
+};
+
 struct LibraryCode {
   std::string source;                     // the whole .cu
   std::vector<std::string> config_names;  // one per stage, in order
   bool needs_cutlass = false;             // compile with the CUTLASS include paths
   bool needs_simt_runtime = false;        // compile with -I simt_runtime_include_dir()
+  // The same library as three translation units, for a program with both CUTLASS (gemm) and
+  // SIMT stages, in the order to start them (the longest compile first): "cutlass" (every gemm
+  // stage), "simt" (every other stage) — each with its includes, the runtime header, its stages'
+  // code and their ucut_stage_run_<i> / ucut_stage_workspace_<i> functions — and "abi" (the
+  // workspace plan and the C ABI, calling those functions). Built apart and linked, the two
+  // kinds compile at once, and a candidate that changes only one kind takes the other's object
+  // from the cache (src/build). Empty otherwise: the GEMMs of a program share most of their
+  // compile in one file, and SIMT stages are cheap.
+  std::vector<LibraryUnit> units;
 };
 
 // Emits the program after codegen_expand_split_gemms: an f32x3s gemm stage becomes seven stages

@@ -175,6 +175,68 @@ TEST(Library, MathKnobPicksTheFunctionForms) {
   }
 }
 
+// A program with both GEMM and SIMT stages also comes as units: "cutlass" (the GEMMs), "simt"
+// (the rest), each holding nothing that differs between candidates of the program (no hash, no
+// input name), and "abi", which declares the stages' functions and calls them. The whole .cu
+// holds the same stage blocks. Programs of one kind are one unit.
+TEST(Library, ProgramsMixingGemmAndSimtStagesComeAsUnits) {
+  const char* text =
+      "ucut 1\nname scores\nin q : bf16[512, 128]\nin k : bf16[512, 128]\ntmp s : f32[512, 512]\n"
+      "tmp p : f32[512, 512]\nout o : f32[512, 512]\nstage s = gemm(q, k.T) { epilogue { s = acc * 0.125 } }\n"
+      "stage p = rowwise softmax(s)\nstage o = elementwise { body { o = p * 2 } }\n";
+  auto r = dsl::dsl_compile(SourceFile{"scores.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"scores.ucut", text}, r.diagnostics);
+  auto lib = codegen_emit_library(*r.program, {"scores.ucut", "hash-one"});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  ASSERT_EQ(lib->units.size(), 3u);
+  EXPECT_EQ(lib->units[0].name, "cutlass");
+  EXPECT_EQ(lib->units[1].name, "simt");
+  EXPECT_EQ(lib->units[2].name, "abi");
+  const std::string &gemm = lib->units[0].source, &simt = lib->units[1].source, &abi = lib->units[2].source;
+  EXPECT_NE(gemm.find("namespace ucut_s0"), std::string::npos);
+  EXPECT_NE(gemm.find("#include \"cutlass/"), std::string::npos);
+  EXPECT_NE(gemm.find("int ucut_stage_run_0(const ucut_rt::StageArgs& a) { return"), std::string::npos);
+  EXPECT_EQ(gemm.find("ucut_s1"), std::string::npos);
+  EXPECT_EQ(gemm.find("ucut_stage_run_1"), std::string::npos);
+  for (const char* f : {"ucut_s1_", "ucut_s2_", "size_t ucut_stage_workspace_1() {", "int ucut_stage_run_2("})
+    EXPECT_NE(simt.find(f), std::string::npos) << f;
+  EXPECT_EQ(simt.find("cutlass/"), std::string::npos);  // the SIMT unit does not parse CUTLASS
+  EXPECT_EQ(simt.find("ucut_s0"), std::string::npos);
+  for (const auto* u : {&gemm, &simt}) {
+    EXPECT_EQ(u->find("hash-one"), std::string::npos);
+    EXPECT_EQ(u->find("scores"), std::string::npos);
+    EXPECT_EQ(u->find("UCUT_EXPORT int"), std::string::npos);
+    // every stage block is also in the whole library
+    for (size_t at = u->find("// ==== stage "); at != std::string::npos; at = u->find("// ==== stage ", at + 1)) {
+      const size_t end = u->find("// ==== stage ", at + 1);
+      EXPECT_NE(lib->source.find(u->substr(at, end == std::string::npos ? std::string::npos : end - at)),
+                std::string::npos);
+    }
+  }
+  for (const char* f : {"int ucut_stage_run_0(const ucut_rt::StageArgs& a);\n", "size_t ucut_stage_workspace_2();\n",
+                        "case 1: return ucut_stage_run_1(a);", "UCUT_EXPORT int ucut_run(", "hash-one"})
+    EXPECT_NE(abi.find(f), std::string::npos) << f;
+  EXPECT_EQ(abi.find("namespace ucut_s0"), std::string::npos);
+  // another candidate of the program: the same stage units, another ABI unit
+  auto again = codegen_emit_library(*r.program, {"other.ucut", "hash-two"});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->units.size(), 3u);
+  EXPECT_EQ(again->units[0].source, gemm);
+  EXPECT_EQ(again->units[1].source, simt);
+  EXPECT_NE(again->units[2].source, abi);
+  // one kind: one translation unit
+  auto one = codegen_emit_library(sample_bf16_bias_gelu(256, 256, 256, {}), {"x.ucut", "abc"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->units.empty());
+  auto simt_only = dsl::dsl_compile(SourceFile{"s.ucut", "ucut 1\nin x : f32[64, 64]\ntmp t : f32[64, 64]\n"
+                                                         "out y : f32[64, 64]\nstage t = rowwise softmax(x)\n"
+                                                         "stage y = elementwise { body { y = t + 1 } }\n"});
+  ASSERT_TRUE(simt_only.program.has_value());
+  auto two = codegen_emit_library(*simt_only.program, {"s.ucut", "abc"});
+  ASSERT_TRUE(two.ok());
+  EXPECT_TRUE(two->units.empty());
+}
+
 TEST(Library, RejectsAStageTheRulesReject) {
   dsl::GemmKnobs k;
   k.tile = dsl::TileShape{256, 256, 64};  // 256 accumulators per thread

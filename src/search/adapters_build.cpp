@@ -6,6 +6,7 @@
 #include "codegen/library.h"
 #include "codegen/simt_common.h"
 #include "dsl/dsl.h"
+#include "search/compile_gate.h"
 #include "support/fs.h"
 #include "support/subprocess.h"
 
@@ -51,6 +52,7 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
   }
   (void)fs_write_atomic(dir + "/" + p.name + ".ucut", c.program);
   build::BuildRequest req{p.name, lib->source, dir, {}};
+  for (const auto& u : lib->units) req.units.push_back({u.name, u.source});
   if (lib->needs_cutlass)
     req.include_dirs = {opt_.cutlass_dir + "/include", opt_.cutlass_dir + "/tools/util/include"};
   if (lib->needs_simt_runtime) {
@@ -76,6 +78,7 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
   build::BuildOptions bo;
   bo.jobs = 1;  // parallelism comes from the session compiling several candidates at once
   bo.use_cache = opt_.use_cache;
+  bo.slots = &compile_gate();  // and from a library's units, on slots no candidate waits for
   auto results = build::build_libraries(*nvcc_, {req}, bo);
   const build::BuildResult& r = results.at(0);
   out.ok = r.ok;

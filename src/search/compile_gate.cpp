@@ -58,6 +58,13 @@ bool CompileGate::acquire(const std::atomic<bool>* cancelled) {
   }
 }
 
+bool CompileGate::try_acquire() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (width_ == 0 || waiting_ > 0 || running_ >= width_) return false;
+  ++running_;
+  return true;
+}
+
 void CompileGate::release() {
   std::lock_guard<std::mutex> lock(mu_);
   if (running_ > 0) --running_;

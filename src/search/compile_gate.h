@@ -4,6 +4,8 @@
 // order they arrived (tickets), so a suite's candidates compile in the order they were proposed.
 // A waiter whose candidate was dropped while it queued leaves without compiling (`cancelled`).
 // Width 0 (the default) means no limit: unit tests with instant fake compilers never wait.
+// It is also the builder's JobSlots: a candidate's compile holds one slot, and its library's
+// other units take free slots with try_acquire, only while no candidate is waiting.
 #pragma once
 
 #include <atomic>
@@ -12,9 +14,11 @@
 #include <mutex>
 #include <set>
 
+#include "build/builder.h"
+
 namespace ucut::search {
 
-class CompileGate {
+class CompileGate : public build::JobSlots {
  public:
   // 0: unlimited. Takes effect for waiters that arrive after the call.
   void set_width(int width);
@@ -22,7 +26,9 @@ class CompileGate {
   // Blocks until a slot is free and every earlier waiter has been served. Returns false (and
   // holds no slot) when *cancelled became true while waiting.
   bool acquire(const std::atomic<bool>* cancelled = nullptr);
-  void release();
+  // A slot now, or false: never blocks; false while anyone waits or at width 0 (no limit set).
+  bool try_acquire() override;
+  void release() override;
   int running() const;
   int waiting() const;  // callers inside acquire() that hold no slot yet
 

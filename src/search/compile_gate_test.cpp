@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -52,6 +53,36 @@ TEST(CompileGate, ServesWaitersInArrivalOrderWithinItsWidth) {
   for (auto& t : ts) t.join();
   EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(g.running(), 0);
+}
+
+// A library's extra units take free slots only: never past the width, never ahead of a waiting
+// candidate, and not at width 0 (no limit set, so no pool to share).
+TEST(CompileGate, TryAcquireTakesOnlyFreeSlotsNobodyWaitsFor) {
+  CompileGate g;
+  EXPECT_FALSE(g.try_acquire());
+  g.set_width(2);
+  ASSERT_TRUE(g.acquire());
+  EXPECT_TRUE(g.try_acquire());
+  EXPECT_FALSE(g.try_acquire());  // full
+  EXPECT_EQ(g.running(), 2);
+  g.release();
+  std::thread a([&] { ASSERT_TRUE(g.acquire()); });  // takes the free slot
+  a.join();
+  std::atomic<bool> checked{false};
+  std::thread waiter([&] {
+    ASSERT_TRUE(g.acquire());
+    while (!checked) std::this_thread::yield();  // hold the slot until the check below is done
+    g.release();
+  });
+  wait_until([&] { return g.waiting() == 1; });
+  g.release();                    // a slot frees while a candidate waits:
+  EXPECT_FALSE(g.try_acquire());  // the waiter gets it (waiting or running), not an extra unit
+  checked = true;
+  waiter.join();
+  g.release();
+  EXPECT_EQ(g.running(), 0);
+  EXPECT_TRUE(g.try_acquire());
+  g.release();
 }
 
 TEST(CompileGate, ACancelledWaiterLeavesWithoutASlotAndDoesNotBlockTheNext) {

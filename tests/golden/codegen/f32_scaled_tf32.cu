@@ -260,6 +260,9 @@ int run(const ucut_rt::StageArgs& a) {
 }
 }  // namespace ucut_s0
 
+int ucut_stage_run_0(const ucut_rt::StageArgs& a) { return ucut_s0::run(a); }
+size_t ucut_stage_workspace_0() { return ucut_rt::round_up(static_cast<size_t>(ucut_s0::workspace_bytes()), 256); }
+
 // ==== workspace plan and the C ABI (docs/kernel-abi.md) ====
 namespace {
 
@@ -272,14 +275,14 @@ constexpr int kNumStages = 1;
 
 size_t stage_workspace(int i) {
   switch (i) {
-    case 0: return ucut_rt::round_up(static_cast<size_t>(ucut_s0::workspace_bytes()), 256);
+    case 0: return ucut_stage_workspace_0();
   }
   return 0;
 }
 
 int stage_run(int i, const ucut_rt::StageArgs& a) {
   switch (i) {
-    case 0: return ucut_s0::run(a);
+    case 0: return ucut_stage_run_0(a);
   }
   return 0;
 }
