@@ -42,12 +42,12 @@ struct LibraryCode {
   std::vector<LibraryUnit> units;
 };
 
-// Emits the program after codegen_expand_split_gemms: an f32x3s gemm stage becomes seven stages
+// Emits the program after codegen_expand_split_gemms: an f32x3s gemm stage becomes five stages
 // (config_names has one entry per emitted stage).
 Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const LibraryOptions& opts);
 
-// Each gemm stage with precision f32x3s as the stages that compute it (split_gemm.cpp): four
-// elementwise splits of A and B into TF32 values and remainders, two TF32 GEMMs of the cross
+// Each gemm stage with precision f32x3s as the stages that compute it (split_gemm.cpp): two
+// elementwise splits of A and of B into TF32 values and remainders, two TF32 GEMMs of the cross
 // products, and the TF32 GEMM of the TF32 values whose epilogue adds them (K in split_k pieces).
 // Other stages are copied; the new tmp tensors are appended to the tensor list.
 Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program);

@@ -5,10 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <tuple>
 
 #include "codegen/sample_programs.h"
 #include "dsl/dsl.h"
+#include "dsl/interp.h"
 #include "support/fs.h"
 
 namespace ucut::codegen {
@@ -48,19 +53,21 @@ TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
   ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"f32x3s_split.ucut", text}, r.diagnostics);
   auto x = codegen_expand_split_gemms(*r.program);
   ASSERT_TRUE(x.ok()) << x.error().render();
-  ASSERT_EQ(x->stages.size(), 7u);
-  for (int i = 0; i < 4; ++i) EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(x->stages[i].body)) << i;
-  const auto& main = std::get<dsl::GemmStage>(x->stages[6].body);
+  ASSERT_EQ(x->stages.size(), 5u);
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(x->stages[i].body)) << i;
+  EXPECT_EQ(x->stages[0].outputs, (std::vector<std::string>{"s0__ab", "s0__as"}));  // A read once
+  EXPECT_EQ(x->stages[1].outputs, (std::vector<std::string>{"s0__bb", "s0__bs"}));
+  const auto& main = std::get<dsl::GemmStage>(x->stages[4].body);
   EXPECT_EQ(main.knobs.precision, dsl::Precision::tf32);
   EXPECT_EQ(main.knobs.split_k.value_or(1), 4);  // K = 2048: four pieces (gemm_f32x3s_split_k)
   EXPECT_EQ(main.a.tensor, "s0__ab");
   EXPECT_EQ(main.b.tensor, "s0__bb");
   EXPECT_TRUE(main.b.transposed);
-  EXPECT_EQ(x->stages[6].outputs, (std::vector<std::string>{"y", "m"}));
+  EXPECT_EQ(x->stages[4].outputs, (std::vector<std::string>{"y", "m"}));
   // acc + p2 bound once; every later acc reads it
   ASSERT_FALSE(main.epilogue.stmts.empty());
   EXPECT_EQ(main.epilogue.stmts[0].name, "ucut_acc3");
-  const auto& cross = std::get<dsl::GemmStage>(x->stages[5].body);
+  const auto& cross = std::get<dsl::GemmStage>(x->stages[3].body);
   EXPECT_EQ(cross.a.tensor, "s0__as");
   EXPECT_EQ(cross.knobs.split_k.value_or(1), 1);
   for (const char* t : {"s0__ab", "s0__as", "s0__bb", "s0__bs", "s0__p1", "s0__p2"}) {
@@ -70,12 +77,49 @@ TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
   }
   auto lib = codegen_emit_library(*r.program, {"f32x3s_split.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
-  EXPECT_EQ(lib->config_names.size(), 7u);
+  EXPECT_EQ(lib->config_names.size(), 5u);
   EXPECT_NE(lib->source.find("cvt.rna.tf32.f32"), std::string::npos);
   // other precisions pass through unchanged
   auto same = codegen_expand_split_gemms(sample_f32_scaled(1024, 2048, 512, dsl::Precision::tf32, {}));
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(same->stages.size(), 1u);
+}
+
+// The split stages' math (the C++ interpreter): each operand is read once into its TF32 value,
+// whose low 13 mantissa bits are zero, and a remainder that adds back to it exactly.
+TEST(Library, F32x3sSplitsAreExactTf32PartsOfTheOperand) {
+  const char* text =
+      "ucut 1\nin x : f32[8, 64]\nparam W : f32[16, 64] = \"w\"\nout y : f32[8, 16]\n"
+      "stage y = gemm(x, W.T) { precision f32x3s }\n";
+  auto r = dsl::dsl_compile(SourceFile{"s.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"s.ucut", text}, r.diagnostics);
+  auto x = codegen_expand_split_gemms(*r.program);
+  ASSERT_TRUE(x.ok()) << x.error().render();
+  dsl::InterpTensors t;
+  uint32_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 1664525u + 1013904223u;
+    return static_cast<double>(static_cast<float>((seed >> 8) * (1.0 / 16777216.0) * 8.0 - 4.0));
+  };
+  t["x"].resize(8 * 64);
+  t["W"].resize(16 * 64);
+  for (auto* v : {&t["x"], &t["W"]})
+    for (auto& e : *v) e = next();
+  t["x"][3] = 1.0 + std::ldexp(1.0, -11);  // a tie: rounds away from zero
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
+  for (const auto& [src, big, small] : {std::tuple{"x", "s0__ab", "s0__as"}, std::tuple{"W", "s0__bb", "s0__bs"}}) {
+    const auto &a = t.at(src), &b = t.at(big), &c = t.at(small);
+    ASSERT_EQ(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      const float bf = static_cast<float>(b[i]);
+      uint32_t bits;
+      std::memcpy(&bits, &bf, 4);
+      EXPECT_EQ(bits & 0x1fffu, 0u) << src << "[" << i << "] = " << a[i];
+      EXPECT_EQ(b[i] + c[i], a[i]) << src << "[" << i << "]";
+      EXPECT_LE(std::fabs(c[i]), std::ldexp(std::fabs(a[i]), -11)) << src << "[" << i << "]";
+    }
+  }
+  EXPECT_EQ(t.at("s0__ab")[3], 1.0 + std::ldexp(1.0, -10));
 }
 
 TEST(Library, GoldenTf32) {
