@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "build/cache_gc.h"
 #include "support/fs.h"
 #include "support/hash.h"
 #include "support/parallel.h"
@@ -110,6 +111,7 @@ void build_unit(Compiler& compiler, const BuildRequest& req, const BuildOptions&
   InFlight& inflight = objects_in_flight();
   for (;;) {
     if (opts.use_cache && fs_exists(u.obj)) {
+      cache_touch(u.obj);  // recently used: cleaning evicts it last
       u.ok = u.cached = true;
       return;
     }
@@ -206,6 +208,7 @@ BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOp
   std::string key = build_cache_key(compiler, req, opts);
   std::string cached = cache_dir + "/" + key + ".so";
   if (opts.use_cache && fs_exists(cached)) {
+    cache_touch(cached);
     if (auto st = copy_file(cached, r.so_path); !st) {
       r.message = st.error().render();
       return r;

@@ -79,6 +79,9 @@ int build_and_report(const CompileOpts& o, std::vector<build::BuildRequest> reqs
     }
   }
   std::printf("%zu ok, %d failed, %.1f s wall\n", results.size() - failed, failed, since(t0));
+  bool built = false;
+  for (const auto& r : results) built = built || !r.cache_hit;
+  if (built) cli_apply_cache_cap();
   return failed ? 1 : 0;
 }
 

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <string>
 
+#include "build/cache_gc.h"
 #include "support/diagnostics.h"
+#include "support/fs.h"
 
 namespace ucut {
 
@@ -26,8 +28,14 @@ const std::vector<CommandSpec>& cli_commands() {
       {"optimize", "search for a faster correct kernel for a problem", cmd_optimize},
       {"bench", "optimize a suite and print the headline figures", cmd_bench},
       {"memory", "inspect, export and import the optimization memory", cmd_memory},
+      {"cache", "show or clean the kernel cache (libraries, objects, candidate folders)", cmd_cache},
   };
   return table;
+}
+
+void cli_apply_cache_cap() {
+  const std::string note = build::cache_enforce_cap(fs_cache_dir());
+  if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
 }
 
 int cli_main(int argc, char** argv) {
@@ -57,8 +65,13 @@ int cli_main(int argc, char** argv) {
     }
     return app.exit(e) == 0 ? 0 : 2;
   }
-  for (auto& [sub, run] : runners)
-    if (sub->parsed()) return run();
+  for (auto& [sub, run] : runners) {
+    if (!sub->parsed()) continue;
+    const int rc = run();
+    // The searches build many kernels: keep the cache under its cap (`compile` does it itself).
+    if (sub->get_name() == "optimize" || sub->get_name() == "bench") cli_apply_cache_cap();
+    return rc;
+  }
   return 2;
 }
 

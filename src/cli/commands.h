@@ -29,11 +29,16 @@ const std::vector<CommandSpec>& cli_commands();
 // Entry point used by main(): parses argv, runs the chosen command, returns the exit code.
 int cli_main(int argc, char** argv);
 
+// After building kernels: keeps the cache folder under UCUTLASS_CACHE_MAX, saying on stderr
+// what it removed (build/cache_gc.h).
+void cli_apply_cache_cap();
+
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);
 CommandRun cmd_optimize(CLI::App& sub);
 CommandRun cmd_bench(CLI::App& sub);
 CommandRun cmd_memory(CLI::App& sub);
+CommandRun cmd_cache(CLI::App& sub);
 CommandRun cmd_extract(CLI::App& sub);
 CommandRun cmd_check(CLI::App& sub);
 CommandRun cmd_fmt(CLI::App& sub);
