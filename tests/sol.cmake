@@ -58,6 +58,10 @@ ucut_sol_test(sol_program_floor
   sol ${sol_fixtures}/linear_bias_gelu.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut)
 ucut_sol_test(sol_program_floor_json "\"program_floor\": \\{.*\"t_floor_s\": 0.000291.*\"tmp_bytes\": 67108864"
   sol ${sol_fixtures}/linear_bias_gelu.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut --json)
+# An f32x3s stage is charged as what runs: two split stages and three TF32 GEMMs.
+ucut_sol_test(sol_program_floor_f32x3s
+  "s0_b   elementwise.*s0_p1  gemm         tf32.*s0_p2.*this program's floor 1.022 ms because its 3 GEMM stages need 833.66 us of tensor-core time"
+  sol ${sol_fixtures}/linear_bias_gelu.json --program ${sol_programs}/linear_bias_gelu_f32x3s.ucut)
 # A program written for another problem is refused (its floor would compare unlike things).
 ucut_sol_test(sol_program_wrong_problem "has outputs \\[1024x8192\\] but the problem's outputs are \\[4096x4096\\]"
   sol ${sol_fixtures}/gemm_square.json --program ${sol_programs}/linear_bias_gelu_unfused.ucut)

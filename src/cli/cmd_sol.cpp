@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "codegen/library.h"
 #include "dsl/dsl.h"
 #include "eval/sol_link.h"
 #include "problem/problem.h"
@@ -110,7 +111,10 @@ int run_sol(const SolOptions& o) {
                                  " but the problem's outputs are " + shapes_text(problem_outs),
                              "pass a program written for this problem (e.g. 'ucutlass lower problem.json')"),
                   1);
-    floor = sol::sol_program_estimate(*hw, *checked.program, *policy, calibration);
+    // The floor of what runs: an f32x3s stage is five (splits, three TF32 GEMMs, partials).
+    auto runs = codegen::codegen_expand_split_gemms(*checked.program);
+    if (!runs) return fail(runs.error(), 1);
+    floor = sol::sol_program_estimate(*hw, *runs, *policy, calibration);
   }
 
   if (o.json) {

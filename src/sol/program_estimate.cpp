@@ -234,6 +234,19 @@ std::string sol_program_explain(const ProgramEstimate& est, double problem_t_sol
       slow = &s;
     }
   }
+  // GEMM work beyond the problem's: e.g. an f32x3s stage runs as three TF32 GEMMs (its split
+  // stages appear as intermediates), so its products alone can exceed the problem's SOL.
+  double t_gemm = 0;
+  int n_gemm = 0;
+  for (const auto& s : est.stages)
+    if (s.kind.find("gemm") != std::string::npos) {
+      t_gemm += s.t_compute;
+      ++n_gemm;
+    }
+  const double t_gemm_excess = t_gemm - problem_t_sol;
+  if (n_gemm > 1 && t_gemm_excess > t_tmp && t_gemm_excess > t_prec)
+    return fmt::format("{} because its {} GEMM stages need {} of tensor-core time at their rates", head, n_gemm,
+                       fmt_time(t_gemm));
   if (t_tmp > 0 && t_tmp >= t_prec) {
     // Name the largest intermediate and the first stage that reads it back.
     std::string tensor;
