@@ -2,8 +2,10 @@
 # CI test (CTest label `nvcc`): a program with a GEMM and a SIMT stage built in units with real
 # nvcc through `ucutlass compile` (a CUTLASS object, a SIMT object and the C ABI's, linked into
 # one .so). Checks the .so exports the C ABI and nothing else and holds device code from both
-# stage units, and that a second program changing only the SIMT stage takes the GEMM's object
-# from the cache. Skips (exit 77) without nvcc or CUTLASS.
+# stage units, that its C ABI answers on the host (loaded through the driver stub: the
+# description and the workspace plan, which calls into every stage unit), and that a second
+# program changing only the SIMT stage takes the GEMM's object from the cache. Skips (exit 77)
+# without nvcc or CUTLASS.
 # Usage: units_test.sh UCUTLASS_BINARY CUTLASS_DIR
 set -u
 ucutlass=$1
@@ -35,6 +37,35 @@ nm -D -C "$so" | grep -q "ucut_stage_run_" && fail "stage functions are exported
 # has 2)
 fatbins=$(nm "$so" | grep -c " fatbinData$")
 [ "$fatbins" -ge 3 ] || fail "expected device code from both stage units, the library has $fatbins fatbinaries"
+
+# The linked units work together on the host: loaded through the toolkit's driver stub (no GPU
+# here), the C ABI answers, its description is the one in the whole .cu, and the workspace plan
+# (the ABI unit calling each stage unit's ucut_stage_workspace_<i>) counts the 64 MiB scores.
+stub=""
+for d in "${CUDA_HOME:-/usr/local/cuda}/lib64/stubs" /usr/local/cuda/lib64/stubs; do
+  [ -f "$d/libcuda.so" ] && { stub=$d; break; }
+done
+if [ -n "$stub" ] && command -v python3 >/dev/null; then
+  mkdir -p "$out/stub" && ln -sf "$stub/libcuda.so" "$out/stub/libcuda.so.1"
+  LD_LIBRARY_PATH="$out/stub" python3 - "$so" "$out/a/gemm_then_softmax.cu" <<'PY' || fail "the library's C ABI does not answer on the host"
+import ctypes, re, sys
+lib = ctypes.CDLL(sys.argv[1])
+assert lib.ucut_abi_version() == 1
+lib.ucut_describe.restype = ctypes.c_char_p
+src = open(sys.argv[2]).read()
+m = re.search(r'ucut_describe\(void\) \{\n  return "((?:[^"\\]|\\.)*)";', src)
+assert m, "no description literal in the .cu"
+want = re.sub(r"\\(.)", lambda e: "\n" if e.group(1) == "n" else e.group(1), m.group(1))
+got = lib.ucut_describe().decode()
+assert got == want, (got[:200], want[:200])
+n = ctypes.c_size_t(0)
+rc = lib.ucut_workspace_size(ctypes.byref(n))
+assert rc == 0 and n.value >= 4096 * 4096 * 4, (rc, n.value)
+print("host ABI ok: workspace", n.value, "bytes")
+PY
+else
+  echo "note: no driver stub or python3: the host-side ABI check is skipped"
+fi
 
 # The same GEMM, another softmax: the GEMM's object from the cache.
 mkdir -p "$out/b"
