@@ -107,6 +107,23 @@ struct UnitBuild {
   std::string message;
 };
 
+// Runs `job` into a unique temporary beside its output_path, then renames it into place, so a
+// killed run never leaves a half-written cache entry. Returns "" or what failed.
+std::string compile_and_publish(Compiler& compiler, CompileJob job) {
+  const std::string final_path = job.output_path;
+  const std::string ext = std::filesystem::path(final_path).extension().string();
+  job.output_path = building_name(final_path.substr(0, final_path.size() - ext.size()), ext);
+  auto out = compiler.compile(job);
+  std::string message = !out ? out.error().render() : !out->ok ? out->message : "";
+  std::error_code ec;
+  if (message.empty()) {
+    std::filesystem::rename(job.output_path, final_path, ec);
+    if (ec) message = "cannot store " + final_path + ": " + ec.message();
+  }
+  if (!message.empty()) std::filesystem::remove(job.output_path, ec);
+  return message;
+}
+
 void build_unit(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts, UnitBuild& u) {
   InFlight& inflight = objects_in_flight();
   for (;;) {
@@ -117,38 +134,24 @@ void build_unit(Compiler& compiler, const BuildRequest& req, const BuildOptions&
     }
     if (inflight.claim(u.key)) break;
   }
-  const std::string tmp = building_name(u.obj.substr(0, u.obj.size() - 2), ".o");
-  CompileJob job{u.cu, tmp, req.include_dirs, CompileJob::Mode::object, {}};
-  auto out = compiler.compile(job);
-  if (!out) {
-    u.message = out.error().render();
-  } else if (!out->ok) {
-    u.message = out->message;
-  } else {
-    std::error_code ec;
-    std::filesystem::rename(tmp, u.obj, ec);
-    if (ec) u.message = "cannot store " + u.obj + ": " + ec.message();
-    else u.ok = true;
-  }
-  if (!u.ok) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-  }
+  u.message = compile_and_publish(compiler, {u.cu, u.obj, req.include_dirs, CompileJob::Mode::object, {}});
+  u.ok = u.message.empty();
   inflight.done(u.key);
 }
 
-// Builds the library from its units (after a miss on the whole library): compiles the units
-// whose objects are not cached, on this thread and on the extra slots it can take, then links.
-void build_from_units(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
-                      const std::string& cache_dir, const std::string& tmp_so, BuildResult& r) {
+// Compiles a library's units whose objects are not cached (after a miss on the whole library),
+// on this thread and on the extra slots it can take. Returns the objects to link; a failure is
+// in r.message.
+std::vector<std::string> build_units(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
+                                     const std::string& cache_dir, BuildResult& r) {
   const std::string unit_dir = req.out_dir + "/" + req.name + ".units";
   if (auto st = fs_mkdirs(unit_dir); !st) {
     r.message = st.error().render();
-    return;
+    return {};
   }
   if (auto st = fs_mkdirs(cache_dir + "/obj"); !st) {
     r.message = st.error().render();
-    return;
+    return {};
   }
   std::vector<UnitBuild> units(req.units.size());
   for (size_t i = 0; i < units.size(); ++i) {
@@ -159,7 +162,7 @@ void build_from_units(Compiler& compiler, const BuildRequest& req, const BuildOp
     u.obj = cache_dir + "/obj/" + u.key + ".o";
     if (auto st = fs_write_atomic(u.cu, u.unit->source); !st) {
       r.message = st.error().render();
-      return;
+      return {};
     }
   }
   // In the request's order (the longest compile first, BuildRequest::units).
@@ -183,11 +186,7 @@ void build_from_units(Compiler& compiler, const BuildRequest& req, const BuildOp
     objects.push_back(u.obj);
     if (!u.ok) r.message += (r.message.empty() ? "" : "\n") + u.message;
   }
-  if (!r.message.empty()) return;
-  CompileJob link{"", tmp_so, {}, CompileJob::Mode::link, objects};
-  auto out = compiler.compile(link);
-  if (!out) r.message = out.error().render();
-  else if (!out->ok) r.message = out->message;
+  return objects;
 }
 
 BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
@@ -218,27 +217,17 @@ BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOp
     r.seconds = seconds_since(t0);
     return r;
   }
-  // Compile into the cache folder under a unique name, then publish atomically.
+  // Compile into the cache folder, published atomically (compile_and_publish).
   if (auto st = fs_mkdirs(cache_dir); !st) {
     r.message = st.error().render();
     return r;
   }
-  std::string tmp_so = building_name(cache_dir + "/" + key, ".so");
-  if (!req.units.empty() && build_split_units()) {
-    build_from_units(compiler, req, opts, cache_dir, tmp_so, r);
-  } else {
-    CompileJob job{r.cu_path, tmp_so, req.include_dirs};
-    auto out = compiler.compile(job);
-    if (!out) r.message = out.error().render();
-    else if (!out->ok) r.message = out->message;
-  }
-  std::error_code ec;
-  if (!r.message.empty()) {
-    std::filesystem::remove(tmp_so, ec);
-  } else {
-    std::filesystem::rename(tmp_so, cached, ec);
-    if (ec) r.message = "cannot store " + cached + ": " + ec.message();
-    else if (auto st = copy_file(cached, r.so_path); !st) r.message = st.error().render();
+  CompileJob job{r.cu_path, cached, req.include_dirs};
+  if (!req.units.empty() && build_split_units())
+    job = {"", cached, {}, CompileJob::Mode::link, build_units(compiler, req, opts, cache_dir, r)};
+  if (r.message.empty()) r.message = compile_and_publish(compiler, job);
+  if (r.message.empty()) {
+    if (auto st = copy_file(cached, r.so_path); !st) r.message = st.error().render();
     else r.ok = true;
   }
   r.seconds = seconds_since(t0);

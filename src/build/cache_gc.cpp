@@ -26,33 +26,29 @@ struct Entry {
 
 bool is_stale_name(const std::string& name) { return name.find(".building.") != std::string::npos; }
 
-int64_t tree_bytes(const fs::path& p) {
+struct TreeSize {
+  int64_t files = 0, bytes = 0;
+};
+
+// The regular files under `p` (or `p` itself), one walk.
+TreeSize tree_size(const fs::path& p) {
+  TreeSize t;
   std::error_code ec;
   if (fs::is_regular_file(p, ec)) {
     auto n = fs::file_size(p, ec);
-    return ec ? 0 : static_cast<int64_t>(n);
+    if (!ec) t = {1, static_cast<int64_t>(n)};
+    return t;
   }
-  int64_t total = 0;
   for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
        !ec && it != end; it.increment(ec)) {
     std::error_code e2;
-    if (it->is_regular_file(e2)) {
-      auto n = it->file_size(e2);
-      if (!e2) total += static_cast<int64_t>(n);
-    }
+    if (!it->is_regular_file(e2)) continue;
+    auto n = it->file_size(e2);
+    if (e2) continue;
+    ++t.files;
+    t.bytes += static_cast<int64_t>(n);
   }
-  return total;
-}
-
-int64_t tree_files(const fs::path& p) {
-  std::error_code ec;
-  int64_t n = 0;
-  for (fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    std::error_code e2;
-    if (it->is_regular_file(e2)) ++n;
-  }
-  return n;
+  return t;
 }
 
 // The entries of one area: files with `ext` directly in `dir` (ext empty: sub-folders), leaving
@@ -69,7 +65,7 @@ std::vector<Entry> area_entries(const fs::path& dir, const std::string& ext, std
     if (e2) continue;  // removed meanwhile
     if (ext.empty()) {
       if (!it->is_directory(e2)) continue;
-      e.bytes = tree_bytes(it->path());
+      e.bytes = tree_size(it->path()).bytes;
       out.push_back(std::move(e));
       continue;
     }
@@ -87,7 +83,7 @@ std::vector<Entry> area_entries(const fs::path& dir, const std::string& ext, std
 
 struct Scan {
   std::vector<Entry> libraries, objects, candidates, stale;
-  int64_t baseline_files = 0, baseline_bytes = 0;
+  TreeSize baselines;
 };
 
 Scan scan(const std::string& root, std::chrono::seconds stale_age) {
@@ -96,8 +92,7 @@ Scan scan(const std::string& root, std::chrono::seconds stale_age) {
   s.libraries = area_entries(r / "kernels", ".so", &s.stale, stale_age);
   s.objects = area_entries(r / "kernels" / "obj", ".o", &s.stale, stale_age);
   s.candidates = area_entries(r / "build", "", nullptr, stale_age);
-  s.baseline_files = tree_files(r / "baselines");
-  s.baseline_bytes = tree_bytes(r / "baselines");
+  s.baselines = tree_size(r / "baselines");
   return s;
 }
 
@@ -107,41 +102,28 @@ int64_t sum_bytes(const std::vector<Entry>& v) {
   return n;
 }
 
+int64_t scan_total(const Scan& s) {
+  return sum_bytes(s.libraries) + sum_bytes(s.objects) + sum_bytes(s.candidates) + sum_bytes(s.stale) +
+         s.baselines.bytes;
+}
+
 bool remove_entry(const fs::path& p) {
   std::error_code ec;
   fs::remove_all(p, ec);
   return !ec;
 }
 
-}  // namespace
-
-int64_t CacheUsage::total_bytes() const {
-  int64_t n = 0;
-  for (const auto& a : areas) n += a.bytes;
-  return n + stale_bytes;
-}
-
-CacheUsage cache_usage(const std::string& root) {
-  Scan s = scan(root, std::chrono::seconds(3600));
-  CacheUsage u;
-  u.root = root;
-  u.areas = {{"libraries", root + "/kernels", static_cast<int64_t>(s.libraries.size()), sum_bytes(s.libraries)},
-             {"objects", root + "/kernels/obj", static_cast<int64_t>(s.objects.size()), sum_bytes(s.objects)},
-             {"candidates", root + "/build", static_cast<int64_t>(s.candidates.size()), sum_bytes(s.candidates)},
-             {"baselines", root + "/baselines", s.baseline_files, s.baseline_bytes}};
-  u.stale_files = static_cast<int64_t>(s.stale.size());
-  u.stale_bytes = sum_bytes(s.stale);
-  return u;
-}
-
-CacheCleanResult cache_clean(const std::string& root, const CacheCleanOptions& opts) {
+// cache_clean on a scan already made: the bytes left are the scan's less what was removed.
+CacheCleanResult clean_scanned(const Scan& s, const CacheCleanOptions& opts) {
   CacheCleanResult r;
-  Scan s = scan(root, opts.stale_age);
+  int64_t total = scan_total(s);
   for (const auto& e : s.stale)
-    if (remove_entry(e.path)) ++r.stale_removed;
+    if (remove_entry(e.path)) {
+      ++r.stale_removed;
+      total -= e.bytes;
+    }
   std::vector<Entry> entries;
   for (auto* v : {&s.libraries, &s.objects, &s.candidates}) entries.insert(entries.end(), v->begin(), v->end());
-  int64_t total = sum_bytes(entries) + s.baseline_bytes;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
   const auto now = Clock::now();
   for (const auto& e : entries) {
@@ -158,8 +140,33 @@ CacheCleanResult cache_clean(const std::string& root, const CacheCleanOptions& o
     total -= e.bytes;
   }
   if (!opts.all && opts.max_bytes >= 0 && total > opts.max_bytes) r.target_met = false;
-  r.total_after = cache_usage(root).total_bytes();
+  r.total_after = total;
   return r;
+}
+
+}  // namespace
+
+int64_t CacheUsage::total_bytes() const {
+  int64_t n = 0;
+  for (const auto& a : areas) n += a.bytes;
+  return n + stale_bytes;
+}
+
+CacheUsage cache_usage(const std::string& root) {
+  Scan s = scan(root, CacheCleanOptions{}.stale_age);
+  CacheUsage u;
+  u.root = root;
+  u.areas = {{"libraries", root + "/kernels", static_cast<int64_t>(s.libraries.size()), sum_bytes(s.libraries)},
+             {"objects", root + "/kernels/obj", static_cast<int64_t>(s.objects.size()), sum_bytes(s.objects)},
+             {"candidates", root + "/build", static_cast<int64_t>(s.candidates.size()), sum_bytes(s.candidates)},
+             {"baselines", root + "/baselines", s.baselines.files, s.baselines.bytes}};
+  u.stale_files = static_cast<int64_t>(s.stale.size());
+  u.stale_bytes = sum_bytes(s.stale);
+  return u;
+}
+
+CacheCleanResult cache_clean(const std::string& root, const CacheCleanOptions& opts) {
+  return clean_scanned(scan(root, opts.stale_age), opts);
 }
 
 Result<int64_t> cache_parse_size(const std::string& text) {
@@ -213,10 +220,11 @@ std::string cache_enforce_cap(const std::string& root) {
   auto cap = cache_max_bytes();
   if (!cap) return cap.error().render() + " (no cache cap applied)";
   if (*cap == 0) return "";
-  if (cache_usage(root).total_bytes() <= *cap) return "";
   CacheCleanOptions o;
+  const Scan s = scan(root, o.stale_age);
+  if (scan_total(s) <= *cap) return "";
   o.max_bytes = *cap / 10 * 8;
-  CacheCleanResult r = cache_clean(root, o);
+  CacheCleanResult r = clean_scanned(s, o);
   std::string line = fmt::format(
       "cache: removed {} least recently used entr{} ({}) to stay under its {} cap (UCUTLASS_CACHE_MAX); "
       "now {}",

@@ -166,7 +166,7 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
   }
 
   // Each stage's block: its definitions and two functions with external linkage that the ABI
-  // part calls. The whole .cu holds every block; the per-stage units hold one each (see library.h).
+  // part calls. The whole .cu holds every block; the cutlass and simt units hold their kind's.
   std::vector<std::string> blocks;
   for (size_t i = 0; i < codes.size(); ++i) {
     const std::string n = std::to_string(i);
@@ -345,7 +345,7 @@ UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scal
 }
 )RT";
   if (!lib.units.empty())
-    lib.units.push_back({"abi", banner("the C ABI unit; each stage is a unit of its own") +
+    lib.units.push_back({"abi", banner("the C ABI unit; the stages are in the cutlass and simt units") +
                                     codegen_runtime_header() + "\n" + abi_decls +
                                     "\n" + s.substr(abi_begin)});
   lib.source = std::move(s);

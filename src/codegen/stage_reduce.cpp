@@ -77,9 +77,9 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
   const dsl::Tensor* out = program.find_tensor(stage.outputs[0]);
   if (!out) return make_error(ErrorCode::invalid_input, label + ": unknown output tensor '" + stage.outputs[0] + "'");
   // max/min with two outputs (values, indices) and argmax/argmin: a value with its index per column
-  const bool pair = (rs->op == "max" || rs->op == "min") && stage.outputs.size() == 2;
+  const bool arg = dsl::dsl_reduce_writes_indices(rs->op, stage.outputs.size());
   const bool index_only = rs->op == "argmax" || rs->op == "argmin";
-  const bool arg = pair || index_only;
+  const bool pair = arg && !index_only;
   const bool column_only = arg || rs->op == "logsumexp";
   if (index_only ? out->dtype != dsl::DType::i64 : !simt_is_float(out->dtype))
     return make_error(ErrorCode::invalid_input, label + ": output '" + out->name + "' must be " +

@@ -340,7 +340,7 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
     return false;
   }
   // the ops of the column kernel only: a state per column (not a float), the last dim kept
-  const bool arg = pair || op == "argmax" || op == "argmin";
+  const bool arg = dsl_reduce_writes_indices(op, pair ? 2 : 1);
   const bool column_only = arg || op == "logsumexp";
   if (const AstBlock* b = block(s, "epilogue"); b && arg) {
     error(b->keyword.span, "reduce " + op + (pair ? " with indices" : "") + " takes no epilogue: " +

@@ -325,8 +325,7 @@ Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, Inte
     for (int d = 0; d < rank; ++d) (dims.count(d) ? r_total : n_out) *= in->shape[d];
     // argmax/argmin, max/min with indices: the extreme value and the index of its first
     // occurrence along the reduced dim (a NaN is the extreme); logsumexp: max + log sum exp
-    const bool pair = (rs.op == "max" || rs.op == "min") && st.outputs.size() == 2;
-    const bool arg = pair || rs.op == "argmax" || rs.op == "argmin";
+    const bool arg = dsl_reduce_writes_indices(rs.op, st.outputs.size());
     const bool upper = rs.op == "max" || rs.op == "argmax" || rs.op == "logsumexp";
     const double init = upper ? -INFINITY : rs.op == "min" || rs.op == "argmin" ? INFINITY : rs.op == "prod" ? 1 : 0;
     out.assign(n_out, init);
@@ -364,8 +363,8 @@ Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, Inte
     if (rs.op == "mean")
       for (auto& v : out) v /= static_cast<double>(r_total);
     if (arg) {
-      if (pair) ts[st.outputs.at(1)] = index;
-      if (!pair) out = index;
+      if (st.outputs.size() == 2) ts[st.outputs.at(1)] = index;  // max/min: values and indices
+      else out = index;                                             // argmax/argmin
       ts[st.outputs.at(0)] = std::move(out);
       return ok_status();  // no epilogue
     }

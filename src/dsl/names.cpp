@@ -135,6 +135,9 @@ bool dsl_reduce_is_loss(const std::string& op) {
   return !(op == "sum" || op == "mean" || op == "max" || op == "min" || op == "logsumexp" || op == "argmax" ||
            op == "argmin");
 }
+bool dsl_reduce_writes_indices(const std::string& op, size_t n_outputs) {
+  return op == "argmax" || op == "argmin" || ((op == "max" || op == "min") && n_outputs == 2);
+}
 int dsl_loss_reduction(const std::string& reduction) {
   return reduction == "sum" ? 1 : reduction == "batchmean" ? 2 : 0;
 }

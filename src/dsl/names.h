@@ -51,6 +51,9 @@ const std::vector<std::string>& dsl_rowwise_ops();
 const std::vector<std::string>& dsl_reduce_ops();   // plain reductions then losses
 const std::vector<std::string>& dsl_scan_ops();
 bool dsl_reduce_is_loss(const std::string& op);
+// Whether a reduce stage of `op` with `n_outputs` outputs writes indices (i64, the column kernel
+// keeping a value with its index): argmax/argmin, or max/min with a second output.
+bool dsl_reduce_writes_indices(const std::string& op, size_t n_outputs);
 // A loss stage's `reduction` setting (ReduceStage::reduction) as 0 mean (also unset), 1 sum,
 // 2 batchmean: what the code generator and the interpreter compute.
 int dsl_loss_reduction(const std::string& reduction);

@@ -218,8 +218,7 @@ ReduceGeometry simt_reduce_geometry(const std::vector<int64_t>& shape, const std
 int simt_reduce_state_bytes(const Stage& st) {
   const auto* r = std::get_if<ReduceStage>(&st.body);
   if (!r) return 4;
-  if (r->op == "argmax" || r->op == "argmin" || ((r->op == "max" || r->op == "min") && st.outputs.size() == 2))
-    return 16;
+  if (dsl_reduce_writes_indices(r->op, st.outputs.size())) return 16;
   return r->op == "sum" || r->op == "mean" || r->op == "logsumexp" ? 8 : 4;
 }
 

@@ -165,6 +165,8 @@ std::vector<int> draft_op_ids(const Draft& d) {
   return ids;
 }
 
+bool draft_writes_indices(const Draft& d) { return d.op == "argmax" || d.op == "argmin" || !d.indices.empty(); }
+
 std::vector<std::string> draft_locals(const LowerState& s, const Draft& d) {
   std::vector<std::string> out;
   if (d.kind == DraftKind::convert) return {d.dst};

@@ -118,6 +118,9 @@ std::vector<std::string> draft_locals(const LowerState& s, const Draft& d);
 std::vector<std::string> draft_escaping(const LowerState& s, const Draft& d);
 // Op ids a draft covers (anchor, fused ops, epilogue reductions).
 std::vector<int> draft_op_ids(const Draft& d);
+// Whether a rowwise/reduce draft writes indices (argmax/argmin, or a reduce max/min with its
+// indices): it takes no epilogue and nothing merges or fuses into it.
+bool draft_writes_indices(const Draft& d);
 
 // ---- helpers shared by the passes ---------------------------------------------------------
 

@@ -403,7 +403,7 @@ class Emitter {
         if (!pro) return pro.error();
         r.prologue = std::move(*pro);
       }
-      if (d.op == "argmax" || d.op == "argmin" || !d.indices.empty()) {
+      if (draft_writes_indices(d)) {
         // the values and indices are written as they are (no epilogue; nothing fuses into them)
         use(stored);
         if (!d.indices.empty()) extra_outputs_.push_back(s_.resolve(d.indices).base);

@@ -30,8 +30,8 @@ bool accepts_epilogue(const Draft& d) {
   switch (d.kind) {
     case DraftKind::gemm:
     case DraftKind::elementwise:
-    case DraftKind::reduce: return d.op != "argmax" && d.op != "argmin" && d.indices.empty();
-    case DraftKind::rowwise: return d.op != "argmax" && d.op != "argmin";
+    case DraftKind::reduce:
+    case DraftKind::rowwise: return !draft_writes_indices(d);
     default: return false;
   }
 }

@@ -28,7 +28,7 @@ Status pass_row_reductions(LowerState& s) {
       continue;
     }
     const problem::Op op = s.ops[static_cast<size_t>(r.anchor)];  // copy: add_op grows s.ops
-    if (!mergeable_op(op.op) || !r.indices.empty() || r.op == "argmax" || r.op == "argmin") {
+    if (!mergeable_op(op.op) || draft_writes_indices(r)) {
       ++j;
       continue;
     }
