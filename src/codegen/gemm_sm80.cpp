@@ -26,6 +26,7 @@ Sm80Shape sm80_shape(const dsl::GemmKnobs& k) {
   // Warp tiles as in gemm_rules.cpp's tables: 32x64 (4x2 warps) except the tall/wide tiles.
   if (k.precision == dsl::Precision::f32) {
     if (t.m == 128 && t.n == 64) return {t.m, t.n, t.k, 64, 32, t.k};
+    if (t.m + t.n == 384) return {t.m, t.n, t.k, 64, 64, t.k};  // 256x128, 128x256
     return {t.m, t.n, t.k, 32, 64, t.k};
   }
   if (t.m == 256 && t.n == 64) return {t.m, t.n, t.k, 64, 32, t.k};

@@ -94,8 +94,11 @@ struct Sm80Tile { int m, n, k, wm, wn, wk; };
 constexpr Sm80Tile kF32x3Tiles[] = {
     {128, 128, 32, 32, 64, 32}, {128, 128, 16, 32, 64, 16}, {64, 128, 32, 32, 64, 32},
     {128, 64, 32, 32, 64, 32},  {64, 256, 16, 32, 64, 16},  {256, 64, 16, 64, 32, 16}};
+// SIMT: 8 warps of 32x64 (8x8 accumulators per thread) on the square tile, 64x64 warp tiles
+// (16x8 per thread, CUTLASS's own SIMT SGEMM choice for its largest tiles) on 256x128 / 128x256.
 constexpr Sm80Tile kF32SimtTiles[] = {{128, 128, 8, 32, 64, 8}, {64, 128, 8, 32, 64, 8},
-                                      {128, 64, 8, 64, 32, 8}};
+                                      {128, 64, 8, 64, 32, 8},  {256, 128, 8, 64, 64, 8},
+                                      {128, 256, 8, 64, 64, 8}};
 
 const Sm80Tile* sm80_find(Precision p, const TileShape& t) {
   if (p == Precision::f32x3) {

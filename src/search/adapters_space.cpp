@@ -201,6 +201,27 @@ std::vector<Candidate> RealSpace::neighbors(const Candidate& c) {
   return out;
 }
 
+std::optional<int> RealSpace::summation_order_rung() {
+  // The f32 SIMT rung, when every GEMM stage has configurations there.
+  std::optional<int> rung;
+  for (const auto& s : stages_) {
+    bool gemm = false;
+    std::optional<int> here;
+    for (const auto& r : s.ranked) {
+      if (!r.candidate.is_gemm) continue;
+      gemm = true;
+      if (r.candidate.gemm.precision == dsl::Precision::f32) {
+        here = r.candidate.rung;
+        break;
+      }
+    }
+    if (!gemm) continue;
+    if (!here || (rung && *rung != *here)) return std::nullopt;
+    rung = here;
+  }
+  return rung;
+}
+
 std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
   auto ch = choice_of(c);
   if (!ch) return std::nullopt;
@@ -211,18 +232,24 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
     const auto& list = stages_[s].ranked;
     const auto& cur = list[static_cast<size_t>(next[s])].candidate;
     if (!cur.is_gemm || cur.rung == rung) continue;
-    // Prefer the same tile at the new rung; else the rung's best-ranked configuration.
-    int same_tile = -1, first = -1;
+    // Prefer the same tile at the new rung; else the rung's best-ranked configuration. On the
+    // FP32 SIMT rung, K in one piece first: split-K would break the one-FMA-chain order that
+    // makes the rung pass where the fp32 reference's rounding fails the others.
+    int best = -1, best_score = -1;
     for (size_t i = 0; i < list.size(); ++i) {
       const auto& o = list[i].candidate;
       if (o.rung != rung) continue;
-      if (first < 0) first = static_cast<int>(i);
-      if (same_tile < 0 && o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
-          o.gemm.tile->n == cur.gemm.tile->n)
-        same_tile = static_cast<int>(i);
+      bool same_tile = o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
+                       o.gemm.tile->n == cur.gemm.tile->n;
+      bool one_chain = o.gemm.precision == dsl::Precision::f32 && o.gemm.split_k.value_or(1) == 1;
+      int score = (one_chain ? 2 : 0) + (same_tile ? 1 : 0);
+      if (score > best_score) {
+        best = static_cast<int>(i);
+        best_score = score;
+      }
     }
-    if (first < 0) continue;  // this stage has no such rung (e.g. 16-bit data: one precision)
-    next[s] = same_tile >= 0 ? same_tile : first;
+    if (best < 0) continue;  // this stage has no such rung (e.g. 16-bit data: one precision)
+    next[s] = best;
   }
   if (rung_of(next) != rung) return std::nullopt;
   Candidate out = make(next);

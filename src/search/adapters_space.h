@@ -50,6 +50,7 @@ class RealSpace final : public SearchSpace {
   std::vector<Candidate> neighbors(const Candidate& c) override;
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
+  std::optional<int> summation_order_rung() override;
 
   const dsl::Program& base() const { return base_; }
   const std::vector<StageChoices>& stages() const { return stages_; }

@@ -111,7 +111,12 @@ TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   auto top = s->at_rung(*up, 2);
   ASSERT_TRUE(top);
   EXPECT_EQ(top->name.find("gemm_f32x3s"), std::string::npos) << top->name;
-  EXPECT_FALSE(s->at_rung(*top, 3));
+  // both GEMMs have FP32 SIMT: the summation-order rung, the last
+  EXPECT_EQ(s->summation_order_rung(), 3);
+  auto simt = s->at_rung(*top, 3);
+  ASSERT_TRUE(simt);
+  EXPECT_EQ(simt->name.find("gemm_f32x3"), std::string::npos) << simt->name;
+  EXPECT_FALSE(s->at_rung(*top, 4));
 }
 
 TEST(RealSpace, NeighborsConfigsAndTheLadder) {
@@ -145,7 +150,24 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   auto up2 = s->at_rung(best, 2);
   ASSERT_TRUE(up2);
   EXPECT_EQ(up2->config.value("precision", ""), "f32x3");
+  // -> FP32 SIMT, the reference's summation order: K in one piece (split-K would change it)
+  ASSERT_EQ(s->summation_order_rung(), 3);
+  auto up3 = s->at_rung(best, 3);
+  ASSERT_TRUE(up3);
+  EXPECT_EQ(up3->config.value("precision", ""), "f32");
+  EXPECT_EQ(up3->config.value("split_k", 0), 1) << up3->config.dump();
   EXPECT_FALSE(s->at_rung(best, 5));
+}
+
+// 16-bit data has one precision: no summation-order rung to jump to.
+TEST(RealSpace, SixteenBitProgramsHaveNoSummationOrderRung) {
+  PrepareOptions o;
+  o.out_dir = temp_dir("bf16order");
+  auto prepared = pipeline_prepare(std::string(UCUTLASS_SOURCE_DIR) + "/tests/data/problems/gemm_bf16.json", o);
+  ASSERT_TRUE(prepared) << prepared.error().render();
+  auto s = space_of(*prepared);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->summation_order_rung());
 }
 
 TEST(RealSpace, MultiStageProgramsVaryEachStage) {

@@ -30,8 +30,8 @@ std::string stop_reason_text(StopReason r) {
     case StopReason::space_exhausted: return "every candidate worth trying was tried";
     case StopReason::interrupted: return "interrupted; resume with --resume";
     case StopReason::reference_limited:
-      return "the fp32 reference's own rounding exceeds the tolerance (float64 diagnosis): no kernel can pass; "
-             "the user keeps PyTorch";
+      return "the fp32 reference's own rounding exceeds the tolerance (float64 diagnosis), also against a "
+             "kernel summing in its order (FP32 SIMT) where the problem has one: the user keeps PyTorch";
   }
   return "";
 }

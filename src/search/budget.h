@@ -4,7 +4,8 @@
 //   stagnation:     w attempts in a row without improving and the best beats the eager baseline.
 //   reference-limited: nothing is correct and `reference_limited` mismatches (default 2) were
 //                   the fp32 reference's own rounding (the candidate within tolerance of float64
-//                   everywhere): no kernel can pass such a problem, so its budget goes elsewhere.
+//                   everywhere) on the summation-order rung (FP32 SIMT; on any rung where the
+//                   problem has none): no kernel can pass it, so its budget goes elsewhere.
 // Neither stop rule fires before some correct candidate is faster than PyTorch: until then the
 // search keeps spending budget, because stopping would leave the user with nothing better.
 #pragma once

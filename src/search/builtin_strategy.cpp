@@ -152,16 +152,23 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
   if (attempt.status != AttemptStatus::mismatch) return;
-  // The fp32 reference's own rounding failed this candidate: a more precise rung cannot pass.
-  if (attempt.reference_limited) return;
   const int r = attempt.cand.rung;
   if (r < floor_rung_) return;
   for (const auto& a : state.attempts)
     if (a.status == AttemptStatus::ok && a.cand.rung <= r) return;  // this rung is accurate enough
-  // the next rung this program has (a stage without f32x3s, e.g. an N-contiguous B, skips it)
   std::optional<Candidate> next;
   int nr = r + 1;
-  for (; nr <= r + 4 && !next; ++nr) next = space_.at_rung(attempt.cand, nr);
+  if (attempt.reference_limited) {
+    // The fp32 reference's own rounding failed this candidate: more precision cannot pass, the
+    // reference's summation order can (FP32 SIMT, one FMA chain per output, as PyTorch sums).
+    auto order = space_.summation_order_rung();
+    if (!order || *order <= r) return;
+    next = space_.at_rung(attempt.cand, *order);
+    nr = *order + 1;
+  } else {
+    // the next rung this program has (a stage without f32x3s, e.g. an N-contiguous B, skips it)
+    for (; nr <= r + 4 && !next; ++nr) next = space_.at_rung(attempt.cand, nr);
+  }
   if (!next) return;
   floor_rung_ = nr - 1;
   next->origin = "fallback";

@@ -54,6 +54,7 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   journal_ = std::make_unique<FileJournal>(jpath);
   SessionOptions so = opt_.session;
   so.t_sol = t_sol;
+  so.summation_order_rung = space.summation_order_rung().value_or(-1);
   if (lookahead > so.lookahead) so.lookahead = lookahead;
   SessionCallbacks cb;
   FILE* out = opt_.progress;

@@ -166,7 +166,8 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
     e.message = fmt::format("injected {}", attempt_status_name(it->second));
     return e;
   }
-  if (space_.spec().reference_limited) {
+  if (space_.spec().reference_limited &&
+      (space_.spec().summation_order_rung < 0 || c.rung < space_.spec().summation_order_rung)) {
     e.status = AttemptStatus::mismatch;
     e.reference_limited = true;
     e.message = "synthetic: within tolerance of float64, the fp32 reference is not";

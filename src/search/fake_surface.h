@@ -24,7 +24,8 @@ struct SurfaceSpec {
   double t_eager = 3e-3;
   double t_compile_torch = 2.5e-3;
   bool tf32_mismatch = false;  // every rung-0 (TF32) candidate fails the tolerance
-  bool reference_limited = false;  // every candidate mismatches because of the fp32 reference's rounding
+  bool reference_limited = false;  // every candidate mismatches because of the fp32 reference's rounding,
+  int summation_order_rung = -1;   // except on this rung (0..2; -1: none), which sums in its order
   std::map<std::string, AttemptStatus> fail;  // candidate name -> injected failure
   std::set<int> missing_rungs;  // rungs with no valid configuration (at_rung finds none)
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
@@ -37,6 +38,9 @@ class FakeSpace final : public SearchSpace {
   std::vector<Candidate> neighbors(const Candidate& c) override;
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
+  std::optional<int> summation_order_rung() override {
+    return spec_.summation_order_rung >= 0 ? std::optional<int>(spec_.summation_order_rung) : std::nullopt;
+  }
 
   // The candidate of a knob index tuple (for tests).
   Candidate make(int mi, int ni, int ki, int ci, int si, int rung) const;

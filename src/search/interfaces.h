@@ -24,6 +24,10 @@ class SearchSpace {
   // `c`'s configuration at precision-ladder rung `rung` (tf32 -> 3xTF32 -> FP32 SIMT under the
   // tf32 policy); nullopt past the last rung or when the rung cannot hold the configuration.
   virtual std::optional<Candidate> at_rung(const Candidate& c, int rung) = 0;
+  // The rung whose GEMMs sum every output in one fp32 FMA chain in K order (FP32 SIMT), as
+  // PyTorch's fp32 GEMM does: where the reference's own rounding fails every faster kernel
+  // (a reference-limited mismatch), this rung reproduces it. nullopt: no such rung here.
+  virtual std::optional<int> summation_order_rung() { return std::nullopt; }
   // A configuration remembered from another problem (memory priors/experiences) applied here;
   // nullopt when it is not valid for this problem.
   virtual std::optional<Candidate> from_config(const nlohmann::json& config) = 0;

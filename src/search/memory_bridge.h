@@ -25,7 +25,8 @@ struct SeedTrace {
 // moves become options.moves. The precision lesson: when two or more remembered winners of this
 // class apply here and every one of them sits above rung 0 (e.g. 3xTF32: plain TF32 failed the
 // tolerance on each of those problems), options.start_rung starts the ladder at their lowest rung
-// instead of spending the first attempt on a TF32 mismatch.
+// instead of spending the first attempt on a TF32 mismatch. Winners on the summation-order rung
+// (FP32 SIMT) are neither seeds nor part of that lesson.
 SeedTrace memory_apply_seeds(const memory::MemorySeeds& seeds, SearchSpace& space,
                              BuiltinOptions& options);
 

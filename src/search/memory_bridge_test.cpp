@@ -135,6 +135,34 @@ TEST(MemoryBridge, RememberedWinnersAboveTf32StartTheLadderThere) {
   EXPECT_EQ(memory_apply_seeds(one, space, bo3).start_rung, 0);
 }
 
+// Winners on the summation-order rung (FP32 SIMT) passed because their own reference rounds
+// beyond the tolerance: they neither seed this problem nor start its ladder there.
+TEST(MemoryBridge, SummationOrderWinnersAreNotALessonOfTheClass) {
+  auto prior = [](int64_t id, const char* tile, const char* precision) {
+    memory::Prior p;
+    p.id = id;
+    p.config = {{"tile", tile}, {"cluster", "1x1"}, {"stages", 4}, {"precision", precision}};
+    return p;
+  };
+  SurfaceSpec spec;
+  spec.summation_order_rung = 2;
+  FakeSpace space(spec);
+  memory::MemorySeeds seeds;
+  seeds.priors = {prior(1, "128x256x64", "f32"), prior(2, "128x128x64", "f32"), prior(3, "128x128x64", "f32x3")};
+  BuiltinOptions bo;
+  SeedTrace t = memory_apply_seeds(seeds, space, bo);
+  EXPECT_EQ(t.priors_found, 3);
+  EXPECT_EQ(t.priors_applied, 1);
+  ASSERT_EQ(bo.seeds.size(), 1u);
+  EXPECT_EQ(bo.seeds[0].rung, 1);
+  EXPECT_EQ(bo.start_rung, 0);  // one applied prior: no lesson
+  // Without a summation-order rung the same priors seed as before.
+  FakeSpace plain{SurfaceSpec{}};
+  BuiltinOptions bo2;
+  EXPECT_EQ(memory_apply_seeds(seeds, plain, bo2).priors_applied, 3);
+  EXPECT_EQ(bo2.start_rung, 1);
+}
+
 TEST(MemoryBridge, ExperienceMovesAreAppliedAroundTheBest) {
   memory::MemorySeeds seeds;
   memory::Experience e;

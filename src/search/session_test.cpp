@@ -208,6 +208,43 @@ TEST(Session, ReferenceLimitedMismatchesStopWithoutClimbingTheLadder) {
   EXPECT_TRUE(attempt_from_json(attempt_to_json(at[0])).reference_limited);  // journals keep it
 }
 
+// Where the problem has a rung that sums in the reference's order (FP32 SIMT), a reference-limited
+// mismatch jumps straight to it (not one rung up: more precision cannot pass), and only
+// reference-limited mismatches on that rung count toward the stop rule.
+TEST(Session, AReferenceLimitedMismatchJumpsToTheSummationOrderRung) {
+  SurfaceSpec spec;
+  spec.reference_limited = true;
+  spec.summation_order_rung = 2;
+  SessionOptions so = no_stop_rules(6);
+  so.rules.reference_limited = 1;
+  so.summation_order_rung = 2;
+  Rig r(spec, {}, so);
+  EXPECT_NE(r.session->run(), StopReason::reference_limited);
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 2u);
+  EXPECT_TRUE(at[0].reference_limited);
+  EXPECT_EQ(at[0].cand.rung, 0);
+  EXPECT_EQ(at[1].cand.origin, "fallback");
+  EXPECT_EQ(at[1].cand.rung, 2);
+  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(r.strategy.floor_rung(), 2);
+  ASSERT_TRUE(r.session->state().best);
+}
+
+// The stop rule counts reference-limited mismatches only from the summation-order rung up: below
+// it the ladder has somewhere to go (here the session is told of a rung 3 the fake never offers,
+// so every attempt stays below it and the attempt budget ends the search).
+TEST(Session, ReferenceLimitedMismatchesBelowTheOrderRungDoNotStopTheSearch) {
+  SurfaceSpec spec;
+  spec.reference_limited = true;
+  SessionOptions so = no_stop_rules(5);
+  so.rules.reference_limited = 2;
+  so.summation_order_rung = 3;
+  Rig r(spec, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::attempt_budget);
+  EXPECT_EQ(r.session->state().attempts.size(), 5u);
+}
+
 TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
   // The uninterrupted run.
   Rig full(SurfaceSpec{}, {}, no_stop_rules(30));

@@ -3,8 +3,8 @@
 // swizzle rows; cluster 1x1, 2x1, 1x2; cooperative or pingpong; persistent or stream-K, and
 // split-K 2..max_split_k on stream-K; raster along M or N; swizzle 1, 2, 4, 8; stages auto (as
 // many as fit, which is what CUTLASS's auto carve-out does). GEMM (sm80 family: f32x3, f32): the
-// tiles gemm_rules accepts, stages 3 and 4, split-K 1, 2, 4, swizzle 1, 2, 4. SIMT stages:
-// threads, rows per block and vector width.
+// tiles gemm_rules accepts, stages 3 and 4 (f32 SIMT also 5), split-K 1, 2, 4, swizzle 1, 2, 4.
+// SIMT stages: threads, rows per block and vector width.
 #include <algorithm>
 #include <variant>
 
@@ -22,10 +22,13 @@ std::vector<Precision> space_precision_ladder(sol::Policy policy, dsl::DType t) 
   if (t == dsl::DType::bf16) return {Precision::bf16};
   switch (policy) {
     // f32x3s (3xTF32 on wgmma, split stages) before f32x3 (the one-kernel SM80 3xTF32): ~1.45x
-    // faster on 4096 x 8192 x 8192, a little less accurate (docs/benchmarks.md run Y)
+    // faster on 4096 x 8192 x 8192, a little less accurate (docs/benchmarks.md run Y). FP32 SIMT
+    // last on every ladder: the slowest, but it sums each output in one FMA chain in K order, as
+    // PyTorch's fp32 GEMM does, so it passes where the reference's own rounding fails every
+    // tensor-core kernel (SearchSpace::summation_order_rung; docs/optimizer.md).
     case sol::Policy::exact: return {Precision::f32x3s, Precision::f32x3, Precision::f32};
     case sol::Policy::tf32:
-    case sol::Policy::bf16: return {Precision::tf32, Precision::f32x3s, Precision::f32x3};
+    case sol::Policy::bf16: return {Precision::tf32, Precision::f32x3s, Precision::f32x3, Precision::f32};
   }
   return {Precision::f32x3};
 }
@@ -42,7 +45,7 @@ std::vector<int> sm90_tile_ks(Precision p) {
 std::vector<dsl::TileShape> sm80_tiles(Precision p) {
   if (p == Precision::f32x3)
     return {{128, 128, 32}, {128, 128, 16}, {64, 128, 32}, {128, 64, 32}, {64, 256, 16}, {256, 64, 16}};
-  return {{128, 128, 8}, {64, 128, 8}, {128, 64, 8}};
+  return {{128, 128, 8}, {64, 128, 8}, {128, 64, 8}, {256, 128, 8}, {128, 256, 8}};
 }
 
 template <typename T>
@@ -75,7 +78,8 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
       std::vector<dsl::TileShape> tiles = sm80_tiles(prec);
       if (keep && fx.tile) tiles = {*fx.tile};
       for (const auto& t : tiles)
-        for (int st : or_fixed<int>(keep, fx.stages, {3, 4}))
+        for (int st : or_fixed<int>(keep, fx.stages, prec == Precision::f32 ? std::vector<int>{3, 4, 5}
+                                                                                : std::vector<int>{3, 4}))
           for (int sk : or_fixed<int>(keep, fx.split_k, {1, 2, 4}))
             for (int w : or_fixed<int>(keep, fx.swizzle, {1, 2, 4})) {
               dsl::GemmKnobs k;

@@ -56,8 +56,8 @@ struct RankedCandidate {
 };
 
 // The precision ladder of a GEMM stage under a policy: first entry tried first. f32 data:
-// exact -> f32x3, f32; tf32 -> tf32, f32x3; bf16 -> tf32, f32x3 (bf16 math on f32 data needs
-// the lowering's conversion stages). f16/bf16 data: that dtype only.
+// exact -> f32x3s, f32x3, f32; tf32 -> tf32, f32x3s, f32x3, f32; bf16 -> as tf32 (bf16 math on
+// f32 data needs the lowering's conversion stages). f16/bf16 data: that dtype only.
 std::vector<dsl::Precision> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
 
 // Every knob combination considered for `stage` (not yet validated), in a fixed order.
