@@ -2,7 +2,7 @@
 # Compile time of libraries built in units against one translation unit (docs/kernel-abi.md,
 # "Built in units"), each from an empty cache, and of the next candidate that changes one kind of
 # stage (the search varies one stage at a time). Programs: the f32x3s form of
-# examples/fp32_faithful.ucut (four split stages + three TF32 GEMMs) with a split_k change, and
+# examples/fp32_faithful.ucut (split stages + three TF32 GEMMs) with a split_k change, and
 # examples/gemm_then_softmax.ucut with a softmax change.
 #   bench/gemm/compile_units.sh [OUT=/tmp/ucut-units] [JOBS=2]
 # Prints one line per build: wall and user seconds, and what was built. Needs build/ucutlass,

@@ -90,6 +90,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
                              : "a problem.json cannot be measured (the worker needs the .py): nothing was measured";
     search::PlanOptions plan;
     plan.top = std::max(1, std::min(a.top_k, a.budget > 0 ? a.budget : a.top_k));
+    plan.profile = a.profile;
     plan.codegen = !a.no_compile;
     plan.compile = !a.emit_only && !a.no_compile;
     plan.build_root = build_root;

@@ -145,9 +145,24 @@ std::optional<RealSpace::Choice> RealSpace::choice_of(const Candidate& c) {
   return std::nullopt;
 }
 
-std::vector<Candidate> RealSpace::ranked(int k) {
+std::vector<Candidate> RealSpace::ranked(int k, int min_rung) {
   // Vary one stage at a time around the best choice of the others; the best choice itself first.
-  const Choice best = best_choice();
+  // A GEMM stage offers only its configurations from min_rung up (all of them where it has none
+  // there: 16-bit data has one rung); other stages offer all of theirs.
+  auto offered = [&](size_t s, size_t i) {
+    const auto& list = stages_[s].ranked;
+    const auto& c = list[i].candidate;
+    if (!c.is_gemm || c.rung >= min_rung) return true;
+    return std::none_of(list.begin(), list.end(),
+                        [&](const auto& o) { return o.candidate.is_gemm && o.candidate.rung >= min_rung; });
+  };
+  Choice best = best_choice();
+  for (size_t s = 0; s < stages_.size(); ++s)
+    for (size_t i = 0; best[s] >= 0 && i < stages_[s].ranked.size(); ++i)
+      if (offered(s, i)) {
+        best[s] = static_cast<int>(i);
+        break;
+      }
   std::vector<std::tuple<int, double, Choice>> all;
   std::set<Choice> seen;
   auto add = [&](const Choice& ch) {
@@ -156,7 +171,9 @@ std::vector<Candidate> RealSpace::ranked(int k) {
   add(best);
   const size_t per_stage = static_cast<size_t>(std::max(k, 1)) * 2;
   for (size_t s = 0; s < stages_.size(); ++s)
-    for (size_t i = 1; i < stages_[s].ranked.size() && i < per_stage; ++i) {
+    for (size_t i = 0, taken = 0; i < stages_[s].ranked.size() && taken + 1 < per_stage; ++i) {
+      if (!offered(s, i) || static_cast<int>(i) == best[s]) continue;
+      ++taken;
       Choice ch = best;
       ch[s] = static_cast<int>(i);
       add(ch);

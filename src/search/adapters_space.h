@@ -46,7 +46,7 @@ class RealSpace final : public SearchSpace {
   static Result<std::unique_ptr<RealSpace>> create(const dsl::Program& base, const sol::HwSpec& hw,
                                                    const space::SpaceOptions& options);
 
-  std::vector<Candidate> ranked(int k) override;
+  std::vector<Candidate> ranked(int k, int min_rung = 0) override;
   std::vector<Candidate> neighbors(const Candidate& c) override;
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;

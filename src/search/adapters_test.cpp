@@ -159,6 +159,26 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   EXPECT_FALSE(s->at_rung(best, 5));
 }
 
+// A raised floor ranks its own rung: distinct 3xTF32 configurations best first, not rung-0
+// candidates lifted onto a few of them.
+TEST(RealSpace, RankingFromARaisedFloor) {
+  auto p = prepare("linear_bias_gelu.json", temp_dir("floor"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  auto top = s->ranked(8, 1);
+  ASSERT_EQ(top.size(), 8u);
+  std::set<std::string> hashes;
+  for (size_t i = 0; i < top.size(); ++i) {
+    EXPECT_EQ(top[i].rung, 1) << top[i].name;
+    EXPECT_EQ(top[i].config.value("precision", ""), "f32x3s");
+    EXPECT_TRUE(hashes.insert(top[i].hash).second);
+    if (i > 0) {
+      EXPECT_LE(top[i - 1].predicted_s, top[i].predicted_s);
+    }
+  }
+  EXPECT_EQ(s->ranked(1, 3).at(0).config.value("precision", ""), "f32");
+}
+
 // 16-bit data has one precision: no summation-order rung to jump to.
 TEST(RealSpace, SixteenBitProgramsHaveNoSummationOrderRung) {
   PrepareOptions o;
@@ -168,6 +188,8 @@ TEST(RealSpace, SixteenBitProgramsHaveNoSummationOrderRung) {
   auto s = space_of(*prepared);
   ASSERT_TRUE(s);
   EXPECT_FALSE(s->summation_order_rung());
+  // a floor above its one rung ranks that rung
+  EXPECT_EQ(s->ranked(1, 1).at(0).config.value("precision", ""), "bf16");
 }
 
 TEST(RealSpace, MultiStageProgramsVaryEachStage) {
@@ -231,7 +253,12 @@ TEST(Planning, WritesThePlanAndSaysNothingWasMeasured) {
   for (const auto& c : r->plan.top) {
     ASSERT_TRUE(c.built);
     EXPECT_TRUE(c.built->ok) << c.built->message;
+    // the TF32 rounding bound: a Linear + GELU under 1e-4 starts above tf32, and so does the plan
+    EXPECT_GE(c.cand.rung, 1) << c.cand.name;
   }
+  bool said = false;
+  for (const auto& n : r->plan.notes) said = said || n.rfind("precision: TF32 rounds", 0) == 0;
+  EXPECT_TRUE(said);
   const std::string dir = out + "/linear_bias_gelu";
   auto best = fs_read(dir + "/best.ucut");
   ASSERT_TRUE(best);

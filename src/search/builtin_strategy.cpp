@@ -14,7 +14,7 @@ uint64_t SplitMix64::next() {
 
 BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
     : space_(space), opt_(std::move(options)), rng_(opt_.seed), floor_rung_(std::max(0, opt_.start_rung)) {
-  pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k));
+  pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
   std::vector<Candidate> top = diverse_top_k(pool_, opt_.top_k);
   // Seeds and the ranked top-k alternate, a seed first: a remembered winner that transfers wins
   // at once, and one that does not costs one attempt before the model's best is tried.

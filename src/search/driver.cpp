@@ -37,6 +37,7 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
     if (!seeds) return seeds.error();
     trace_ = memory_apply_seeds(*seeds, space, bo);
   }
+  if (tf32_bound_.fails) bo.start_rung = std::max(bo.start_rung, 1);  // the TF32 rounding bound
   strategy_ = std::make_unique<BuiltinStrategy>(space, bo);
   const std::string jpath = out_dir() + "/attempts.jsonl";
   if (!opt_.resume && fs_exists(jpath)) {
@@ -158,6 +159,8 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   if (compile_gate().width() == 0) compile_gate().set_width(build::build_default_jobs());
   int lookahead = opt.lookahead > 0 ? opt.lookahead
                                     : std::max({2, gpus + 1, std::min(build::build_default_jobs(), 16)});
+  r->tf32_bound_ = space::space_tf32_bound(problem->lowered.program, problem->policy,
+                                            space::space_profile_rtol_f32(opt.profile));
   if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->steady_, bound.t_sol, lookahead); !st)
     return st.error();
   return r;
@@ -184,6 +187,7 @@ RunReport ProblemRun::report() const {
   if (trace_.start_rung > 0)
     r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
                           "ladder started there", trace_.start_rung);
+  if (tf32_bound_.fails) r.note += "; precision: " + tf32_bound_.reason;
   if (real_evaluator_ && !real_evaluator_->notes().empty()) r.note += "; baselines: " + real_evaluator_->notes();
   return r;
 }

@@ -23,6 +23,7 @@
 #include "search/pipeline.h"
 #include "search/run_report.h"
 #include "search/session.h"
+#include "space/precision.h"
 
 namespace ucut::search {
 
@@ -81,6 +82,7 @@ class ProblemRun {
   DriverOptions opt_;
   memory::MemoryKey key_;
   SeedTrace trace_;
+  space::Tf32Bound tf32_bound_;  // real problems: plain TF32 cannot meet the tolerance (space/precision.h)
   std::string note_;
   FakeClock fake_clock_;
   SteadyClock steady_;

@@ -85,14 +85,16 @@ double FakeSpace::true_time(const Candidate& c) const {
   return spec_.t_opt * (1 + 0.15 * d) * kRungCost[k->rung];
 }
 
-std::vector<Candidate> FakeSpace::ranked(int k) {
+std::vector<Candidate> FakeSpace::ranked(int k, int min_rung) {
+  int rung = std::clamp(min_rung, 0, 2);
+  while (rung < 2 && spec_.missing_rungs.count(rung)) ++rung;
   std::vector<Candidate> all;
   for (int mi = 0; mi < 3; ++mi)
     for (int ni = 0; ni < 3; ++ni)
       for (int ki = 0; ki < 3; ++ki)
         for (int ci = 0; ci < 2; ++ci)
           for (int si = 0; si < 4; ++si) {
-            Candidate c = make(mi, ni, ki, ci, si, 0);
+            Candidate c = make(mi, ni, ki, ci, si, rung);
             if (knobs_of(c.config)) all.push_back(std::move(c));
           }
   std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {

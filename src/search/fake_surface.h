@@ -34,7 +34,7 @@ struct SurfaceSpec {
 class FakeSpace final : public SearchSpace {
  public:
   explicit FakeSpace(SurfaceSpec spec) : spec_(std::move(spec)) {}
-  std::vector<Candidate> ranked(int k) override;
+  std::vector<Candidate> ranked(int k, int min_rung = 0) override;
   std::vector<Candidate> neighbors(const Candidate& c) override;
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;

@@ -17,8 +17,9 @@ namespace ucut::search {
 class SearchSpace {
  public:
   virtual ~SearchSpace() = default;
-  // The analytically best `k` candidates at rung 0, best first.
-  virtual std::vector<Candidate> ranked(int k) = 0;
+  // The analytically best `k` candidates at the lowest rung from `min_rung` up that the program
+  // has (rung 0 by default; a raised floor ranks its own rung, not rung 0 lifted), best first.
+  virtual std::vector<Candidate> ranked(int k, int min_rung = 0) = 0;
   // Candidates one knob step away from `c` (same rung), best predicted first.
   virtual std::vector<Candidate> neighbors(const Candidate& c) = 0;
   // `c`'s configuration at precision-ladder rung `rung` (tf32 -> 3xTF32 -> FP32 SIMT under the

@@ -13,6 +13,7 @@
 #include "dsl/gemm_rules.h"
 #include "eval/sol_link.h"
 #include "search/adapters_build.h"
+#include "space/precision.h"
 #include "sol/cost.h"
 #include "sol/format.h"
 #include "sol/report_render.h"
@@ -121,7 +122,12 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   for (const auto& s : space.stages())
     if (!s.note.empty()) plan.notes.push_back("stage " + s.name + ": " + s.note);
   // The same diverse opening the built-in strategy measures first (builtin_strategy.h).
-  auto ranked = diverse_top_k(space.ranked(std::max(o.top, 1) * 16), std::max(o.top, 1));
+  // The TF32 rounding bound (space/precision.h): the search starts one rung up, so the plan
+  // shows and compiles what it would measure first.
+  const space::Tf32Bound bound =
+      space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(o.profile));
+  if (bound.fails) plan.notes.push_back("precision: " + bound.reason);
+  auto ranked = diverse_top_k(space.ranked(std::max(o.top, 1) * 16, bound.fails ? 1 : 0), std::max(o.top, 1));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc;

@@ -65,6 +65,7 @@ memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::st
 
 struct PlanOptions {
   int top = 8;                     // candidates emitted / compiled
+  std::string profile = "default";  // the contract profile (its tolerance decides the TF32 bound)
   bool codegen = true;             // false (--no-compile): rank only, write no .cu
   bool compile = true;             // false (--emit-only or no nvcc): .cu only
   std::string build_root;          // candidates' build folders

@@ -1,0 +1,37 @@
+// The TF32 rounding bound: whether plain TF32 can meet the tolerance, decided before any attempt
+// (the precision analogue of the SOL bound; docs/optimizer.md).
+//
+// TF32 keeps 10 explicit mantissa bits: each fp32 operand is rounded with a relative error up to
+// 2^-11 (4.9e-4), so a product carries up to ~1e-3 and a K-term dot product of random-sign terms
+// an error of the same relative size as its result (both grow as sqrt(K)). Where a GEMM's result
+// reaches a problem output element for element (its epilogue, an elementwise or rowwise stage
+// after it: an output with as many elements as the GEMM's result), that error is the output's,
+// and a relative tolerance below kTf32RelativeError fails on some element of any realistic input
+// (the default contract's 1e-4 failed every such problem measured since session 3). Where every
+// output is smaller (a row reduction, logsumexp, a mean), errors average and TF32 may pass
+// (measured: gred_linear_logsumexp, gred_linear_mean_gelu), so it is tried.
+#pragma once
+
+#include <string>
+
+#include "dsl/program.h"
+#include "sol/peaks.h"
+
+namespace ucut::space {
+
+// Twice TF32's unit roundoff: below this relative tolerance one rounded product can fail.
+inline constexpr double kTf32RelativeError = 9.8e-4;
+
+struct Tf32Bound {
+  bool fails = false;   // plain TF32 cannot meet the tolerance: the ladder starts one rung up
+  std::string reason;   // for the report: which stage and why (empty when !fails)
+};
+
+// `rtol_f32`: the contract profile's relative tolerance for fp32 outputs (1e-4 by default).
+// Only programs whose ladder starts at TF32 (f32 data under the tf32 or bf16 policy) can fail it.
+Tf32Bound space_tf32_bound(const dsl::Program& program, sol::Policy policy, double rtol_f32);
+
+// The fp32 relative tolerance of a contract profile (EVAL-CONTRACT §1): "kb-v01" 1e-2, else 1e-4.
+double space_profile_rtol_f32(const std::string& profile);
+
+}  // namespace ucut::space
