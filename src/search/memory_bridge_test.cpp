@@ -89,16 +89,18 @@ TEST(MemoryBridge, PriorsReduceAttemptsToBestOnASimilarProblem) {
   std::filesystem::remove_all(dir);
 }
 
+// A remembered winner of the synthetic surface's class.
+memory::Prior prior(int64_t id, const char* tile, const char* precision) {
+  memory::Prior p;
+  p.id = id;
+  p.config = {{"tile", tile}, {"cluster", "1x1"}, {"stages", 4}, {"precision", precision}};
+  return p;
+}
+
 // The precision lesson: when every remembered winner (two or more) needed 3xTF32, the next problem
 // of the class starts there and spends no attempt on a TF32 mismatch; one TF32 winner, or a single
 // prior, is no lesson.
 TEST(MemoryBridge, RememberedWinnersAboveTf32StartTheLadderThere) {
-  auto prior = [](int64_t id, const char* tile, const char* precision) {
-    memory::Prior p;
-    p.id = id;
-    p.config = {{"tile", tile}, {"cluster", "1x1"}, {"stages", 4}, {"precision", precision}};
-    return p;
-  };
   SurfaceSpec spec;
   spec.tf32_mismatch = true;
   FakeSpace space(spec);
@@ -138,12 +140,6 @@ TEST(MemoryBridge, RememberedWinnersAboveTf32StartTheLadderThere) {
 // Winners on the summation-order rung (FP32 SIMT) passed because their own reference rounds
 // beyond the tolerance: they neither seed this problem nor start its ladder there.
 TEST(MemoryBridge, SummationOrderWinnersAreNotALessonOfTheClass) {
-  auto prior = [](int64_t id, const char* tile, const char* precision) {
-    memory::Prior p;
-    p.id = id;
-    p.config = {{"tile", tile}, {"cluster", "1x1"}, {"stages", 4}, {"precision", precision}};
-    return p;
-  };
   SurfaceSpec spec;
   spec.summation_order_rung = 2;
   FakeSpace space(spec);
