@@ -245,7 +245,9 @@ std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* 
     s += fmt::format("\n## Search space\n\n{} valid configurations\n\n", space->valid_count());
     for (const auto& st : space->stages())
       s += fmt::format("- stage {}: {} valid{}{}\n", st.name, st.ranked.size(),
-                       st.ranked.empty() ? "" : ", best-ranked `" + st.ranked.front().candidate.name + "`",
+                       st.ranked.empty() ? ""
+                                         : ", best-ranked on its first precision rung `" +
+                                               st.ranked.front().candidate.name + "`",
                        st.note.empty() ? "" : " (" + st.note + ")");
   }
   if (plan) {
