@@ -43,7 +43,7 @@ extern "C" void on_bench_sigint(int) { g_bench_interrupt = true; }
 struct BenchArgs {
   std::string dir;
   int budget = 40, problems = 4;
-  std::string html, out = "out/bench", db, policy = "tf32";
+  std::string html, out = "out/bench", db, policy = "tf32", profile = "default";
   double eps = 0.25;
   int stagnation = 12;
   uint64_t seed = 1;
@@ -95,13 +95,16 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
   po.out_dir = a.out;
   search::PlanOptions plan;
   plan.top = std::max(1, std::min(a.top_k, a.budget));
+  plan.profile = a.profile;
   plan.codegen = !a.no_compile;
   plan.compile = !a.no_compile && !a.emit_only && search::nvcc_available();
   plan.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
-  std::string md = "# ucutlass bench: " + a.dir + "\n\n**" + why + "**: this is a plan, not a result.\n\n"
+  std::string md = "# ucutlass bench: " + a.dir + "\n\n**" + why + "**: this is a plan, not a result.\n\n" +
+                   "Contract: policy `" + a.policy + "`, profile `" + a.profile + "`.\n\n" +
                    "| problem | status | stages | t_SOL | best-ranked candidate | predicted |\n|---|---|---|---|---|---|\n";
   nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", a.dir}, {"measured", false},
-                      {"note", why}, {"problems", nlohmann::json::array()}};
+                      {"note", why}, {"policy", a.policy}, {"profile", a.profile},
+                      {"problems", nlohmann::json::array()}};
   int planned = 0;
   std::map<std::string, int> failures;
   for (const auto& f : files) {
@@ -182,7 +185,7 @@ int run_bench(const BenchArgs& a) {
   o.resume = a.resume;
   o.lookahead = a.lookahead;
   o.memory = mem.get();
-  o.profile = "default";
+  o.profile = a.profile;
   std::unique_ptr<search::GpuWorkers> workers;  // before runs: the runs' evaluators use it
   std::vector<std::unique_ptr<search::ProblemRun>> runs;
   std::vector<search::SearchSession*> sessions;
@@ -260,7 +263,7 @@ int run_bench(const BenchArgs& a) {
   search::CostFigures cost;
   report::HtmlReport html;
   html.title = "ucutlass bench: " + a.dir;
-  html.contract = a.policy + " policy, default profile";
+  html.contract = a.policy + " policy, " + a.profile + " profile";
   for (const auto& oc : outcomes)
     html.problems.push_back({oc.name, 1.0, 0, 0, oc.failure, "", 0, "not run", {}});
   for (auto& r : runs) {
@@ -331,6 +334,9 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--out", a->out, "output folder")->capture_default_str();
   sub.add_option("--db", a->db, "result store holding the memory")->envname("UCUTLASS_STORE");
   sub.add_option("--policy", a->policy, "precision policy")->capture_default_str();
+  sub.add_option("--profile", a->profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
+      ->check(CLI::IsMember({"default", "kb-v01"}))
+      ->capture_default_str();
   sub.add_option("--eps", a->eps, "SOL proximity stop rule")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();
