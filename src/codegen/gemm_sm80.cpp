@@ -17,24 +17,6 @@
 
 namespace ucut::codegen {
 
-namespace {
-
-struct Sm80Shape { int m, n, k, wm, wn, wk; };
-
-Sm80Shape sm80_shape(const dsl::GemmKnobs& k) {
-  const auto& t = *k.tile;
-  // Warp tiles as in gemm_rules.cpp's tables: 32x64 (4x2 warps) except the tall/wide tiles.
-  if (k.precision == dsl::Precision::f32) {
-    if (t.m == 128 && t.n == 64) return {t.m, t.n, t.k, 64, 32, t.k};
-    if (t.m + t.n == 384) return {t.m, t.n, t.k, 64, 64, t.k};  // 256x128, 128x256
-    return {t.m, t.n, t.k, 32, 64, t.k};
-  }
-  if (t.m == 256 && t.n == 64) return {t.m, t.n, t.k, 64, 32, t.k};
-  return {t.m, t.n, t.k, 32, 64, t.k};
-}
-
-}  // namespace
-
 Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   const auto& s = *g.stage;
   const auto& k = g.knobs;
@@ -46,7 +28,11 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   const std::string& ns = g.ns;
   const bool fast = k.math == dsl::MathMode::fast;
   bool x3 = k.precision == dsl::Precision::f32x3;
-  Sm80Shape sh = sm80_shape(k);
+  // Threadblock and warp tiles: gemm_rules' table (the checker accepted the tile from it).
+  const dsl::Sm80Tile* sh = dsl::gemm_sm80_find(k.precision, *k.tile);
+  if (!sh)
+    return make_error(ErrorCode::internal, "sm80 tile " + std::to_string(k.tile->m) + "x" + std::to_string(k.tile->n) +
+                                               "x" + std::to_string(k.tile->k) + " is not in gemm_rules' table");
   int align = x3 ? k.align.value_or(1) : 1;
   int align_c = x3 ? (g.n % 4 == 0 ? 4 : g.n % 2 == 0 ? 2 : 1) : 1;
   bool direct = epi_is_identity(s.epilogue) && g.out->dtype == dsl::DType::f32;
@@ -63,7 +49,7 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
       "    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<{}>, {}, {}, {},\n"
       "    cutlass::arch::{}>;\n",
       s.a.transposed ? "ColumnMajor" : "RowMajor", s.b.transposed ? "ColumnMajor" : "RowMajor",
-      x3 ? "OpClassTensorOp" : "OpClassSimt", sh.m, sh.n, sh.k, sh.wm, sh.wn, sh.wk, x3 ? "16, 8, 8" : "1, 1, 1",
+      x3 ? "OpClassTensorOp" : "OpClassSimt", sh->m, sh->n, sh->k, sh->wm, sh->wn, sh->wk, x3 ? "16, 8, 8" : "1, 1, 1",
       align_c, k.swizzle.value_or(1), *k.stages, align, align, x3 ? "OpMultiplyAddFastF32" : "OpMultiplyAdd");
   d += fmt::format("constexpr long long M = {}, N = {}, K = {}, L = {};\n", g.m, g.n, g.k, g.l);
   d += fmt::format("constexpr size_t kAccBytes = {};  // fp32 accumulators the epilogue pass reads\n",

@@ -90,7 +90,6 @@ bool tile_in(const TileShape& t, std::initializer_list<int> ms, std::initializer
 // The measured fp32-faithful configurations (fp32-faithful-gemm.md): 3xTF32 mma.sync tiles with
 // 32x64 warp tiles (64x64 warp tiles spill registers and run at half speed), and the classic
 // SIMT fp32 tile. Each row: threadblock M N K, warp M N K.
-struct Sm80Tile { int m, n, k, wm, wn, wk; };
 constexpr Sm80Tile kF32x3Tiles[] = {
     {128, 128, 32, 32, 64, 32}, {128, 128, 16, 32, 64, 16}, {64, 128, 32, 32, 64, 32},
     {128, 64, 32, 32, 64, 32},  {64, 256, 16, 32, 64, 16},  {256, 64, 16, 64, 32, 16}};
@@ -100,27 +99,12 @@ constexpr Sm80Tile kF32SimtTiles[] = {{128, 128, 8, 32, 64, 8}, {64, 128, 8, 32,
                                       {128, 64, 8, 64, 32, 8},  {256, 128, 8, 64, 64, 8},
                                       {128, 256, 8, 64, 64, 8}};
 
-const Sm80Tile* sm80_find(Precision p, const TileShape& t) {
-  if (p == Precision::f32x3) {
-    for (const auto& r : kF32x3Tiles)
-      if (r.m == t.m && r.n == t.n && r.k == t.k) return &r;
-  } else {
-    for (const auto& r : kF32SimtTiles)
-      if (r.m == t.m && r.n == t.n && r.k == t.k) return &r;
-  }
-  return nullptr;
-}
-
 std::string sm80_tile_list(Precision p) {
   std::string s;
-  auto add = [&](const Sm80Tile& r) {
+  for (const auto& r : gemm_sm80_tiles(p)) {
     if (!s.empty()) s += ", ";
     s += str(r.m) + "x" + str(r.n) + "x" + str(r.k);
-  };
-  if (p == Precision::f32x3)
-    for (const auto& r : kF32x3Tiles) add(r);
-  else
-    for (const auto& r : kF32SimtTiles) add(r);
+  }
   return s;
 }
 
@@ -138,6 +122,17 @@ int sm80_smem(const TileShape& t, int stages) { return stages * (t.m + t.n) * t.
 }  // namespace
 
 // ---- facts ---------------------------------------------------------------------------------
+
+std::span<const Sm80Tile> gemm_sm80_tiles(Precision p) {
+  if (p == Precision::f32x3) return kF32x3Tiles;
+  return kF32SimtTiles;
+}
+
+const Sm80Tile* gemm_sm80_find(Precision p, const TileShape& t) {
+  for (const auto& r : gemm_sm80_tiles(p))
+    if (r.m == t.m && r.n == t.n && r.k == t.k) return &r;
+  return nullptr;
+}
 
 int gemm_f32x3s_split_k(int64_t k) { return k >= 1024 ? 4 : 1; }
 
@@ -379,7 +374,7 @@ void rule_tile_legal(Ctx& c, const GemmKnobs& k) {
   const TileShape& t = *k.tile;
   std::string ts = str(t.m) + "x" + str(t.n) + "x" + str(t.k);
   if (gemm_family(k.precision) == GemmFamily::sm80) {
-    if (!sm80_find(k.precision, t))
+    if (!gemm_sm80_find(k.precision, t))
       c.add("tile_legal", "tile", std::string("tile ") + ts + " is not a " + precision_name(k.precision) +
             " tile", "use one of " + sm80_tile_list(k.precision));
     return;

@@ -10,6 +10,7 @@
 //         f32, with the epilogue applied by a generated SIMT kernel after the GEMM.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,13 @@ GemmFamily gemm_family(Precision p);
 
 // The operand data type a precision needs (f16, bf16 or f32).
 DType gemm_operand_dtype(Precision p);
+
+// The CUTLASS 2.x (sm80) tiles of f32x3 and f32, in the order the space enumerates them: one
+// table for the rules, the space and the code generator. Threadblock M N K, warp M N K.
+struct Sm80Tile { int m, n, k, wm, wn, wk; };
+std::span<const Sm80Tile> gemm_sm80_tiles(Precision p);
+// The table row of tile `t` at precision `p`; nullptr when the kernel has no such tile.
+const Sm80Tile* gemm_sm80_find(Precision p, const TileShape& t);
 
 // Whether an operand is K-major in memory: A untransposed ([M,K] row-major) and B transposed
 // (B given as [N,K], written W.T) are K-major.

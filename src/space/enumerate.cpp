@@ -40,12 +40,11 @@ std::vector<int> sm90_tile_ks(Precision p) {
   return dsl::dtype_bytes(dsl::gemm_operand_dtype(p)) == 2 ? std::vector<int>{64, 128} : std::vector<int>{32, 64};
 }
 
-// The fp32-faithful CUTLASS 2.x tiles (gemm_rules.cpp's table; a tile the rules stop accepting
-// simply drops out at validation).
+// The fp32-faithful CUTLASS 2.x tiles: gemm_rules' table.
 std::vector<dsl::TileShape> sm80_tiles(Precision p) {
-  if (p == Precision::f32x3)
-    return {{128, 128, 32}, {128, 128, 16}, {64, 128, 32}, {128, 64, 32}, {64, 256, 16}, {256, 64, 16}};
-  return {{128, 128, 8}, {64, 128, 8}, {128, 64, 8}, {256, 128, 8}, {128, 256, 8}};
+  std::vector<dsl::TileShape> out;
+  for (const auto& r : dsl::gemm_sm80_tiles(p)) out.push_back({r.m, r.n, r.k});
+  return out;
 }
 
 template <typename T>
