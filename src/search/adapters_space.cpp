@@ -149,12 +149,14 @@ std::vector<Candidate> RealSpace::ranked(int k, int min_rung) {
   // Vary one stage at a time around the best choice of the others; the best choice itself first.
   // A GEMM stage offers only its configurations from min_rung up (all of them where it has none
   // there: 16-bit data has one rung); other stages offer all of theirs.
+  std::vector<bool> floored(stages_.size(), false);  // the stage has GEMM configurations from min_rung up
+  for (size_t s = 0; s < stages_.size(); ++s)
+    floored[s] = std::any_of(stages_[s].ranked.begin(), stages_[s].ranked.end(), [&](const auto& o) {
+      return o.candidate.is_gemm && o.candidate.rung >= min_rung;
+    });
   auto offered = [&](size_t s, size_t i) {
-    const auto& list = stages_[s].ranked;
-    const auto& c = list[i].candidate;
-    if (!c.is_gemm || c.rung >= min_rung) return true;
-    return std::none_of(list.begin(), list.end(),
-                        [&](const auto& o) { return o.candidate.is_gemm && o.candidate.rung >= min_rung; });
+    const auto& c = stages_[s].ranked[i].candidate;
+    return !floored[s] || !c.is_gemm || c.rung >= min_rung;
   };
   Choice best = best_choice();
   for (size_t s = 0; s < stages_.size(); ++s)
