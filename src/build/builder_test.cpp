@@ -289,6 +289,35 @@ TEST(Compiler, NvccCommandHasTheMeasuredFlags) {
     EXPECT_NE(joined.find(f), std::string::npos) << f << " in " << joined;
 }
 
+// build_abort_compiles() kills an nvcc in flight and refuses later ones, with a message that
+// says why; nothing is published. (A script that sleeps stands in for nvcc.)
+TEST(Compiler, AbortKillsTheRunningCompileAndRefusesTheNext) {
+  TmpDir d;
+  const std::string fake = d.path + "/slow-nvcc";
+  ASSERT_TRUE(fs_write_atomic(fake, "#!/bin/sh\nsleep 30\n").ok());
+  std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+  NvccOptions o;
+  o.nvcc = fake;
+  auto c = build_nvcc_compiler(o);
+  std::thread t([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    build_abort_compiles();
+  });
+  auto first = c->compile({d.path + "/a.cu", d.path + "/a.so", {}});
+  t.join();
+  auto second = c->compile({d.path + "/b.cu", d.path + "/b.so", {}});
+  const bool aborted = build_compiles_aborted();
+  build_resume_compiles();
+  EXPECT_TRUE(aborted);
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->ok);
+  EXPECT_NE(first->message.find("a.cu: stopped before it finished"), std::string::npos) << first->message;
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->ok);
+  EXPECT_NE(second->message.find("stopped before it finished"), std::string::npos) << second->message;
+  EXPECT_FALSE(build_compiles_aborted());
+}
+
 // A unit compiles to an object (-c, no -shared or cudart); the link takes the objects, the
 // architecture, -shared, static cudart and no include folders.
 TEST(Compiler, ObjectAndLinkCommands) {

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -45,6 +46,19 @@ std::string build_summarize_log(const std::string& log) {
   }
   return out;
 }
+
+namespace {
+
+std::atomic<bool> g_abort_compiles{false};
+
+constexpr const char* kAbortedMessage =
+    "stopped before it finished: the search ended (time or attempt budget, or Ctrl-C); nothing was cached";
+
+}  // namespace
+
+void build_abort_compiles() { g_abort_compiles = true; }
+void build_resume_compiles() { g_abort_compiles = false; }
+bool build_compiles_aborted() { return g_abort_compiles.load(); }
 
 namespace {
 
@@ -113,18 +127,25 @@ class Nvcc : public Compiler {
       (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
       niced = true;
     }
+    CompileOutcome out;
+    const std::string& what = job.mode == CompileJob::Mode::link ? job.output_path : job.source_path;
+    if (build_compiles_aborted()) {
+      out.message = what + ": " + kAbortedMessage;
+      return out;
+    }
     ProcessSpec spec;
     spec.argv = command(job);
     spec.timeout = o_.timeout;
+    spec.abort = &g_abort_compiles;
     auto r = subprocess_run(spec);
     if (!r)
       return make_error(ErrorCode::subprocess, "could not run " + o_.nvcc + ": " + r.error().message,
                         "install the CUDA toolkit or set UCUTLASS_NVCC to nvcc's path");
-    CompileOutcome out;
     out.log = r->out + r->err;
     out.seconds = r->seconds;
-    const std::string& what = job.mode == CompileJob::Mode::link ? job.output_path : job.source_path;
-    if (r->timed_out) {
+    if (r->aborted) {
+      out.message = what + ": " + kAbortedMessage;
+    } else if (r->timed_out) {
       out.message = what + ": nvcc ran past " + std::to_string(o_.timeout.count()) + " s";
     } else if (!r->success()) {
       // a link error names a symbol on lines without "error": keep the log's tail instead

@@ -50,6 +50,15 @@ struct NvccOptions {
   std::chrono::seconds timeout{900};
 };
 
+// Stops every nvcc this process runs, now and later: running ones are killed (their outputs are
+// not published to the cache) and new ones fail at once with a message that says why. A search
+// calls it when it stops (time budget, attempt budget, Ctrl-C): compiles still in flight are
+// lookahead nobody will evaluate, and waiting for them would overrun the time budget.
+// build_resume_compiles() clears it (tests; a process that searches again).
+void build_abort_compiles();
+void build_resume_compiles();
+bool build_compiles_aborted();
+
 // The real nvcc. `opts.lock_path` defaults to $UCUTLASS_NVCC_LOCK when empty.
 std::unique_ptr<Compiler> build_nvcc_compiler(NvccOptions opts = {});
 

@@ -260,6 +260,7 @@ int run_bench(const BenchArgs& a) {
   std::signal(SIGINT, on_bench_sigint);
   suite.run(&g_bench_interrupt);
   std::signal(SIGINT, SIG_DFL);
+  build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   search::CostFigures cost;
   report::HtmlReport html;
   html.title = "ucutlass bench: " + a.dir;

@@ -57,6 +57,7 @@ int drive(search::ProblemRun& run) {
   }
   auto reason = s.run(&g_interrupt);
   std::signal(SIGINT, SIG_DFL);
+  build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   if (auto st = run.finish(); !st) {
     std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
     return 2;

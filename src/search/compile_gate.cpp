@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "build/compiler.h"
+
 namespace ucut::search {
 
 void CompileGate::set_width(int width) {
@@ -37,7 +39,7 @@ bool CompileGate::acquire(const std::atomic<bool>* cancelled) {
   const uint64_t ticket = next_ticket_++;
   ++waiting_;
   while (true) {
-    if (cancelled && cancelled->load()) {
+    if ((cancelled && cancelled->load()) || build::build_compiles_aborted()) {
       --waiting_;
       if (ticket == serving_) ++serving_;
       else cancelled_.insert(ticket);
@@ -60,7 +62,7 @@ bool CompileGate::acquire(const std::atomic<bool>* cancelled) {
 
 bool CompileGate::try_acquire() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (width_ == 0 || waiting_ > 0 || running_ >= width_) return false;
+  if (width_ == 0 || waiting_ > 0 || running_ >= width_ || build::build_compiles_aborted()) return false;
   ++running_;
   return true;
 }

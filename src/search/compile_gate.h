@@ -2,7 +2,8 @@
 // lookahead in background threads; a suite runs dozens of sessions, so without one limit their
 // nvcc jobs (~3.5 GB each) would outnumber the cores and the memory. Waiters are served in the
 // order they arrived (tickets), so a suite's candidates compile in the order they were proposed.
-// A waiter whose candidate was dropped while it queued leaves without compiling (`cancelled`).
+// A waiter whose candidate was dropped while it queued leaves without compiling (`cancelled`),
+// and so does every waiter once build_abort_compiles() was called (the search has stopped).
 // Width 0 (the default) means no limit: unit tests with instant fake compilers never wait.
 // It is also the builder's JobSlots: a candidate's compile holds one slot, and its library's
 // other units take free slots with try_acquire, only while no candidate is waiting.

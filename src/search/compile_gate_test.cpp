@@ -109,5 +109,27 @@ TEST(CompileGate, ACancelledWaiterLeavesWithoutASlotAndDoesNotBlockTheNext) {
   EXPECT_EQ(g.waiting(), 0);
 }
 
+// Once the search stops (build_abort_compiles), waiters leave without a slot and no free slot
+// is lent, until the flag is cleared.
+TEST(CompileGate, AbortedCompilesLeaveTheGate) {
+  CompileGate g;
+  g.set_width(1);
+  ASSERT_TRUE(g.acquire());
+  std::atomic<int> result{-1};
+  std::thread waiter([&] { result = g.acquire() ? 1 : 0; });
+  wait_until([&] { return g.waiting() == 1; });
+  build::build_abort_compiles();
+  waiter.join();
+  g.release();
+  const bool try_while_aborted = g.try_acquire();
+  const bool acquire_while_aborted = g.acquire();
+  build::build_resume_compiles();
+  EXPECT_EQ(result, 0);
+  EXPECT_FALSE(try_while_aborted);
+  EXPECT_FALSE(acquire_while_aborted);
+  EXPECT_EQ(g.running(), 0);
+  EXPECT_TRUE(g.acquire());
+}
+
 }  // namespace
 }  // namespace ucut::search

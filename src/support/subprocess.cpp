@@ -108,6 +108,11 @@ Result<ProcessResult> subprocess_run(const ProcessSpec& spec) {
     if (err.fd[0] >= 0) fds.push_back({err.fd[0], POLLIN, 0});
     if (in.fd[1] >= 0) fds.push_back({in.fd[1], POLLOUT, 0});
     int wait_ms = 200;
+    if (spec.abort && spec.abort->load()) {
+      ::kill(-pid, SIGKILL);
+      result.aborted = true;
+      break;
+    }
     if (spec.timeout.count() > 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
@@ -141,7 +146,7 @@ Result<ProcessResult> subprocess_run(const ProcessSpec& spec) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!result.timed_out) {
+  if (!result.timed_out && !result.aborted) {
     if (WIFSIGNALED(status)) {
       result.signaled = true;
       result.signal = WTERMSIG(status);

@@ -2,6 +2,7 @@
 // The child runs in its own process group so a timeout kills it and everything it started.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
@@ -17,6 +18,9 @@ struct ProcessSpec {
   std::map<std::string, std::string> env_set;   // added to (or replacing in) the environment
   std::string stdin_text;                       // written to the child's stdin, then closed
   std::chrono::milliseconds timeout{0};         // 0: no limit
+  // When it becomes true the child's process group is killed (a run stopping early: its
+  // compiles in flight are no longer wanted). nullptr: never.
+  const std::atomic<bool>* abort = nullptr;
 };
 
 struct ProcessResult {
@@ -24,10 +28,11 @@ struct ProcessResult {
   bool signaled = false;   // killed by a signal (crash)
   int signal = 0;
   bool timed_out = false;  // killed by us after spec.timeout
+  bool aborted = false;    // killed by us because *spec.abort became true
   std::string out;         // stdout
   std::string err;         // stderr
   double seconds = 0;      // wall time
-  bool success() const { return !signaled && !timed_out && exit_code == 0; }
+  bool success() const { return !signaled && !timed_out && !aborted && exit_code == 0; }
 };
 
 // Runs the process to completion. Fails only when the process could not be started at all;

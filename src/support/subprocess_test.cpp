@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 namespace ucut {
 
 TEST(Subprocess, CapturesOutputAndExitCode) {
@@ -26,6 +29,21 @@ TEST(Subprocess, TimeoutKillsTheProcessGroup) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->timed_out);
   EXPECT_LT(r->seconds, 10.0);
+}
+
+// A stopping search kills its compiles: the flag turning true kills the whole process group.
+TEST(Subprocess, AbortFlagKillsTheProcessGroup) {
+  std::atomic<bool> abort{false};
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    abort = true;
+  });
+  auto r = subprocess_run({.argv = {"sh", "-c", "sleep 30 & sleep 30"}, .abort = &abort});
+  t.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->aborted);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_FALSE(r->success());
 }
 
 TEST(Subprocess, MissingProgramIsAnError) {
