@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 
 #include "build/builder.h"
 #include "search/compile_gate.h"
@@ -225,6 +226,10 @@ Status ProblemRun::finish() {
       return s;
   }
   if (opt_.memory) {
+    // A suite finishes its problems side by side (their model_new.py exports run in Python);
+    // they share one memory database.
+    static std::mutex memory_mu;
+    std::lock_guard<std::mutex> lock(memory_mu);
     auto n = memory::memory_learn(*opt_.memory,
                                   memory_learn_input(r.state, key_, name_, r.t_sol, trace_));
     if (!n) return n.error();
