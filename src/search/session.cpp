@@ -117,9 +117,27 @@ void SearchSession::prime() {
   if (started_ && stop_ == StopReason::none) fill_queue();
 }
 
+// Candidates proposed ahead of results the strategy has since seen (a mismatch that raised the
+// precision floor) are dropped unevaluated: they cost no attempt. Results are consumed in
+// proposal order, so which ones drop is deterministic. A queued compile leaves the gate; one
+// already running finishes in the background (the future is kept, not waited on here; the
+// kernel cache keeps what it built).
+void SearchSession::drop_unwanted() {
+  while (!queue_.empty() && !queue_.front().replay && !strategy_.still_wanted(queue_.front().cand, state_)) {
+    if (queue_.front().cancel) queue_.front().cancel->store(true);
+    if (queue_.front().build.valid()) abandoned_.push_back(std::move(queue_.front().build));
+    queue_.pop_front();
+    ++cost_.dropped;
+    fill_queue();
+  }
+}
+
 bool SearchSession::ready() {
   if (stop_ != StopReason::none || !started_) return true;  // step() retries a failed start, then stops
-  if (queue_.empty()) fill_queue();
+  fill_queue();
+  // A suite asks before stepping: a session whose next candidate is no longer wanted must not
+  // wait for that candidate's compile (it would be dropped unevaluated once built).
+  drop_unwanted();
   if (queue_.empty()) return true;  // step() will say the space is exhausted
   const Pending& p = queue_.front();
   return p.replay || !p.build.valid() ||
@@ -139,17 +157,7 @@ bool SearchSession::step() {
     return false;
   }
   fill_queue();
-  // Candidates proposed ahead of results the strategy has since seen (a mismatch that raised the
-  // precision floor) are dropped unevaluated: they cost no attempt. Results are consumed in
-  // proposal order, so which ones drop is deterministic. Their compiles finish in the background
-  // (the futures are kept, not waited on here; the kernel cache keeps what they built).
-  while (!queue_.empty() && !queue_.front().replay && !strategy_.still_wanted(queue_.front().cand, state_)) {
-    if (queue_.front().cancel) queue_.front().cancel->store(true);
-    if (queue_.front().build.valid()) abandoned_.push_back(std::move(queue_.front().build));
-    queue_.pop_front();
-    ++cost_.dropped;
-    fill_queue();
-  }
+  drop_unwanted();
   if (queue_.empty()) {
     stop_ = StopReason::space_exhausted;
     return false;

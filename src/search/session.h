@@ -89,6 +89,9 @@ class SearchSession {
     std::shared_ptr<std::atomic<bool>> cancel;  // set when dropped: a queued compile never starts
   };
   void fill_queue();
+  // Drops queued candidates the strategy no longer wants from the front of the queue (refilling
+  // it), so neither step() nor ready() waits on a compile whose result would be thrown away.
+  void drop_unwanted();
   void record(Attempt a);
 
   std::string problem_;

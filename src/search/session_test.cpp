@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include "search/builtin_strategy.h"
 #include "search/fake_surface.h"
 
@@ -273,6 +277,54 @@ TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
   EXPECT_EQ(resumed.session->cost().replayed, 11);
   EXPECT_EQ(resumed.session->state().best_attempt()->cand.name,
             full.session->state().best_attempt()->cand.name);
+}
+
+// In a suite the scheduler asks ready() before stepping. After a mismatch raised the floor, the
+// queued TF32 candidate is no longer wanted: ready() drops it and waits for the fallback's
+// compile, not for the unwanted one (here it never finishes until the end of the test).
+TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  struct Stuck final : Compiler {
+    explicit Stuck(const SurfaceSpec& s) : inner(s) {}
+    CompileOutcome compile(const Candidate& c) override {
+      if (c.rung == 0 && tf32_calls.fetch_add(1) > 0) release.wait();  // the second TF32 compile hangs
+      return inner.compile(c);
+    }
+    FakeCompiler inner;
+    std::atomic<int> tf32_calls{0};
+    std::shared_future<void> release;
+  };
+  std::promise<void> unblock;
+  FakeClock clock;
+  FakeSpace space(spec);
+  Stuck compiler(spec);
+  compiler.release = unblock.get_future().share();
+  FakeEvaluator evaluator(space, &clock);
+  BuiltinStrategy strategy(space, {});
+  SessionOptions so = no_stop_rules(6);
+  so.lookahead = 2;
+  so.t_sol = spec.t_sol;
+  bool became_ready = false;
+  {
+    SearchSession s(spec.problem, strategy, compiler, evaluator, clock, nullptr, so);
+    ASSERT_TRUE(s.start().ok());
+    s.prime();
+    ASSERT_TRUE(s.step());  // the first TF32 candidate: a mismatch, the floor rises to rung 1
+    ASSERT_EQ(s.state().attempts.back().status, AttemptStatus::mismatch);
+    for (int i = 0; i < 400 && !became_ready; ++i) {
+      became_ready = s.ready();
+      if (!became_ready) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(s.cost().dropped, 1);
+    if (became_ready) {
+      ASSERT_TRUE(s.step());
+      EXPECT_EQ(s.state().attempts.back().cand.rung, 1);
+      EXPECT_EQ(s.state().attempts.back().status, AttemptStatus::ok);
+    }
+    unblock.set_value();  // the session's destructor joins the dropped compile
+  }
+  EXPECT_TRUE(became_ready);
 }
 
 TEST(Session, InterruptStopsBetweenAttempts) {

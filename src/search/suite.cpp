@@ -15,15 +15,22 @@ double suite_headroom(const HeadroomInputs& p) {
 }
 
 std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems) {
+  // Tiers: 0 untried, 1 tried with nothing correct, 2 correct. Within a tier: the most headroom
+  // (tier 1: the fewest attempts first), then fewer attempts, then the earlier problem.
+  auto tier = [](const HeadroomInputs& p) { return p.attempts == 0 ? 0 : !p.t_best ? 1 : 2; };
+  auto better = [&](const HeadroomInputs& a, double ha, const HeadroomInputs& b, double hb) {
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
+    if (tier(a) == 1 && a.attempts != b.attempts) return a.attempts < b.attempts;
+    if (ha != hb) return ha > hb;
+    return a.attempts < b.attempts;
+  };
   std::optional<size_t> best;
   double best_h = 0;
   for (size_t i = 0; i < problems.size(); ++i) {
     const auto& p = problems[i];
     if (p.stopped) continue;
-    double h = suite_headroom(p);
-    const bool untried = p.attempts == 0, best_untried = best && problems[*best].attempts == 0;
-    if (best && best_untried && !untried) continue;
-    if (!best || (untried && !best_untried) || h > best_h || (h == best_h && p.attempts < problems[*best].attempts)) {
+    const double h = suite_headroom(p);
+    if (!best || better(p, h, problems[*best], best_h)) {
       best = i;
       best_h = h;
     }

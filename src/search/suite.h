@@ -1,7 +1,9 @@
 // The suite scheduler (ucutlass-paper §3.4): across the problems of a suite, the next attempt
-// goes to the problem with the most headroom, i.e. the largest gap t_best / t_SOL (a problem
-// with no correct candidate yet uses its eager time, so unstarted and failing problems come
-// first). Problems whose session has stopped (stop rule or its own cap) get no more attempts;
+// goes to the problem with the most headroom, i.e. the largest gap t_best / t_SOL, after the
+// problems without an attempt and then those with nothing correct yet (fewest attempts first).
+// Failing problems used to come first only through their headroom (t_eager / t_SOL), which a
+// correct kernel slower than eager outranks: run AF's four failing GEMMs got one attempt each
+// in seven minutes while problems at FP32 SIMT parity got up to eleven. Problems whose session has stopped (stop rule or its own cap) get no more attempts;
 // their unspent share goes to the others while the suite's attempt pool lasts. Ties go to the
 // problem with fewer attempts, then to the earlier one, so the order is deterministic.
 #pragma once
@@ -39,8 +41,9 @@ struct HeadroomInputs {
 double suite_headroom(const HeadroomInputs& p);
 // The index of the problem to run next, or nullopt when every problem has stopped: a problem
 // without an attempt first (so a time budget never ends with a problem untried: run P's
-// epi_linear_gelu_tanh_bf16, whose small headroom left it behind 16 others), then the most
-// headroom, ties to fewer attempts.
+// epi_linear_gelu_tanh_bf16, whose small headroom left it behind 16 others), then a problem
+// with no correct candidate (fewest attempts, then headroom; correctness before speed), then
+// the most headroom; ties to fewer attempts, then the earlier problem.
 std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems);
 
 class SuiteScheduler {

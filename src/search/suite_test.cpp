@@ -30,8 +30,23 @@ TEST(SuitePick, MostHeadroomFirstStoppedNeverTiesToFewerAttempts) {
   EXPECT_EQ(suite_pick(w), 2u);
   w[2].attempts = 1;
   EXPECT_EQ(suite_pick(w), 1u);
+  // Tried with nothing correct comes before the most headroom among correct ones: the fewest
+  // attempts first, then headroom.
   w[1].attempts = 1;
+  EXPECT_EQ(suite_pick(w), 2u);
+  w[2].attempts = 2;
+  EXPECT_EQ(suite_pick(w), 1u);
+  w[1].t_best = 1.05;  // now correct: gap 1.05, less than w[0]'s 9
+  EXPECT_EQ(suite_pick(w), 2u);
+  w[2].stopped = true;
   EXPECT_EQ(suite_pick(w), 0u);
+  // Run AF: a correct kernel slower than eager (FP32 SIMT parity) has more headroom than a
+  // failing problem's eager gap, but the failing problem still goes first.
+  std::vector<HeadroomInputs> af = {
+      {false, 7, 5.6, 5.4, 0.67},           // correct at 0.96x eager, gap 8.4
+      {false, 1, std::nullopt, 5.2, 0.67},  // one mismatch, eager gap 7.8
+  };
+  EXPECT_EQ(suite_pick(af), 1u);
   // Before anything is correct the eager gap counts, unknown SOL is never starved.
   EXPECT_DOUBLE_EQ(suite_headroom({false, 0, std::nullopt, 8.0, 2.0}), 4.0);
   EXPECT_TRUE(std::isinf(suite_headroom({false, 0, 1.0, 8.0, 0.0})));
