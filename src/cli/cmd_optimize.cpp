@@ -119,8 +119,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
       std::printf("  note: TF32 on fp32 data may miss the contract's tolerance (atol = rtol = 1e-4); on a GPU the\n"
                   "  search then climbs to 3xTF32 (f32x3s on TF32 tensor cores, then f32x3), which is fp32-faithful,\n"
                   "  and to FP32 SIMT where the reference's own rounding is the obstacle (docs/optimizer.md)\n");
-    for (const auto& n : r->plan.notes)
-      if (n.rfind("precision: ", 0) == 0) std::printf("  note: %s\n", n.substr(11).c_str());
+    if (!r->plan.precision_note.empty()) std::printf("  note: %s\n", r->plan.precision_note.c_str());
     std::printf("report: %s/report.md\n", r->dir.c_str());
     return 0;
   }

@@ -126,7 +126,10 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   // shows and compiles what it would measure first.
   const space::Tf32Bound bound =
       space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(o.profile));
-  if (bound.fails) plan.notes.push_back("precision: " + bound.reason);
+  if (bound.fails) {
+    plan.precision_note = bound.reason;
+    plan.notes.push_back("precision: " + bound.reason);
+  }
   auto ranked = diverse_top_k(space.ranked(std::max(o.top, 1) * 16, bound.fails ? 1 : 0), std::max(o.top, 1));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;

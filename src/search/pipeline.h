@@ -81,7 +81,8 @@ struct PlannedCandidate {
 struct Plan {
   std::vector<PlannedCandidate> top;
   size_t valid = 0;                // valid configurations over all stages
-  std::vector<std::string> notes;
+  std::vector<std::string> notes;  // for the report (the precision note among them)
+  std::string precision_note;      // why the ladder starts above tf32 (space/precision.h); empty: it does not
 };
 
 Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& options);
