@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ucut::search {
@@ -29,7 +30,7 @@ double geomean(const std::vector<double>& v) {
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
   Headline h;
   h.cost = cost;
-  std::vector<double> eager, compile, frac;
+  std::vector<double> eager, compile, frac, to_best;
   const double ps[] = {1.0, 1.5, 2.0};
   const char* pnames[] = {"fast_1", "fast_1.5", "fast_2"};
   int fast[3] = {0, 0, 0};
@@ -50,6 +51,13 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
     if (p.frac_sol() > 0) frac.push_back(p.frac_sol());
     for (int i = 0; i < 3; ++i)
       if (p.correct() && p.speedup_eager() > ps[i]) ++fast[i];
+    if (p.correct() && p.time_to_best_s > 0) to_best.push_back(p.time_to_best_s);
+  }
+  h.time_to_best_counted = static_cast<int>(to_best.size());
+  if (!to_best.empty()) {
+    std::sort(to_best.begin(), to_best.end());
+    const size_t n = to_best.size();
+    h.median_time_to_best_s = n % 2 ? to_best[n / 2] : 0.5 * (to_best[n / 2 - 1] + to_best[n / 2]);
   }
   if (!eager.empty()) h.geomean_eager = geomean(eager);
   if (!compile.empty()) h.geomean_compile = geomean(compile);
@@ -72,6 +80,8 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"geomean_frac_sol", h.geomean_frac_sol},
           {"failures", h.failures},
           {"reference_limited", h.reference_limited},
+          {"median_time_to_best_s", h.median_time_to_best_s},
+          {"time_to_best_counted", h.time_to_best_counted},
           {"cost",
            {{"wall_s", h.cost.wall_s},
             {"compiled", h.cost.compiled},
@@ -94,6 +104,9 @@ std::string headline_render(const Headline& h) {
   s += fmt::format("fast_1 {:.0f}%  fast_1.5 {:.0f}%  fast_2 {:.0f}%\n", 100 * h.fast_p.at("fast_1"),
                    100 * h.fast_p.at("fast_1.5"), 100 * h.fast_p.at("fast_2"));
   s += fmt::format("geomean fraction of SOL: {:.0f}%\n", 100 * h.geomean_frac_sol);
+  if (h.time_to_best_counted)
+    s += fmt::format("median time to best: {:.1f} min ({} correct problems; from the start of the search)\n",
+                     h.median_time_to_best_s / 60, h.time_to_best_counted);
   std::string fails;
   for (const auto& [k, v] : h.failures) fails += fmt::format("{}{} {}", fails.empty() ? "" : ", ", k, v);
   s += "failures: " + (fails.empty() ? std::string("none") : fails) + "\n";

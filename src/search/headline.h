@@ -10,6 +10,9 @@
 //     candidate (what the user runs then);
 //   - failures counted by status (the status of a failed problem's last attempt, or the reason it
 //     never ran: "unsupported", "extract_error", ...);
+//   - median time to best over the correct problems: seconds from the start of a problem's search
+//     (in a suite, the suite's start: problems share the GPU and the compile cores) until its
+//     best candidate was measured;
 //   - cost: wall time, candidates compiled, compile seconds, GPU seconds, LLM tokens.
 // Degenerate problems (EVAL-CONTRACT §1) are listed apart and enter no figure.
 #pragma once
@@ -33,6 +36,7 @@ struct ProblemOutcome {
   double t_sol = 0;
   int attempts = 0;
   int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
+  double time_to_best_s = 0;   // search seconds until the best was measured; 0 when none or unknown
   std::string stop_reason;
   std::string best_name;
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
@@ -67,6 +71,9 @@ struct Headline {
   double geomean_frac_sol = 0; // over counted problems with a known t_SOL
   std::map<std::string, int> failures;    // status -> count (counted problems only)
   int reference_limited = 0;   // failures whose mismatches were the fp32 reference's rounding
+  // Median over correct problems whose journal has times (issue 6: under 10 minutes); 0: none.
+  double median_time_to_best_s = 0;
+  int time_to_best_counted = 0;
   CostFigures cost;
 };
 

@@ -55,6 +55,28 @@ TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
   EXPECT_NE(text.find("failures: mismatch 1"), std::string::npos);
 }
 
+// Issue 6's time to best: the median over correct problems with a recorded time (a failure and
+// a journal without times are left out), even counts averaging the middle two.
+TEST(Headline, MedianTimeToBestOverCorrectProblems) {
+  std::vector<ProblemOutcome> ps = {ok("a", 2, 1, 0, 0), ok("b", 2, 1, 0, 0), ok("c", 2, 1, 0, 0),
+                                    ok("d", 2, 0, 0, 0), ok("e", 2, 1, 0, 0)};
+  ps[0].time_to_best_s = 300;
+  ps[1].time_to_best_s = 60;
+  ps[2].time_to_best_s = 900;
+  ps[3].failure = "mismatch";
+  ps[3].time_to_best_s = 5;  // not correct: ignored
+  Headline h = headline_compute(ps, {});  // e has no time (an older journal)
+  EXPECT_EQ(h.time_to_best_counted, 3);
+  EXPECT_DOUBLE_EQ(h.median_time_to_best_s, 300);
+  EXPECT_NE(headline_render(h).find("median time to best: 5.0 min (3 correct problems"), std::string::npos)
+      << headline_render(h);
+  EXPECT_EQ(headline_to_json(h)["median_time_to_best_s"], 300);
+  ps[4].time_to_best_s = 120;
+  EXPECT_DOUBLE_EQ(headline_compute(ps, {}).median_time_to_best_s, 210);
+  // None recorded: no line.
+  EXPECT_EQ(headline_render(headline_compute({ok("a", 2, 1, 0, 0)}, {})).find("time to best"), std::string::npos);
+}
+
 TEST(Headline, NoTorchCompileTimesMeansNotMeasured) {
   Headline h = headline_compute({ok("a", 2, 1, 0, 0)}, {});
   EXPECT_EQ(h.compile_counted, 0);

@@ -27,6 +27,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
     p.best_s = b->time_s;
     p.best_name = b->cand.name;
     p.attempts_to_best = b->index + 1;
+    p.time_to_best_s = b->at_s;
   } else {
     p.failure = r.state.attempts.empty() ? (r.measured ? "no_attempt" : "not_measured")
                                          : attempt_status_name(r.state.attempts.back().status);
@@ -78,8 +79,9 @@ std::string run_report_markdown(const RunReport& r) {
                    r.state.baselines.compile_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.compile_s * 1e3)
                                                    : std::string("not measured"));
   if (const Attempt* b = r.state.best_attempt())
-    s += fmt::format("- best: `{}` {:.4g} ms, {:.2f}x over eager, {:.0f}% of SOL (attempt {}){}\n",
+    s += fmt::format("- best: `{}` {:.4g} ms, {:.2f}x over eager, {:.0f}% of SOL (attempt {}{}){}\n",
                      b->cand.name, b->time_s * 1e3, b->speedup, 100 * b->frac_sol, b->index + 1,
+                     b->at_s > 0 ? fmt::format(", {:.0f} s into the search", b->at_s) : "",
                      b->speedup > 0 && b->speedup < 1 ? "; slower than PyTorch eager: keep PyTorch" : "");
   else
     s += "- best: none correct (the user keeps PyTorch)\n";

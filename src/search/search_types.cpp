@@ -45,6 +45,7 @@ nlohmann::json attempt_to_json(const Attempt& a) {
           {"frac_sol", a.frac_sol},
           {"compile_s", a.compile_s},
           {"gpu_s", a.gpu_s},
+          {"at_s", a.at_s},
           {"max_abs_err", a.max_abs_err},
           {"max_rel_err", a.max_rel_err},
           {"reference_limited", a.reference_limited},
@@ -64,6 +65,7 @@ Attempt attempt_from_json(const nlohmann::json& j) {
   a.frac_sol = j.value("frac_sol", 0.0);
   a.compile_s = j.value("compile_s", 0.0);
   a.gpu_s = j.value("gpu_s", 0.0);
+  a.at_s = j.value("at_s", 0.0);
   a.max_abs_err = j.value("max_abs_err", 0.0);
   a.max_rel_err = j.value("max_rel_err", 0.0);
   a.reference_limited = j.value("reference_limited", false);

@@ -66,6 +66,9 @@ struct Attempt {
   double frac_sol = 0;       // t_SOL / time when ok and t_SOL is known
   double compile_s = 0;
   double gpu_s = 0;
+  // Seconds from the start of the search (its first start, across --resume) to this result:
+  // the best attempt's is the problem's time to best (issue 6). 0 in journals older than it.
+  double at_s = 0;
   double max_abs_err = 0;
   double max_rel_err = 0;
   bool reference_limited = false;  // a mismatch the float64 diagnosis put on the fp32 reference

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "search/compile_gate.h"
 
 namespace ucut::search {
@@ -28,8 +30,10 @@ Status SearchSession::start() {
   if (journal_) {
     auto j = journal_->load();
     if (!j) return j.error();
-    for (auto& a : j->attempts)
+    for (auto& a : j->attempts) {
+      prior_s_ = std::max(prior_s_, a.at_s);
       if (!a.cand.hash.empty()) recorded_.emplace(a.cand.hash, std::move(a));
+    }
     base = j->baselines;
   }
   if (!base) {
@@ -190,6 +194,7 @@ bool SearchSession::step() {
       a.max_rel_err = e.max_rel_err;
       a.reference_limited = e.reference_limited;
     }
+    a.at_s = prior_s_ + (clock_.now_s() - start_s_);
   }
   record(std::move(a));
   stop_ = stop_check(opt_.budget, opt_.rules, stop_inputs());

@@ -109,6 +109,7 @@ class SearchSession {
   StopReason stop_ = StopReason::none;
   int since_improvement_ = 0;
   double start_s_ = 0;
+  double prior_s_ = 0;  // search time before this start (the journal's latest at_s, on --resume)
   SessionCost cost_;
   bool started_ = false;
 };

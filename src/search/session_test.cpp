@@ -111,6 +111,10 @@ TEST(Session, WallTimeBudgetUsesTheClock) {
   Rig r(SurfaceSpec{}, {}, so);
   EXPECT_EQ(r.session->run(), StopReason::time_budget);
   EXPECT_EQ(r.session->state().attempts.size(), 11u);
+  // Each result carries its time since the start (the time to best of issue 6).
+  const auto& at = r.session->state().attempts;
+  EXPECT_DOUBLE_EQ(at.front().at_s, 2);
+  EXPECT_DOUBLE_EQ(at.back().at_s, 22);
 }
 
 TEST(Session, FailuresBecomeRecordsAndTheLoopContinues) {
@@ -277,6 +281,10 @@ TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
   EXPECT_EQ(resumed.session->cost().replayed, 11);
   EXPECT_EQ(resumed.session->state().best_attempt()->cand.name,
             full.session->state().best_attempt()->cand.name);
+  // Search time continues from the journal: the first new result comes after the replayed ones.
+  const auto& at = resumed.session->state().attempts;
+  EXPECT_GT(at[11].at_s, at[10].at_s);
+  EXPECT_DOUBLE_EQ(at[10].at_s, full.session->state().attempts[10].at_s);
 }
 
 // In a suite the scheduler asks ready() before stepping. After a mismatch raised the floor, the
