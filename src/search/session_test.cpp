@@ -293,14 +293,24 @@ TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
 TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
   SurfaceSpec spec;
   spec.tf32_mismatch = true;
+  // The first candidate the search proposes (deterministic for the seed): the one to let through.
+  std::string first;
+  {
+    Rig probe(spec, {}, no_stop_rules(1));
+    probe.session->run();
+    ASSERT_EQ(probe.session->state().attempts.size(), 1u);
+    first = probe.session->state().attempts[0].cand.name;
+  }
+  // Every other TF32 compile hangs until the end of the test (whatever order the compile
+  // threads run in).
   struct Stuck final : Compiler {
     explicit Stuck(const SurfaceSpec& s) : inner(s) {}
     CompileOutcome compile(const Candidate& c) override {
-      if (c.rung == 0 && tf32_calls.fetch_add(1) > 0) release.wait();  // the second TF32 compile hangs
+      if (c.rung == 0 && c.name != first) release.wait();
       return inner.compile(c);
     }
     FakeCompiler inner;
-    std::atomic<int> tf32_calls{0};
+    std::string first;
     std::shared_future<void> release;
   };
   std::promise<void> unblock;
@@ -308,6 +318,7 @@ TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
   FakeSpace space(spec);
   Stuck compiler(spec);
   compiler.release = unblock.get_future().share();
+  compiler.first = first;
   FakeEvaluator evaluator(space, &clock);
   BuiltinStrategy strategy(space, {});
   SessionOptions so = no_stop_rules(6);
@@ -316,6 +327,12 @@ TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
   bool became_ready = false;
   {
     SearchSession s(spec.problem, strategy, compiler, evaluator, clock, nullptr, so);
+    // Destroyed before the session (whose destructor joins the hung compile), on every exit,
+    // a failed ASSERT included: the test fails rather than hangs.
+    struct Release {
+      std::promise<void>& p;
+      ~Release() { p.set_value(); }
+    } release_at_exit{unblock};
     ASSERT_TRUE(s.start().ok());
     s.prime();
     ASSERT_TRUE(s.step());  // the first TF32 candidate: a mismatch, the floor rises to rung 1
@@ -330,7 +347,6 @@ TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
       EXPECT_EQ(s.state().attempts.back().cand.rung, 1);
       EXPECT_EQ(s.state().attempts.back().status, AttemptStatus::ok);
     }
-    unblock.set_value();  // the session's destructor joins the dropped compile
   }
   EXPECT_TRUE(became_ready);
 }
