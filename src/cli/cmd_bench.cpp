@@ -154,6 +154,8 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
 }
 
 int run_bench(const BenchArgs& a) {
+  // Python processes (extraction, ~4 s each; model_new.py exports, ~2 s) run this many at once.
+  const unsigned python_width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
   const bool synthetic = search::ProblemRun::is_synthetic(a.dir);
   std::vector<std::string> files;
   if (!synthetic) {
@@ -227,7 +229,7 @@ int run_bench(const BenchArgs& a) {
     po.out_dir = a.out;
     // Extraction (a Python process each, ~4 s) runs for several problems at once.
     std::vector<std::optional<Result<search::PreparedProblem>>> prepared(files.size());
-    parallel_for(files.size(), std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u),
+    parallel_for(files.size(), python_width,
                  [&](size_t i, size_t) { prepared[i] = search::pipeline_prepare(files[i], po); });
     for (size_t fi = 0; fi < files.size(); ++fi) {
       const std::string& f = files[fi];
@@ -270,8 +272,7 @@ int run_bench(const BenchArgs& a) {
   // Each problem's outputs and report, side by side: writing model_new.py starts Python (~2 s
   // each), which one after another held a 25-problem suite's report ~50 s past its time budget.
   std::vector<Status> finished(runs.size(), ok_status());
-  parallel_for(runs.size(), std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u),
-               [&](size_t i, size_t) { finished[i] = runs[i]->finish(); });
+  parallel_for(runs.size(), python_width, [&](size_t i, size_t) { finished[i] = runs[i]->finish(); });
   for (size_t i = 0; i < runs.size(); ++i) {
     auto& r = runs[i];
     if (!finished[i]) std::fprintf(stderr, "ucutlass bench: %s\n", finished[i].error().render().c_str());
@@ -343,9 +344,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--out", a->out, "output folder")->capture_default_str();
   sub.add_option("--db", a->db, "result store holding the memory")->envname("UCUTLASS_STORE");
   sub.add_option("--policy", a->policy, "precision policy")->capture_default_str();
-  sub.add_option("--profile", a->profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
-      ->check(CLI::IsMember({"default", "kb-v01"}))
-      ->capture_default_str();
+  cli_add_profile_option(sub, a->profile);
   sub.add_option("--eps", a->eps, "SOL proximity stop rule")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();

@@ -17,6 +17,7 @@
 #include "memory/store.h"
 #include "sol/format.h"
 #include "search/driver.h"
+#include "space/precision.h"
 #include "support/fs.h"
 
 namespace ucut {
@@ -115,7 +116,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     }
     bool tf32_rung = false;
     for (const auto& c : r->plan.top) tf32_rung = tf32_rung || c.cand.name.rfind("gemm_tf32_", 0) == 0;
-    if (tf32_rung && a.profile == "default")  // kb-v01's 1e-2 holds TF32's rounding
+    if (tf32_rung && space::space_profile_rtol_f32(a.profile) < space::kTf32RelativeError)  // kb-v01's 1e-2 holds TF32's rounding
       std::printf("  note: TF32 on fp32 data may miss the contract's tolerance (atol = rtol = 1e-4); on a GPU the\n"
                   "  search then climbs to 3xTF32 (f32x3s on TF32 tensor cores, then f32x3), which is fp32-faithful,\n"
                   "  and to FP32 SIMT where the reference's own rounding is the obstacle (docs/optimizer.md)\n");
@@ -199,9 +200,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--budget", a->budget, "attempts (every evaluation counts)")->capture_default_str();
   sub.add_option("--time-budget", a->time_budget_min, "wall-time limit in minutes (0: none)")->capture_default_str();
   sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")->capture_default_str();
-  sub.add_option("--profile", a->profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
-      ->check(CLI::IsMember({"default", "kb-v01"}))
-      ->capture_default_str();
+  cli_add_profile_option(sub, a->profile);
   sub.add_option("--eps", a->eps, "stop when t_best <= (1+eps)*t_SOL and beating eager (<0: off)")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();

@@ -33,6 +33,12 @@ const std::vector<CommandSpec>& cli_commands() {
   return table;
 }
 
+CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
+  return sub.add_option("--profile", profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
+      ->check(CLI::IsMember({"default", "kb-v01"}))
+      ->capture_default_str();
+}
+
 void cli_apply_cache_cap() {
   const std::string note = build::cache_enforce_cap(fs_cache_dir());
   if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());

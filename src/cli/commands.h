@@ -8,6 +8,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace ucut {
@@ -32,6 +33,11 @@ int cli_main(int argc, char** argv);
 // After building kernels: keeps the cache folder under UCUTLASS_CACHE_MAX, saying on stderr
 // what it removed (build/cache_gc.h).
 void cli_apply_cache_cap();
+
+// The --profile option of optimize and bench: the contract's tolerance profile, default or
+// kb-v01 (docs/eval-contract.md); any other value is refused at parse time. (eval checks its own
+// value, with a message and hint of its own.)
+CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);
