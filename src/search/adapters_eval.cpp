@@ -110,6 +110,10 @@ EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
   e.max_abs_err = finite_or(r.max_abs_err, 0);
   e.max_rel_err = finite_or(r.max_rel_err, 0);
   e.reference_limited = e.status == AttemptStatus::mismatch && r.reference_limited;
+  // Repeatable: failed in the trials (not a binding error or the re-check after timing), and the
+  // two runs of every trial were bit-identical.
+  e.rounding_mismatch = e.status == AttemptStatus::mismatch && r.phase == "correctness" && r.deterministic &&
+                        r.correctness.is_object() && r.correctness.value("bitwise_repeatable", false);
   e.gpu_seconds = finite_or(r.eval_seconds, 0);
   return e;
 }

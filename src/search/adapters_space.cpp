@@ -220,6 +220,27 @@ std::vector<Candidate> RealSpace::neighbors(const Candidate& c) {
   return out;
 }
 
+std::string RealSpace::summation_class(const Candidate& c) {
+  auto ch = choice_of(c);
+  if (!ch) return c.hash;
+  std::string key;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    key += (s ? ";" : "");
+    if ((*ch)[s] < 0) {
+      key += stages_[s].name + ":lowered";
+      continue;
+    }
+    const space::Candidate& sc = stages_[s].ranked[static_cast<size_t>((*ch)[s])].candidate;
+    const auto& k = sc.gemm;
+    if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
+      key += fmt::format("{}:{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
+                         k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
+    else
+      key += stages_[s].name + ":" + sc.name;
+  }
+  return key;
+}
+
 std::optional<int> RealSpace::summation_order_rung() {
   // The f32 SIMT rung, when every GEMM stage has configurations there.
   std::optional<int> rung;

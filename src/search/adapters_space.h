@@ -51,6 +51,11 @@ class RealSpace final : public SearchSpace {
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
   std::optional<int> summation_order_rung() override;
+  // The SM80-API GEMMs (3xTF32 `f32x3`, FP32 SIMT `f32`) sum each output over K in one chain, in
+  // K order, whatever the tile, stages, swizzle or alignment (the warp tile spans the block's K:
+  // no sliced K); only split_k (K in pieces) and the epilogue's math mode change the values. Such
+  // a stage's class is (precision, split_k, math); every other stage is its own configuration.
+  std::string summation_class(const Candidate& c) override;
 
   const dsl::Program& base() const { return base_; }
   const std::vector<StageChoices>& stages() const { return stages_; }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "dsl/dsl.h"
@@ -159,6 +160,29 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   EXPECT_FALSE(s->at_rung(best, 5));
 }
 
+// FP32 SIMT (and the SM80 3xTF32) sum each output in K order whatever the tile: one class per
+// split_k; the wgmma precisions are each their own configuration.
+TEST(RealSpace, SummationClassesOfTheSm80Gemms) {
+  auto p = prepare("linear_bias_gelu.json", temp_dir("classes"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  std::map<std::string, std::set<std::string>> names_by_class;
+  std::map<std::string, std::set<std::string>> splits_by_class;
+  for (const auto& c : s->ranked(64, 3)) {
+    ASSERT_EQ(c.config.value("precision", ""), "f32") << c.name;
+    names_by_class[s->summation_class(c)].insert(c.name);
+    splits_by_class[s->summation_class(c)].insert(c.config["split_k"].dump());
+  }
+  size_t largest = 0;
+  for (const auto& [cls, names] : names_by_class) largest = std::max(largest, names.size());
+  EXPECT_GE(largest, 2u);  // several SIMT tiles, one order
+  for (const auto& [cls, splits] : splits_by_class) EXPECT_EQ(splits.size(), 1u) << cls;
+  std::set<std::string> rung0;
+  auto top = s->ranked(8, 0);
+  for (const auto& c : top) rung0.insert(s->summation_class(c));
+  EXPECT_EQ(rung0.size(), top.size());  // tf32 on wgmma: every configuration its own class
+}
+
 // A raised floor ranks its own rung: distinct 3xTF32 configurations best first, not rung-0
 // candidates lifted onto a few of them.
 TEST(RealSpace, RankingFromARaisedFloor) {
@@ -299,6 +323,22 @@ TEST(EvalAdapter, RecordsBecomeOutcomes) {
   r.status = "ok";
   r.median_ms = std::nan("");
   EXPECT_EQ(eval_outcome_from_record(r).status, AttemptStatus::launch_error);
+  // A mismatch is a rounding mismatch only when the trials found it and every run repeated bit for bit.
+  r.status = "mismatch";
+  r.phase = "correctness";
+  r.deterministic = true;
+  r.correctness = {{"bitwise_repeatable", true}};
+  EXPECT_TRUE(eval_outcome_from_record(r).rounding_mismatch);
+  r.correctness = {{"bitwise_repeatable", false}};
+  EXPECT_FALSE(eval_outcome_from_record(r).rounding_mismatch);
+  r.correctness = {{"bitwise_repeatable", true}};
+  r.deterministic = false;
+  EXPECT_FALSE(eval_outcome_from_record(r).rounding_mismatch);
+  r.deterministic = true;
+  r.phase = "recheck";
+  EXPECT_FALSE(eval_outcome_from_record(r).rounding_mismatch);
+  r.phase = "bind";
+  EXPECT_FALSE(eval_outcome_from_record(r).rounding_mismatch);
 }
 
 TEST(EvalAdapter, GpuCountsAndLists) {

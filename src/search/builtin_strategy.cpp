@@ -71,7 +71,7 @@ std::optional<Candidate> BuiltinStrategy::take_fresh(std::deque<Candidate>& q,
     Candidate c = std::move(q.front());
     q.pop_front();
     auto l = lift(c);
-    if (!l || state.proposed.count(l->hash)) continue;
+    if (!l || !fresh(*l, state)) continue;
     if (origin) l->origin = origin;
     return l;
   }
@@ -79,13 +79,13 @@ std::optional<Candidate> BuiltinStrategy::take_fresh(std::deque<Candidate>& q,
 }
 
 std::optional<Candidate> BuiltinStrategy::explore(const SearchState& state) {
-  std::vector<Candidate> fresh;
+  std::vector<Candidate> open;
   for (const auto& c : pool_) {
     auto l = lift(c);
-    if (l && !state.proposed.count(l->hash)) fresh.push_back(std::move(*l));
+    if (l && fresh(*l, state)) open.push_back(std::move(*l));
   }
-  if (fresh.empty()) return std::nullopt;
-  Candidate pick = fresh[rng_.below(fresh.size())];
+  if (open.empty()) return std::nullopt;
+  Candidate pick = open[rng_.below(open.size())];
   pick.origin = "explore";
   return pick;
 }
@@ -112,7 +112,7 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
         auto c = space_.from_config(cfg);
         if (!c) continue;
         auto l = lift(*c);
-        if (l && !state.proposed.count(l->hash)) {
+        if (l && fresh(*l, state)) {
           l->origin = "experience#" + std::to_string(mi);
           return l;
         }
@@ -120,7 +120,7 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
     }
     for (const auto& n : space_.neighbors(anchor)) {
       auto l = lift(n);
-      if (l && !state.proposed.count(l->hash)) {
+      if (l && fresh(*l, state)) {
         l->origin = "neighbor";
         return l;
       }
@@ -130,7 +130,12 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
 }
 
 bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
-  return c.rung >= floor_rung_;
+  return c.rung >= floor_rung_ && (failed_classes_.empty() || !failed_classes_.count(space_.summation_class(c)));
+}
+
+bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
+  if (state.proposed.count(c.hash)) return false;
+  return failed_classes_.empty() || !failed_classes_.count(space_.summation_class(c));
 }
 
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
@@ -142,7 +147,7 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
   if (auto c = refine(state)) return c;
   for (const auto& c : pool_) {  // the tail of the ranked pool
     auto l = lift(c);
-    if (l && !state.proposed.count(l->hash)) {
+    if (l && fresh(*l, state)) {
       l->origin = "rank";
       return l;
     }
@@ -152,6 +157,7 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
   if (attempt.status != AttemptStatus::mismatch) return;
+  if (attempt.rounding_mismatch) failed_classes_.insert(space_.summation_class(attempt.cand));
   const int r = attempt.cand.rung;
   if (r < floor_rung_) return;
   for (const auto& a : state.attempts)

@@ -14,6 +14,9 @@
 // policy's fast math is not accurate enough for this problem: the floor rises to r + 1 (tf32 ->
 // 3xTF32 -> FP32), the failed configuration is retried at once at the new rung, and every later
 // proposal is lifted to it.
+// Summation classes: after a rounding mismatch (repeatable: Attempt::rounding_mismatch) no other
+// candidate of the failed candidate's summation class (SearchSpace::summation_class: e.g. every
+// FP32 SIMT tile with K in one piece) is proposed or evaluated: it would compute the same values.
 // Deterministic: the only randomness is a splitmix64 stream seeded by --seed.
 #pragma once
 
@@ -21,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,8 +72,9 @@ class BuiltinStrategy final : public Strategy {
  public:
   BuiltinStrategy(SearchSpace& space, BuiltinOptions options);
   std::string name() const override { return "builtin"; }
-  // False for a candidate below the precision floor a mismatch raised: its lifted twin is
-  // proposed instead (the fallback queue), so evaluating it would only repeat the mismatch.
+  // False for a candidate below the precision floor a mismatch raised (its lifted twin is proposed
+  // instead, the fallback queue) or in the summation class of a rounding mismatch: evaluating it
+  // would only repeat the mismatch.
   bool still_wanted(const Candidate& c, const SearchState& state) const override;
   std::optional<Candidate> propose(const SearchState& state) override;
   void observe(const Attempt& attempt, const SearchState& state) override;
@@ -78,6 +83,8 @@ class BuiltinStrategy final : public Strategy {
 
  private:
   std::optional<Candidate> lift(const Candidate& c);
+  // Not proposed yet and not in a failed summation class.
+  bool fresh(const Candidate& c, const SearchState& state) const;
   std::optional<Candidate> take_fresh(std::deque<Candidate>& q, const SearchState& state,
                                       const char* origin);
   std::optional<Candidate> refine(const SearchState& state);
@@ -90,6 +97,7 @@ class BuiltinStrategy final : public Strategy {
   std::vector<Candidate> pool_;
   int floor_rung_ = 0;
   int refinements_ = 0;
+  std::set<std::string> failed_classes_;  // summation classes of rounding mismatches
 };
 
 }  // namespace ucut::search

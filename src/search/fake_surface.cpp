@@ -137,6 +137,12 @@ std::optional<Candidate> FakeSpace::from_config(const nlohmann::json& config) {
   return make(k->mi, k->ni, k->ki, k->ci, k->si, k->rung);
 }
 
+std::string FakeSpace::summation_class(const Candidate& c) {
+  auto k = knobs_of(c.config);
+  if (!k || k->rung != spec_.order_rung || !spec_.order_classes) return c.hash;
+  return fmt::format("{}:s{}", kRung[k->rung], kS[k->si]);
+}
+
 CompileOutcome FakeCompiler::compile(const Candidate& c) {
   ++calls;
   CompileOutcome o;
@@ -172,11 +178,20 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
       (space_.spec().summation_order_rung < 0 || c.rung < space_.spec().summation_order_rung)) {
     e.status = AttemptStatus::mismatch;
     e.reference_limited = true;
+    e.rounding_mismatch = true;
     e.message = "synthetic: within tolerance of float64, the fp32 reference is not";
+    return e;
+  }
+  if (c.rung == space_.spec().order_rung && space_.spec().order_mismatch_stages.count(c.config.value("stages", 0))) {
+    e.status = AttemptStatus::mismatch;
+    e.rounding_mismatch = true;
+    e.max_abs_err = 2e-4;
+    e.message = "synthetic: this summation order rounds 2e-4 away from the reference";
     return e;
   }
   if (space_.spec().tf32_mismatch && c.rung == 0) {
     e.status = AttemptStatus::mismatch;
+    e.rounding_mismatch = true;
     e.max_abs_err = 3e-3;
     e.message = "max abs error 3e-3 > tolerance 1e-4 (synthetic TF32 error)";
     return e;

@@ -28,6 +28,12 @@ struct SurfaceSpec {
   int summation_order_rung = -1;   // except on this rung (0..2; -1: none), which sums in its order
   std::map<std::string, AttemptStatus> fail;  // candidate name -> injected failure
   std::set<int> missing_rungs;  // rungs with no valid configuration (at_rung finds none)
+  // On this rung (-1: none) a candidate's summation class is its stages knob, as split_k decides
+  // FP32 SIMT's (every other knob leaves the values bit-identical); elsewhere its own hash. The
+  // rung's candidates with a stage count in order_mismatch_stages fail repeatably (rounding).
+  int order_rung = -1;
+  std::set<int> order_mismatch_stages;
+  bool order_classes = true;  // false: the space does not know the classes (each candidate its own)
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
 };
 
@@ -38,6 +44,7 @@ class FakeSpace final : public SearchSpace {
   std::vector<Candidate> neighbors(const Candidate& c) override;
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
+  std::string summation_class(const Candidate& c) override;
   std::optional<int> summation_order_rung() override {
     return spec_.summation_order_rung >= 0 ? std::optional<int>(spec_.summation_order_rung) : std::nullopt;
   }

@@ -29,6 +29,11 @@ class SearchSpace {
   // PyTorch's fp32 GEMM does: where the reference's own rounding fails every faster kernel
   // (a reference-limited mismatch), this rung reproduces it. nullopt: no such rung here.
   virtual std::optional<int> summation_order_rung() { return std::nullopt; }
+  // Candidates of one class sum every output in the same order, so on the same inputs they compute
+  // bit-identical values: after a rounding mismatch (Attempt::rounding_mismatch) the rest of its
+  // class would fail the same way. A space that cannot prove two candidates alike gives each its
+  // own class (the default).
+  virtual std::string summation_class(const Candidate& c) { return c.hash; }
   // A configuration remembered from another problem (memory priors/experiences) applied here;
   // nullopt when it is not valid for this problem.
   virtual std::optional<Candidate> from_config(const nlohmann::json& config) = 0;

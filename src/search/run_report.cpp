@@ -87,7 +87,7 @@ std::string run_report_markdown(const RunReport& r) {
     s += "- best: none correct (the user keeps PyTorch)\n";
   s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
   s += fmt::format("- cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal, "
-                   "{} dropped unevaluated (below a raised precision floor)\n\n",
+                   "{} dropped unevaluated (below a raised precision floor, or summing like a mismatched kernel)\n\n",
                    r.cost.wall_s, r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed, r.cost.dropped);
   s += "| # | candidate | origin | status | time ms | speedup | % SOL |\n|---|---|---|---|---|---|---|\n";
   for (const auto& a : r.state.attempts) {

@@ -48,6 +48,10 @@ struct EvalOutcome {
   double max_rel_err = 0;
   double gpu_seconds = 0;    // GPU time this evaluation used (correctness + timing)
   bool reference_limited = false;  // mismatch: the fp32 reference's rounding, not the kernel (RunRecord)
+  // A mismatch of the kernel's rounding: found in the correctness trials, and every trial's two
+  // runs were bit-identical. Any kernel that sums every output in the same order (the space's
+  // summation_class) computes the same values, so it fails the same way.
+  bool rounding_mismatch = false;
 };
 
 // Times the candidates are judged against (EVAL-CONTRACT §2).
@@ -72,6 +76,7 @@ struct Attempt {
   double max_abs_err = 0;
   double max_rel_err = 0;
   bool reference_limited = false;  // a mismatch the float64 diagnosis put on the fp32 reference
+  bool rounding_mismatch = false;  // a repeatable mismatch of the kernel's rounding (EvalOutcome)
   bool improved = false;     // the new best when it was recorded
   bool replayed = false;     // taken from the journal on --resume, not measured again
   std::string so_path, cu_path;

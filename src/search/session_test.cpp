@@ -253,6 +253,60 @@ TEST(Session, ReferenceLimitedMismatchesBelowTheOrderRungDoNotStopTheSearch) {
   EXPECT_EQ(r.session->state().attempts.size(), 5u);
 }
 
+// On a rung where the summation order is one knob (FP32 SIMT: split_k), a repeatable mismatch
+// retires its class: no other candidate of it is evaluated, and the search moves to other orders.
+int mismatches_with_stages(const SearchSession& s, int stages) {
+  int n = 0;
+  for (const auto& a : s.state().attempts)
+    n += a.status == AttemptStatus::mismatch && a.cand.config.value("stages", 0) == stages;
+  return n;
+}
+
+TEST(Session, ARoundingMismatchRetiresItsSummationClass) {
+  SurfaceSpec spec;
+  spec.order_rung = 2;
+  spec.order_mismatch_stages = {2, 3};
+  BuiltinOptions bo;
+  bo.start_rung = 2;  // the ranking prefers 2 stages: the first candidate mismatches
+  Rig r(spec, bo, no_stop_rules(12));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 12u);
+  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_TRUE(at[0].rounding_mismatch);
+  EXPECT_EQ(mismatches_with_stages(*r.session, 2), 1);
+  EXPECT_LE(mismatches_with_stages(*r.session, 3), 1);
+  ASSERT_TRUE(r.session->state().best);
+  EXPECT_TRUE(attempt_from_json(attempt_to_json(at[0])).rounding_mismatch);  // journals keep it
+  // The same surface without the classes repeats the mismatch on every 2-stage tile it ranks.
+  spec.order_classes = false;
+  Rig blind(spec, bo, no_stop_rules(12));
+  blind.session->run();
+  EXPECT_GT(mismatches_with_stages(*blind.session, 2), 1);
+}
+
+// A mismatch that is not repeatable (a flaky run, a binding error) retires nothing.
+TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
+  SurfaceSpec spec;
+  spec.order_rung = 2;
+  FakeSpace probe(spec);
+  BuiltinOptions bo;
+  bo.start_rung = 2;
+  const Candidate first = probe.ranked(1, 2).at(0);
+  spec.fail[first.name] = AttemptStatus::mismatch;
+  Rig r(spec, bo, no_stop_rules(10));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_FALSE(at.empty());
+  EXPECT_EQ(at[0].cand.name, first.name);
+  EXPECT_FALSE(at[0].rounding_mismatch);
+  int same_class_ok = 0;
+  for (const auto& a : at)
+    same_class_ok += a.status == AttemptStatus::ok &&
+                     r.space.summation_class(a.cand) == r.space.summation_class(first);
+  EXPECT_GE(same_class_ok, 1);
+}
+
 TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
   // The uninterrupted run.
   Rig full(SurfaceSpec{}, {}, no_stop_rules(30));

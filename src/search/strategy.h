@@ -38,7 +38,8 @@ class Strategy {
   virtual long long tokens() const { return 0; }
   // Whether a candidate proposed earlier (compiling ahead, not yet evaluated) is still worth an
   // attempt given everything observed since: the session drops the ones that are not (they
-  // cost no attempt). The built-in strategy drops candidates below a raised precision floor.
+  // cost no attempt). The built-in strategy drops candidates below a raised precision floor and
+  // candidates in the summation class of a rounding mismatch.
   virtual bool still_wanted(const Candidate& /*candidate*/, const SearchState& /*state*/) const { return true; }
 };
 
