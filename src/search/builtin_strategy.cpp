@@ -177,6 +177,9 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   }
   if (!next) return;
   floor_rung_ = nr - 1;
+  // The new rung's own ranking: lifting the old pool keeps its tiles but loses what only this
+  // rung has (FP32 SIMT's split-K summation orders).
+  pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
   next->origin = "fallback";
   fallback_.push_front(std::move(*next));
 }

@@ -128,6 +128,7 @@ std::optional<Candidate> FakeSpace::at_rung(const Candidate& c, int rung) {
   if (rung < 0 || rung > 2 || spec_.missing_rungs.count(rung)) return std::nullopt;
   auto k = knobs_of(c.config);
   if (!k) return std::nullopt;
+  if (rung == spec_.order_rung && spec_.lift_to_first_order) k->si = 0;
   return make(k->mi, k->ni, k->ki, k->ci, k->si, rung);
 }
 

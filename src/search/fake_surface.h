@@ -34,6 +34,9 @@ struct SurfaceSpec {
   int order_rung = -1;
   std::set<int> order_mismatch_stages;
   bool order_classes = true;  // false: the space does not know the classes (each candidate its own)
+  // at_rung onto order_rung sets the stages knob to its first value, as the real space lifts onto
+  // FP32 SIMT with K in one piece: the rung's other classes are only in its own ranking.
+  bool lift_to_first_order = false;
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
 };
 

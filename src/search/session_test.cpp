@@ -285,6 +285,30 @@ TEST(Session, ARoundingMismatchRetiresItsSummationClass) {
   EXPECT_GT(mismatches_with_stages(*blind.session, 2), 1);
 }
 
+// The ladder lifts onto the order rung with one summation order (K in one piece); when that class
+// fails, the other orders come from the rung's own ranking, not from the lifted opening.
+TEST(Session, ARaisedFloorSearchesTheRungsOwnOrders) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  spec.missing_rungs = {1};
+  spec.order_rung = 2;
+  spec.order_mismatch_stages = {2};
+  spec.lift_to_first_order = true;
+  Rig r(spec, {}, no_stop_rules(10));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 3u);
+  EXPECT_EQ(at[0].cand.rung, 0);
+  EXPECT_EQ(at[1].cand.rung, 2);
+  EXPECT_EQ(at[1].cand.config.value("stages", 0), 2);
+  EXPECT_TRUE(at[1].rounding_mismatch);
+  int order_mismatches = 0;
+  for (const auto& a : at) order_mismatches += a.cand.rung == 2 && a.status == AttemptStatus::mismatch;
+  EXPECT_EQ(order_mismatches, 1);
+  ASSERT_TRUE(r.session->state().best);
+  EXPECT_NE(at[static_cast<size_t>(*r.session->state().best)].cand.config.value("stages", 0), 2);
+}
+
 // A mismatch that is not repeatable (a flaky run, a binding error) retires nothing.
 TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
   SurfaceSpec spec;

@@ -3,7 +3,8 @@
 // swizzle rows; cluster 1x1, 2x1, 1x2; cooperative or pingpong; persistent or stream-K, and
 // split-K 2..max_split_k on stream-K; raster along M or N; swizzle 1, 2, 4, 8; stages auto (as
 // many as fit, which is what CUTLASS's auto carve-out does). GEMM (sm80 family: f32x3, f32): the
-// tiles gemm_rules accepts, stages 3 and 4 (f32 SIMT also 5), split-K 1, 2, 4, swizzle 1, 2, 4.
+// tiles gemm_rules accepts, stages 3 and 4 (f32 SIMT also 5), split-K 1, 2, 4 (f32 SIMT 1, 2, 3, 4,
+// 6, 8, 12, 16: the summation orders), swizzle 1, 2, 4.
 // SIMT stages: threads, rows per block and vector width.
 #include <algorithm>
 #include <variant>
@@ -16,6 +17,14 @@
 namespace ucut::space {
 
 using dsl::Precision;
+
+namespace {
+// FP32 SIMT splits K for speed where the grid is short of tiles, and to reproduce the reference's
+// summation order everywhere: cuBLAS's fp32 kernels often sum K in pieces (serial split-K, or
+// parallel with a reduce kernel), and a split of the same count sums every output in the same
+// order. Each count is one summation class (search/adapters_space.h).
+const std::vector<int> kSimtSplits = {1, 2, 3, 4, 6, 8, 12, 16};
+}  // namespace
 
 std::vector<Precision> space_precision_ladder(sol::Policy policy, dsl::DType t) {
   if (t == dsl::DType::f16) return {Precision::f16};
@@ -79,7 +88,7 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
       for (const auto& t : tiles)
         for (int st : or_fixed<int>(keep, fx.stages, prec == Precision::f32 ? std::vector<int>{3, 4, 5}
                                                                                 : std::vector<int>{3, 4}))
-          for (int sk : or_fixed<int>(keep, fx.split_k, {1, 2, 4}))
+          for (int sk : or_fixed<int>(keep, fx.split_k, prec == Precision::f32 ? kSimtSplits : std::vector<int>{1, 2, 4}))
             for (int w : or_fixed<int>(keep, fx.swizzle, {1, 2, 4})) {
               dsl::GemmKnobs k;
               k.tile = t;

@@ -67,14 +67,15 @@ TEST(Space, EnumerationCountsAreFixed) {
   EXPECT_EQ(all->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4);
   // f32 data: the sm90 tf32 rung, the f32x3s rung (cooperative stream-K, K in 4 or 8 pieces:
   // 9 x 2 x 3 clusters x 2 splits x 2 rasters x 4 swizzles), the sm80 f32x3 rung (6 tiles x
-  // 2 stages x 3 splits x 3 swizzles) and the FP32 SIMT rung (5 tiles x 3 stages x 3 x 3).
+  // 2 stages x 3 splits x 3 swizzles) and the FP32 SIMT rung (5 tiles x 3 stages x 8 splits, the
+  // summation orders, x 3 swizzles).
   auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 3 * 3);
+  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 8 * 3);
   // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4
   auto s = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 3 * 3);
+  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 8 * 3);
   EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
 }
 
@@ -132,6 +133,23 @@ TEST(Space, SpaceRulesGiveReasons) {
   auto v2 = space_validate(small, c, {});
   ASSERT_FALSE(v2.empty());
   EXPECT_EQ(v2[0].rule, "tile_not_oversized");
+  // FP32 SIMT splits K on a full grid too: each split count is a summation order (the reference's
+  // may be one); the SM80 3xTF32 kernel does not.
+  auto full = gemm_program(4096, 4096, 8192, "f32");
+  Candidate simt;
+  simt.is_gemm = true;
+  simt.gemm.precision = dsl::Precision::f32;
+  simt.gemm.tile = dsl::TileShape{128, 256, 8};
+  simt.gemm.stages = 4;
+  simt.gemm.split_k = 3;
+  simt.gemm.swizzle = 4;
+  EXPECT_TRUE(space_validate(full, simt, {}).empty());
+  simt.gemm.precision = dsl::Precision::f32x3;
+  simt.gemm.tile = dsl::TileShape{128, 128, 32};
+  simt.gemm.split_k = 2;
+  auto v3 = space_validate(full, simt, {});
+  ASSERT_EQ(v3.size(), 1u);
+  EXPECT_EQ(v3[0].rule, "split_k_useful");
 }
 
 TEST(Space, BigTileRanksAboveSmallTileFor4096Bf16) {

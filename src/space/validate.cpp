@@ -24,9 +24,9 @@ constexpr int64_t kSplitKMinKTilesPerSplit = 4;
 void rule_split_k_useful(const GemmFacts& f, const dsl::GemmKnobs& k, std::vector<Violation>& v) {
   int sk = k.split_k.value_or(1);
   if (sk <= 1) return;
-  // f32x3s splits K for accuracy, not for filling the grid (gemm_rules: rule_f32x3s); only the
-  // pipelining limit applies
-  if (k.precision == dsl::Precision::f32x3s) {
+  // f32x3s splits K for accuracy, not for filling the grid (gemm_rules: rule_f32x3s), and FP32
+  // SIMT for the reference's summation order (enumerate.cpp): only the pipelining limit applies
+  if (k.precision == dsl::Precision::f32x3s || k.precision == dsl::Precision::f32) {
     if (ceil_div(f.k, k.tile->k) < kSplitKMinKTilesPerSplit * sk)
       v.push_back({"split_k_useful", "split_k " + str(sk) + " leaves " + str(ceil_div(f.k, k.tile->k) / sk) +
                                          " K tiles per split (K=" + str(f.k) + "), fewer than " +
