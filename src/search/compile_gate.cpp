@@ -24,34 +24,22 @@ int CompileGate::running() const {
 
 int CompileGate::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return waiting_;
+  return static_cast<int>(queue_.size());
 }
 
-void CompileGate::skip_cancelled() {
-  while (!cancelled_.empty() && *cancelled_.begin() == serving_) {
-    cancelled_.erase(cancelled_.begin());
-    ++serving_;
-  }
-}
-
-bool CompileGate::acquire(const std::atomic<bool>* cancelled) {
+bool CompileGate::acquire(const std::atomic<bool>* cancelled, bool urgent) {
   std::unique_lock<std::mutex> lock(mu_);
-  const uint64_t ticket = next_ticket_++;
-  ++waiting_;
+  const std::pair<int, uint64_t> key{urgent ? 0 : 1, next_ticket_++};
+  queue_.insert(key);
   while (true) {
     if ((cancelled && cancelled->load()) || build::build_compiles_aborted()) {
-      --waiting_;
-      if (ticket == serving_) ++serving_;
-      else cancelled_.insert(ticket);
-      skip_cancelled();
+      queue_.erase(key);
       cv_.notify_all();
       return false;
     }
-    if (ticket == serving_ && (width_ == 0 || running_ < width_)) {
-      --waiting_;
+    if (*queue_.begin() == key && (width_ == 0 || running_ < width_)) {
+      queue_.erase(key);
       ++running_;
-      ++serving_;
-      skip_cancelled();
       cv_.notify_all();
       return true;
     }
@@ -62,7 +50,7 @@ bool CompileGate::acquire(const std::atomic<bool>* cancelled) {
 
 bool CompileGate::try_acquire() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (width_ == 0 || waiting_ > 0 || running_ >= width_ || build::build_compiles_aborted()) return false;
+  if (width_ == 0 || !queue_.empty() || running_ >= width_ || build::build_compiles_aborted()) return false;
   ++running_;
   return true;
 }

@@ -1,7 +1,12 @@
 // The process-wide limit on compiles running at once. Every search session compiles its
 // lookahead in background threads; a suite runs dozens of sessions, so without one limit their
 // nvcc jobs (~3.5 GB each) would outnumber the cores and the memory. Waiters are served in the
-// order they arrived (tickets), so a suite's candidates compile in the order they were proposed.
+// order they arrived (tickets), so a suite's candidates compile in the order they were proposed,
+// except that urgent waiters (candidates of a problem with nothing correct yet: they decide
+// whether it is solved at all) go before the rest. In a suite the lookahead of problems already
+// correct otherwise filled the queue ahead of a failing problem's next rung: run AI
+// (docs/benchmarks.md) ended with two problems stuck at one TF32 mismatch, their 3xTF32 retries
+// still queued.
 // A waiter whose candidate was dropped while it queued leaves without compiling (`cancelled`),
 // and so does every waiter once build_abort_compiles() was called (the search has stopped).
 // Width 0 (the default) means no limit: unit tests with instant fake compilers never wait.
@@ -14,6 +19,7 @@
 #include <cstdint>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "build/builder.h"
 
@@ -24,9 +30,10 @@ class CompileGate : public build::JobSlots {
   // 0: unlimited. Takes effect for waiters that arrive after the call.
   void set_width(int width);
   int width() const;
-  // Blocks until a slot is free and every earlier waiter has been served. Returns false (and
-  // holds no slot) when *cancelled became true while waiting.
-  bool acquire(const std::atomic<bool>* cancelled = nullptr);
+  // Blocks until a slot is free and every waiter before it has been served (urgent waiters in
+  // arrival order, then the others in arrival order). Returns false (and holds no slot) when
+  // *cancelled became true while waiting.
+  bool acquire(const std::atomic<bool>* cancelled = nullptr, bool urgent = false);
   // A slot now, or false: never blocks; false while anyone waits or at width 0 (no limit set).
   bool try_acquire() override;
   void release() override;
@@ -38,11 +45,8 @@ class CompileGate : public build::JobSlots {
   std::condition_variable cv_;
   int width_ = 0;
   int running_ = 0;
-  int waiting_ = 0;
   uint64_t next_ticket_ = 0;
-  uint64_t serving_ = 0;  // the oldest ticket not yet served (admitted or cancelled)
-  std::set<uint64_t> cancelled_;  // tickets that left before their turn
-  void skip_cancelled();
+  std::set<std::pair<int, uint64_t>> queue_;  // waiters: (0 urgent / 1 not, ticket), next first
 };
 
 // The gate every SearchSession compiles through.

@@ -55,6 +55,33 @@ TEST(CompileGate, ServesWaitersInArrivalOrderWithinItsWidth) {
   EXPECT_EQ(g.running(), 0);
 }
 
+// Urgent waiters (a problem with nothing correct yet) go before earlier ordinary ones, each kind
+// in arrival order.
+TEST(CompileGate, UrgentWaitersGoFirst) {
+  CompileGate g;
+  g.set_width(1);
+  ASSERT_TRUE(g.acquire());
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread> ts;
+  const bool urgent[] = {false, false, true, true};
+  for (int i = 1; i <= 4; ++i) {
+    ts.emplace_back([&, i] {
+      ASSERT_TRUE(g.acquire(nullptr, urgent[i - 1]));
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        order.push_back(i);
+      }
+      g.release();
+    });
+    wait_until([&] { return g.waiting() == i; });
+  }
+  g.release();
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(order, (std::vector<int>{3, 4, 1, 2}));
+  EXPECT_EQ(g.running(), 0);
+}
+
 // A library's extra units take free slots only: never past the width, never ahead of a waiting
 // candidate, and not at width 0 (no limit set, so no pool to share).
 TEST(CompileGate, TryAcquireTakesOnlyFreeSlotsNobodyWaitsFor) {

@@ -76,8 +76,10 @@ void SearchSession::fill_queue() {
       Compiler* compiler = &compiler_;
       Candidate copy = *c;
       p.cancel = std::make_shared<std::atomic<bool>>(false);
-      p.build = std::async(std::launch::async, [compiler, copy, cancel = p.cancel] {
-        if (!compile_gate().acquire(cancel.get())) {
+      // A problem with nothing correct yet compiles ahead of other problems' speed-ups (compile_gate.h).
+      const bool urgent = !state_.best;
+      p.build = std::async(std::launch::async, [compiler, copy, cancel = p.cancel, urgent] {
+        if (!compile_gate().acquire(cancel.get(), urgent)) {
           CompileOutcome dropped;
           dropped.message = "dropped before it compiled";
           return dropped;
