@@ -5,7 +5,7 @@
 #                       TF32-bound note; label "unit"
 #   optimize.plan_py    a problems/ file through the Python extractor; label "python"
 #   bench.plan_py       the same file as a one-problem suite; label "python"
-#   bench.match         --match keeps only the named files of a folder; label "python"
+#   bench.match         --match keeps only the named files of a folder (patterns or bare names); label "python"
 #   bench.synthetic     a measured suite on the synthetic surface: headline and per-problem table; label "unit"
 set(_ucut_opt_out "${CMAKE_BINARY_DIR}/optimize-tests")
 add_test(NAME optimize.plan_json
@@ -25,7 +25,7 @@ add_test(NAME bench.plan_py
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(bench.plan_py PROPERTIES LABELS "python;optimize" TIMEOUT 300)
 add_test(NAME bench.match
-         COMMAND bash -c "rm -rf '${_ucut_opt_out}/match' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems --match 'gemm_square_4*,no_such_*' --budget 2 --no-compile --no-memory --out '${_ucut_opt_out}/match' && grep -q '1 of 1 problems planned' '${_ucut_opt_out}/match/report.md' && grep -q 'gemm_square_4096 | planned' '${_ucut_opt_out}/match/report.md'"
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/match' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems --match 'gemm_square_4*,no_such_*,epi_linear_clamp' --budget 2 --no-compile --no-memory --out '${_ucut_opt_out}/match' && grep -q '2 of 2 problems planned' '${_ucut_opt_out}/match/report.md' && grep -q 'gemm_square_4096 | planned' '${_ucut_opt_out}/match/report.md' && grep -q 'epi_linear_clamp | planned' '${_ucut_opt_out}/match/report.md'"
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(bench.match PROPERTIES LABELS "python;optimize" TIMEOUT 300)
 add_test(NAME bench.synthetic

@@ -55,15 +55,19 @@ struct BenchArgs {
   std::string match;
 };
 
-// Whether a problem file's name matches one of the comma-separated shell patterns (empty: all).
+// Whether a problem file's name, or its name without ".py", matches one of the comma-separated
+// shell patterns (empty: all): `--match gemm_tn_4096x4096x8192` names one problem as the
+// report does.
 bool name_matches(const std::string& file, const std::string& patterns) {
   if (patterns.empty()) return true;
+  const std::string stem = file.size() > 3 && file.ends_with(".py") ? file.substr(0, file.size() - 3) : file;
   size_t b = 0;
   while (b <= patterns.size()) {
     size_t e = patterns.find(',', b);
     if (e == std::string::npos) e = patterns.size();
     const std::string pat = patterns.substr(b, e - b);
-    if (!pat.empty() && ::fnmatch(pat.c_str(), file.c_str(), 0) == 0) return true;
+    if (!pat.empty() && (::fnmatch(pat.c_str(), file.c_str(), 0) == 0 || ::fnmatch(pat.c_str(), stem.c_str(), 0) == 0))
+      return true;
     b = e + 1;
   }
   return false;
@@ -349,7 +353,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();
   sub.add_flag("--no-memory", a->no_memory, "neither seed from nor learn into the memory");
-  sub.add_option("--match", a->match, "only problem files matching these comma-separated patterns (e.g. 'gemm_*,epi_*')");
+  sub.add_option("--match", a->match, "only problem files matching these comma-separated patterns, with or without .py (e.g. 'gemm_*,epi_swiglu')");
   sub.add_option("--time-budget", a->time_budget_min, "suite wall-time limit in minutes (0: none); the report is written when it passes")
       ->capture_default_str();
   sub.add_flag("--resume", a->resume, "continue every problem from OUT/<problem>/attempts.jsonl (nothing measured is redone)");
