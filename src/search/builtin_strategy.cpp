@@ -129,13 +129,16 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
   return std::nullopt;
 }
 
+bool BuiltinStrategy::in_failed_class(const Candidate& c) const {
+  return !failed_classes_.empty() && failed_classes_.count(space_.summation_class(c));
+}
+
 bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
-  return c.rung >= floor_rung_ && (failed_classes_.empty() || !failed_classes_.count(space_.summation_class(c)));
+  return c.rung >= floor_rung_ && !in_failed_class(c);
 }
 
 bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
-  if (state.proposed.count(c.hash)) return false;
-  return failed_classes_.empty() || !failed_classes_.count(space_.summation_class(c));
+  return !state.proposed.count(c.hash) && !in_failed_class(c);
 }
 
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {

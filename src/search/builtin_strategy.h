@@ -83,6 +83,8 @@ class BuiltinStrategy final : public Strategy {
 
  private:
   std::optional<Candidate> lift(const Candidate& c);
+  // In the summation class of a rounding mismatch (it would fail the same way).
+  bool in_failed_class(const Candidate& c) const;
   // Not proposed yet and not in a failed summation class.
   bool fresh(const Candidate& c, const SearchState& state) const;
   std::optional<Candidate> take_fresh(std::deque<Candidate>& q, const SearchState& state,

@@ -186,6 +186,7 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
   if (c.rung == space_.spec().order_rung && space_.spec().order_mismatch_stages.count(c.config.value("stages", 0))) {
     e.status = AttemptStatus::mismatch;
     e.rounding_mismatch = true;
+    e.reference_limited = space_.spec().order_mismatch_reference_limited;
     e.max_abs_err = 2e-4;
     e.message = "synthetic: this summation order rounds 2e-4 away from the reference";
     return e;

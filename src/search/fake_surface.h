@@ -33,6 +33,7 @@ struct SurfaceSpec {
   // rung's candidates with a stage count in order_mismatch_stages fail repeatably (rounding).
   int order_rung = -1;
   std::set<int> order_mismatch_stages;
+  bool order_mismatch_reference_limited = false;  // those mismatches are the reference's rounding
   bool order_classes = true;  // false: the space does not know the classes (each candidate its own)
   // at_rung onto order_rung sets the stages knob to its first value, as the real space lifts onto
   // FP32 SIMT with K in one piece: the rung's other classes are only in its own ranking.

@@ -55,8 +55,9 @@ StopInputs SearchSession::stop_inputs() const {
   in.t_eager = state_.baselines.eager_s;
   in.elapsed_s = clock_.now_s() - start_s_;
   in.tokens = strategy_.tokens();
-  for (const auto& a : state_.attempts)
-    in.reference_limited += a.reference_limited && a.cand.rung >= opt_.summation_order_rung ? 1 : 0;
+  // With a summation-order rung, its classes end a hopeless search (SessionOptions).
+  if (opt_.summation_order_rung < 0)
+    for (const auto& a : state_.attempts) in.reference_limited += a.reference_limited ? 1 : 0;
   return in;
 }
 

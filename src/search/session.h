@@ -30,8 +30,9 @@ struct SessionOptions {
   StopRules rules;
   int lookahead = 2;      // candidates compiling ahead of the one being evaluated (>= 1)
   double t_sol = 0;       // problem SOL under the policy (reference bound), seconds
-  // SearchSpace::summation_order_rung (-1: none): reference-limited mismatches below it do not
-  // count toward the reference_limited stop rule (the ladder jumps to it instead).
+  // SearchSpace::summation_order_rung (-1: none). Where the problem has one, reference-limited
+  // mismatches do not count toward the reference_limited stop rule: the ladder jumps to that rung,
+  // whose summation classes (one per split count) end the search once every order has failed.
   int summation_order_rung = -1;
 };
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <future>
+#include <set>
 #include <thread>
 
 #include "search/builtin_strategy.h"
@@ -329,6 +330,30 @@ TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
     same_class_ok += a.status == AttemptStatus::ok &&
                      r.space.summation_class(a.cand) == r.space.summation_class(first);
   EXPECT_GE(same_class_ok, 1);
+}
+
+// On the summation-order rung a reference-limited mismatch retires its class but does not stop the
+// search: another split count may sum as the reference does (cuBLAS splits K), so every order is
+// tried once, and the search ends when none is left.
+TEST(Session, ReferenceLimitedMismatchesOnTheOrderRungWalkEveryOrder) {
+  SurfaceSpec spec;
+  spec.reference_limited = true;
+  spec.summation_order_rung = 2;
+  spec.order_rung = 2;
+  spec.order_mismatch_stages = {2, 3, 4, 5};
+  spec.order_mismatch_reference_limited = true;
+  SessionOptions so = no_stop_rules(30);
+  so.rules.reference_limited = 2;
+  so.summation_order_rung = 2;
+  Rig r(spec, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::space_exhausted);
+  std::set<int> orders;
+  for (const auto& a : r.session->state().attempts)
+    if (a.cand.rung == 2) {
+      EXPECT_TRUE(a.reference_limited);
+      EXPECT_TRUE(orders.insert(a.cand.config.value("stages", 0)).second) << a.cand.name;
+    }
+  EXPECT_EQ(orders.size(), 4u);
 }
 
 TEST(Session, ResumeAfterAKillLosesNothingAndEndsTheSame) {
