@@ -2,14 +2,14 @@
 # GPU machine nothing is measured): extract -> SOL -> lower -> rank -> out/<problem>/. Kernels are
 # emitted (.cu) or not at all, never compiled with nvcc, so each test takes seconds.
 #   optimize.plan_json  a Problem IR file (no Python), the top 3 candidates emitted, the console's
-#                       TF32-bound note; label "unit"
+#                       TF32-bound note and the report's; label "unit"
 #   optimize.plan_py    a problems/ file through the Python extractor; label "python"
 #   bench.plan_py       the same file as a one-problem suite; label "python"
 #   bench.match         --match keeps only the named files of a folder (patterns or bare names); label "python"
 #   bench.synthetic     a measured suite on the synthetic surface: headline and per-problem table; label "unit"
 set(_ucut_opt_out "${CMAKE_BINARY_DIR}/optimize-tests")
 add_test(NAME optimize.plan_json
-         COMMAND bash -c "rm -rf '${_ucut_opt_out}/json' && mkdir -p '${_ucut_opt_out}' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize tests/golden/lower/linear_bias_gelu.json --budget 3 --emit-only --no-memory --out '${_ucut_opt_out}/json' --build-dir '${_ucut_opt_out}/json-build' > '${_ucut_opt_out}/json.out' && grep -q '^  note: TF32 rounds each operand' '${_ucut_opt_out}/json.out' && d='${_ucut_opt_out}/json/linear_bias_gelu' && test -s $d/best.ucut && test -s $d/best.cu && test ! -e $d/best.so && grep -q 'no GPU: nothing was measured' $d/report.md && grep -q '\"measured\": false' $d/report.json"
+         COMMAND bash -c "rm -rf '${_ucut_opt_out}/json' && mkdir -p '${_ucut_opt_out}' && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize tests/golden/lower/linear_bias_gelu.json --budget 3 --emit-only --no-memory --out '${_ucut_opt_out}/json' --build-dir '${_ucut_opt_out}/json-build' > '${_ucut_opt_out}/json.out' && grep -q '^  note: TF32 rounds each operand' '${_ucut_opt_out}/json.out' && d='${_ucut_opt_out}/json/linear_bias_gelu' && test -s $d/best.ucut && test -s $d/best.cu && test ! -e $d/best.so && grep -q 'no GPU: nothing was measured' $d/report.md && grep -q 'which the TF32 bound skips' $d/report.md && grep -q '\"measured\": false' $d/report.json"
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(optimize.plan_json PROPERTIES LABELS "unit;optimize" TIMEOUT 120)
 add_test(NAME optimize.plan_py

@@ -160,8 +160,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   if (compile_gate().width() == 0) compile_gate().set_width(build::build_default_jobs());
   int lookahead = opt.lookahead > 0 ? opt.lookahead
                                     : std::max({2, gpus + 1, std::min(build::build_default_jobs(), 16)});
-  r->tf32_bound_ = space::space_tf32_bound(problem->lowered.program, problem->policy,
-                                            space::space_profile_rtol_f32(opt.profile));
+  r->tf32_bound_ = pipeline_tf32_bound(*problem, opt.profile);
   if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->steady_, bound.t_sol, lookahead); !st)
     return st.error();
   return r;

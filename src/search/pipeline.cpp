@@ -116,6 +116,10 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   return p;
 }
 
+space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string& profile) {
+  return space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(profile));
+}
+
 Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& o) {
   Plan plan;
   plan.valid = space.valid_count();
@@ -124,8 +128,7 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   // The same diverse opening the built-in strategy measures first (builtin_strategy.h).
   // The TF32 rounding bound (space/precision.h): the search starts one rung up, so the plan
   // shows and compiles what it would measure first.
-  const space::Tf32Bound bound =
-      space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(o.profile));
+  const space::Tf32Bound bound = pipeline_tf32_bound(p, o.profile);
   if (bound.fails) {
     plan.precision_note = bound.reason;
     plan.notes.push_back("precision: " + bound.reason);
@@ -246,12 +249,19 @@ std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* 
   for (const auto& n : p.lowered.notes) s += "- " + n + "\n";
   if (space) {
     s += fmt::format("\n## Search space\n\n{} valid configurations\n\n", space->valid_count());
-    for (const auto& st : space->stages())
-      s += fmt::format("- stage {}: {} valid{}{}\n", st.name, st.ranked.size(),
-                       st.ranked.empty() ? ""
-                                         : ", best-ranked on its first precision rung `" +
-                                               st.ranked.front().candidate.name + "`",
+    // Where the TF32 rounding bound fails, the plan below starts a rung up: say so beside the
+    // stage's rung-0 best, or the two lists seem to disagree.
+    const bool skips_tf32 = plan && !plan->precision_note.empty();
+    for (const auto& st : space->stages()) {
+      std::string best;
+      if (!st.ranked.empty()) {
+        const auto& c = st.ranked.front().candidate;
+        best = ", best-ranked on its first precision rung `" + c.name + "`";
+        if (skips_tf32 && c.is_gemm && c.gemm.precision == dsl::Precision::tf32) best += ", which the TF32 bound skips";
+      }
+      s += fmt::format("- stage {}: {} valid{}{}\n", st.name, st.ranked.size(), best,
                        st.note.empty() ? "" : " (" + st.note + ")");
+    }
   }
   if (plan) {
     s += "\n## Plan: the ranked candidates (predicted, not measured)\n\n";

@@ -21,6 +21,7 @@
 #include "search/run_report.h"
 #include "sol/estimate.h"
 #include "sol/hardware.h"
+#include "space/precision.h"
 #include "support/result.h"
 
 namespace ucut::search {
@@ -55,6 +56,10 @@ std::string pipeline_problem_name(const std::string& path);
 // does not lower: the message names the op), environment / subprocess (Python or PyTorch
 // missing), not_found.
 Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareOptions& options);
+
+// The TF32 rounding bound (space/precision.h) of the lowered program under the problem's policy and
+// the tolerance profile: where it fails, planning and searching both start one rung above tf32.
+space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string& profile);
 
 // The memory key of a lowered program: class "<stage kinds> <dtype>" (e.g. "gemm f32",
 // "gemm+rowwise f32") and the shape bucket of its primary GEMM (or of its first stage's rows).
