@@ -46,6 +46,10 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
     else
       ++h.failures[p.failure.empty() ? "no_candidate" : p.failure];
     if (!p.correct() && p.reference_limited) ++h.reference_limited;
+    if (!p.correct())
+      h.failed.push_back(fmt::format("{}: {} after {} attempt{}{}", p.name, p.status(), p.attempts,
+                                     p.attempts == 1 ? "" : "s",
+                                     p.stop_reason.empty() || p.stop_reason == "none" ? "" : " (" + p.stop_reason + ")"));
     eager.push_back(p.speedup_eager());
     if (p.compile_s > 0) compile.push_back(p.speedup_compile());
     if (p.frac_sol() > 0) frac.push_back(p.frac_sol());
@@ -114,6 +118,9 @@ std::string headline_render(const Headline& h) {
     s += fmt::format("  of which reference-limited: {} (the candidate is within tolerance of a float64 evaluation "
                      "everywhere, the fp32 reference is not; still failures under the contract)\n",
                      h.reference_limited);
+  constexpr size_t kListed = 12;  // the rest are in report.md's table
+  for (size_t i = 0; i < h.failed.size() && i < kListed; ++i) s += "  " + h.failed[i] + "\n";
+  if (h.failed.size() > kListed) s += fmt::format("  ... and {} more (report.md)\n", h.failed.size() - kListed);
   s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
                    h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
                    h.cost.tokens_in, h.cost.tokens_out);

@@ -71,6 +71,8 @@ struct Headline {
   double geomean_frac_sol = 0; // over counted problems with a known t_SOL
   std::map<std::string, int> failures;    // status -> count (counted problems only)
   int reference_limited = 0;   // failures whose mismatches were the fp32 reference's rounding
+  // One line per counted failure, in suite order: "name: status after N attempts (stop reason)".
+  std::vector<std::string> failed;
   // Median over correct problems whose journal has times (issue 6: under 10 minutes); 0: none.
   double median_time_to_best_s = 0;
   int time_to_best_counted = 0;

@@ -53,6 +53,14 @@ TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
   std::string text = headline_render(h);
   EXPECT_NE(text.find("geomean speedup over eager: 1.59x"), std::string::npos) << text;
   EXPECT_NE(text.find("failures: mismatch 1"), std::string::npos);
+  // Each failure is named on its own line, with its attempts and why the search stopped.
+  ps[2].attempts = 4;
+  ps[2].stop_reason = "space_exhausted";
+  ps[2].reference_limited = false;
+  text = headline_render(headline_compute(ps, {}));
+  EXPECT_NE(text.find("\n  c: mismatch after 4 attempts (space_exhausted)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("  a: "), std::string::npos);
+  EXPECT_EQ(text.find("  d: "), std::string::npos);  // degenerate: excluded, not a failure
 }
 
 // Issue 6's time to best: the median over correct problems with a recorded time (a failure and
