@@ -494,6 +494,20 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     if (res.program) v.emplace_back("reduce_kl_div_log_prologue", codegen_emit_reduce(*res.program, 0));
   }
   v.emplace_back("scan_cumsum_rev_excl_mask", codegen_emit_scan(cumsum_program(), 0));
+  {
+    // order torch: PyTorch's fp32 row-scan order (16384 rows of 16384: 32-element chunks)
+    dsl::ScanStage sc;
+    sc.op = "cumsum";
+    sc.input = "x";
+    sc.reverse = true;
+    sc.mask = "m";
+    sc.knobs.order = dsl::ScanOrder::torch;
+    v.emplace_back("scan_cumsum_torch_rev_mask",
+                   codegen_emit_scan(one_stage({T("x", DType::f32, {16384, 16384}), T("m", DType::boolean, {16384, 16384}),
+                                                T("y", DType::f32, {16384, 16384}, dsl::TensorRole::out)},
+                                               sc),
+                                     0));
+  }
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
   return v;
 }

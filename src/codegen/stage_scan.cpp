@@ -1,7 +1,10 @@
 // codegen_emit_scan: a scan stage (cumsum/cumprod, inclusive or exclusive, forward or reverse,
 // optional mask) as ucut_simt::scan_row_kernel when the scanned dim is the last one, else
-// scan_strided_kernel over the [outer, len, inner] view (runtime/simt_scan.cuh).
+// scan_strided_kernel over the [outer, len, inner] view; `order torch` as scan_row_torch_kernel
+// (runtime/simt_scan.cuh).
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "codegen/simt_common.h"
 #include "dsl/simt_plan.h"
@@ -71,6 +74,20 @@ Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index
     auto plan = dsl::simt_plan_scan(rows, cols, bytes, sc->knobs);
     if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
     const dsl::ScanPlan& pl = *plan;
+    if (pl.torch) {
+      code.config_name = fmt::format("scan_{}_row_torch{}", sc->op, sc->reverse ? "_rev" : "");
+      d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);
+      d += "  // order torch: PyTorch's fp32 row-scan order, a warp a row (runtime/simt_scan.cuh)\n";
+      d += fmt::format(
+          "  ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}>\n"
+          "      <<<{}, {}, 0, args.stream>>>(p);\n",
+          op, mask_t, rev, pl.warps, pl.unroll, std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20),
+          pl.threads);
+      d += simt_launch_check(label);
+      d += "  return 0;\n}\n";
+      code.definitions = std::move(d);
+      return code;
+    }
     code.config_name = fmt::format("scan_{}_row_t{}_i{}_v{}{}{}", sc->op, pl.threads, pl.items, pl.vec,
                                    sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
     d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);

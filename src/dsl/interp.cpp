@@ -8,6 +8,7 @@
 #include <set>
 
 #include "dsl/names.h"
+#include "dsl/simt_plan.h"
 
 namespace ucut::dsl {
 namespace {
@@ -395,6 +396,46 @@ Status run_scan(const Program& p, const Stage& st, const ScanStage& s, InterpTen
   for (int d = dim + 1; d < rank; ++d) inner *= in->shape[d];
   const bool prod = s.op == "cumprod";
   Vec out((**xv).size());
+  if (s.knobs.order == ScanOrder::torch && inner == 1) {
+    // PyTorch's CUDA row scan in fp32, as its threads run it (ATen ScanUtils.cuh): chunks of
+    // 2 * nx elements (past the row's end: the identity), the running total folded into the
+    // chunk's first element, then Sklansky steps m = 0..l where thread x (of nx) updates element
+    // ti = ((x >> m) << (m + 1)) + 2^m + x % 2^m from element ((x >> m) << (m + 1)) + 2^m - 1.
+    const int l = simt_torch_scan_log_threads_x(outer, len);
+    const int64_t nx = int64_t{1} << l;
+    const float id = prod ? 1.f : 0.f;
+    auto op = [prod](float a, float b) { return prod ? a * b : a + b; };
+    std::vector<float> buf(static_cast<size_t>(2 * nx));
+    for (int64_t o = 0; o < outer; ++o) {
+      float total = id;
+      for (int64_t b = 0; b < len; b += 2 * nx) {
+        for (int64_t j = 0; j < 2 * nx; ++j) {
+          const int64_t q = b + j;
+          float e = id;
+          if (q < len) {
+            const int64_t idx = o * len + (s.reverse ? len - 1 - q : q);
+            e = static_cast<float>((**xv)[idx]);
+            if (m && (*m)[idx] == 0) e = id;
+          }
+          buf[static_cast<size_t>(j)] = e;
+        }
+        buf[0] = op(buf[0], total);
+        for (int mm = 0; mm <= l; ++mm) {
+          const int64_t sz = int64_t{1} << mm;
+          for (int64_t x = 0; x < nx; ++x) {
+            const int64_t a = ((x >> mm) << (mm + 1)) | sz;
+            const int64_t ti = a + x % sz, si = a - 1;
+            buf[static_cast<size_t>(ti)] = op(buf[static_cast<size_t>(ti)], buf[static_cast<size_t>(si)]);
+          }
+        }
+        for (int64_t j = 0; j < 2 * nx && b + j < len; ++j)
+          out[static_cast<size_t>(o * len + (s.reverse ? len - 1 - (b + j) : b + j))] = buf[static_cast<size_t>(j)];
+        total = buf[static_cast<size_t>(2 * nx - 1)];
+      }
+    }
+    ts[st.outputs.at(0)] = std::move(out);
+    return ok_status();
+  }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       double run = prod ? 1 : 0;

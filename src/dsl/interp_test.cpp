@@ -1,6 +1,11 @@
 // Hand-computed checks of the CPU interpreter of the non-GEMM stages (the tests' reference).
 #include "dsl/interp.h"
 
+#include <string>
+#include <vector>
+
+#include "dsl/simt_plan.h"
+
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -164,6 +169,103 @@ TEST(Interp, CumsumReverseExclusiveMasked) {
   InterpTensors ts{{"x", {1, 2, 3, 4}}, {"m", {1, 1, 0, 1}}};
   ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
   EXPECT_EQ(ts["y"], (std::vector<double>{6, 4, 4, 0}));
+}
+
+// The warp form of PyTorch's row scan that scan_row_torch_kernel runs (runtime/simt_scan.cuh): lane
+// i of a 32-element chunk, the running total folded into lane 0, then per step m every lane with bit
+// m set adds lane (i & ~(2^(m+1) - 1)) | (2^m - 1), all lanes reading before any writes.
+std::vector<float> warp_scan(const std::vector<float>& row, bool prod) {
+  std::vector<float> out(row.size());
+  float total = prod ? 1.f : 0.f;
+  for (size_t b = 0; b < row.size(); b += 32) {
+    float v[32];
+    for (int i = 0; i < 32; ++i) v[i] = b + i < row.size() ? row[b + i] : (prod ? 1.f : 0.f);
+    v[0] = prod ? v[0] * total : v[0] + total;
+    for (int m = 0; m < 5; ++m) {
+      const int s = 1 << m;
+      float w[32];
+      for (int i = 0; i < 32; ++i) w[i] = v[(i & ~(2 * s - 1)) | (s - 1)];
+      for (int i = 0; i < 32; ++i)
+        if (i & s) v[i] = prod ? v[i] * w[i] : v[i] + w[i];
+    }
+    for (int i = 0; i < 32 && b + i < row.size(); ++i) out[b + i] = v[i];
+    total = v[31];
+  }
+  return out;
+}
+
+// `order torch`: PyTorch's fp32 order, which differs from an exact (fp64) cumsum in the last bits,
+// equals the warp form bit for bit (cumsum and cumprod, a row that ends inside a chunk), and stays
+// an accurate prefix sum.
+// PyTorch's choice of chunk (ATen's get_log_num_threads_x_inner_scan and its test's values).
+TEST(Interp, TorchScanChunkFollowsATen) {
+  EXPECT_EQ(simt_torch_scan_log_threads_x(4096, 8), 4);
+  EXPECT_EQ(simt_torch_scan_log_threads_x(4097, 8), 4);
+  EXPECT_EQ(simt_torch_scan_log_threads_x(95760, 8), 4);
+  EXPECT_EQ(simt_torch_scan_log_threads_x(16384, 16384), 4);
+  EXPECT_EQ(simt_torch_scan_log_threads_x(65536, 4096), 4);
+  EXPECT_EQ(simt_torch_scan_log_threads_x(64, 256), 5);    // (9 + 8 - 6) / 2
+  EXPECT_EQ(simt_torch_scan_log_threads_x(4, 16384), 9);   // capped at 512 threads
+}
+
+TEST(Interp, TorchOrderScanIsPyTorchsSklanskyInFp32) {
+  const int64_t rows = 1024, cols = 1000;  // PyTorch's rule gives 16 x-threads: 32-element chunks
+  ASSERT_EQ(simt_torch_scan_log_threads_x(rows, cols), 4);
+  std::vector<double> x(rows * cols);
+  uint32_t seed = 12345;
+  for (auto& e : x) {
+    seed = seed * 1664525u + 1013904223u;
+    e = static_cast<float>((static_cast<double>(seed >> 8) / (1 << 24) - 0.5) * 4);
+  }
+  for (const char* op : {"cumsum", "cumprod"}) {
+    const bool prod = std::string(op) == "cumprod";
+    std::vector<double> in = x;
+    if (prod)
+      for (auto& e : in) e = static_cast<float>(1.0 + e * 1e-3);
+    ScanStage sc;
+    sc.op = op;
+    sc.input = "x";
+    sc.knobs.order = ScanOrder::torch;
+    auto p = one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols})}, sc);
+    InterpTensors ts{{"x", in}};
+    ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+    sc.knobs.order = ScanOrder::auto_;
+    InterpTensors exact{{"x", in}};
+    ASSERT_TRUE(interp_stage(one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols})}, sc), 0,
+                             exact, {}).ok());
+    int differs = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<float> row(in.begin() + r * cols, in.begin() + (r + 1) * cols);
+      const auto want = warp_scan(row, prod);
+      for (int64_t c = 0; c < cols; ++c) {
+        const double got = ts["y"][static_cast<size_t>(r * cols + c)];
+        ASSERT_EQ(got, static_cast<double>(want[static_cast<size_t>(c)])) << op << " row " << r << " col " << c;
+        const double e = exact["y"][static_cast<size_t>(r * cols + c)];
+        EXPECT_NEAR(got, e, 1e-4 * (1 + std::abs(e))) << op;
+        differs += static_cast<float>(e) != static_cast<float>(got);
+      }
+    }
+    EXPECT_GT(differs, 0) << op << ": the fp32 order must round differently from the exact sum somewhere";
+  }
+}
+
+// Reversed: PyTorch's scan of the flipped row.
+TEST(Interp, TorchOrderReverseScansTheFlippedRow) {
+  const int64_t rows = 128, cols = 77;
+  ASSERT_EQ(simt_torch_scan_log_threads_x(rows, cols), 4);
+  std::vector<double> in(rows * cols);
+  for (int64_t c = 0; c < rows * cols; ++c) in[static_cast<size_t>(c)] = static_cast<float>(0.1 * (c % 7) - 0.3);
+  ScanStage sc;
+  sc.op = "cumsum";
+  sc.input = "x";
+  sc.reverse = true;
+  sc.knobs.order = ScanOrder::torch;
+  InterpTensors ts{{"x", in}};
+  ASSERT_TRUE(interp_stage(one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols})}, sc), 0, ts, {}).ok());
+  std::vector<float> flipped(in.rend() - cols, in.rend());  // row 0, flipped
+  const auto want = warp_scan(flipped, false);
+  for (int64_t c = 0; c < cols; ++c)
+    EXPECT_EQ(ts["y"][static_cast<size_t>(c)], static_cast<double>(want[static_cast<size_t>(cols - 1 - c)])) << c;
 }
 
 TEST(Interp, CrossEntropyWithIgnoredRow) {

@@ -70,6 +70,15 @@ const char* dsl_scheduler_str(TileScheduler s) {
   }
   return "auto";
 }
+const char* dsl_scan_order_str(ScanOrder o) {
+  switch (o) {
+    case ScanOrder::auto_: return "auto";
+    case ScanOrder::fp64: return "fp64";
+    case ScanOrder::torch: return "torch";
+  }
+  return "auto";
+}
+
 const char* dsl_math_str(MathMode m) {
   switch (m) {
     case MathMode::auto_: return "auto";
@@ -172,11 +181,13 @@ const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
   static const std::vector<std::string> rows = {"threads", "rows_per_block", "vector_width",
                                                 "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
+  static const std::vector<std::string> scan = {"threads", "vector_width", "items_per_thread", "order"};
   static const std::vector<std::string> none;
   if (kind == "gemm" || kind == "grouped_gemm") return gemm;
   if (kind == "rowwise") return rowwise;
   if (kind == "reduce") return rows;
-  if (kind == "scan" || kind == "elementwise") return flat;
+  if (kind == "scan") return scan;
+  if (kind == "elementwise") return flat;
   return none;
 }
 

@@ -189,6 +189,13 @@ struct GroupedGemmStage {
 // ---- non-GEMM stages (the non-GEMM stages issue fills these in) ---------------------------
 
 // Common knobs of the non-GEMM stages; nullopt is auto.
+// The order a scan adds in (scan stages only). auto / fp64: fp64 accumulators, each output within
+// half an fp32 ulp of the exact sum. torch: PyTorch's CUDA fp32 row scan step for step (chunks of
+// 2 * 16 elements, the running total folded into each chunk's first element, then a Sklansky
+// network), so its rounding is the reference's own; the search offers it where the fp32 reference's
+// rounding fails every accurate kernel (long cumsum rows).
+enum class ScanOrder { auto_, fp64, torch };
+
 struct SimtKnobs {
   std::optional<int> threads;          // threads per block
   std::optional<int> rows_per_block;
@@ -196,6 +203,7 @@ struct SimtKnobs {
   std::optional<int> items_per_thread;
   std::optional<int> passes;           // 1 = single-pass online algorithm where one exists
   std::optional<int> cluster;          // rowwise: blocks of a thread-block cluster sharing one row
+  ScanOrder order = ScanOrder::auto_;  // scan only
 };
 
 // Per-row operation over the last dimension: the input is viewed as [rows, D], D = last dim.

@@ -312,10 +312,31 @@ Result<ReducePlan> simt_plan_reduce(bool inner, int64_t inner_run, int64_t n_out
   return p;
 }
 
+int simt_torch_scan_log_threads_x(int64_t rows, int64_t cols) {
+  int64_t lx = 0, ly = 0;
+  while ((int64_t{1} << lx) < cols) ++lx;
+  while ((int64_t{1} << ly) < rows) ++ly;
+  // 9: log2 of its 512 threads a block; signed, as ATen's own test pins it (4097 rows of 8: 4)
+  const int64_t l = (9 + lx - ly) / 2;
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(4, l), 9));
+}
+
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                                 const SimtKnobs& knobs) {
-  (void)rows;
   ScanPlan p;
+  if (knobs.order == ScanOrder::torch) {
+    const int l = simt_torch_scan_log_threads_x(rows, cols);
+    if (l != 4)
+      return make_error(ErrorCode::unsupported,
+                        "order torch: PyTorch scans " + std::to_string(rows) + " rows of " + std::to_string(cols) +
+                            " in chunks of " + std::to_string(2 << l) + " elements; only chunks of 32 are emulated",
+                        "use order auto");
+    p.torch = true;
+    p.threads = 32 * p.warps;
+    p.vec = 1;
+    p.items = 1;
+    return p;
+  }
   auto vec = pick_vec(knobs, in_bytes, cols);
   if (!vec) return vec.error();
   p.vec = *vec;

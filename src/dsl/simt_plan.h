@@ -108,7 +108,15 @@ struct ScanPlan {
   int threads = 256;
   int items = 8;
   int vec = 4;
+  bool torch = false;   // order torch: scan_row_torch_kernel, a warp a row (threads = 32 * warps)
+  int warps = 8;
+  int unroll = 4;       // chunks of 32 loaded before the chain runs through them
 };
+// log2 of the x-threads PyTorch's CUDA row scan uses for `rows` rows of `cols` (ATen's
+// get_log_num_threads_x_inner_scan: (9 + log2 cols - log2 rows) / 2, both logs rounded up, within
+// 4..9): each chunk it scans is 2^(l + 1) elements. `order torch` emulates l = 4 (32-element
+// chunks: every row at least as long as the rows are many, e.g. 16384 x 16384, 65536 x 4096).
+int simt_torch_scan_log_threads_x(int64_t rows, int64_t cols);
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                                 const SimtKnobs& knobs);
 

@@ -34,6 +34,7 @@ nlohmann::json stage_config_json(const space::Candidate& c) {
     if (c.simt.rows_per_block) j["rows_per_block"] = *c.simt.rows_per_block;
     if (c.simt.vector_width) j["vector_width"] = *c.simt.vector_width;
     if (c.simt.cluster) j["cluster"] = *c.simt.cluster;
+    if (c.simt.order != dsl::ScanOrder::auto_) j["order"] = dsl::dsl_scan_order_str(c.simt.order);
   }
   return j;
 }

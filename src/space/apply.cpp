@@ -23,6 +23,7 @@ std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
                      : std::holds_alternative<dsl::ScanStage>(st.body)   ? "scan"
                                                                          : "elementwise";
   auto num = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("A"); };
+  if (c.simt.order == dsl::ScanOrder::torch) return kind + "_torch";  // PyTorch's launch: no knobs
   std::string n = kind + "_th" + num(c.simt.threads);
   if (c.simt.rows_per_block) n += "_rpb" + num(c.simt.rows_per_block);
   n += "_v" + num(c.simt.vector_width);
@@ -74,7 +75,8 @@ int gemm_diff(const dsl::GemmKnobs& a, const dsl::GemmKnobs& b) {
 
 int simt_diff(const dsl::SimtKnobs& a, const dsl::SimtKnobs& b) {
   return (a.threads != b.threads) + (a.rows_per_block != b.rows_per_block) + (a.vector_width != b.vector_width) +
-         (a.items_per_thread != b.items_per_thread) + (a.passes != b.passes) + (a.cluster != b.cluster);
+         (a.items_per_thread != b.items_per_thread) + (a.passes != b.passes) + (a.cluster != b.cluster) +
+         (a.order != b.order);
 }
 
 }  // namespace

@@ -175,6 +175,22 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
              in && !dsl::simt_reduce_geometry(in->shape, r->dims).inner)
       clusters = {0, 2, 4, 8};
   }
+  // Scans: PyTorch's own fp32 order (`order torch`) beside the fp64 plans, where the checker allows
+  // it (an inclusive f32 row scan); a program that fixes the order keeps it.
+  if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
+    const dsl::Tensor* in = p.find_tensor(r->input);
+    const dsl::Tensor* y = st.outputs.empty() ? nullptr : p.find_tensor(st.outputs[0]);
+    const bool torch_ok = in && y && r->dim == static_cast<int>(in->shape.size()) - 1 && !r->exclusive &&
+                          in->dtype == dsl::DType::f32 && y->dtype == dsl::DType::f32;
+    if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64)) {
+      Candidate c;
+      c.stage = si;
+      c.is_gemm = false;
+      c.simt.order = dsl::ScanOrder::torch;
+      out.push_back(std::move(c));
+    }
+    if (keep && fx->order == dsl::ScanOrder::torch) return out;
+  }
   for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
     for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
       for (int v : or_fixed<int>(keep, fx->vector_width, {1, 2, 4, 8}))
@@ -183,6 +199,7 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
           c.stage = si;
           c.is_gemm = false;
           c.simt = *fx;
+          if (c.simt.order == dsl::ScanOrder::torch) c.simt.order = dsl::ScanOrder::auto_;
           c.simt.threads = th;
           c.simt.rows_per_block = rows ? std::optional<int>(rpb) : std::nullopt;
           c.simt.vector_width = v;

@@ -160,6 +160,8 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
   r.candidate = c;
   SimtFacts f = simt_facts(p, st);
   int th = c.simt.threads.value_or(256), vw = c.simt.vector_width.value_or(1);
+  // order torch: a warp reads 32 consecutive elements, the transactions of 16-byte vectors
+  if (c.simt.order == dsl::ScanOrder::torch) vw = std::max(1, 16 / std::max(1, f.elem_bytes));
   double eff = f.kind == "elementwise" ? elementwise_access_eff(vw * f.elem_bytes) : access_eff(vw * f.elem_bytes);
   int64_t per_block;
   if (f.rows_kind) {

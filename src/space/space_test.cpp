@@ -298,5 +298,27 @@ TEST(Space, RowsPerBlockKeepsRowGroupsWithinAWarp) {
   EXPECT_TRUE(named);
 }
 
+// Scans offer PyTorch's own fp32 order beside the fp64 plans where the checker allows it (an
+// inclusive f32 row scan whose rows PyTorch walks in 32-element chunks); it has no other knobs.
+TEST(Space, ScansOfferPyTorchsOrderWhereItIsEmulated) {
+  auto names = [](const std::string& decl, const std::string& call) {
+    auto p = compile("ucut 1\n" + decl + "stage y = scan " + call + " {\n}\n");
+    std::set<std::string> out;
+    auto v = space_valid(p, 0, {});
+    EXPECT_TRUE(v);
+    if (v)
+      for (const auto& c : *v) out.insert(c.name);
+    return out;
+  };
+  const std::string square = "in x : f32[16384, 16384]\nout y : f32[16384, 16384]\n";
+  auto n = names(square, "cumsum(x)");
+  EXPECT_TRUE(n.count("scan_torch"));
+  EXPECT_TRUE(n.count("scan_th256_v4"));
+  EXPECT_TRUE(names(square, "cumsum(x, reverse=true)").count("scan_torch"));
+  EXPECT_FALSE(names(square, "cumsum(x, exclusive=true)").count("scan_torch"));  // PyTorch has none
+  EXPECT_FALSE(names("in x : f32[4, 16384]\nout y : f32[4, 16384]\n", "cumsum(x)").count("scan_torch"));  // 1024-element chunks
+  EXPECT_FALSE(names("in x : f16[16384, 16384]\nout y : f16[16384, 16384]\n", "cumsum(x)").count("scan_torch"));
+}
+
 }  // namespace
 }  // namespace ucut::space

@@ -8,6 +8,7 @@
 //   larger than its elements, so fp32 accumulation (in any order) drifts past atol=1e-4 near the
 //   zero crossings; double keeps our error far below the reference's own. The kernels stay
 //   memory-bound (two FP64 adds per element).
+//   scan_row_torch_kernel (`order torch`): PyTorch's own fp32 row-scan order (below).
 //   scan_strided_kernel: the scanned dimension is not the last one ([outer, L, inner]): one
 //     thread per (outer, inner) column walks L sequentially; adjacent threads read adjacent
 //     columns, so every step is a coalesced load.
@@ -100,6 +101,55 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
 #pragma unroll
         for (int k = 0; k < VEC; ++k) a[k] = float(REVERSE ? v[g * VEC + VEC - 1 - k] : v[g * VEC + k]);
         store_vec<Tout, VEC>(out, REVERSE ? cols - q - VEC : q, a);
+      }
+    }
+  }
+}
+
+// `order torch`: PyTorch's CUDA row scan (tensor_kernel_scan_innermost_dim with 16 x-threads),
+// reproduced add for add in fp32 so the rounding is the reference's own. A row is walked in chunks
+// of 32 elements (elements past the row's end are the identity); the running total is folded into
+// the chunk's first element, then a Sklansky network of 5 steps: at step m every element whose
+// bit m is set takes in the element just below its 2^(m+1)-aligned group's upper half,
+// (i & ~(2^(m+1) - 1)) | (2^m - 1), as PyTorch's threads do through shared memory (an element
+// written at step m is never read at step m, so one shuffle per step is the same). One warp a
+// row, lane = position in the chunk; UNROLL chunks are loaded before the chain runs through them.
+// A reversed scan is PyTorch's scan of the flipped row. fp32 only.
+template <int OP, class Tmask, bool REVERSE, int WARPS, int UNROLL>
+__global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p) {
+  constexpr float ID = OP == kCumprod ? 1.f : 0.f;
+  const int lane = threadIdx.x & 31;
+  const i64 cols = p.cols;
+  for (i64 row = (i64)blockIdx.x * WARPS + (threadIdx.x >> 5); row < p.rows; row += (i64)gridDim.x * WARPS) {
+    const float* x = static_cast<const float*>(p.x) + row * cols;
+    const Tmask* mask = p.mask ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
+    float* out = static_cast<float*>(p.out) + row * cols;
+    float total = ID;
+    for (i64 b = 0; b < cols; b += 32 * UNROLL) {
+      float v[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        const i64 q = b + u * 32 + lane;
+        v[u] = ID;
+        if (q < cols) {
+          const i64 c = REVERSE ? cols - 1 - q : q;
+          v[u] = __ldcs(x + c);
+          if (mask && to_f<Tmask>(mask[c]) == 0.f) v[u] = ID;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        float e = v[u];
+        if (lane == 0) e = OP == kCumprod ? e * total : e + total;
+#pragma unroll
+        for (int m = 0; m < 5; ++m) {
+          const int s = 1 << m;
+          const float w = __shfl_sync(0xffffffffu, e, (lane & ~(2 * s - 1)) | (s - 1));
+          if (lane & s) e = OP == kCumprod ? e * w : e + w;
+        }
+        const i64 q = b + u * 32 + lane;
+        if (q < cols) out[REVERSE ? cols - 1 - q : q] = e;
+        total = __shfl_sync(0xffffffffu, e, 31);
       }
     }
   }
