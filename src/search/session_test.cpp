@@ -240,9 +240,9 @@ TEST(Session, AReferenceLimitedMismatchJumpsToTheSummationOrderRung) {
   ASSERT_TRUE(r.session->state().best);
 }
 
-// The stop rule counts reference-limited mismatches only from the summation-order rung up: below
-// it the ladder has somewhere to go (here the session is told of a rung 3 the fake never offers,
-// so every attempt stays below it and the attempt budget ends the search).
+// Where the problem has a summation-order rung, reference-limited mismatches do not stop the
+// search: the ladder has somewhere to go (here the session is told of a rung 3 the fake never
+// offers, so every attempt stays below it and the attempt budget ends the search).
 TEST(Session, ReferenceLimitedMismatchesBelowTheOrderRungDoNotStopTheSearch) {
   SurfaceSpec spec;
   spec.reference_limited = true;
