@@ -10,21 +10,6 @@ namespace ucut::dsl::detail {
 
 namespace {
 
-// Index of the knob's word among `values` (values[0] is "auto"); 0 when absent.
-int word_knob(Checker& c, const AstStage& s, const std::string& name, const std::vector<std::string>& values, bool& ok) {
-  const AstKnob* k = c.knob(s, name);
-  if (!k) return 0;
-  for (size_t i = 0; i < values.size(); ++i)
-    if (k->kind == AstKnob::Kind::word && k->text == values[i]) return static_cast<int>(i);
-  std::string list;
-  for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
-  std::string g = diag_closest(k->text, values);
-  c.error(k->value_span, "invalid value '" + k->text + "' for " + name,
-          g.empty() ? name + " is one of: " + list : "did you mean '" + g + "'?");
-  ok = false;
-  return 0;
-}
-
 std::optional<std::vector<int64_t>> dims_knob(Checker& c, const AstStage& s, const std::string& name, size_t n,
                                               const std::string& example, bool& ok) {
   const AstKnob* k = c.knob(s, name);
@@ -43,7 +28,7 @@ std::optional<std::vector<int64_t>> dims_knob(Checker& c, const AstStage& s, con
 
 static bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
   bool ok = true;
-  int p = word_knob(c, s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s"}, ok);
+  int p = c.word_knob(s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s"}, ok);
   k.precision = static_cast<Precision>(p);
   if (auto t = dims_knob(c, s, "tile", 3, "MxNxK such as 128x128x64", ok)) {
     const AstKnob* kn = c.knob(s, "tile");
@@ -72,13 +57,13 @@ static bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
     }
   }
   k.stages = c.int_knob(s, "stages", 1, 16, ok, "pipeline stages are usually 2 to 7; 'auto' fills shared memory");
-  k.schedule = static_cast<Schedule>(word_knob(c, s, "schedule", {"auto", "cooperative", "pingpong"}, ok));
-  k.scheduler = static_cast<TileScheduler>(word_knob(c, s, "scheduler", {"auto", "persistent", "stream_k"}, ok));
+  k.schedule = static_cast<Schedule>(c.word_knob(s, "schedule", {"auto", "cooperative", "pingpong"}, ok));
+  k.scheduler = static_cast<TileScheduler>(c.word_knob(s, "scheduler", {"auto", "persistent", "stream_k"}, ok));
   k.split_k = c.int_knob(s, "split_k", 1, 64, ok, "split_k 1 means no split");
-  k.raster = static_cast<Raster>(word_knob(c, s, "raster", {"auto", "along_m", "along_n"}, ok));
+  k.raster = static_cast<Raster>(c.word_knob(s, "raster", {"auto", "along_m", "along_n"}, ok));
   k.swizzle = c.int_knob(s, "swizzle", 1, 8, ok, "swizzle is 1, 2, 4 or 8", true);
   k.align = c.int_knob(s, "align", 1, 16, ok, "align is the elements per access: 1, 2, 4, 8 or 16", true);
-  k.math = static_cast<MathMode>(word_knob(c, s, "math", {"auto", "precise", "fast"}, ok));
+  k.math = static_cast<MathMode>(c.word_knob(s, "math", {"auto", "precise", "fast"}, ok));
   return ok;
 }
 

@@ -578,23 +578,13 @@ bool Checker::check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& r
     return false;
   }
   if (!simt_knobs(s, r.knobs, *in)) return false;
-  if (const AstKnob* kn = knob(s, "order"); kn && !(kn->kind == AstKnob::Kind::word && kn->text == "auto")) {
-    if (kn->kind != AstKnob::Kind::word || (kn->text != "fp64" && kn->text != "torch")) {
-      std::string g = diag_closest(kn->text, {"auto", "fp64", "torch"});
-      error(kn->value_span, "invalid value '" + kn->text + "' for order",
-            g.empty() ? "order is one of: auto, fp64, torch" : "did you mean '" + g + "'?");
-      return false;
-    }
-    r.knobs.order = kn->text == "torch" ? ScanOrder::torch : ScanOrder::fp64;
-  }
+  r.knobs.order = static_cast<ScanOrder>(word_knob(s, "order", {"auto", "fp64", "torch"}, ok));
+  if (!ok) return false;
   if (r.knobs.order == ScanOrder::torch) {
-    // PyTorch's row scan is emulated for an inclusive fp32 scan along the last dimension, as
-    // torch.cumsum / torch.cumprod run it (a reversed scan is the same on the flipped row).
-    std::string why;
-    if (r.dim != rank - 1) why = "it scans the last dimension only";
-    else if (r.exclusive) why = "PyTorch has no exclusive scan: write the inclusive scan and subtract in a stage after it";
-    else if (in->dtype != DType::f32 || out->dtype != DType::f32) why = "it is PyTorch's fp32 order: input and output must be f32";
-    else
+    // PyTorch's row scan, as torch.cumsum / torch.cumprod run it (a reversed scan is the same on
+    // the flipped row); its launch is fixed.
+    std::string why = simt_torch_scan_refusal(r, *in, *out);
+    if (why.empty())
       for (const char* k : {"threads", "vector_width", "items_per_thread"})
         if (const AstKnob* o = knob(s, k); o && !(o->kind == AstKnob::Kind::word && o->text == "auto"))
           why = std::string("its launch is PyTorch's (a warp a row); ") + k + " does not apply";

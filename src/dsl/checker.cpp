@@ -123,6 +123,20 @@ std::optional<int> Checker::int_knob(const AstStage& s, const std::string& name,
   return static_cast<int>(k->dims[0]);
 }
 
+int Checker::word_knob(const AstStage& s, const std::string& name, const std::vector<std::string>& values, bool& ok) {
+  const AstKnob* k = knob(s, name);
+  if (!k) return 0;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (k->kind == AstKnob::Kind::word && k->text == values[i]) return static_cast<int>(i);
+  std::string list;
+  for (const auto& v : values) list += (list.empty() ? "" : ", ") + v;
+  std::string g = diag_closest(k->text, values);
+  error(k->value_span, "invalid value '" + k->text + "' for " + name,
+        g.empty() ? name + " is one of: " + list : "did you mean '" + g + "'?");
+  ok = false;
+  return 0;
+}
+
 bool Checker::check_blocks_allowed(const AstStage& s, const std::vector<std::string>& allowed) {
   bool ok = true;
   std::set<std::string> seen;

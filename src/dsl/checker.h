@@ -63,6 +63,9 @@ class Checker {
   // An integer knob: nullopt for auto (or absent). `ok` is set false on a reported error.
   std::optional<int> int_knob(const AstStage& s, const std::string& name, int lo, int hi, bool& ok,
                               const std::string& hint, bool pow2 = false);
+  // A word knob: the index of its value among `values` (values[0] is "auto"); 0 when absent.
+  // `ok` is set false on a reported error (with "did you mean").
+  int word_knob(const AstStage& s, const std::string& name, const std::vector<std::string>& values, bool& ok);
 
   // ---- check_expr.cpp ----
   bool check_block(const AstBlock* block, const BlockRules& rules, Span stage_span, Epilogue& out,

@@ -321,6 +321,13 @@ int simt_torch_scan_log_threads_x(int64_t rows, int64_t cols) {
   return static_cast<int>(std::min<int64_t>(std::max<int64_t>(4, l), 9));
 }
 
+std::string simt_torch_scan_refusal(const ScanStage& sc, const Tensor& in, const Tensor& out) {
+  if (sc.dim != static_cast<int>(in.shape.size()) - 1) return "it scans the last dimension only";
+  if (sc.exclusive) return "PyTorch has no exclusive scan: write the inclusive scan and subtract in a stage after it";
+  if (in.dtype != DType::f32 || out.dtype != DType::f32) return "it is PyTorch's fp32 order: input and output must be f32";
+  return "";
+}
+
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                                 const SimtKnobs& knobs) {
   ScanPlan p;

@@ -117,6 +117,10 @@ struct ScanPlan {
 // 4..9): each chunk it scans is 2^(l + 1) elements. `order torch` emulates l = 4 (32-element
 // chunks: every row at least as long as the rows are many, e.g. 16384 x 16384, 65536 x 4096).
 int simt_torch_scan_log_threads_x(int64_t rows, int64_t cols);
+// Why `order torch` cannot run the scan `sc` of `in` into `out` ("": it can): PyTorch's row scan
+// is emulated for an inclusive f32 scan along the last dimension. The checker reports it; the
+// search space offers the order only where it is "". (The chunk rule is the plan's.)
+std::string simt_torch_scan_refusal(const ScanStage& sc, const Tensor& in, const Tensor& out);
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                                 const SimtKnobs& knobs);
 

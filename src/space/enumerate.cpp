@@ -180,8 +180,7 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
   if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
     const dsl::Tensor* in = p.find_tensor(r->input);
     const dsl::Tensor* y = st.outputs.empty() ? nullptr : p.find_tensor(st.outputs[0]);
-    const bool torch_ok = in && y && r->dim == static_cast<int>(in->shape.size()) - 1 && !r->exclusive &&
-                          in->dtype == dsl::DType::f32 && y->dtype == dsl::DType::f32;
+    const bool torch_ok = in && y && dsl::simt_torch_scan_refusal(*r, *in, *y).empty();
     if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64)) {
       Candidate c;
       c.stage = si;
