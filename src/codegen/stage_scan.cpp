@@ -74,33 +74,29 @@ Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index
     auto plan = dsl::simt_plan_scan(rows, cols, bytes, sc->knobs);
     if (!plan) return make_error(plan.error().code, label + ": " + plan.error().message, plan.error().hint);
     const dsl::ScanPlan& pl = *plan;
+    d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);
     if (pl.torch) {
       code.config_name = fmt::format("scan_{}_row_torch{}", sc->op, sc->reverse ? "_rev" : "");
-      d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);
       d += "  // order torch: PyTorch's fp32 row-scan order, a warp a row (runtime/simt_scan.cuh)\n";
       d += fmt::format(
           "  ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}>\n"
           "      <<<{}, {}, 0, args.stream>>>(p);\n",
           op, mask_t, rev, pl.warps, pl.unroll, std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20),
           pl.threads);
-      d += simt_launch_check(label);
-      d += "  return 0;\n}\n";
-      code.definitions = std::move(d);
-      return code;
+    } else {
+      code.config_name = fmt::format("scan_{}_row_t{}_i{}_v{}{}{}", sc->op, pl.threads, pl.items, pl.vec,
+                                     sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
+      d += fmt::format(
+          "  if (!ucut_simt::aligned(p.x, {0}) || !ucut_simt::aligned(p.out, {1}) || (p.mask && "
+          "!ucut_simt::aligned(p.mask, {2}))) {{\n"
+          "    ucut_rt::set_error(\"{3}: scan tensors must be aligned to {4} elements\");\n    return 2;\n  }}\n",
+          pl.vec * dsl::dtype_bytes(x->dtype), pl.vec * dsl::dtype_bytes(out->dtype),
+          pl.vec * (mask ? dsl::dtype_bytes(mask->dtype) : 1), label, pl.vec);
+      d += fmt::format(
+          "  ucut_simt::scan_row_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
+          "      <<<{}, {}, 0, args.stream>>>(p);\n",
+          op, in_t, mask_t, out_t, pl.threads, pl.items, pl.vec, excl, rev, rows, pl.threads);
     }
-    code.config_name = fmt::format("scan_{}_row_t{}_i{}_v{}{}{}", sc->op, pl.threads, pl.items, pl.vec,
-                                   sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
-    d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);
-    d += fmt::format(
-        "  if (!ucut_simt::aligned(p.x, {0}) || !ucut_simt::aligned(p.out, {1}) || (p.mask && "
-        "!ucut_simt::aligned(p.mask, {2}))) {{\n"
-        "    ucut_rt::set_error(\"{3}: scan tensors must be aligned to {4} elements\");\n    return 2;\n  }}\n",
-        pl.vec * dsl::dtype_bytes(x->dtype), pl.vec * dsl::dtype_bytes(out->dtype),
-        pl.vec * (mask ? dsl::dtype_bytes(mask->dtype) : 1), label, pl.vec);
-    d += fmt::format(
-        "  ucut_simt::scan_row_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
-        "      <<<{}, {}, 0, args.stream>>>(p);\n",
-        op, in_t, mask_t, out_t, pl.threads, pl.items, pl.vec, excl, rev, rows, pl.threads);
   } else {
     code.config_name = fmt::format("scan_{}_strided{}{}", sc->op, sc->exclusive ? "_excl" : "",
                                    sc->reverse ? "_rev" : "");
