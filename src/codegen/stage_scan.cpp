@@ -76,12 +76,13 @@ Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index
     const dsl::ScanPlan& pl = *plan;
     d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);
     if (pl.torch) {
-      code.config_name = fmt::format("scan_{}_row_torch{}", sc->op, sc->reverse ? "_rev" : "");
+      code.config_name = fmt::format("scan_{}_row_torch_w{}_u{}{}{}", sc->op, pl.warps, pl.unroll,
+                                     sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
       d += "  // order torch: PyTorch's fp32 row-scan order, a warp a row (runtime/simt_scan.cuh)\n";
       d += fmt::format(
-          "  ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}>\n"
+          "  ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}, {}>\n"
           "      <<<{}, {}, 0, args.stream>>>(p);\n",
-          op, mask_t, rev, pl.warps, pl.unroll, std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20),
+          op, mask_t, excl, rev, pl.warps, pl.unroll, std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20),
           pl.threads);
     } else {
       code.config_name = fmt::format("scan_{}_row_t{}_i{}_v{}{}{}", sc->op, pl.threads, pl.items, pl.vec,

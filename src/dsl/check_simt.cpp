@@ -582,12 +582,12 @@ bool Checker::check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& r
   if (!ok) return false;
   if (r.knobs.order == ScanOrder::torch) {
     // PyTorch's row scan, as torch.cumsum / torch.cumprod run it (a reversed scan is the same on
-    // the flipped row); its launch is fixed.
+    // the flipped row): a warp a row, whatever the block (threads) or the chunks loaded ahead
+    // (items_per_thread); elements are read one a lane.
     std::string why = simt_torch_scan_refusal(r, *in, *out);
     if (why.empty())
-      for (const char* k : {"threads", "vector_width", "items_per_thread"})
-        if (const AstKnob* o = knob(s, k); o && !(o->kind == AstKnob::Kind::word && o->text == "auto"))
-          why = std::string("its launch is PyTorch's (a warp a row); ") + k + " does not apply";
+      if (const AstKnob* o = knob(s, "vector_width"); o && !(o->kind == AstKnob::Kind::word && o->text == "auto"))
+        why = "it reads one element a lane (a warp a row); vector_width does not apply";
     if (!why.empty()) {
       error(knob(s, "order")->value_span, "order torch: " + why, "use order auto");
       return false;

@@ -405,7 +405,9 @@ Status run_scan(const Program& p, const Stage& st, const ScanStage& s, InterpTen
     const int64_t nx = int64_t{1} << l;
     const float id = prod ? 1.f : 0.f;
     auto op = [prod](float a, float b) { return prod ? a * b : a + b; };
-    std::vector<float> buf(static_cast<size_t>(2 * nx));
+    // exclusive (cumsum only): what PyTorch computes for cumsum(x) - x, the inclusive sum minus
+    // the element, rounded once more
+    std::vector<float> buf(static_cast<size_t>(2 * nx)), elem(buf.size());
     for (int64_t o = 0; o < outer; ++o) {
       float total = id;
       for (int64_t b = 0; b < len; b += 2 * nx) {
@@ -418,6 +420,7 @@ Status run_scan(const Program& p, const Stage& st, const ScanStage& s, InterpTen
             if (m && (*m)[idx] == 0) e = id;
           }
           buf[static_cast<size_t>(j)] = e;
+          elem[static_cast<size_t>(j)] = e;
         }
         buf[0] = op(buf[0], total);
         for (int mm = 0; mm <= l; ++mm) {
@@ -428,8 +431,11 @@ Status run_scan(const Program& p, const Stage& st, const ScanStage& s, InterpTen
             buf[static_cast<size_t>(ti)] = op(buf[static_cast<size_t>(ti)], buf[static_cast<size_t>(si)]);
           }
         }
-        for (int64_t j = 0; j < 2 * nx && b + j < len; ++j)
-          out[static_cast<size_t>(o * len + (s.reverse ? len - 1 - (b + j) : b + j))] = buf[static_cast<size_t>(j)];
+        for (int64_t j = 0; j < 2 * nx && b + j < len; ++j) {
+          const float y = buf[static_cast<size_t>(j)];
+          out[static_cast<size_t>(o * len + (s.reverse ? len - 1 - (b + j) : b + j))] =
+              s.exclusive ? y - elem[static_cast<size_t>(j)] : y;
+        }
         total = buf[static_cast<size_t>(2 * nx - 1)];
       }
     }

@@ -268,6 +268,42 @@ TEST(Interp, TorchOrderReverseScansTheFlippedRow) {
     EXPECT_EQ(ts["y"][static_cast<size_t>(c)], static_cast<double>(want[static_cast<size_t>(cols - 1 - c)])) << c;
 }
 
+// Exclusive, reversed and masked at once: what PyTorch computes for cumsum(x * m) - x * m of a
+// flipped row, its inclusive fp32 sum minus the element, rounded once more.
+TEST(Interp, TorchOrderExclusiveIsTheInclusiveSumMinusTheElement) {
+  const int64_t rows = 128, cols = 77;
+  std::vector<double> in(rows * cols), mask(rows * cols);
+  for (int64_t c = 0; c < rows * cols; ++c) {
+    in[static_cast<size_t>(c)] = static_cast<float>(0.37 * (c % 11) - 1.1);
+    mask[static_cast<size_t>(c)] = (c % 3) != 0;
+  }
+  ScanStage sc;
+  sc.op = "cumsum";
+  sc.input = "x";
+  sc.mask = "m";
+  sc.reverse = true;
+  sc.exclusive = true;
+  sc.knobs.order = ScanOrder::torch;
+  auto prog = one_stage({T("x", DType::f32, {rows, cols}), T("m", DType::boolean, {rows, cols}),
+                         T("y", DType::f32, {rows, cols})},
+                        sc);
+  InterpTensors ts{{"x", in}, {"m", mask}};
+  ASSERT_TRUE(interp_stage(prog, 0, ts, {}).ok());
+  std::vector<float> flipped(static_cast<size_t>(cols));  // row 0 masked and flipped
+  for (int64_t c = 0; c < cols; ++c)
+    flipped[static_cast<size_t>(c)] = mask[static_cast<size_t>(cols - 1 - c)] ? static_cast<float>(in[static_cast<size_t>(cols - 1 - c)]) : 0.f;
+  const auto incl = warp_scan(flipped, false);
+  int nonzero = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    const size_t q = static_cast<size_t>(cols - 1 - c);
+    const float want = incl[q] - flipped[q];
+    EXPECT_EQ(ts["y"][static_cast<size_t>(c)], static_cast<double>(want)) << c;
+    nonzero += want != 0.f;
+  }
+  EXPECT_GT(nonzero, cols / 2);
+  EXPECT_EQ(ts["y"][static_cast<size_t>(cols - 1)], 0.0);  // the first element of the flipped row
+}
+
 TEST(Interp, CrossEntropyWithIgnoredRow) {
   ReduceStage rs;
   rs.op = "cross_entropy";

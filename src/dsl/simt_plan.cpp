@@ -323,7 +323,8 @@ int simt_torch_scan_log_threads_x(int64_t rows, int64_t cols) {
 
 std::string simt_torch_scan_refusal(const ScanStage& sc, const Tensor& in, const Tensor& out) {
   if (sc.dim != static_cast<int>(in.shape.size()) - 1) return "it scans the last dimension only";
-  if (sc.exclusive) return "PyTorch has no exclusive scan: write the inclusive scan and subtract in a stage after it";
+  if (sc.exclusive && sc.op != "cumsum")
+    return "PyTorch has no exclusive " + sc.op + "; only cumsum(x) - x (an exclusive cumsum) has a PyTorch order";
   if (in.dtype != DType::f32 || out.dtype != DType::f32) return "it is PyTorch's fp32 order: input and output must be f32";
   return "";
 }
@@ -339,9 +340,25 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                             " in chunks of " + std::to_string(2 << l) + " elements; only chunks of 32 are emulated",
                         "use order auto");
     p.torch = true;
+    if (knobs.threads) {
+      if (*knobs.threads % 32 != 0 || *knobs.threads < 32 || *knobs.threads > 1024)
+        return make_error(ErrorCode::invalid_input,
+                          "order torch runs a warp a row: threads " + std::to_string(*knobs.threads) +
+                              " is not a whole number of warps (32..1024)",
+                          "use threads 256 or auto");
+      p.warps = *knobs.threads / 32;
+    }
+    if (knobs.items_per_thread) {
+      if (*knobs.items_per_thread < 1 || *knobs.items_per_thread > 16)
+        return make_error(ErrorCode::invalid_input,
+                          "order torch: items_per_thread " + std::to_string(*knobs.items_per_thread) +
+                              " is the chunks of 32 a warp loads ahead, 1..16",
+                          "use items_per_thread 8 or auto");
+      p.unroll = *knobs.items_per_thread;
+    }
     p.threads = 32 * p.warps;
     p.vec = 1;
-    p.items = 1;
+    p.items = p.unroll;
     return p;
   }
   auto vec = pick_vec(knobs, in_bytes, cols);

@@ -109,8 +109,8 @@ struct ScanPlan {
   int items = 8;
   int vec = 4;
   bool torch = false;   // order torch: scan_row_torch_kernel, a warp a row (threads = 32 * warps)
-  int warps = 8;
-  int unroll = 4;       // chunks of 32 loaded before the chain runs through them
+  int warps = 8;        // order torch: threads / 32
+  int unroll = 8;       // order torch: chunks of 32 a warp loads ahead (items_per_thread, 1..16)
 };
 // log2 of the x-threads PyTorch's CUDA row scan uses for `rows` rows of `cols` (ATen's
 // get_log_num_threads_x_inner_scan: (9 + log2 cols - log2 rows) / 2, both logs rounded up, within
@@ -118,7 +118,8 @@ struct ScanPlan {
 // chunks: every row at least as long as the rows are many, e.g. 16384 x 16384, 65536 x 4096).
 int simt_torch_scan_log_threads_x(int64_t rows, int64_t cols);
 // Why `order torch` cannot run the scan `sc` of `in` into `out` ("": it can): PyTorch's row scan
-// is emulated for an inclusive f32 scan along the last dimension. The checker reports it; the
+// is emulated for an f32 scan along the last dimension, inclusive, or an exclusive cumsum (what
+// PyTorch computes for cumsum(x) - x: its inclusive sum minus the element). The checker reports it; the
 // search space offers the order only where it is "". (The chunk rule is the plan's.)
 std::string simt_torch_scan_refusal(const ScanStage& sc, const Tensor& in, const Tensor& out);
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,

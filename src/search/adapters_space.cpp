@@ -34,6 +34,7 @@ nlohmann::json stage_config_json(const space::Candidate& c) {
     if (c.simt.rows_per_block) j["rows_per_block"] = *c.simt.rows_per_block;
     if (c.simt.vector_width) j["vector_width"] = *c.simt.vector_width;
     if (c.simt.cluster) j["cluster"] = *c.simt.cluster;
+    if (c.simt.items_per_thread) j["items_per_thread"] = *c.simt.items_per_thread;
     if (c.simt.order != dsl::ScanOrder::auto_) j["order"] = dsl::dsl_scan_order_str(c.simt.order);
   }
   return j;
@@ -236,6 +237,12 @@ std::string RealSpace::summation_class(const Candidate& c) {
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
       key += fmt::format("{}:{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
+    else if (!sc.is_gemm && sc.simt.order == dsl::ScanOrder::torch)
+      key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the loads ahead
+    else if (!sc.is_gemm && std::holds_alternative<dsl::ScanStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
+      // fp64 scans round the exact prefix once: two plans differ only where their double sums,
+      // carried in other groupings, fall on opposite sides of an fp32 rounding boundary
+      key += stages_[s].name + ":fp64";
     else
       key += stages_[s].name + ":" + sc.name;
   }
@@ -261,6 +268,31 @@ std::optional<int> RealSpace::summation_order_rung() {
     rung = here;
   }
   return rung;
+}
+
+std::optional<Candidate> RealSpace::reference_order(const Candidate& c) {
+  auto ch = choice_of(c);
+  if (!ch) return std::nullopt;
+  bool moved = false;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    const auto& list = stages_[s].ranked;
+    if ((*ch)[s] >= 0 && list[static_cast<size_t>((*ch)[s])].candidate.simt.order == dsl::ScanOrder::torch) continue;
+    for (size_t i = 0; i < list.size(); ++i)
+      if (!list[i].candidate.is_gemm && list[i].candidate.simt.order == dsl::ScanOrder::torch) {
+        (*ch)[s] = static_cast<int>(i);  // the best ranked of them
+        moved = true;
+        break;
+      }
+  }
+  if (!moved) return std::nullopt;
+  return make(*ch);
+}
+
+bool RealSpace::has_reference_order() {
+  for (const auto& s : stages_)
+    for (const auto& r : s.ranked)
+      if (!r.candidate.is_gemm && r.candidate.simt.order == dsl::ScanOrder::torch) return true;
+  return false;
 }
 
 std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {

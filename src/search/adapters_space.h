@@ -51,6 +51,8 @@ class RealSpace final : public SearchSpace {
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
   std::optional<int> summation_order_rung() override;
+  std::optional<Candidate> reference_order(const Candidate& c) override;
+  bool has_reference_order() override;
   // The SM80-API GEMMs (3xTF32 `f32x3`, FP32 SIMT `f32`) sum each output over K in one chain, in
   // K order, whatever the tile, stages, swizzle or alignment (the warp tile spans the block's K:
   // no sliced K); only split_k (K in pieces) and the epilogue's math mode change the values. Such

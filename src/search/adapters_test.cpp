@@ -216,6 +216,40 @@ TEST(RealSpace, SixteenBitProgramsHaveNoSummationOrderRung) {
   EXPECT_EQ(s->ranked(1, 1).at(0).config.value("precision", ""), "bf16");
 }
 
+// A long-row fp32 cumsum has PyTorch's own order (`order torch`) beside its fp64 plans: the
+// candidate in that order is one step away from any other, every torch-order plan is one
+// summation class (the block and the loads ahead do not change a sum), and the fp64 plans are
+// another (they round the exact prefix once).
+TEST(RealSpace, ScansHaveTheReferencesOwnOrder) {
+  PrepareOptions o;
+  o.out_dir = temp_dir("scanorder");
+  auto prepared = pipeline_prepare(std::string(UCUTLASS_SOURCE_DIR) + "/tests/data/problems/cumsum_rows.json", o);
+  ASSERT_TRUE(prepared) << prepared.error().render();
+  auto s = space_of(*prepared);
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->has_reference_order());
+  EXPECT_FALSE(s->summation_order_rung());
+  std::set<std::string> torch_classes, fp64_classes;
+  std::optional<Candidate> fp64, torch;
+  for (const auto& c : s->ranked(64)) {
+    const bool t = c.config.value("order", "") == "torch";
+    (t ? torch_classes : fp64_classes).insert(s->summation_class(c));
+    if (t && !torch) torch = c;
+    if (!t && !fp64) fp64 = c;
+  }
+  ASSERT_TRUE(torch && fp64);
+  EXPECT_EQ(torch_classes.size(), 1u);
+  EXPECT_EQ(fp64_classes.size(), 1u);
+  EXPECT_NE(*torch_classes.begin(), *fp64_classes.begin());
+  auto moved = s->reference_order(*fp64);
+  ASSERT_TRUE(moved);
+  EXPECT_EQ(moved->config.value("order", ""), "torch");
+  EXPECT_NE(moved->program.find("order torch"), std::string::npos);
+  EXPECT_FALSE(s->reference_order(*moved));  // already there
+  EXPECT_TRUE(s->from_config(moved->config));  // the memory can name it
+  EXPECT_EQ(s->from_config(moved->config)->hash, moved->hash);
+}
+
 TEST(RealSpace, MultiStageProgramsVaryEachStage) {
   auto p = prepare("gemm_softmax.json", temp_dir("multi"));
   auto s = space_of(p);

@@ -169,7 +169,12 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   int nr = r + 1;
   if (attempt.reference_limited) {
     // The fp32 reference's own rounding failed this candidate: more precision cannot pass, the
-    // reference's summation order can (FP32 SIMT, one FMA chain per output, as PyTorch sums).
+    // reference's summation order can: stages that have it without a rung (scans in PyTorch's
+    // order) are tried next; GEMMs lift to their FP32 SIMT rung (one FMA chain per output).
+    if (auto ro = space_.reference_order(attempt.cand); ro && fresh(*ro, state)) {
+      ro->origin = "fallback";
+      fallback_.push_front(std::move(*ro));
+    }
     auto order = space_.summation_order_rung();
     if (!order || *order <= r) return;
     next = space_.at_rung(attempt.cand, *order);

@@ -57,6 +57,8 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   SessionOptions so = opt_.session;
   so.t_sol = t_sol;
   so.summation_order_rung = space.summation_order_rung().value_or(-1);
+  if (space.has_reference_order())
+    so.in_reference_order = [&space](const Candidate& c) { return !space.reference_order(c); };
   if (lookahead > so.lookahead) so.lookahead = lookahead;
   SessionCallbacks cb;
   FILE* out = opt_.progress;

@@ -132,6 +132,13 @@ std::optional<Candidate> FakeSpace::at_rung(const Candidate& c, int rung) {
   return make(k->mi, k->ni, k->ki, k->ci, k->si, rung);
 }
 
+std::optional<Candidate> FakeSpace::reference_order(const Candidate& c) {
+  const int si = index_of(kS, spec_.reference_order_stages);
+  auto k = knobs_of(c.config);
+  if (si < 0 || !k || k->si == si) return std::nullopt;
+  return make(k->mi, k->ni, k->ki, k->ci, si, k->rung);
+}
+
 std::optional<Candidate> FakeSpace::from_config(const nlohmann::json& config) {
   auto k = knobs_of(config);
   if (!k) return std::nullopt;
@@ -175,8 +182,10 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
     e.message = fmt::format("injected {}", attempt_status_name(it->second));
     return e;
   }
+  const bool in_order = c.config.value("stages", 0) == space_.spec().reference_order_stages;
   if (space_.spec().reference_limited &&
-      (space_.spec().summation_order_rung < 0 || c.rung < space_.spec().summation_order_rung)) {
+      (space_.spec().summation_order_rung < 0 || c.rung < space_.spec().summation_order_rung) &&
+      (!in_order || space_.spec().reference_order_fails)) {
     e.status = AttemptStatus::mismatch;
     e.reference_limited = true;
     e.rounding_mismatch = true;

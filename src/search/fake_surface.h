@@ -38,6 +38,10 @@ struct SurfaceSpec {
   // at_rung onto order_rung sets the stages knob to its first value, as the real space lifts onto
   // FP32 SIMT with K in one piece: the rung's other classes are only in its own ranking.
   bool lift_to_first_order = false;
+  // Candidates with this stages count (-1: none) sum in the reference's own order, as `order
+  // torch` scans do: reference-limited mismatches spare them unless reference_order_fails.
+  int reference_order_stages = -1;
+  bool reference_order_fails = false;
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
 };
 
@@ -49,6 +53,8 @@ class FakeSpace final : public SearchSpace {
   std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
   std::string summation_class(const Candidate& c) override;
+  std::optional<Candidate> reference_order(const Candidate& c) override;
+  bool has_reference_order() override { return spec_.reference_order_stages >= 0; }
   std::optional<int> summation_order_rung() override {
     return spec_.summation_order_rung >= 0 ? std::optional<int>(spec_.summation_order_rung) : std::nullopt;
   }

@@ -29,6 +29,12 @@ class SearchSpace {
   // PyTorch's fp32 GEMM does: where the reference's own rounding fails every faster kernel
   // (a reference-limited mismatch), this rung reproduces it. nullopt: no such rung here.
   virtual std::optional<int> summation_order_rung() { return std::nullopt; }
+  // The same for stages with no precision rung: `c` with every stage that can run in the fp32
+  // reference's own order switched to it (scans: PyTorch's row-scan order, `order torch`);
+  // nullopt when no stage moves (none has such an order, or `c` is already in it).
+  virtual std::optional<Candidate> reference_order(const Candidate& /*c*/) { return std::nullopt; }
+  // Whether some candidate of this space runs a stage in the reference's order (as above).
+  virtual bool has_reference_order() { return false; }
   // Candidates of one class sum every output in the same order, so on the same inputs they compute
   // bit-identical values: after a rounding mismatch (Attempt::rounding_mismatch) the rest of its
   // class would fail the same way. A space that cannot prove two candidates alike gives each its

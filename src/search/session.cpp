@@ -56,8 +56,15 @@ StopInputs SearchSession::stop_inputs() const {
   in.elapsed_s = clock_.now_s() - start_s_;
   in.tokens = strategy_.tokens();
   // With a summation-order rung, its classes end a hopeless search (SessionOptions).
-  if (opt_.summation_order_rung < 0)
-    for (const auto& a : state_.attempts) in.reference_limited += a.reference_limited ? 1 : 0;
+  // With a reference order (scans), not before a candidate in it has failed as well.
+  if (opt_.summation_order_rung < 0) {
+    bool order_failed = !opt_.in_reference_order;
+    for (const auto& a : state_.attempts) {
+      in.reference_limited += a.reference_limited ? 1 : 0;
+      if (!order_failed && a.status == AttemptStatus::mismatch) order_failed = opt_.in_reference_order(a.cand);
+    }
+    if (!order_failed) in.reference_limited = 0;
+  }
   return in;
 }
 

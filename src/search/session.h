@@ -34,6 +34,10 @@ struct SessionOptions {
   // mismatches do not count toward the reference_limited stop rule: the ladder jumps to that rung,
   // whose summation classes (one per split count) end the search once every order has failed.
   int summation_order_rung = -1;
+  // SearchSpace::has_reference_order: whether `c` runs every stage that can in the reference's
+  // own order (empty: the space has none). Where it is set, reference-limited mismatches count
+  // toward the stop rule only once a candidate in that order has mismatched too.
+  std::function<bool(const Candidate&)> in_reference_order;
 };
 
 struct SessionCallbacks {

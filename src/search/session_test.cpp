@@ -20,6 +20,8 @@ struct Rig {
                Journal* journal = nullptr)
       : space(spec), compiler(spec), evaluator(space, &clock), strategy(space, bo) {
     so.t_sol = spec.t_sol;
+    if (space.has_reference_order())  // as the driver sets it
+      so.in_reference_order = [this](const Candidate& c) { return !space.reference_order(c); };
     session = std::make_unique<SearchSession>(spec.problem, strategy, compiler, evaluator, clock,
                                               journal, so);
   }
@@ -252,6 +254,47 @@ TEST(Session, ReferenceLimitedMismatchesBelowTheOrderRungDoNotStopTheSearch) {
   Rig r(spec, {}, so);
   EXPECT_EQ(r.session->run(), StopReason::attempt_budget);
   EXPECT_EQ(r.session->state().attempts.size(), 5u);
+}
+
+// Stages that can sum in the reference's own order without a rung for it (scans in PyTorch's
+// order): a reference-limited mismatch sends that order next, and the mismatches of the
+// candidates already compiling ahead of it do not stop the search before it is measured.
+TEST(Session, AReferenceLimitedMismatchTriesTheReferencesOwnOrderNext) {
+  SurfaceSpec spec;
+  spec.reference_limited = true;
+  spec.reference_order_stages = 5;
+  SessionOptions so = no_stop_rules(10);
+  so.rules.reference_limited = 2;
+  so.rules.stagnation = 3;
+  Rig r(spec, {}, so);
+  EXPECT_NE(r.session->run(), StopReason::reference_limited);
+  const auto& at = r.session->state().attempts;
+  ASSERT_TRUE(r.session->state().best);
+  const Attempt& best = at[*r.session->state().best];
+  EXPECT_EQ(best.cand.config.value("stages", 0), 5);
+  EXPECT_EQ(best.cand.origin, "fallback");  // sent by the mismatch, not reached by the ranking
+  EXPECT_LE(*r.session->state().best, 3);  // behind at most the lookahead's candidates
+  EXPECT_TRUE(at[0].reference_limited);
+  int ahead = 0;
+  for (int i = 0; i < *r.session->state().best; ++i) ahead += at[static_cast<size_t>(i)].reference_limited;
+  EXPECT_GE(ahead, 2) << "the stop rule would have fired without the reference order";
+}
+
+// When the reference's own order mismatches too, the stop rule counts again.
+TEST(Session, ReferenceLimitedMismatchesStopOnceTheReferenceOrderFailedToo) {
+  SurfaceSpec spec;
+  spec.reference_limited = true;
+  spec.reference_order_stages = 5;
+  spec.reference_order_fails = true;
+  SessionOptions so = no_stop_rules(20);
+  so.rules.reference_limited = 2;
+  Rig r(spec, {}, so);
+  EXPECT_EQ(r.session->run(), StopReason::reference_limited);
+  const auto& at = r.session->state().attempts;
+  EXPECT_LE(at.size(), 5u);
+  bool order_tried = false;
+  for (const auto& a : at) order_tried = order_tried || a.cand.config.value("stages", 0) == 5;
+  EXPECT_TRUE(order_tried);
 }
 
 // On a rung where the summation order is one knob (FP32 SIMT: split_k), a repeatable mismatch

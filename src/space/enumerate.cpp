@@ -181,13 +181,19 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     const dsl::Tensor* in = p.find_tensor(r->input);
     const dsl::Tensor* y = st.outputs.empty() ? nullptr : p.find_tensor(st.outputs[0]);
     const bool torch_ok = in && y && dsl::simt_torch_scan_refusal(*r, *in, *y).empty();
-    if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64)) {
-      Candidate c;
-      c.stage = si;
-      c.is_gemm = false;
-      c.simt.order = dsl::ScanOrder::torch;
-      out.push_back(std::move(c));
-    }
+    // Its knobs are the block (warps, each a row) and the chunks a warp loads ahead; every one of
+    // them sums in the same order.
+    if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64))
+      for (int th : or_fixed<int>(keep, fx->threads, {256, 128}))
+        for (int u : or_fixed<int>(keep, fx->items_per_thread, {8, 4, 16})) {
+          Candidate c;
+          c.stage = si;
+          c.is_gemm = false;
+          c.simt.order = dsl::ScanOrder::torch;
+          c.simt.threads = th;
+          c.simt.items_per_thread = u;
+          out.push_back(std::move(c));
+        }
     if (keep && fx->order == dsl::ScanOrder::torch) return out;
   }
   for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
@@ -198,7 +204,10 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
           c.stage = si;
           c.is_gemm = false;
           c.simt = *fx;
-          if (c.simt.order == dsl::ScanOrder::torch) c.simt.order = dsl::ScanOrder::auto_;
+          if (c.simt.order == dsl::ScanOrder::torch) {  // the fp64 plans' items are their own
+            c.simt.order = dsl::ScanOrder::auto_;
+            c.simt.items_per_thread.reset();
+          }
           c.simt.threads = th;
           c.simt.rows_per_block = rows ? std::optional<int>(rpb) : std::nullopt;
           c.simt.vector_width = v;

@@ -299,7 +299,8 @@ TEST(Space, RowsPerBlockKeepsRowGroupsWithinAWarp) {
 }
 
 // Scans offer PyTorch's own fp32 order beside the fp64 plans where the checker allows it (an
-// inclusive f32 row scan whose rows PyTorch walks in 32-element chunks); it has no other knobs.
+// f32 row scan, inclusive or an exclusive cumsum, whose rows PyTorch walks in 32-element chunks),
+// in blocks of 128 or 256 threads loading 4, 8 or 16 chunks ahead.
 TEST(Space, ScansOfferPyTorchsOrderWhereItIsEmulated) {
   auto names = [](const std::string& decl, const std::string& call) {
     auto p = compile("ucut 1\n" + decl + "stage y = scan " + call + " {\n}\n");
@@ -311,13 +312,16 @@ TEST(Space, ScansOfferPyTorchsOrderWhereItIsEmulated) {
     return out;
   };
   const std::string square = "in x : f32[16384, 16384]\nout y : f32[16384, 16384]\n";
+  const std::string torch = "scan_torch_th256_u8";
   auto n = names(square, "cumsum(x)");
-  EXPECT_TRUE(n.count("scan_torch"));
+  EXPECT_TRUE(n.count(torch));
+  EXPECT_TRUE(n.count("scan_torch_th128_u16"));
   EXPECT_TRUE(n.count("scan_th256_v4"));
-  EXPECT_TRUE(names(square, "cumsum(x, reverse=true)").count("scan_torch"));
-  EXPECT_FALSE(names(square, "cumsum(x, exclusive=true)").count("scan_torch"));  // PyTorch has none
-  EXPECT_FALSE(names("in x : f32[4, 16384]\nout y : f32[4, 16384]\n", "cumsum(x)").count("scan_torch"));  // 1024-element chunks
-  EXPECT_FALSE(names("in x : f16[16384, 16384]\nout y : f16[16384, 16384]\n", "cumsum(x)").count("scan_torch"));
+  EXPECT_TRUE(names(square, "cumsum(x, reverse=true)").count(torch));
+  EXPECT_TRUE(names(square, "cumsum(x, exclusive=true)").count(torch));  // cumsum(x) - x
+  EXPECT_FALSE(names(square, "cumprod(x, exclusive=true)").count(torch));  // PyTorch has none
+  EXPECT_FALSE(names("in x : f32[4, 16384]\nout y : f32[4, 16384]\n", "cumsum(x)").count(torch));  // 1024-element chunks
+  EXPECT_FALSE(names("in x : f16[16384, 16384]\nout y : f16[16384, 16384]\n", "cumsum(x)").count(torch));
 }
 
 }  // namespace

@@ -113,20 +113,23 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
 // bit m is set takes in the element just below its 2^(m+1)-aligned group's upper half,
 // (i & ~(2^(m+1) - 1)) | (2^m - 1), as PyTorch's threads do through shared memory (an element
 // written at step m is never read at step m, so one shuffle per step is the same). One warp a
-// row, lane = position in the chunk; UNROLL chunks are loaded before the chain runs through them.
-// A reversed scan is PyTorch's scan of the flipped row. fp32 only.
-template <int OP, class Tmask, bool REVERSE, int WARPS, int UNROLL>
+// row, lane = position in the chunk. The chain through a row is serial, so a warp keeps memory
+// busy by loading ahead: UNROLL chunks are in registers while the next UNROLL are in flight.
+// A reversed scan is PyTorch's scan of the flipped row; EXCLUSIVE (cumsum) is what PyTorch
+// computes for cumsum(x) - x: the inclusive sum minus the element. fp32 only.
+template <int OP, class Tmask, bool EXCLUSIVE, bool REVERSE, int WARPS, int UNROLL>
 __global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p) {
   constexpr float ID = OP == kCumprod ? 1.f : 0.f;
   const int lane = threadIdx.x & 31;
+  int src[5];  // the lane each Sklansky step reads
+#pragma unroll
+  for (int m = 0; m < 5; ++m) src[m] = (lane & ~((2 << m) - 1)) | ((1 << m) - 1);
   const i64 cols = p.cols;
   for (i64 row = (i64)blockIdx.x * WARPS + (threadIdx.x >> 5); row < p.rows; row += (i64)gridDim.x * WARPS) {
     const float* x = static_cast<const float*>(p.x) + row * cols;
     const Tmask* mask = p.mask ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
     float* out = static_cast<float*>(p.out) + row * cols;
-    float total = ID;
-    for (i64 b = 0; b < cols; b += 32 * UNROLL) {
-      float v[UNROLL];
+    auto load = [&](i64 b, float (&v)[UNROLL]) {
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const i64 q = b + u * 32 + lane;
@@ -137,20 +140,27 @@ __global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p
           if (mask && to_f<Tmask>(mask[c]) == 0.f) v[u] = ID;
         }
       }
+    };
+    float total = ID;
+    float cur[UNROLL], nxt[UNROLL];
+    load(0, cur);
+    for (i64 b = 0; b < cols; b += 32 * UNROLL) {
+      load(b + 32 * UNROLL, nxt);  // past the row's end: the identity, nothing read
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        float e = v[u];
+        float e = cur[u];
         if (lane == 0) e = OP == kCumprod ? e * total : e + total;
 #pragma unroll
         for (int m = 0; m < 5; ++m) {
-          const int s = 1 << m;
-          const float w = __shfl_sync(0xffffffffu, e, (lane & ~(2 * s - 1)) | (s - 1));
-          if (lane & s) e = OP == kCumprod ? e * w : e + w;
+          const float w = __shfl_sync(0xffffffffu, e, src[m]);
+          if (lane & (1 << m)) e = OP == kCumprod ? e * w : e + w;
         }
-        const i64 q = b + u * 32 + lane;
-        if (q < cols) out[REVERSE ? cols - 1 - q : q] = e;
         total = __shfl_sync(0xffffffffu, e, 31);
+        const i64 q = b + u * 32 + lane;
+        if (q < cols) __stcs(out + (REVERSE ? cols - 1 - q : q), EXCLUSIVE ? e - cur[u] : e);
       }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) cur[u] = nxt[u];
     }
   }
 }
