@@ -508,6 +508,21 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
                                                sc),
                                      0));
   }
+  {
+    // order torch on rows not 16-byte aligned (999 columns): 4-byte copies only
+    dsl::ScanStage sc;
+    sc.op = "cumsum";
+    sc.input = "x";
+    sc.exclusive = true;
+    sc.knobs.order = dsl::ScanOrder::torch;
+    sc.knobs.threads = 128;
+    sc.knobs.items_per_thread = 16;
+    v.emplace_back("scan_cumsum_torch_excl_odd",
+                   codegen_emit_scan(one_stage({T("x", DType::f32, {8192, 999}),
+                                                T("y", DType::f32, {8192, 999}, dsl::TensorRole::out)},
+                                               sc),
+                                     0));
+  }
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
   return v;
 }

@@ -79,11 +79,19 @@ Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index
       code.config_name = fmt::format("scan_{}_row_torch_w{}_u{}{}{}", sc->op, pl.warps, pl.unroll,
                                      sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
       d += "  // order torch: PyTorch's fp32 row-scan order, a warp a row (runtime/simt_scan.cuh)\n";
-      d += fmt::format(
-          "  ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}, {}>\n"
-          "      <<<{}, {}, 0, args.stream>>>(p);\n",
-          op, mask_t, excl, rev, pl.warps, pl.unroll, std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20),
-          pl.threads);
+      const int64_t grid = std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20);
+      auto launch = [&](bool vec) {
+        return fmt::format("ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
+                           "        <<<{}, {}, 0, args.stream>>>(p);\n",
+                           op, mask_t, mask ? "true" : "false", excl, rev, pl.warps, pl.unroll, pl.stages,
+                           vec ? "true" : "false", grid, pl.threads);
+      };
+      // 16-byte copies where every row starts 16-byte aligned (the mask's rows too)
+      if (cols % 4 == 0 && (!mask || cols % 16 == 0))
+        d += fmt::format("  if (ucut_simt::aligned(p.x, 16){})\n    {}  else\n    {}",
+                         mask ? " && ucut_simt::aligned(p.mask, 16)" : "", launch(true), launch(false));
+      else
+        d += "  " + launch(false);
     } else {
       code.config_name = fmt::format("scan_{}_row_t{}_i{}_v{}{}{}", sc->op, pl.threads, pl.items, pl.vec,
                                      sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");

@@ -356,6 +356,15 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                           "use items_per_thread 8 or auto");
       p.unroll = *knobs.items_per_thread;
     }
+    // each warp's ring of segments (x, plus a quarter for a mask) stays within 48 KB a block
+    const int per_stage = p.warps * p.unroll * 32 * 4;
+    p.stages = std::min(4, 36 * 1024 / per_stage);
+    if (p.stages < 2)
+      return make_error(ErrorCode::invalid_input,
+                        "order torch: threads " + std::to_string(32 * p.warps) + " x items_per_thread " +
+                            std::to_string(p.unroll) + " needs " + std::to_string(2 * per_stage / 1024) +
+                            " KB of shared memory for two segments a warp; at most 36 KB",
+                        "use threads 256 with items_per_thread 8 or less, or auto");
     p.threads = 32 * p.warps;
     p.vec = 1;
     p.items = p.unroll;

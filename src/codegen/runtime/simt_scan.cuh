@@ -113,42 +113,107 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
 // bit m is set takes in the element just below its 2^(m+1)-aligned group's upper half,
 // (i & ~(2^(m+1) - 1)) | (2^m - 1), as PyTorch's threads do through shared memory (an element
 // written at step m is never read at step m, so one shuffle per step is the same). One warp a
-// row, lane = position in the chunk. The chain through a row is serial, so a warp keeps memory
-// busy by loading ahead: UNROLL chunks are in registers while the next UNROLL are in flight.
-// A reversed scan is PyTorch's scan of the flipped row; EXCLUSIVE (cumsum) is what PyTorch
-// computes for cumsum(x) - x: the inclusive sum minus the element. fp32 only.
-template <int OP, class Tmask, bool EXCLUSIVE, bool REVERSE, int WARPS, int UNROLL>
+// row, lane = position in the chunk. A reversed scan is PyTorch's scan of the flipped row;
+// EXCLUSIVE (cumsum) is what PyTorch computes for cumsum(x) - x: the inclusive sum minus the
+// element. fp32 only.
+//
+// The chain through a row is serial and a warp can keep few bytes in registers, so the row is
+// streamed through shared memory instead: each warp owns a ring of STAGES segments of UNROLL
+// chunks and keeps STAGES - 1 of them in flight with cp.async while it sums the oldest (run AK:
+// register loads ahead cost occupancy, 32 KB in flight an SM held the copy rate to 63%). A segment
+// is copied in its memory order (reversed rows: the segment ending where the previous began) and
+// read at logical position j from j (forward) or SEG - 1 - j (reversed). VEC: 16-byte copies
+// (the row and, when masked, the mask's row 16-byte aligned), else 4-byte copies and the mask
+// read from global memory.
+__device__ __forceinline__ void cp_async_bytes16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_bytes4(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// One segment of a row into a warp's ring slot (memory columns [base, base + SEG), those in the row).
+template <int SEG, bool MASKED, bool VEC, class Tmask>
+__device__ __forceinline__ void torch_scan_copy(float* rx, unsigned char* rm, const float* x, const Tmask* mask,
+                                                i64 base, i64 cols, int lane) {
+  if constexpr (VEC) {
+#pragma unroll
+    for (int i = lane; i < SEG / 4; i += 32) {
+      const i64 c = base + 4 * i;
+      if (c >= 0 && c < cols) cp_async_bytes16(rx + 4 * i, x + c);
+    }
+    if constexpr (MASKED) {
+#pragma unroll
+      for (int i = lane; i < SEG / 16; i += 32) {
+        const i64 c = base + 16 * i;
+        if (c >= 0 && c < cols) cp_async_bytes16(rm + 16 * i, mask + c);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = lane; i < SEG; i += 32) {
+      const i64 c = base + i;
+      if (c >= 0 && c < cols) cp_async_bytes4(rx + i, x + c);
+    }
+  }
+}
+
+template <int OP, class Tmask, bool MASKED, bool EXCLUSIVE, bool REVERSE, int WARPS, int UNROLL, int STAGES, bool VEC>
 __global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p) {
+  static_assert(STAGES >= 2, "a ring of at least two segments");
   constexpr float ID = OP == kCumprod ? 1.f : 0.f;
-  const int lane = threadIdx.x & 31;
+  constexpr int SEG = 32 * UNROLL;
+  constexpr int MW = MASKED && VEC ? WARPS : 1, MSEG = MASKED && VEC ? SEG : 16;
+  __shared__ __align__(16) float ring_x[WARPS][STAGES][SEG];
+  __shared__ __align__(16) unsigned char ring_m[MW][STAGES][MSEG];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   int src[5];  // the lane each Sklansky step reads
 #pragma unroll
   for (int m = 0; m < 5; ++m) src[m] = (lane & ~((2 << m) - 1)) | ((1 << m) - 1);
   const i64 cols = p.cols;
-  for (i64 row = (i64)blockIdx.x * WARPS + (threadIdx.x >> 5); row < p.rows; row += (i64)gridDim.x * WARPS) {
+  const i64 nseg = (cols + SEG - 1) / SEG;
+  for (i64 row = (i64)blockIdx.x * WARPS + warp; row < p.rows; row += (i64)gridDim.x * WARPS) {
     const float* x = static_cast<const float*>(p.x) + row * cols;
-    const Tmask* mask = p.mask ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
+    const Tmask* mask = MASKED ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
     float* out = static_cast<float*>(p.out) + row * cols;
-    auto load = [&](i64 b, float (&v)[UNROLL]) {
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        const i64 q = b + u * 32 + lane;
-        v[u] = ID;
-        if (q < cols) {
-          const i64 c = REVERSE ? cols - 1 - q : q;
-          v[u] = __ldcs(x + c);
-          if (mask && to_f<Tmask>(mask[c]) == 0.f) v[u] = ID;
-        }
+    // segment g: logical positions [g*SEG, (g+1)*SEG), memory columns [base, base + SEG); an
+    // empty group past the row's end keeps the count of groups in flight uniform
+    auto issue = [&](i64 g) {
+      if (g < nseg) {
+        const int slot = static_cast<int>(g % STAGES);
+        torch_scan_copy<SEG, MASKED, VEC>(ring_x[warp][slot], ring_m[MASKED && VEC ? warp : 0][slot], x, mask,
+                                          REVERSE ? cols - (g + 1) * SEG : g * SEG, cols, lane);
       }
+      cp_async_commit();
     };
+    __syncwarp();  // the previous row's reads of the ring are done
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) issue(s);
     float total = ID;
-    float cur[UNROLL], nxt[UNROLL];
-    load(0, cur);
-    for (i64 b = 0; b < cols; b += 32 * UNROLL) {
-      load(b + 32 * UNROLL, nxt);  // past the row's end: the identity, nothing read
+    for (i64 g = 0; g < nseg; ++g) {
+      issue(g + STAGES - 1);
+      cp_async_wait<STAGES - 1>();  // this lane's copies of segment g have landed
+      __syncwarp();                 // and every other lane's
+      const int slot = static_cast<int>(g % STAGES);
+      const i64 base = REVERSE ? cols - (g + 1) * SEG : g * SEG;
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
-        float e = cur[u];
+        const int j = u * 32 + lane;
+        const int at = REVERSE ? SEG - 1 - j : j;  // offset of logical position j in the segment
+        const i64 q = g * SEG + j;
+        float v = ID;
+        if (q < cols) {
+          v = ring_x[warp][slot][at];
+          if constexpr (MASKED) {
+            const Tmask mv = VEC ? *reinterpret_cast<const Tmask*>(&ring_m[warp][slot][at]) : mask[base + at];
+            if (to_f<Tmask>(mv) == 0.f) v = ID;
+          }
+        }
+        float e = v;
         if (lane == 0) e = OP == kCumprod ? e * total : e + total;
 #pragma unroll
         for (int m = 0; m < 5; ++m) {
@@ -156,12 +221,11 @@ __global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p
           if (lane & (1 << m)) e = OP == kCumprod ? e * w : e + w;
         }
         total = __shfl_sync(0xffffffffu, e, 31);
-        const i64 q = b + u * 32 + lane;
-        if (q < cols) __stcs(out + (REVERSE ? cols - 1 - q : q), EXCLUSIVE ? e - cur[u] : e);
+        if (q < cols) out[base + at] = EXCLUSIVE ? e - v : e;
       }
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) cur[u] = nxt[u];
+      __syncwarp();  // every lane has read the slot before the next issue refills it
     }
+    cp_async_wait<0>();
   }
 }
 

@@ -9,8 +9,12 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
   p.rows = 16384LL;
   p.cols = 16384LL;
   // order torch: PyTorch's fp32 row-scan order, a warp a row (runtime/simt_scan.cuh)
-  ucut_simt::scan_row_torch_kernel<ucut_simt::kCumsum, bool, false, true, 8, 8>
-      <<<2048, 256, 0, args.stream>>>(p);
+  if (ucut_simt::aligned(p.x, 16) && ucut_simt::aligned(p.mask, 16))
+    ucut_simt::scan_row_torch_kernel<ucut_simt::kCumsum, bool, true, false, true, 8, 8, 4, true>
+        <<<2048, 256, 0, args.stream>>>(p);
+  else
+    ucut_simt::scan_row_torch_kernel<ucut_simt::kCumsum, bool, true, false, true, 8, 8, 4, false>
+        <<<2048, 256, 0, args.stream>>>(p);
   {
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
