@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
 //
 // The chain through a row is serial and a warp can keep few bytes in registers, so the row is
 // streamed through shared memory instead: each warp owns a ring of STAGES segments of UNROLL
-// chunks and keeps STAGES - 1 of them in flight with cp.async while it sums the oldest (run AK:
+// chunks and keeps STAGES - 1 of them in flight with cp.async while it sums the oldest (run AL:
 // register loads ahead cost occupancy, 32 KB in flight an SM held the copy rate to 63%). A segment
 // is copied in its memory order (reversed rows: the segment ending where the previous began) and
 // read at logical position j from j (forward) or SEG - 1 - j (reversed). VEC: 16-byte copies
