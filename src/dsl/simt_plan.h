@@ -109,8 +109,8 @@ struct ScanPlan {
   int items = 8;
   int vec = 4;
   bool torch = false;   // order torch: scan_row_torch_kernel, a warp a row (threads = 32 * warps)
-  int warps = 8;        // order torch: threads / 32
-  int unroll = 8;       // order torch: chunks of 32 a segment (items_per_thread, 1..16)
+  int warps = 4;        // order torch: threads / 32 (auto 128: run AM's best, with 16 below)
+  int unroll = 16;      // order torch: chunks of 32 a segment (items_per_thread, 1..16)
   int stages = 4;       // order torch: segments in each warp's shared-memory ring (2..4)
 };
 // log2 of the x-threads PyTorch's CUDA row scan uses for `rows` rows of `cols` (ATen's

@@ -184,8 +184,8 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     // Its knobs are the block (warps, each a row) and the chunks a warp loads ahead; every one of
     // them sums in the same order.
     if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64))
-      for (int th : or_fixed<int>(keep, fx->threads, {256, 128}))
-        for (int u : or_fixed<int>(keep, fx->items_per_thread, {8, 4, 16})) {
+      for (int th : or_fixed<int>(keep, fx->threads, {128, 256}))
+        for (int u : or_fixed<int>(keep, fx->items_per_thread, {16, 8, 4})) {
           Candidate c;
           c.stage = si;
           c.is_gemm = false;
