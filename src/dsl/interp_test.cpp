@@ -208,6 +208,32 @@ TEST(Interp, TorchScanChunkFollowsATen) {
   EXPECT_EQ(simt_torch_scan_log_threads_x(4, 16384), 9);   // capped at 512 threads
 }
 
+// order torch's launch: `auto` is the fastest measured plan (128 threads, segments of 16 chunks;
+// 256 x 8 on rows that are not 16-byte aligned), the ring of segments stays within 36 KB a block.
+TEST(Interp, TorchScanPlanKeepsItsRingInSharedMemory) {
+  SimtKnobs k;
+  k.order = ScanOrder::torch;
+  auto a = simt_plan_scan(16384, 16384, 4, k);
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(a->torch);
+  EXPECT_EQ(a->threads, 128);
+  EXPECT_EQ(a->unroll, 16);
+  EXPECT_EQ(a->stages, 4);
+  auto odd = simt_plan_scan(16384, 16381, 4, k);
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->threads, 256);
+  EXPECT_EQ(odd->unroll, 8);
+  k.threads = 256;
+  k.items_per_thread = 16;
+  auto two = simt_plan_scan(16384, 16384, 4, k);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->stages, 2);  // 16 KB a segment
+  k.threads = 1024;
+  auto big = simt_plan_scan(16384, 16384, 4, k);
+  ASSERT_FALSE(big);
+  EXPECT_NE(big.error().message.find("shared memory"), std::string::npos) << big.error().message;
+}
+
 TEST(Interp, TorchOrderScanIsPyTorchsSklanskyInFp32) {
   const int64_t rows = 1024, cols = 1000;  // PyTorch's rule gives 16 x-threads: 32-element chunks
   ASSERT_EQ(simt_torch_scan_log_threads_x(rows, cols), 4);

@@ -340,6 +340,10 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                             " in chunks of " + std::to_string(2 << l) + " elements; only chunks of 32 are emulated",
                         "use order auto");
     p.torch = true;
+    if (cols % 16 != 0) {  // rows not 16-byte aligned (or a mask's): 4-byte copies, more warps (run AO)
+      p.warps = 8;
+      p.unroll = 8;
+    }
     if (knobs.threads) {
       if (*knobs.threads % 32 != 0 || *knobs.threads < 32 || *knobs.threads > 1024)
         return make_error(ErrorCode::invalid_input,

@@ -109,7 +109,8 @@ struct ScanPlan {
   int items = 8;
   int vec = 4;
   bool torch = false;   // order torch: scan_row_torch_kernel, a warp a row (threads = 32 * warps)
-  int warps = 4;        // order torch: threads / 32 (auto 128: run AM's best, with 16 below)
+  int warps = 4;        // order torch: threads / 32 (auto 128: run AM's best, with 16 below;
+                        // 256 x 8 where rows are not 16-byte aligned, run AO)
   int unroll = 16;      // order torch: chunks of 32 a segment (items_per_thread, 1..16)
   int stages = 4;       // order torch: segments in each warp's shared-memory ring (2..4)
 };
