@@ -582,8 +582,8 @@ bool Checker::check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& r
   if (!ok) return false;
   if (r.knobs.order == ScanOrder::torch) {
     // PyTorch's row scan, as torch.cumsum / torch.cumprod run it (a reversed scan is the same on
-    // the flipped row): a warp a row, whatever the block (threads) or the chunks loaded ahead
-    // (items_per_thread); elements are read one a lane.
+    // the flipped row): a warp a row, whatever the block (threads) or the chunks in each segment
+    // of a warp's ring (items_per_thread); elements are summed one a lane.
     std::string why = simt_torch_scan_refusal(r, *in, *out);
     if (why.empty())
       if (const AstKnob* o = knob(s, "vector_width"); o && !(o->kind == AstKnob::Kind::word && o->text == "auto"))

@@ -349,15 +349,15 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
         return make_error(ErrorCode::invalid_input,
                           "order torch runs a warp a row: threads " + std::to_string(*knobs.threads) +
                               " is not a whole number of warps (32..1024)",
-                          "use threads 256 or auto");
+                          "use threads 128 or auto");
       p.warps = *knobs.threads / 32;
     }
     if (knobs.items_per_thread) {
       if (*knobs.items_per_thread < 1 || *knobs.items_per_thread > 16)
         return make_error(ErrorCode::invalid_input,
                           "order torch: items_per_thread " + std::to_string(*knobs.items_per_thread) +
-                              " is the chunks of 32 a warp loads ahead, 1..16",
-                          "use items_per_thread 8 or auto");
+                              " is the chunks of 32 in each segment of a warp's ring, 1..16",
+                          "use items_per_thread 16 or auto");
       p.unroll = *knobs.items_per_thread;
     }
     // each warp's ring of segments (x, plus a quarter for a mask) stays within 48 KB a block
@@ -368,7 +368,7 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                         "order torch: threads " + std::to_string(32 * p.warps) + " x items_per_thread " +
                             std::to_string(p.unroll) + " needs " + std::to_string(2 * per_stage / 1024) +
                             " KB of shared memory for two segments a warp; at most 36 KB",
-                        "use threads 256 with items_per_thread 8 or less, or auto");
+                        "use threads 128 with items_per_thread 16, or auto");
     p.threads = 32 * p.warps;
     p.vec = 1;
     p.items = p.unroll;

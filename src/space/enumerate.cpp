@@ -181,8 +181,8 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     const dsl::Tensor* in = p.find_tensor(r->input);
     const dsl::Tensor* y = st.outputs.empty() ? nullptr : p.find_tensor(st.outputs[0]);
     const bool torch_ok = in && y && dsl::simt_torch_scan_refusal(*r, *in, *y).empty();
-    // Its knobs are the block (warps, each a row) and the chunks a warp loads ahead; every one of
-    // them sums in the same order.
+    // Its knobs are the block (warps, each a row) and the chunks in each segment a warp streams
+    // through its shared-memory ring; every one of them sums in the same order.
     if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64))
       for (int th : or_fixed<int>(keep, fx->threads, {128, 256}))
         for (int u : or_fixed<int>(keep, fx->items_per_thread, {16, 8, 4})) {
