@@ -12,8 +12,8 @@ namespace {
 
 std::optional<std::vector<int64_t>> dims_knob(Checker& c, const AstStage& s, const std::string& name, size_t n,
                                               const std::string& example, bool& ok) {
-  const AstKnob* k = c.knob(s, name);
-  if (!k || (k->kind == AstKnob::Kind::word && k->text == "auto")) return std::nullopt;
+  const AstKnob* k = c.set_knob(s, name);
+  if (!k) return std::nullopt;
   if (k->kind != AstKnob::Kind::dims || k->dims.size() != n) {
     std::string g = k->kind == AstKnob::Kind::word ? diag_closest(k->text, {"auto"}) : "";
     c.error(k->value_span, "invalid value '" + k->text + "' for " + name + ": expected auto or " + example,

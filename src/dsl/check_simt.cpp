@@ -153,7 +153,7 @@ bool Checker::simt_plan_ok(const AstStage& s, const Stage& st) {
   // the knobs a plan refuses, most specific first; all `auto`: the stage itself
   Span at = s.kind.span;
   for (const char* name : {"order", "cluster", "items_per_thread", "passes", "rows_per_block", "threads", "vector_width"})
-    if (const AstKnob* k = knob(s, name); k && !(k->kind == AstKnob::Kind::word && k->text == "auto")) {
+    if (const AstKnob* k = set_knob(s, name)) {
       at = k->value_span;
       break;
     }
@@ -586,7 +586,7 @@ bool Checker::check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& r
     // of a warp's ring (items_per_thread); elements are summed one a lane.
     std::string why = simt_torch_scan_refusal(r, *in, *out);
     if (why.empty())
-      if (const AstKnob* o = knob(s, "vector_width"); o && !(o->kind == AstKnob::Kind::word && o->text == "auto"))
+      if (set_knob(s, "vector_width"))
         why = "it reads one element a lane (a warp a row); vector_width does not apply";
     if (!why.empty()) {
       error(knob(s, "order")->value_span, "order torch: " + why, "use order auto");

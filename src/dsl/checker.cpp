@@ -64,6 +64,11 @@ const AstKnob* Checker::knob(const AstStage& s, const std::string& name) const {
   return nullptr;
 }
 
+const AstKnob* Checker::set_knob(const AstStage& s, const std::string& name) const {
+  const AstKnob* k = knob(s, name);
+  return k && !(k->kind == AstKnob::Kind::word && k->text == "auto") ? k : nullptr;
+}
+
 const AstBlock* Checker::block(const AstStage& s, const std::string& name) const {
   for (const auto& b : s.blocks)
     if (b.keyword.text == name) return &b;
@@ -102,8 +107,8 @@ bool Checker::check_knob_names(const AstStage& s) {
 
 std::optional<int> Checker::int_knob(const AstStage& s, const std::string& name, int lo, int hi,
                                      bool& ok, const std::string& hint, bool pow2) {
-  const AstKnob* k = knob(s, name);
-  if (!k || (k->kind == AstKnob::Kind::word && k->text == "auto")) return std::nullopt;
+  const AstKnob* k = set_knob(s, name);
+  if (!k) return std::nullopt;
   bool good = k->kind == AstKnob::Kind::number && k->integral && !k->dims.empty() &&
               k->dims[0] >= lo && k->dims[0] <= hi;
   if (good && pow2) good = (k->dims[0] & (k->dims[0] - 1)) == 0;

@@ -60,6 +60,8 @@ class Checker {
   // Knob parsing for the knobs a stage kind accepts; reports unknown/duplicate/misplaced knobs.
   bool check_knob_names(const AstStage& s);
   const AstKnob* knob(const AstStage& s, const std::string& name) const;
+  // The knob when it is written with a value other than `auto`, else null.
+  const AstKnob* set_knob(const AstStage& s, const std::string& name) const;
   // An integer knob: nullopt for auto (or absent). `ok` is set false on a reported error.
   std::optional<int> int_knob(const AstStage& s, const std::string& name, int lo, int hi, bool& ok,
                               const std::string& hint, bool pow2 = false);
