@@ -27,22 +27,22 @@ def reference_kernels(path: str, device: Optional[str] = None, seed: int = 42) -
     """Profiles one forward of the problem's reference; returns {"problem", "device", "kernels":
     [{"name", "count", "us"}...]} with the kernels (or aten ops on CPU) in launch order."""
     dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    want_cuda = dev.startswith("cuda")
     lp = loader.load_problem(path)
     model = loader.build_model(lp, seed=seed, device=dev)
     inputs = loader.make_inputs(lp, seed=seed, device=dev)
     with torch.no_grad():
         for _ in range(2):
             model(*inputs)
-        if dev.startswith("cuda"):
+        if want_cuda:
             torch.cuda.synchronize()
         acts = [torch.profiler.ProfilerActivity.CPU]
-        if dev.startswith("cuda"):
+        if want_cuda:
             acts.append(torch.profiler.ProfilerActivity.CUDA)
         with torch.profiler.profile(activities=acts) as prof:
             model(*inputs)
-            if dev.startswith("cuda"):
+            if want_cuda:
                 torch.cuda.synchronize()
-    want_cuda = dev.startswith("cuda")
     order: List[str] = []
     rows: Dict[str, Dict[str, Any]] = {}
     for ev in prof.events():
