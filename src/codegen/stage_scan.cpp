@@ -76,14 +76,15 @@ Result<StageCode> codegen_emit_scan(const dsl::Program& program, int stage_index
     const dsl::ScanPlan& pl = *plan;
     d += fmt::format("  p.rows = {}LL;\n  p.cols = {}LL;\n", rows, cols);
     if (pl.torch) {
-      code.config_name = fmt::format("scan_{}_row_torch_w{}_u{}{}{}", sc->op, pl.warps, pl.unroll,
+      const int warps = pl.threads / 32;
+      code.config_name = fmt::format("scan_{}_row_torch_w{}_u{}{}{}", sc->op, warps, pl.items,
                                      sc->exclusive ? "_excl" : "", sc->reverse ? "_rev" : "");
       d += "  // order torch: PyTorch's fp32 row-scan order, a warp a row (runtime/simt_scan.cuh)\n";
-      const int64_t grid = std::min<int64_t>((rows + pl.warps - 1) / pl.warps, 1 << 20);
+      const int64_t grid = std::min<int64_t>((rows + warps - 1) / warps, 1 << 20);
       auto launch = [&](bool vec) {
         return fmt::format("ucut_simt::scan_row_torch_kernel<{}, {}, {}, {}, {}, {}, {}, {}, {}>\n"
                            "        <<<{}, {}, 0, args.stream>>>(p);\n",
-                           op, mask_t, mask ? "true" : "false", excl, rev, pl.warps, pl.unroll, pl.stages,
+                           op, mask_t, mask ? "true" : "false", excl, rev, warps, pl.items, pl.stages,
                            vec ? "true" : "false", grid, pl.threads);
       };
       // 16-byte copies where every row starts 16-byte aligned (the mask's rows too)

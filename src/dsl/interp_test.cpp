@@ -217,12 +217,12 @@ TEST(Interp, TorchScanPlanKeepsItsRingInSharedMemory) {
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->torch);
   EXPECT_EQ(a->threads, 128);
-  EXPECT_EQ(a->unroll, 16);
+  EXPECT_EQ(a->items, 16);
   EXPECT_EQ(a->stages, 4);
   auto odd = simt_plan_scan(16384, 16381, 4, k);
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->threads, 256);
-  EXPECT_EQ(odd->unroll, 8);
+  EXPECT_EQ(odd->items, 8);
   k.threads = 256;
   k.items_per_thread = 16;
   auto two = simt_plan_scan(16384, 16384, 4, k);

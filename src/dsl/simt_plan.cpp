@@ -340,17 +340,17 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                             " in chunks of " + std::to_string(2 << l) + " elements; only chunks of 32 are emulated",
                         "use order auto");
     p.torch = true;
-    if (cols % 16 != 0) {  // rows not 16-byte aligned (or a mask's): 4-byte copies, more warps (run AO)
-      p.warps = 8;
-      p.unroll = 8;
-    }
+    p.vec = 1;
+    const bool aligned = cols % 16 == 0;  // else 4-byte copies: more warps (run AO)
+    p.threads = aligned ? 128 : 256;
+    p.items = aligned ? 16 : 8;
     if (knobs.threads) {
       if (*knobs.threads % 32 != 0 || *knobs.threads < 32 || *knobs.threads > 1024)
         return make_error(ErrorCode::invalid_input,
                           "order torch runs a warp a row: threads " + std::to_string(*knobs.threads) +
                               " is not a whole number of warps (32..1024)",
                           "use threads 128 or auto");
-      p.warps = *knobs.threads / 32;
+      p.threads = *knobs.threads;
     }
     if (knobs.items_per_thread) {
       if (*knobs.items_per_thread < 1 || *knobs.items_per_thread > 16)
@@ -358,20 +358,17 @@ Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                           "order torch: items_per_thread " + std::to_string(*knobs.items_per_thread) +
                               " is the chunks of 32 in each segment of a warp's ring, 1..16",
                           "use items_per_thread 16 or auto");
-      p.unroll = *knobs.items_per_thread;
+      p.items = *knobs.items_per_thread;
     }
     // each warp's ring of segments (x, plus a quarter for a mask) stays within 48 KB a block
-    const int per_stage = p.warps * p.unroll * 32 * 4;
+    const int per_stage = p.threads * p.items * 4;
     p.stages = std::min(4, 36 * 1024 / per_stage);
     if (p.stages < 2)
       return make_error(ErrorCode::invalid_input,
-                        "order torch: threads " + std::to_string(32 * p.warps) + " x items_per_thread " +
-                            std::to_string(p.unroll) + " needs " + std::to_string(2 * per_stage / 1024) +
+                        "order torch: threads " + std::to_string(p.threads) + " x items_per_thread " +
+                            std::to_string(p.items) + " needs " + std::to_string(2 * per_stage / 1024) +
                             " KB of shared memory for two segments a warp; at most 36 KB",
                         "use threads 128 with items_per_thread 16, or auto");
-    p.threads = 32 * p.warps;
-    p.vec = 1;
-    p.items = p.unroll;
     return p;
   }
   auto vec = pick_vec(knobs, in_bytes, cols);

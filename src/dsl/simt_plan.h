@@ -106,12 +106,11 @@ int simt_reduce_state_bytes(const Stage& st);
 
 struct ScanPlan {
   int threads = 256;
-  int items = 8;
+  int items = 8;        // order torch: chunks of 32 in a segment (a lane's items in it)
   int vec = 4;
-  bool torch = false;   // order torch: scan_row_torch_kernel, a warp a row (threads = 32 * warps)
-  int warps = 4;        // order torch: threads / 32 (auto 128: run AM's best, with 16 below;
-                        // 256 x 8 where rows are not 16-byte aligned, run AO)
-  int unroll = 16;      // order torch: chunks of 32 a segment (items_per_thread, 1..16)
+  // order torch: scan_row_torch_kernel, a warp a row (threads / 32 rows a block). auto: 128
+  // threads, 16 chunks (run AM's best); 256 x 8 where rows are not 16-byte aligned (run AO)
+  bool torch = false;
   int stages = 4;       // order torch: segments in each warp's shared-memory ring (2..4)
 };
 // log2 of the x-threads PyTorch's CUDA row scan uses for `rows` rows of `cols` (ATen's

@@ -11,6 +11,11 @@
 
 namespace ucut::search {
 
+namespace {
+// A scan plan in PyTorch's own fp32 row-scan order (`order torch`).
+bool in_torch_order(const space::Candidate& c) { return !c.is_gemm && c.simt.order == dsl::ScanOrder::torch; }
+}  // namespace
+
 nlohmann::json stage_config_json(const space::Candidate& c) {
   nlohmann::json j = nlohmann::json::object();
   auto num = [](const std::optional<int>& v) -> nlohmann::json {
@@ -237,8 +242,8 @@ std::string RealSpace::summation_class(const Candidate& c) {
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
       key += fmt::format("{}:{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
-    else if (!sc.is_gemm && sc.simt.order == dsl::ScanOrder::torch)
-      key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the loads ahead
+    else if (in_torch_order(sc))
+      key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments
     else if (!sc.is_gemm && std::holds_alternative<dsl::ScanStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
       // fp64 scans round the exact prefix once: two plans differ only where their double sums,
       // carried in other groupings, fall on opposite sides of an fp32 rounding boundary
@@ -270,28 +275,38 @@ std::optional<int> RealSpace::summation_order_rung() {
   return rung;
 }
 
-std::optional<Candidate> RealSpace::reference_order(const Candidate& c) {
+std::optional<RealSpace::Choice> RealSpace::reference_choice(const Candidate& c) {
   auto ch = choice_of(c);
   if (!ch) return std::nullopt;
   bool moved = false;
   for (size_t s = 0; s < stages_.size(); ++s) {
     const auto& list = stages_[s].ranked;
-    if ((*ch)[s] >= 0 && list[static_cast<size_t>((*ch)[s])].candidate.simt.order == dsl::ScanOrder::torch) continue;
+    if ((*ch)[s] >= 0 && in_torch_order(list[static_cast<size_t>((*ch)[s])].candidate)) continue;
     for (size_t i = 0; i < list.size(); ++i)
-      if (!list[i].candidate.is_gemm && list[i].candidate.simt.order == dsl::ScanOrder::torch) {
+      if (in_torch_order(list[i].candidate)) {
         (*ch)[s] = static_cast<int>(i);  // the best ranked of them
         moved = true;
         break;
       }
   }
   if (!moved) return std::nullopt;
+  return ch;
+}
+
+std::optional<Candidate> RealSpace::reference_order(const Candidate& c) {
+  auto ch = reference_choice(c);
+  if (!ch) return std::nullopt;
   return make(*ch);
+}
+
+bool RealSpace::in_reference_order(const Candidate& c) {
+  return has_reference_order() && !reference_choice(c);
 }
 
 bool RealSpace::has_reference_order() {
   for (const auto& s : stages_)
     for (const auto& r : s.ranked)
-      if (!r.candidate.is_gemm && r.candidate.simt.order == dsl::ScanOrder::torch) return true;
+      if (in_torch_order(r.candidate)) return true;
   return false;
 }
 

@@ -52,11 +52,14 @@ class RealSpace final : public SearchSpace {
   std::optional<Candidate> from_config(const nlohmann::json& config) override;
   std::optional<int> summation_order_rung() override;
   std::optional<Candidate> reference_order(const Candidate& c) override;
+  bool in_reference_order(const Candidate& c) override;
   bool has_reference_order() override;
   // The SM80-API GEMMs (3xTF32 `f32x3`, FP32 SIMT `f32`) sum each output over K in one chain, in
   // K order, whatever the tile, stages, swizzle or alignment (the warp tile spans the block's K:
   // no sliced K); only split_k (K in pieces) and the epilogue's math mode change the values. Such
-  // a stage's class is (precision, split_k, math); every other stage is its own configuration.
+  // a stage's class is (precision, split_k, math). A scan's `order torch` plans are one class
+  // whatever their block and segments, its fp64 plans another (each rounds the exact prefix
+  // once); every other stage is its own configuration.
   std::string summation_class(const Candidate& c) override;
 
   const dsl::Program& base() const { return base_; }
@@ -73,6 +76,9 @@ class RealSpace final : public SearchSpace {
   int rung_of(const Choice& ch) const;
   double predicted(const Choice& ch) const;
   std::optional<Choice> choice_of(const Candidate& c);
+  // c's choice with every stage that has `order torch` plans moved to its best-ranked one;
+  // nullopt when nothing moves (reference_order, in_reference_order).
+  std::optional<Choice> reference_choice(const Candidate& c);
   Choice best_choice() const;
   // The first ranked index of stage s whose config holds every key of `want`; nullopt if none.
   std::optional<int> match(size_t s, const nlohmann::json& want) const;

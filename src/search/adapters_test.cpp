@@ -246,6 +246,8 @@ TEST(RealSpace, ScansHaveTheReferencesOwnOrder) {
   EXPECT_EQ(moved->config.value("order", ""), "torch");
   EXPECT_NE(moved->program.find("order torch"), std::string::npos);
   EXPECT_FALSE(s->reference_order(*moved));  // already there
+  EXPECT_TRUE(s->in_reference_order(*moved));
+  EXPECT_FALSE(s->in_reference_order(*fp64));
   EXPECT_TRUE(s->from_config(moved->config));  // the memory can name it
   EXPECT_EQ(s->from_config(moved->config)->hash, moved->hash);
 }

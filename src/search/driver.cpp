@@ -58,7 +58,7 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   so.t_sol = t_sol;
   so.summation_order_rung = space.summation_order_rung().value_or(-1);
   if (space.has_reference_order())
-    so.in_reference_order = [&space](const Candidate& c) { return !space.reference_order(c); };
+    so.in_reference_order = [&space](const Candidate& c) { return space.in_reference_order(c); };
   if (lookahead > so.lookahead) so.lookahead = lookahead;
   SessionCallbacks cb;
   FILE* out = opt_.progress;

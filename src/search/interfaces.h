@@ -35,6 +35,8 @@ class SearchSpace {
   virtual std::optional<Candidate> reference_order(const Candidate& /*c*/) { return std::nullopt; }
   // Whether some candidate of this space runs a stage in the reference's order (as above).
   virtual bool has_reference_order() { return false; }
+  // Whether `c` already runs every such stage in the reference's order (the session's stop rule).
+  virtual bool in_reference_order(const Candidate& c) { return has_reference_order() && !reference_order(c); }
   // Candidates of one class sum every output in the same order, so on the same inputs they compute
   // bit-identical values: after a rounding mismatch (Attempt::rounding_mismatch) the rest of its
   // class would fail the same way. A space that cannot prove two candidates alike gives each its

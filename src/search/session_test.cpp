@@ -21,7 +21,7 @@ struct Rig {
       : space(spec), compiler(spec), evaluator(space, &clock), strategy(space, bo) {
     so.t_sol = spec.t_sol;
     if (space.has_reference_order())  // as the driver sets it
-      so.in_reference_order = [this](const Candidate& c) { return !space.reference_order(c); };
+      so.in_reference_order = [this](const Candidate& c) { return space.in_reference_order(c); };
     session = std::make_unique<SearchSession>(spec.problem, strategy, compiler, evaluator, clock,
                                               journal, so);
   }

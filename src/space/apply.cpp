@@ -23,7 +23,7 @@ std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
                      : std::holds_alternative<dsl::ScanStage>(st.body)   ? "scan"
                                                                          : "elementwise";
   auto num = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("A"); };
-  if (c.simt.order == dsl::ScanOrder::torch)  // a warp a row; chunks of 32 loaded ahead
+  if (c.simt.order == dsl::ScanOrder::torch)  // a warp a row; segments of u chunks of 32
     return kind + "_torch_th" + num(c.simt.threads) + "_u" + num(c.simt.items_per_thread);
   std::string n = kind + "_th" + num(c.simt.threads);
   if (c.simt.rows_per_block) n += "_rpb" + num(c.simt.rows_per_block);

@@ -176,7 +176,8 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
       clusters = {0, 2, 4, 8};
   }
   // Scans: PyTorch's own fp32 order (`order torch`) beside the fp64 plans, where the checker allows
-  // it (an inclusive f32 row scan); a program that fixes the order keeps it.
+  // it (simt_torch_scan_refusal: an f32 row scan, inclusive or an exclusive cumsum); a program
+  // that fixes the order keeps it.
   if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
     const dsl::Tensor* in = p.find_tensor(r->input);
     const dsl::Tensor* y = st.outputs.empty() ? nullptr : p.find_tensor(st.outputs[0]);

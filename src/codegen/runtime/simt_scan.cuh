@@ -119,8 +119,9 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
 //
 // The chain through a row is serial and a warp can keep few bytes in registers, so the row is
 // streamed through shared memory instead: each warp owns a ring of STAGES segments of UNROLL
-// chunks and keeps STAGES - 1 of them in flight with cp.async while it sums the oldest (run AL:
-// register loads ahead cost occupancy, 32 KB in flight an SM held the copy rate to 63%). A segment
+// chunks and keeps STAGES - 1 of them in flight with cp.async while it sums the oldest (run AK:
+// 32 KB in flight an SM held the copy rate to 63%; run AL: loads ahead in registers cost more
+// occupancy than they added bytes in flight). A segment
 // is copied in its memory order (reversed rows: the segment ending where the previous began) and
 // read at logical position j from j (forward) or SEG - 1 - j (reversed). VEC: 16-byte copies
 // (the row and, when masked, the mask's row 16-byte aligned), else 4-byte copies and the mask
@@ -135,6 +136,13 @@ __device__ __forceinline__ void cp_async_bytes4(void* smem, const void* gmem) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// The first memory column of segment g (logical positions [g*SEG, (g+1)*SEG)); reversed rows are
+// walked from their end, so a reversed segment's base may be negative (its columns before 0 are
+// past the row's end).
+template <bool REVERSE, int SEG> __device__ __forceinline__ i64 torch_segment_base(i64 g, i64 cols) {
+  return REVERSE ? cols - (g + 1) * SEG : g * SEG;
+}
 
 // One segment of a row into a warp's ring slot (memory columns [base, base + SEG), those in the row).
 template <int SEG, bool MASKED, bool VEC, class Tmask>
@@ -180,13 +188,12 @@ __global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p
     const float* x = static_cast<const float*>(p.x) + row * cols;
     const Tmask* mask = MASKED ? static_cast<const Tmask*>(p.mask) + row * cols : nullptr;
     float* out = static_cast<float*>(p.out) + row * cols;
-    // segment g: logical positions [g*SEG, (g+1)*SEG), memory columns [base, base + SEG); an
-    // empty group past the row's end keeps the count of groups in flight uniform
+    // an empty group past the row's end keeps the count of groups in flight uniform
     auto issue = [&](i64 g) {
       if (g < nseg) {
         const int slot = static_cast<int>(g % STAGES);
         torch_scan_copy<SEG, MASKED, VEC>(ring_x[warp][slot], ring_m[MASKED && VEC ? warp : 0][slot], x, mask,
-                                          REVERSE ? cols - (g + 1) * SEG : g * SEG, cols, lane);
+                                          torch_segment_base<REVERSE, SEG>(g, cols), cols, lane);
       }
       cp_async_commit();
     };
@@ -199,7 +206,7 @@ __global__ void __launch_bounds__(WARPS * 32) scan_row_torch_kernel(ScanParams p
       cp_async_wait<STAGES - 1>();  // this lane's copies of segment g have landed
       __syncwarp();                 // and every other lane's
       const int slot = static_cast<int>(g % STAGES);
-      const i64 base = REVERSE ? cols - (g + 1) * SEG : g * SEG;
+      const i64 base = torch_segment_base<REVERSE, SEG>(g, cols);
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) {
         const int j = u * 32 + lane;
