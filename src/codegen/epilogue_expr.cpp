@@ -82,13 +82,16 @@ std::string epi_expr_cpp(const Expr& e, bool fast) {
     case Expr::Kind::load: return leaf_var(e);
     case Expr::Kind::constant: return epi_float(e.value);
     case Expr::Kind::local: return "l_" + e.name;
+    case Expr::Kind::index:
+      UCUT_CHECK(false, "`row`/`col` in a GEMM epilogue (the checker refuses it)");
+      return "0.f";
     case Expr::Kind::binary:
       UCUT_CHECK(e.args.size() == 2, "binary expression needs two operands");
       if (fast && e.op == dsl::BinOp::div)
         return "__fdividef(" + epi_expr_cpp(*e.args[0], fast) + ", " + epi_expr_cpp(*e.args[1], fast) + ")";
       return "(" + epi_expr_cpp(*e.args[0], fast) + binop(e.op) + epi_expr_cpp(*e.args[1], fast) + ")";
     case Expr::Kind::unary:
-    case Expr::Kind::call2: {
+    case Expr::Kind::call: {
       std::vector<std::string> args;
       for (const auto& a : e.args) args.push_back(epi_expr_cpp(*a, fast));
       return codegen_fn_call(e.fn, args, e.params, fast);

@@ -61,6 +61,13 @@ std::string fn_body(dsl::Fn fn) {
       return "return isfinite(x) ? __uint_as_float(__float_as_uint(x) & 0xffffe000u) : x;";
     case Fn::min: return "return fminf(x, y);";
     case Fn::max: return "return fmaxf(x, y);";
+    case Fn::lt: return "return x < y ? 1.f : 0.f;";
+    case Fn::le: return "return x <= y ? 1.f : 0.f;";
+    case Fn::gt: return "return x > y ? 1.f : 0.f;";
+    case Fn::ge: return "return x >= y ? 1.f : 0.f;";
+    case Fn::eq: return "return x == y ? 1.f : 0.f;";
+    case Fn::ne: return "return x != y ? 1.f : 0.f;";
+    case Fn::where: return "return x != 0.f ? y : z;";
   }
   return "";
 }
@@ -100,7 +107,8 @@ std::string build_source() {
     FnInfo info = fn_info(fn);
     std::string sig = "static __device__ __forceinline__ float " + std::string(prefix) +
                       info.name + "(float x";
-    if (info.arity == 2) sig += ", float y";
+    if (info.arity >= 2) sig += ", float y";
+    if (info.arity >= 3) sig += ", float z";
     for (int i = 0; i < info.nparams; ++i) sig += ", float p" + std::to_string(i);
     sig += ")";
     s += sig + " { " + body + " }\n";

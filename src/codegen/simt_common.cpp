@@ -101,6 +101,15 @@ Result<std::string> simt_render_expr(const dsl::Expr& e, const ExprEnv& env) {
       return env.render_load(e, field, *t);
     }
     case K::local: return "l_" + e.name;
+    case K::index: {
+      const std::string& i = e.mode == dsl::LoadMode::row ? env.index.row : env.index.col;
+      if (i.empty())
+        return make_error(ErrorCode::invalid_input,
+                          std::string("`") + (e.mode == dsl::LoadMode::row ? "row" : "col") +
+                              "` has no value in the " + env.what,
+                          "use the element's position in rowwise and elementwise stages");
+      return "static_cast<float>(" + i + ")";
+    }
     case K::unary: {
       UCUT_CHECK(e.args.size() == 1, "unary expression arity");
       auto a = simt_render_expr(*e.args[0], env);
@@ -117,13 +126,14 @@ Result<std::string> simt_render_expr(const dsl::Expr& e, const ExprEnv& env) {
                        : e.op == dsl::BinOp::mul ? "*" : "/";
       return "(" + *a + " " + op + " " + *b + ")";
     }
-    case K::call2: {
-      UCUT_CHECK(e.args.size() == 2, "call2 expression arity");
-      auto a = simt_render_expr(*e.args[0], env);
-      if (!a) return a.error();
-      auto b = simt_render_expr(*e.args[1], env);
-      if (!b) return b.error();
-      return codegen_fn_call(e.fn, {*a, *b}, e.params);
+    case K::call: {
+      std::vector<std::string> args;
+      for (const auto& arg : e.args) {
+        auto a = simt_render_expr(*arg, env);
+        if (!a) return a.error();
+        args.push_back(*a);
+      }
+      return codegen_fn_call(e.fn, args, e.params);
     }
   }
   return make_error(ErrorCode::internal, "unknown expression kind");
@@ -131,10 +141,10 @@ Result<std::string> simt_render_expr(const dsl::Expr& e, const ExprEnv& env) {
 
 Result<FunctorCode> simt_emit_functor(const dsl::Program& program, const dsl::Epilogue& epi,
                                       const std::string& name, const std::string& what,
-                                      const LoadRenderer& render_load) {
+                                      const LoadRenderer& render_load, const IndexExprs& index) {
   if (epi.stmts.empty()) return FunctorCode{"ucut_simt::Identity", "", "ucut_simt::Identity{}"};
   std::vector<std::string> fields, scalars;
-  ExprEnv env{&program, "acc", what, &fields, &scalars, render_load};
+  ExprEnv env{&program, "acc", what, &fields, &scalars, render_load, index};
   std::string body;
   int stores = 0;
   for (const auto& st : epi.stmts) {
@@ -175,6 +185,14 @@ Result<FunctorCode> simt_emit_functor(const dsl::Program& program, const dsl::Ep
   def += body + "  }\n};\n";
   init += "}";
   return FunctorCode{name, def, init};
+}
+
+IndexExprs simt_rowwise_index(const std::vector<int64_t>& shape) {
+  if (shape.size() < 2) return {"0", "col"};
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
+  const int64_t r = shape[shape.size() - 2];
+  return {rows == r ? "row" : fmt::format("(row % {}LL)", r), "col"};
 }
 
 std::string simt_launch_check(const std::string& stage_name) {

@@ -48,9 +48,18 @@ struct FunctorCode {
 
 // Renders `epi` (lets plus one store; no reductions) as a functor named `name`. `what` names
 // the expression in messages ("rowwise prologue of stage s1"). An empty epilogue is Identity.
+// `index`: how `row` and `col` are computed from the functor's arguments (simt_rowwise_index);
+// empty when the block has no element position.
+struct IndexExprs {
+  std::string row, col;  // integer CUDA expressions; empty: not available
+};
 Result<FunctorCode> simt_emit_functor(const dsl::Program& program, const dsl::Epilogue& epi,
                                       const std::string& name, const std::string& what,
-                                      const LoadRenderer& render_load);
+                                      const LoadRenderer& render_load, const IndexExprs& index = {});
+
+// `row` and `col` of a rowwise stage over `shape` (its rows flattened over the leading dims):
+// the flat row modulo the second-to-last extent, and the column.
+IndexExprs simt_rowwise_index(const std::vector<int64_t>& shape);
 
 // Renders one expression; `acc` is the text for Expr::acc (empty: acc not allowed); loads are
 // registered in `fields` (tensor names, in order of first use) and rendered via render_load.
@@ -61,6 +70,7 @@ struct ExprEnv {
   std::vector<std::string>* fields = nullptr;      // tensor names, field i is "t<i>"
   std::vector<std::string>* scalars = nullptr;     // scalar names, field i is "s<i>"
   LoadRenderer render_load;
+  IndexExprs index;  // `row` / `col`
 };
 Result<std::string> simt_render_expr(const dsl::Expr& e, const ExprEnv& env);
 

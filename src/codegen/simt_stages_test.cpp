@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -524,6 +525,21 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
                                      0));
   }
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
+  {
+    // the element's position: attention's causal mask in a softmax prologue over batched fp32
+    // scores (row modulo the matrix's 1024 rows), and a lower triangle in an elementwise body
+    auto res = dsl::dsl_compile(
+        {"positions.ucut",
+         "ucut 1\nin s : f32[16, 1024, 1024]\nin x : f32[8, 96, 80]\nout p : bf16[16, 1024, 1024]\n"
+         "out t : f32[8, 96, 80]\n"
+         "stage p = rowwise softmax(s) {\n  prologue { s = where(le(col, row), acc, -inf) }\n}\n"
+         "stage t = elementwise {\n  body { t = where(ge(row, col), x, 0) }\n}\n"});
+    if (!res.program) ADD_FAILURE() << "positions program refused";
+    if (res.program) {
+      v.emplace_back("rowwise_softmax_causal", codegen_emit_rowwise(*res.program, 0));
+      v.emplace_back("elementwise_tril", codegen_emit_elementwise(*res.program, 1));
+    }
+  }
   return v;
 }
 
@@ -571,11 +587,8 @@ TEST(SimtNvcc, OneStagePerKindCompiles) {
   src += kPrelude + codegen_functors_source();
   for (auto& [name, code] : golden_cases()) {
     ASSERT_TRUE(code.ok()) << name;
-    // each golden case is stage 0: rename its prefix so they coexist in one file
-    std::string d = code->definitions;
-    const std::string from = "ucut_s0_", to = "ucut_" + name + "_";
-    for (size_t pos = 0; (pos = d.find(from, pos)) != std::string::npos; pos += to.size()) d.replace(pos, from.size(), to);
-    src += d;
+    // rename each case's stage prefix (ucut_s<index>_) so they coexist in one file
+    src += std::regex_replace(code->definitions, std::regex("ucut_s[0-9]+_"), "ucut_" + name + "_");
   }
   std::ofstream(dir + "/stages.cu") << src;
   const std::string cmd = "flock /tmp/ucut-nvcc.lock nvcc -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG "

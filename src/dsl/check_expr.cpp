@@ -1,5 +1,7 @@
 // Epilogue, prologue and body blocks: statements, expressions, loads and their shapes.
 #include <algorithm>
+#include <limits>
+#include <optional>
 
 #include "dsl/checker.h"
 #include "dsl/names.h"
@@ -84,6 +86,11 @@ ExprPtr Checker::expr(const AstExpr& e, const BlockRules& rules, const std::set<
       }
       ExprPtr a = expr(*e.args[0], rules, lets, reads, ok);
       if (!a) return nullptr;
+      if (a->kind == Expr::Kind::constant) {  // -inf
+        x.kind = Expr::Kind::constant;
+        x.value = -a->value;
+        return make(std::move(x));
+      }
       x.kind = Expr::Kind::unary;
       x.fn = Fn::neg;
       x.args.push_back(a);
@@ -106,6 +113,11 @@ ExprPtr Checker::expr(const AstExpr& e, const BlockRules& rules, const std::set<
           return fail(e.span, "'acc' has no value in " + rules.what,
                       "read the tensors by name, e.g. 'y = relu(x)'");
         x.kind = Expr::Kind::acc;
+        return make(std::move(x));
+      }
+      if (n == "inf") {
+        x.kind = Expr::Kind::constant;
+        x.value = std::numeric_limits<double>::infinity();
         return make(std::move(x));
       }
       if (lets.count(n)) {
@@ -133,8 +145,15 @@ ExprPtr Checker::expr(const AstExpr& e, const BlockRules& rules, const std::set<
         x.mode = LoadMode::full;
         return make(std::move(x));
       }
-      if (n == "row" || n == "col")
-        return fail(e.span, "'" + n + "' is only an index", "write v[" + n + "] to read a vector v");
+      if (n == "row" || n == "col") {
+        if (!rules.allow_index)
+          return fail(e.span, "'" + n + "' (the element's " + (n == "row" ? "row" : "column") +
+                                  " index) has no value in " + rules.what,
+                      rules.index_hint.empty() ? "write v[" + n + "] to read a vector v" : rules.index_hint);
+        x.kind = Expr::Kind::index;
+        x.mode = n == "row" ? LoadMode::row : LoadMode::col;
+        return make(std::move(x));
+      }
       std::vector<std::string> cands(lets.begin(), lets.end());
       for (const auto& s : prog_.scalars) cands.push_back(s.name);
       for (const auto& t : prog_.tensors) cands.push_back(t.name);
@@ -182,7 +201,7 @@ ExprPtr Checker::expr(const AstExpr& e, const BlockRules& rules, const std::set<
                     g.empty() ? "docs/language.md lists the functions" : "did you mean '" + g + "'?");
       }
       int nargs = static_cast<int>(e.args.size());
-      std::string sig = std::string(f->name) + "(" + (f->arity == 2 ? "x, y" : "x");
+      std::string sig = std::string(f->name) + "(" + (f->arity == 3 ? "x, y, z" : f->arity == 2 ? "x, y" : "x");
       for (int i = 0; i < f->nparams; ++i) sig += ", p" + std::to_string(i + 1);
       sig += ")";
       if (nargs < f->arity || nargs > f->arity + f->nparams)
@@ -190,7 +209,7 @@ ExprPtr Checker::expr(const AstExpr& e, const BlockRules& rules, const std::set<
                                 (f->nparams ? " operand(s) and up to " + std::to_string(f->nparams) + " constant parameter(s)"
                                             : " operand(s)") + ", found " + std::to_string(nargs) + " argument(s)",
                     "write " + sig);
-      x.kind = f->arity == 2 ? Expr::Kind::call2 : Expr::Kind::unary;
+      x.kind = f->arity >= 2 ? Expr::Kind::call : Expr::Kind::unary;
       x.fn = f->id;
       for (int i = 0; i < f->arity; ++i) {
         ExprPtr a = expr(*e.args[static_cast<size_t>(i)], rules, lets, reads, ok);
@@ -199,10 +218,15 @@ ExprPtr Checker::expr(const AstExpr& e, const BlockRules& rules, const std::set<
       }
       for (int i = f->arity; i < nargs; ++i) {
         const AstExpr& p = *e.args[static_cast<size_t>(i)];
-        if (p.kind == AstExpr::Kind::number) {
-          x.params.push_back(p.value);
-        } else if (p.kind == AstExpr::Kind::neg && p.args[0]->kind == AstExpr::Kind::number) {
-          x.params.push_back(-p.args[0]->value);
+        auto literal = [](const AstExpr& a) -> std::optional<double> {
+          if (a.kind == AstExpr::Kind::number) return a.value;
+          if (a.kind == AstExpr::Kind::name && a.text == "inf") return std::numeric_limits<double>::infinity();
+          return std::nullopt;
+        };
+        if (auto v = literal(p)) {
+          x.params.push_back(*v);
+        } else if (p.kind == AstExpr::Kind::neg && literal(*p.args[0])) {
+          x.params.push_back(-*literal(*p.args[0]));
         } else {
           return fail(p.span, "the parameters of " + std::string(f->name) + " must be numbers",
                       "write a literal such as 0.1; for a value computed at run time use arithmetic, e.g. x * alpha");
@@ -257,7 +281,7 @@ bool Checker::check_block(const AstBlock* block, const BlockRules& rules, Span s
     st.name = s.target.text;
     const std::string& n = s.target.text;
     if (s.is_let) {
-      if (n == "acc" || n == "row" || n == "col" || n == "let")
+      if (dsl_reserved_words().count(n))
         error(s.target.span, "'" + n + "' is a reserved word", "choose another name for the let");
       else if (lets.count(n))
         error(s.target.span, "'" + n + "' is already bound by an earlier let", "lets are bound once: choose a new name");

@@ -203,6 +203,8 @@ bool Checker::check_gemm(const AstStage& s, Stage& st, std::vector<TensorUse>& r
   rules.what = "the epilogue of this gemm";
   rules.target = out->name;
   rules.allow_reductions = true;
+  rules.index_hint = "a gemm epilogue has no element position yet: apply it in the next rowwise stage's "
+                     "prologue or in an elementwise stage";
   rules.shape = want;
   rules.rows = g.m;
   rules.cols = g.n;
@@ -300,6 +302,7 @@ bool Checker::check_grouped_gemm(const AstStage& s, Stage& st, std::vector<Tenso
   rules.what = "the epilogue of a grouped_gemm";
   rules.target = st.outputs[0];
   rules.allow_loads = false;
+  rules.index_hint = "a grouped_gemm epilogue has no element position: use an elementwise stage after it";
   rules.shape = outs[0]->shape;
   rules.rows = g.mnk[0][0];
   rules.cols = g.mnk[0][1];

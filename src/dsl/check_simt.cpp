@@ -307,6 +307,8 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   pro.rows = r.rows;
   pro.cols = r.cols;
   pro.allow_vectors = !group;  // a group's row and column are not dims of the tensor
+  pro.allow_index = !group;
+  pro.index_hint = "group_norm's rows are (sample, group), not a dim of the tensor: use an elementwise stage";
   std::vector<TensorUse> extra;
   if (const AstBlock* b = block(s, "prologue"))
     if (!check_block(b, pro, s.kind.span, r.prologue, reads, extra)) return false;
@@ -315,6 +317,8 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   epi.target = out->name;
   epi.shape = out->shape;
   epi.allow_vectors = keeps && !group;  // [row]/[col] index a [rows, D] result
+  epi.allow_index = keeps && !group;
+  if (!keeps) epi.index_hint = "this stage writes one value a row: use the position in its prologue";
   if (!is_arg && !check_block(block(s, "epilogue"), epi, s.kind.span, r.epilogue, reads, extra)) return false;
   st.body = std::move(r);
   return true;
@@ -503,6 +507,8 @@ bool Checker::check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>&
     pro.target = in->name;
     pro.shape = in->shape;
     pro.allow_vectors = false;
+    pro.index_hint = "a reduce stage's elements have no row and column: use a rowwise stage, or an elementwise "
+                     "stage before this one";
     if (const AstBlock* b = block(s, "prologue"))
       if (!check_block(b, pro, s.kind.span, r.prologue, reads, extra)) return false;
   }
@@ -625,6 +631,7 @@ bool Checker::check_elementwise(const AstStage& s, Stage& st, std::vector<Tensor
   rules.shape = out->shape;
   rules.cols = out->shape.empty() ? 1 : out->shape.back();
   rules.rows = out->numel() / rules.cols;
+  rules.allow_index = true;
   std::vector<TensorUse> extra;
   if (!check_block(block(s, "body"), rules, s.kind.span, r.body, reads, extra)) return false;
   st.body = std::move(r);

@@ -15,11 +15,6 @@ std::optional<Program> dsl_check(const AstProgram& ast, const std::string& defau
 namespace detail {
 
 namespace {
-const std::set<std::string> kReserved = {"acc",   "row",   "col",      "let",      "true",
-                                         "false", "auto",  "ucut",     "name",     "in",
-                                         "param", "out",   "tmp",      "scalar",   "stage",
-                                         "epilogue", "prologue", "body", "T"};
-
 bool valid_program_name(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -181,7 +176,7 @@ std::optional<Program> Checker::run(const std::string& default_name) {
 
   std::set<std::string> names;
   auto claim = [&](const AstName& n, const char* what) {
-    if (kReserved.count(n.text)) {
+    if (dsl_reserved_words().count(n.text)) {
       error(n.span, "'" + n.text + "' is a reserved word and cannot name a " + what, "choose another name");
       return false;
     }

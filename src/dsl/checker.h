@@ -39,6 +39,8 @@ struct BlockRules {
   bool allow_reductions = false;    // rowsum/colmax ... into extra tensors (GEMM epilogues)
   bool broadcast = false;           // elementwise: full loads broadcast numpy-style
   bool allow_vectors = true;        // v[row] / v[col] reads
+  bool allow_index = false;         // `row` / `col`: the element's position (rowwise, elementwise)
+  std::string index_hint;           // where the position is available instead (refusal's hint)
   std::vector<int64_t> shape;       // shape of the value being computed (the stored tensor)
   int64_t rows = 0, cols = 0;       // [row] length and [col] length
   int64_t batch = 1;                // GEMM batch: row/col vectors may be [batch, len]

@@ -24,7 +24,8 @@ Result<double> eval(const Program& p, const Expr& e, double acc, const InterpLoa
       for (size_t i = 0; i < p.scalars.size(); ++i)
         if (p.scalars[i].name == e.name) return i < scalars.size() ? scalars[i] : p.scalars[i].default_value;
       return make_error(ErrorCode::invalid_input, "unknown scalar '" + e.name + "'");
-    case Expr::Kind::load: return load(e);
+    case Expr::Kind::load:
+    case Expr::Kind::index: return load(e);
     case Expr::Kind::local: {
       auto it = locals.find(e.name);
       if (it == locals.end()) return make_error(ErrorCode::invalid_input, "unknown name '" + e.name + "'");
@@ -32,7 +33,7 @@ Result<double> eval(const Program& p, const Expr& e, double acc, const InterpLoa
     }
     case Expr::Kind::unary:
     case Expr::Kind::binary:
-    case Expr::Kind::call2: {
+    case Expr::Kind::call: {
       std::vector<double> a;
       for (const auto& arg : e.args) {
         auto v = eval(p, *arg, acc, load, scalars, locals);
@@ -47,7 +48,7 @@ Result<double> eval(const Program& p, const Expr& e, double acc, const InterpLoa
           case BinOp::div: return a[0] / a[1];
         }
       }
-      return interp_fn(e.fn, a[0], a.size() > 1 ? a[1] : 0.0, e.params);
+      return interp_fn(e.fn, a[0], a.size() > 1 ? a[1] : 0.0, a.size() > 2 ? a[2] : 0.0, e.params);
     }
   }
   return make_error(ErrorCode::internal, "unknown expression kind");
@@ -55,7 +56,7 @@ Result<double> eval(const Program& p, const Expr& e, double acc, const InterpLoa
 
 }  // namespace
 
-double interp_fn(Fn fn, double x, double y, const std::vector<double>& p) {
+double interp_fn(Fn fn, double x, double y, double z, const std::vector<double>& p) {
   const double pi = 3.14159265358979323846;
   switch (fn) {
     case Fn::neg: return -x;
@@ -98,6 +99,13 @@ double interp_fn(Fn fn, double x, double y, const std::vector<double>& p) {
     }
     case Fn::min: return std::min(x, y);
     case Fn::max: return std::max(x, y);
+    case Fn::lt: return x < y ? 1 : 0;
+    case Fn::le: return x <= y ? 1 : 0;
+    case Fn::gt: return x > y ? 1 : 0;
+    case Fn::ge: return x >= y ? 1 : 0;
+    case Fn::eq: return x == y ? 1 : 0;
+    case Fn::ne: return x != y ? 1 : 0;
+    case Fn::where: return x != 0 ? y : z;
   }
   return 0;
 }
@@ -163,7 +171,10 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   double eps = attr(rs.attrs, "eps", op == "layer_norm" || group ? 1e-5 : op == "rms_norm" ? 1e-6 : 1e-12);
   Vec out(scalar ? rows : rows * cols);
   int64_t row = 0, col = 0;
+  // `row`: the flat row within its matrix (the second-to-last extent), `col` the column
+  const int64_t mrows = in->shape.size() < 2 ? 1 : in->shape[in->shape.size() - 2];
   InterpLoad load = [&](const Expr& e) -> Result<double> {
+    if (e.kind == Expr::Kind::index) return static_cast<double>(e.mode == LoadMode::row ? row % mrows : col);
     auto t = get(ts, e.name);
     if (!t) return t.error();
     int64_t i = e.mode == LoadMode::row ? row : e.mode == LoadMode::col ? col : row * (scalar ? 1 : cols) + col;
@@ -372,6 +383,8 @@ Status run_reduce(const Program& p, const Stage& st, const ReduceStage& rs, Inte
   }
   for (size_t o = 0; o < out.size(); ++o) {
     auto v = interp_epilogue(p, rs.epilogue, out[o], [&](const Expr& e) -> Result<double> {
+      if (e.kind == Expr::Kind::index)
+        return make_error(ErrorCode::invalid_input, "a reduce stage's values have no row and column");
       auto t = get(ts, e.name);
       if (!t) return t.error();
       return (**t).at(o);
@@ -466,7 +479,9 @@ Status run_elementwise(const Program& p, const Stage& st, const ElementwiseStage
   const int64_t numel = out0->numel(), last = os.back();
   std::map<std::string, Vec> outs;
   int64_t idx = 0;
+  const int64_t mrows = os.size() < 2 ? 1 : os[os.size() - 2];
   InterpLoad load = [&](const Expr& e) -> Result<double> {
+    if (e.kind == Expr::Kind::index) return static_cast<double>(e.mode == LoadMode::row ? idx / last % mrows : idx % last);
     auto t = get(ts, e.name);
     const Tensor* td = p.find_tensor(e.name);
     if (!t || !td) return make_error(ErrorCode::not_found, "no data for '" + e.name + "'");

@@ -28,10 +28,11 @@ namespace ucut::dsl {
 
 using InterpTensors = std::map<std::string, std::vector<double>>;
 
-// f(x[, y]) of one functions.def entry with its constant parameters.
-double interp_fn(Fn fn, double x, double y, const std::vector<double>& params);
+// f(x[, y[, z]]) of one functions.def entry with its constant parameters.
+double interp_fn(Fn fn, double x, double y, double z, const std::vector<double>& params);
 
-// Reads of tensors inside an expression (the caller knows the index mode's meaning).
+// Reads of tensors inside an expression (the caller knows the index mode's meaning), and the
+// element's position: Expr::Kind::index asks for `row` or `col` (mode) of the value computed.
 using InterpLoad = std::function<Result<double>(const Expr& load)>;
 
 // The value of an epilogue's single store (lets evaluated in order), with `acc`.

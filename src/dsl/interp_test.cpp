@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dsl/dsl.h"
 #include "dsl/simt_plan.h"
 
 #include <cmath>
@@ -125,15 +126,15 @@ TEST(Interp, ColumnLogSumExpAndMaxWithIndices) {
 // tf32 keeps 10 mantissa bits rounding to nearest (ties away from zero), tf32_trunc drops them.
 TEST(Interp, Tf32RoundingAndTruncation) {
   const double ulp = std::ldexp(1.0, -10);  // of a TF32 value in [1, 2)
-  EXPECT_EQ(interp_fn(Fn::tf32, 1 + 0.49 * ulp, 0, {}), 1.0);
-  EXPECT_EQ(interp_fn(Fn::tf32, 1 + 0.5 * ulp, 0, {}), 1 + ulp);  // a tie: away from zero
-  EXPECT_EQ(interp_fn(Fn::tf32, -(1 + 0.5 * ulp), 0, {}), -(1 + ulp));
-  EXPECT_EQ(interp_fn(Fn::tf32_trunc, 1 + 0.99 * ulp, 0, {}), 1.0);
-  EXPECT_EQ(interp_fn(Fn::tf32_trunc, -(1 + 0.99 * ulp), 0, {}), -1.0);
-  EXPECT_TRUE(std::isinf(interp_fn(Fn::tf32, INFINITY, 0, {})));
+  EXPECT_EQ(interp_fn(Fn::tf32, 1 + 0.49 * ulp, 0, 0, {}), 1.0);
+  EXPECT_EQ(interp_fn(Fn::tf32, 1 + 0.5 * ulp, 0, 0, {}), 1 + ulp);  // a tie: away from zero
+  EXPECT_EQ(interp_fn(Fn::tf32, -(1 + 0.5 * ulp), 0, 0, {}), -(1 + ulp));
+  EXPECT_EQ(interp_fn(Fn::tf32_trunc, 1 + 0.99 * ulp, 0, 0, {}), 1.0);
+  EXPECT_EQ(interp_fn(Fn::tf32_trunc, -(1 + 0.99 * ulp), 0, 0, {}), -1.0);
+  EXPECT_TRUE(std::isinf(interp_fn(Fn::tf32, INFINITY, 0, 0, {})));
   // x - tf32(x) is exact in fp32 and below half a TF32 unit
   const double x = 1.2345678;
-  EXPECT_LE(std::fabs(x - interp_fn(Fn::tf32, x, 0, {})), 0.5 * ulp + 1e-9);
+  EXPECT_LE(std::fabs(x - interp_fn(Fn::tf32, x, 0, 0, {})), 0.5 * ulp + 1e-9);
 }
 
 // Two groups of two channels of two elements: each group normalized on its own, weight and
@@ -409,8 +410,31 @@ TEST(Interp, ElementwiseBroadcastAndFunctions) {
   InterpTensors ts{{"x", {1, -5, 3, 4}}, {"b", {10, 1}}};
   ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
   EXPECT_EQ(ts["y"], (std::vector<double>{11, 0, 13, 5}));
-  EXPECT_NEAR(interp_fn(Fn::gelu, 1.0, 0, {}), 0.8413447460685429, 1e-12);
-  EXPECT_NEAR(interp_fn(Fn::softplus, 30.0, 0, {1, 20}), 30.0, 1e-12);
+  EXPECT_NEAR(interp_fn(Fn::gelu, 1.0, 0, 0, {}), 0.8413447460685429, 1e-12);
+  EXPECT_NEAR(interp_fn(Fn::softplus, 30.0, 0, 0, {1, 20}), 30.0, 1e-12);
+}
+
+// `row`/`col`: the element's position within its matrix. A causal softmax over two [3, 3]
+// matrices (rows flattened across the batch): row i keeps columns 0..i, the rest weigh 0; an
+// elementwise body sees the same positions.
+TEST(Interp, PositionsInARowwisePrologueAndAnElementwiseBody) {
+  auto r = dsl_compile({"pos.ucut",
+                        "ucut 1\nin s : f32[2, 3, 3]\nout p : f32[2, 3, 3]\nout t : f32[2, 3, 3]\n"
+                        "stage p = rowwise softmax(s) { prologue { s = where(le(col, row), acc, -inf) } }\n"
+                        "stage t = elementwise { body { t = row * 10 + col + where(gt(col, row), 0.5, 0) } }\n"});
+  ASSERT_TRUE(r.program);
+  InterpTensors ts{{"s", std::vector<double>(18, 0.0)}};
+  ts["s"][4] = std::log(3.0);  // matrix 0, row 1, col 1: weight 3 against col 0's 1 (matrix 1: even)
+  ASSERT_TRUE(interp_stage(*r.program, 0, ts, {}).ok());
+  const std::vector<double> want = {1, 0, 0, 0.25, 0.75, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3};
+  for (size_t m = 0; m < 2; ++m)
+    for (size_t i = 0; i < 9; ++i)
+      EXPECT_NEAR(ts["p"][m * 9 + i], m == 1 && (i == 3 || i == 4) ? 0.5 : want[i], 1e-12) << m << "," << i;
+  ASSERT_TRUE(interp_stage(*r.program, 1, ts, {}).ok());
+  EXPECT_EQ(ts["t"], (std::vector<double>{0, 1.5, 2.5, 10, 11, 12.5, 20, 21, 22, 0, 1.5, 2.5, 10, 11, 12.5, 20, 21, 22}));
+  EXPECT_EQ(interp_fn(Fn::where, 0, 1, 2, {}), 2);
+  EXPECT_EQ(interp_fn(Fn::le, 2, 2, 0, {}), 1);
+  EXPECT_EQ(interp_fn(Fn::lt, 2, 2, 0, {}), 0);
 }
 
 // A loss's prologue maps its first input before the loss term: mse(2 x, t).

@@ -198,4 +198,12 @@ std::string dsl_number_str(double v) {
   return std::string(buf, r.ptr);
 }
 
+const std::set<std::string>& dsl_reserved_words() {
+  static const std::set<std::string> words = {"acc",   "row",    "col",    "inf",   "let",      "true",
+                                              "false", "auto",   "ucut",   "name",  "in",       "param",
+                                              "out",   "tmp",    "scalar", "stage", "epilogue", "prologue",
+                                              "body",  "T"};
+  return words;
+}
+
 }  // namespace ucut::dsl

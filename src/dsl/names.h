@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,5 +76,9 @@ const std::vector<std::string>& dsl_stage_knobs(const std::string& kind);
 
 // Shortest decimal text that reads back to the same double ("2", "0.1", "1e-05").
 std::string dsl_number_str(double v);
+
+// Words no tensor, scalar or program may be named: keywords, the expression words (`acc`, `row`,
+// `col`, `inf`, `let`) and the transpose suffix. The lowering renames problem tensors around them.
+const std::set<std::string>& dsl_reserved_words();
 
 }  // namespace ucut::dsl

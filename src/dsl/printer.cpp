@@ -32,13 +32,14 @@ std::string expr_str(const Expr& e) {
     case Expr::Kind::local: return e.name;
     case Expr::Kind::load:
       return e.name + (e.mode == LoadMode::row ? "[row]" : e.mode == LoadMode::col ? "[col]" : "");
+    case Expr::Kind::index: return e.mode == LoadMode::row ? "row" : "col";
     case Expr::Kind::binary: {
       int p = prec(e);
       const char* op = e.op == BinOp::add ? " + " : e.op == BinOp::sub ? " - " : e.op == BinOp::mul ? " * " : " / ";
       return wrap(*e.args[0], p) + op + wrap(*e.args[1], p + 1);
     }
     case Expr::Kind::unary:
-    case Expr::Kind::call2: {
+    case Expr::Kind::call: {
       std::string s = std::string(dsl_function(e.fn).name) + "(";
       for (size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + expr_str(*e.args[i]);
       for (double v : e.params) s += ", " + dsl_number_str(v);

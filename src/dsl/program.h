@@ -90,13 +90,15 @@ struct Expr {
     local,     // a name bound earlier in the same epilogue (`let`)
     unary,     // fn(args[0], params...)
     binary,    // args[0] op args[1]
-    call2,     // fn(args[0], args[1]) for two-operand functions (min, max)
+    call,      // fn(args...) for functions of two or three operands (min, max, lt, ..., where)
+    index,     // `row` / `col` (mode): the element's index along the value's second-to-last / last
+               // dim, as a float (exact below 2^24); rowwise and elementwise blocks only
   };
   Kind kind = Kind::acc;
   double value = 0;                 // constant
   std::string name;                 // scalar / load / local
-  LoadMode mode = LoadMode::full;   // load
-  Fn fn = Fn::neg;                  // unary / call2
+  LoadMode mode = LoadMode::full;   // load; index: row or col
+  Fn fn = Fn::neg;                  // unary / call
   std::vector<double> params;       // unary: the function's constant parameters, defaults filled in
   BinOp op = BinOp::add;            // binary
   std::vector<ExprPtr> args;

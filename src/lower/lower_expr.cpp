@@ -1,6 +1,7 @@
 #include "lower/lower_expr.h"
 
 #include <cmath>
+#include <limits>
 
 #include "dsl/names.h"
 
@@ -37,6 +38,12 @@ ExprPtr ex_load(const std::string& tensor, dsl::LoadMode mode) {
   e.mode = mode;
   return std::make_shared<const Expr>(std::move(e));
 }
+ExprPtr ex_index(dsl::LoadMode which) {
+  Expr e;
+  e.kind = Expr::Kind::index;
+  e.mode = which;
+  return std::make_shared<const Expr>(std::move(e));
+}
 ExprPtr ex_bin(BinOp op, ExprPtr a, ExprPtr b) {
   Expr e;
   e.kind = Expr::Kind::binary;
@@ -46,7 +53,7 @@ ExprPtr ex_bin(BinOp op, ExprPtr a, ExprPtr b) {
 }
 ExprPtr ex_fn(Fn fn, std::vector<ExprPtr> args, std::vector<double> params) {
   Expr e;
-  e.kind = args.size() == 2 ? Expr::Kind::call2 : Expr::Kind::unary;
+  e.kind = args.size() >= 2 ? Expr::Kind::call : Expr::Kind::unary;
   e.fn = fn;
   e.args = std::move(args);
   e.params = std::move(params);
@@ -200,6 +207,8 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
 
 // ---- ops ------------------------------------------------------------------------------------
 
+bool lower_expr_needs_index(const problem::Op& op) { return op.op == "causal_mask"; }
+
 bool lower_expr_supported(const problem::Op& op, std::string& why) {
   const std::string& n = op.op;
   if (n == "pow") {
@@ -261,6 +270,14 @@ ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)
     if (op.inputs.size() > 3 && op.inputs[3].is_tensor()) e = ex_bin(BinOp::mul, e, in(3));
     if (op.inputs.size() > 4 && op.inputs[4].is_tensor()) e = ex_bin(BinOp::add, e, in(4));
     return e;
+  }
+  if (n == "causal_mask") {
+    // x where col <= row + diagonal, else fill (pass_expand_ops: attention's is_causal)
+    const double diag = attr_number(op, "diagonal", 0);
+    ExprPtr limit = ex_index(dsl::LoadMode::row);
+    if (diag != 0) limit = ex_bin(BinOp::add, limit, ex_const(diag));
+    return ex_fn(Fn::where, {ex_fn(Fn::le, {ex_index(dsl::LoadMode::col), limit}), x(),
+                             ex_const(attr_number(op, "fill", -std::numeric_limits<double>::infinity()))});
   }
   if (n == "neg") return un(Fn::neg);
   if (n == "abs") return un(Fn::abs);

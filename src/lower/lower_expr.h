@@ -40,6 +40,10 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
 // The DSL shape a tensor is (or will be) declared with: decl_shape override or problem shape.
 std::vector<int64_t> lower_decl_shape(const LowerState& s, const std::string& base);
 
+// Whether an elementwise op's expression reads the element's position (`row`/`col`), which
+// only rowwise and elementwise blocks have: such an op joins no GEMM or reduce block.
+bool lower_expr_needs_index(const problem::Op& op);
+
 // Whether an elementwise op is in the expression vocabulary; `why` says what is missing.
 bool lower_expr_supported(const problem::Op& op, std::string& why);
 
@@ -53,6 +57,7 @@ dsl::ExprPtr ex_const(double v);
 dsl::ExprPtr ex_acc();
 dsl::ExprPtr ex_local(const std::string& name);
 dsl::ExprPtr ex_load(const std::string& tensor, dsl::LoadMode mode);
+dsl::ExprPtr ex_index(dsl::LoadMode which);  // `row` or `col`
 dsl::ExprPtr ex_bin(dsl::BinOp op, dsl::ExprPtr a, dsl::ExprPtr b);
 dsl::ExprPtr ex_fn(dsl::Fn fn, std::vector<dsl::ExprPtr> args, std::vector<double> params = {});
 

@@ -121,6 +121,15 @@ void LowerState::replace_op(int id, std::vector<problem::Op> with) {
   for (size_t i = 0; i < ops.size(); ++i) ops[i].id = static_cast<int>(i);
 }
 
+int LowerState::writer(const std::string& tensor_name) const {
+  const std::string base = resolve(tensor_name).base;
+  for (const auto& op : ops)
+    if (!dead[static_cast<size_t>(op.id)])
+      for (const auto& o : op.outputs)
+        if (o == base) return op.id;
+  return -1;
+}
+
 int LowerState::producer(const std::string& tensor_name) const {
   std::string base = resolve(tensor_name).base;
   for (size_t d = 0; d < drafts.size(); ++d) {
@@ -202,7 +211,8 @@ OpClass op_class(const problem::Op& op) {
       "neg",  "abs",     "exp",        "log",        "sqrt",        "rsqrt",       "reciprocal",
       "square", "tanh",  "sigmoid",    "relu",       "relu6",       "leaky_relu",  "gelu",
       "silu", "mish",    "softplus",   "elu",        "selu",        "celu",        "softsign",
-      "hardtanh", "clamp", "hardswish", "hardsigmoid", "log_sigmoid", "to"};
+      "hardtanh", "clamp", "hardswish", "hardsigmoid", "log_sigmoid", "to",
+      "causal_mask"};  // causal_mask: pass_expand_ops (attention's is_causal)
   static const std::set<std::string> row_ops = {"softmax",    "log_softmax",       "layer_norm",
                                                 "rms_norm",   "group_norm",        "cosine_similarity",
                                                 "triplet_margin"};  // triplet_margin: pass_expand_ops

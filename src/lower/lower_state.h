@@ -104,6 +104,8 @@ struct LowerState {
   void replace_op(int id, std::vector<problem::Op> with);
   // The draft that produces `tensor` (after views), or -1 for tensors no draft writes.
   int producer(const std::string& tensor) const;
+  // The live op writing `tensor` (after views), or -1.
+  int writer(const std::string& tensor) const;
   // "op 3 (conv2d)" for messages.
   std::string op_label(int id) const;
   Error unsupported(int op_id, const std::string& why, const std::string& hint = {}) const;

@@ -83,13 +83,10 @@ class Emitter {
   std::string dsl_name(const std::string& t) {
     auto it = names_.find(t);
     if (it != names_.end()) return it->second;
-    static const std::set<std::string> reserved = {"acc",  "row",   "col",   "let",    "true",     "false",
-                                                   "auto", "ucut",  "name",  "in",     "param",    "out",
-                                                   "tmp",  "scalar", "stage", "epilogue", "prologue", "body", "T"};
     std::string n;
     for (char c : t) n += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
     if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0]))) n = "t" + n;
-    if (reserved.count(n)) n += "_";
+    if (dsl::dsl_reserved_words().count(n)) n += "_";
     std::string u = n;
     for (int i = 2; taken_.count(u); ++i) u = n + "_" + std::to_string(i);
     taken_.insert(u);

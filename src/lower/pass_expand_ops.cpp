@@ -31,16 +31,6 @@ namespace ucut::lower {
 
 namespace {
 
-// The live op writing `t`, or -1.
-int writer(const LowerState& s, const std::string& t) {
-  std::string base = s.resolve(t).base;
-  for (const auto& op : s.ops)
-    if (!s.dead[static_cast<size_t>(op.id)])
-      for (const auto& o : op.outputs)
-        if (o == base) return op.id;
-  return -1;
-}
-
 bool is_scalar(const problem::Operand& o) { return o.scalar.has_value(); }
 
 // For a binary op reading `t` and one other operand: that other operand, or nullptr.
@@ -59,7 +49,7 @@ void fuse_manual_rms_norm(LowerState& s, int m) {
   auto dims = attr_dims(mean, static_cast<int>(sq_shape.size()));
   if (sq_shape.empty() || !dims || *dims != std::vector<int>{static_cast<int>(sq_shape.size()) - 1}) return;
   // x^2: pow(x, 2), mul(x, x) or square(x), read only by the mean
-  int p = writer(s, mean.inputs[0].tensor);
+  int p = s.writer(mean.inputs[0].tensor);
   if (p < 0 || s.only_reader(mean.inputs[0].tensor) != m) return;
   const problem::Op& sq = s.ops[static_cast<size_t>(p)];
   if (sq.inputs.empty() || !sq.inputs[0].is_tensor()) return;
@@ -123,7 +113,7 @@ void fuse_manual_hinge(LowerState& s, int m) {
   auto dims = attr_dims(red, rank);
   if (rank == 0 || (dims && static_cast<int>(dims->size()) != rank)) return;
   // clamp(t, min=0) or relu(t), read only by the reduction
-  int c = writer(s, red.inputs[0].tensor);
+  int c = s.writer(red.inputs[0].tensor);
   if (c < 0 || s.only_reader(red.inputs[0].tensor) != m) return;
   const problem::Op& clamp = s.ops[static_cast<size_t>(c)];
   const bool relu = clamp.op == "relu" ||
@@ -132,7 +122,7 @@ void fuse_manual_hinge(LowerState& s, int m) {
   if (!relu || clamp.inputs.empty() || !clamp.inputs[0].is_tensor()) return;
   // 1 - t
   const std::string t1 = clamp.inputs[0].tensor;
-  int u = writer(s, t1);
+  int u = s.writer(t1);
   if (u < 0 || s.only_reader(t1) != c) return;
   const problem::Op& sub = s.ops[static_cast<size_t>(u)];
   if (sub.op != "sub" || sub.inputs.size() != 2 || !is_scalar(sub.inputs[0]) || *sub.inputs[0].scalar != 1 ||
@@ -140,7 +130,7 @@ void fuse_manual_hinge(LowerState& s, int m) {
     return;
   // a * b, both of the loss's shape
   const std::string t0 = sub.inputs[1].tensor;
-  int p = writer(s, t0);
+  int p = s.writer(t0);
   if (p < 0 || s.only_reader(t0) != u) return;
   const problem::Op& mul = s.ops[static_cast<size_t>(p)];
   if (mul.op != "mul" || mul.inputs.size() != 2 || !mul.inputs[0].is_tensor() || !mul.inputs[1].is_tensor()) return;
@@ -164,7 +154,7 @@ void fuse_scan_mask(LowerState& s, int c) {
   problem::Op& scan = s.ops[static_cast<size_t>(c)];
   if (scan.op != "cumsum" || scan.inputs.size() != 1 || !scan.inputs[0].is_tensor()) return;
   const std::string prod = scan.inputs[0].tensor;
-  int p = writer(s, prod);
+  int p = s.writer(prod);
   if (p < 0 || s.only_reader(prod) != c) return;
   const problem::Op& mul = s.ops[static_cast<size_t>(p)];
   if (mul.op != "mul" || mul.inputs.size() != 2 || !mul.inputs[0].is_tensor() || !mul.inputs[1].is_tensor()) return;
@@ -187,9 +177,7 @@ void fuse_scan_mask(LowerState& s, int c) {
 // scaled_dot_product_attention (op id i) as matmul, mul, [add,] softmax, matmul.
 Status expand_sdpa(LowerState& s, int i) {
   const problem::Op op = s.ops[static_cast<size_t>(i)];  // a copy: replace_op rewrites s.ops
-  if (attr_bool(op, "is_causal", false))
-    return s.unsupported(i, "a causal attention mask depends on the row and column index, which no stage reads",
-                         "keep causal attention in PyTorch (its flash kernel), or pass an explicit float mask");
+  const bool causal = attr_bool(op, "is_causal", false);
   if (attr_number(op, "dropout_p", 0) != 0)
     return s.unsupported(i, "attention dropout is random; only dropout_p = 0 lowers");
   if (attr_bool(op, "enable_gqa", false))
@@ -229,9 +217,13 @@ Status expand_sdpa(LowerState& s, int i) {
   const std::string kt = s.add_tensor(op.inputs[1].tensor + "_T", key.dtype, kt_shape);
   const View kv = s.resolve(op.inputs[1].tensor);
   s.views[kt] = View{kv.base, !kv.transposed};
-  const std::string raw = s.add_tensor("scores", q.dtype, scores);
-  const std::string scaled = scale != 1.0 ? s.add_tensor("scores_scaled", q.dtype, scores) : raw;
-  const std::string masked = mask ? s.add_tensor("scores_masked", q.dtype, scores) : scaled;
+  // the scores in fp32 whatever the data (PyTorch's fused kernels keep them in fp32 registers;
+  // rounding them to f16/bf16 in memory would move the softmax by up to 2^-9 relative)
+  const problem::DType sd = problem::DType::f32;
+  const std::string raw = s.add_tensor("scores", sd, scores);
+  const std::string scaled = scale != 1.0 ? s.add_tensor("scores_scaled", sd, scores) : raw;
+  const std::string masked = mask ? s.add_tensor("scores_masked", sd, scores) : scaled;
+  const std::string causal_t = causal ? s.add_tensor("scores_causal", sd, scores) : masked;
   const std::string probs = s.add_tensor("probs", q.dtype, scores);
   auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& result) {
     problem::Op o;
@@ -246,13 +238,20 @@ Status expand_sdpa(LowerState& s, int i) {
   with.push_back(step("matmul", {t(op.inputs[0].tensor), t(kt)}, raw));
   if (scale != 1.0) with.push_back(step("mul", {t(raw), problem::Operand{std::string{}, scale}}, scaled));
   if (mask) with.push_back(step("add", {t(scaled), t(*mask)}, masked));
-  problem::Op sm = step("softmax", {t(masked)}, probs);
+  if (causal) {  // PyTorch's is_causal: key j is visible to query i when j <= i (top-left aligned)
+    problem::Op cm = step("causal_mask", {t(masked)}, causal_t);
+    cm.attrs["diagonal"] = 0;  // the fill: -inf (lower_expr_op's default; JSON has no inf)
+    with.push_back(std::move(cm));
+  }
+  problem::Op sm = step("softmax", {t(causal_t)}, probs);
   sm.attrs["dim"] = static_cast<int>(r) - 1;
   with.push_back(sm);
   with.push_back(step("matmul", {t(probs), t(op.inputs[2].tensor)}, op.outputs[0]));
   s.replace_op(i, std::move(with));
-  s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is softmax(q @ k^T * " + std::to_string(scale) +
-                    (mask ? " + mask" : "") + ") @ v, in three stages (the scores in memory)");
+  s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is softmax(" + (causal ? "causal(" : "") +
+                    "q @ k^T * " + std::to_string(scale) + (mask ? " + mask" : "") + (causal ? ")" : "") +
+                    ") @ v, in three stages (the fp32 scores in memory" +
+                    (causal ? "; the causal mask, where(col <= row, s, -inf), in the softmax's prologue" : "") + ")");
   return ok_status();
 }
 

@@ -5,6 +5,7 @@
 //   - every other input can be read in that block (constant, v[row], v[col], a full tensor of
 //     the block's shape; broadcast in elementwise bodies) and is ready before the draft runs,
 //   - its result has the block's shape, and a GEMM epilogue still reads at most one full tensor.
+// An op reading the element's position (attention's causal mask) joins no GEMM or reduce block.
 // Then an elementwise draft whose results only one later elementwise draft reads is inlined at the
 // front of that draft's body (try_inline_into_consumer).
 // Whether the fused draft can store all it must is settled later by pass_split_stores.
@@ -56,11 +57,23 @@ std::set<std::string> gemm_full_loads(const LowerState& s, const Draft& d) {
   return full;
 }
 
+// An op reading the element's position (`row`/`col`) joins a block only where the block has
+// one (rowwise and elementwise) over the op's own matrices (the last two extents).
+bool index_fits(const LowerState& s, const Draft& d, const BlockCtx& ctx, const problem::Op& op) {
+  if (!lower_expr_needs_index(op)) return true;
+  if (d.kind != DraftKind::elementwise && (d.kind != DraftKind::rowwise || d.op == "group_norm")) return false;
+  auto last2 = [](const std::vector<int64_t>& v) {
+    return std::pair<int64_t, int64_t>{v.size() >= 2 ? v[v.size() - 2] : 1, v.empty() ? 1 : v.back()};
+  };
+  return last2(s.need(op.outputs[0]).shape) == last2(ctx.shape);
+}
+
 bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
   Draft& p = s.drafts[pi];
   if (!accepts_epilogue(p)) return false;
   auto locals = draft_locals(s, p);
   BlockCtx ctx = lower_block_ctx(s, p);
+  if (!index_fits(s, p, ctx, op)) return false;
   // The result has the block's shape (numel and, ignoring leading 1s, extents).
   const auto& out_shape = s.need(op.outputs[0]).shape;
   if (numel(out_shape) != numel(ctx.shape) || squeeze_leading(out_shape) != squeeze_leading(ctx.shape)) {
@@ -144,7 +157,7 @@ bool try_inline_into_consumer(LowerState& s, size_t pi) {
   auto locals = draft_locals(s, p);
   for (int id : p.ops) {
     const problem::Op& op = s.ops[static_cast<size_t>(id)];
-    if (numel(s.need(op.outputs[0]).shape) != numel(ctx.shape)) return false;
+    if (numel(s.need(op.outputs[0]).shape) != numel(ctx.shape) || !index_fits(s, d, ctx, op)) return false;
     for (const auto& in : op.inputs) {
       if (!in.is_tensor()) continue;
       if (std::find(locals.begin(), locals.end(), s.resolve(in.tensor).base) != locals.end()) continue;

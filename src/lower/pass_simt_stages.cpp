@@ -251,14 +251,16 @@ void absorb_prologue(LowerState& s, Draft& d) {
   const auto dtype = s.need(cur).dtype;
   int reader = d.anchor;
   std::vector<int> chain;
+  // a reduce's or group_norm's elements have no row and column (checker: BlockRules::allow_index)
+  const bool positional = d.kind == DraftKind::rowwise && d.op != "group_norm";
   while (true) {
     if (s.resolve(cur).base != cur || s.only_reader(cur) != reader) break;
-    const int p = s.producer(cur);
+    const int p = s.writer(cur);
     if (p < 0) break;
     const problem::Op& op = s.ops[static_cast<size_t>(p)];
     std::string why;
     if (s.dead[static_cast<size_t>(p)] || s.cls[static_cast<size_t>(p)] != OpClass::elementwise || op.op == "to" ||
-        op.outputs.size() != 1 || !lower_expr_supported(op, why))
+        op.outputs.size() != 1 || !lower_expr_supported(op, why) || (lower_expr_needs_index(op) && !positional))
       break;
     std::set<std::string> ins;  // one tensor, maybe read twice (x * x)
     bool absent = false;
@@ -274,8 +276,23 @@ void absorb_prologue(LowerState& s, Draft& d) {
     cur = in;
   }
   // the source (`cur`, the first op's input): a problem input or parameter, stored as it is
-  // (no view, no producer); a shorter chain would start at a tensor some op produces
-  if (chain.empty() || s.resolve(cur).base != cur || s.producer(cur) >= 0) return;
+  // (no view, no producer); a chain from a tensor some op produces is left to that op's
+  // epilogue, except its ops that read the element's position (which a GEMM epilogue has not):
+  // the prologue keeps the chain up to the last of them and reads the tensor before it
+  if (!chain.empty() && s.producer(cur) >= 0) {
+    size_t keep = 0;
+    for (size_t k = 0; k < chain.size(); ++k)
+      if (lower_expr_needs_index(s.ops[static_cast<size_t>(chain[k])])) keep = k + 1;
+    chain.resize(keep);
+    if (!chain.empty()) {
+      const problem::Op& first = s.ops[static_cast<size_t>(chain.back())];
+      for (const auto& o : first.inputs)
+        if (o.is_tensor()) cur = o.tensor;
+    }
+    if (chain.empty() || s.resolve(cur).base != cur) return;
+  } else if (chain.empty() || s.resolve(cur).base != cur || s.producer(cur) >= 0) {
+    return;
+  }
   d.prologue_src = cur;
   d.prologue_ops.assign(chain.rbegin(), chain.rend());
 }

@@ -36,7 +36,7 @@ int expr_cost(const ExprPtr& e) {
   int c = 0;
   switch (e->kind) {
     case Expr::Kind::unary: c = fn_cost(e->fn); break;
-    case Expr::Kind::call2: c = fn_cost(e->fn); break;
+    case Expr::Kind::call: c = fn_cost(e->fn); break;
     case Expr::Kind::binary: c = 1; break;
     default: break;
   }

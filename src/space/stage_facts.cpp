@@ -9,7 +9,7 @@ namespace {
 
 void walk(const dsl::ExprPtr& e, const dsl::Program& p, std::set<std::string>& loads, int& ops, GemmFacts* g) {
   if (!e) return;
-  if (e->kind == dsl::Expr::Kind::binary || e->kind == dsl::Expr::Kind::unary || e->kind == dsl::Expr::Kind::call2) ++ops;
+  if (e->kind == dsl::Expr::Kind::binary || e->kind == dsl::Expr::Kind::unary || e->kind == dsl::Expr::Kind::call) ++ops;
   if (e->kind == dsl::Expr::Kind::load && loads.insert(e->name).second && g) {
     if (const dsl::Tensor* t = p.find_tensor(e->name)) g->epi_read_bytes += t->numel() * dsl::dtype_bytes(t->dtype);
   }

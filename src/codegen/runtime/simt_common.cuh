@@ -103,7 +103,7 @@ __device__ __forceinline__ void online_add(MaxSum& st, float x) {
   if (x > st.m) {
     st.s = st.s * __expf(st.m - x) + 1.f;
     st.m = x;
-  } else {
+  } else if (x != -INFINITY) {  // a masked element adds exactly 0 (and -inf - -inf is NaN)
     st.s += __expf(x - st.m);
   }
 }

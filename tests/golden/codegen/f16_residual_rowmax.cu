@@ -89,6 +89,13 @@ static __device__ __forceinline__ float ucut_fn_tf32(float x) { unsigned r; asm(
 static __device__ __forceinline__ float ucut_fn_tf32_trunc(float x) { return isfinite(x) ? __uint_as_float(__float_as_uint(x) & 0xffffe000u) : x; }
 static __device__ __forceinline__ float ucut_fn_min(float x, float y) { return fminf(x, y); }
 static __device__ __forceinline__ float ucut_fn_max(float x, float y) { return fmaxf(x, y); }
+static __device__ __forceinline__ float ucut_fn_lt(float x, float y) { return x < y ? 1.f : 0.f; }
+static __device__ __forceinline__ float ucut_fn_le(float x, float y) { return x <= y ? 1.f : 0.f; }
+static __device__ __forceinline__ float ucut_fn_gt(float x, float y) { return x > y ? 1.f : 0.f; }
+static __device__ __forceinline__ float ucut_fn_ge(float x, float y) { return x >= y ? 1.f : 0.f; }
+static __device__ __forceinline__ float ucut_fn_eq(float x, float y) { return x == y ? 1.f : 0.f; }
+static __device__ __forceinline__ float ucut_fn_ne(float x, float y) { return x != y ? 1.f : 0.f; }
+static __device__ __forceinline__ float ucut_fn_where(float x, float y, float z) { return x != 0.f ? y : z; }
 // `math fast` forms: the same formulas through hardware approximations
 static __device__ __forceinline__ float ucut_tanh_approx(float x) {
   float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
