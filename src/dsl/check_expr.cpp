@@ -27,7 +27,10 @@ bool Checker::check_load_shape(const Tensor& t, LoadMode mode, const BlockRules&
           "convert it in the PyTorch program, or read it through a stage that takes that dtype");
     return false;
   }
-  if (mode == LoadMode::row && !is_vec(rules.rows)) {
+  // one value per row may also be laid out as the rows' own dims (a rowwise reduction's output)
+  const bool row_dims = rules.shape.size() > 1 &&
+                        t.shape == std::vector<int64_t>(rules.shape.begin(), rules.shape.end() - 1);
+  if (mode == LoadMode::row && !is_vec(rules.rows) && !row_dims) {
     std::string hint = "declare '" + t.name + "' with shape [" + std::to_string(rules.rows) + "]";
     if (is_vec(rules.cols)) hint = "'" + t.name + "' has one value per column: write " + t.name + "[col]";
     error(at, t.name + "[row] reads one value per row, so '" + t.name + "' must have shape [" +
