@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/functors.h"
+#include "dsl/names.h"
 #include "support/diagnostics.h"
 
 namespace ucut::codegen {
@@ -187,12 +188,11 @@ Result<FunctorCode> simt_emit_functor(const dsl::Program& program, const dsl::Ep
   return FunctorCode{name, def, init};
 }
 
-IndexExprs simt_rowwise_index(const std::vector<int64_t>& shape) {
-  if (shape.size() < 2) return {"0", "col"};
+IndexExprs simt_matrix_index(const std::vector<int64_t>& shape, const std::string& flat_row, const std::string& col) {
+  const int64_t r = dsl::dsl_matrix_rows(shape);
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= shape[i];
-  const int64_t r = shape[shape.size() - 2];
-  return {rows == r ? "row" : fmt::format("(row % {}LL)", r), "col"};
+  return {r == 1 ? "0" : rows == r ? flat_row : fmt::format("({} % {}LL)", flat_row, r), col};
 }
 
 std::string simt_launch_check(const std::string& stage_name) {

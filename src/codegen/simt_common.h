@@ -48,7 +48,7 @@ struct FunctorCode {
 
 // Renders `epi` (lets plus one store; no reductions) as a functor named `name`. `what` names
 // the expression in messages ("rowwise prologue of stage s1"). An empty epilogue is Identity.
-// `index`: how `row` and `col` are computed from the functor's arguments (simt_rowwise_index);
+// `index`: how `row` and `col` are computed from the functor's arguments (simt_matrix_index);
 // empty when the block has no element position.
 struct IndexExprs {
   std::string row, col;  // integer CUDA expressions; empty: not available
@@ -57,9 +57,10 @@ Result<FunctorCode> simt_emit_functor(const dsl::Program& program, const dsl::Ep
                                       const std::string& name, const std::string& what,
                                       const LoadRenderer& render_load, const IndexExprs& index = {});
 
-// `row` and `col` of a rowwise stage over `shape` (its rows flattened over the leading dims):
-// the flat row modulo the second-to-last extent, and the column.
-IndexExprs simt_rowwise_index(const std::vector<int64_t>& shape);
+// `row` and `col` of the elements of a value of `shape`, given CUDA expressions of an element's
+// flat row (over every leading dim) and column: the flat row modulo the matrix's rows
+// (dsl_matrix_rows), and the column.
+IndexExprs simt_matrix_index(const std::vector<int64_t>& shape, const std::string& flat_row, const std::string& col);
 
 // Renders one expression; `acc` is the text for Expr::acc (empty: acc not allowed); loads are
 // registered in `fields` (tensor names, in order of first use) and rendered via render_load.

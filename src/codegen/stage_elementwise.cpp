@@ -70,10 +70,8 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
     return field + "v[u][k]";
   };
   // `row`/`col` of output element base + k
-  const int64_t mrows = oshape.size() < 2 ? 1 : oshape[oshape.size() - 2];
-  const IndexExprs index{mrows == 1 ? "0" : mrows == numel / last ? fmt::format("((base + k) / {}LL)", last)
-                                             : fmt::format("(((base + k) / {}LL) % {}LL)", last, mrows),
-                         fmt::format("((base + k) % {}LL)", last)};
+  const IndexExprs index = simt_matrix_index(oshape, fmt::format("((base + k) / {}LL)", last),
+                                             fmt::format("((base + k) % {}LL)", last));
   ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load, index};
   std::string body;
   std::vector<std::pair<const dsl::Tensor*, std::string>> stores;

@@ -154,7 +154,7 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
     return fmt::format("ucut_simt::ld<{}>({}, {})", simt_cuda_type(t.dtype), field, idx);
   };
   // the checker allows `row`/`col` where the value has the input's shape (not in group_norm)
-  const IndexExprs index = rs->op == "group_norm" ? IndexExprs{} : simt_rowwise_index(in->shape);
+  const IndexExprs index = rs->op == "group_norm" ? IndexExprs{} : simt_matrix_index(in->shape, "row", "col");
   auto pro = simt_emit_functor(program, rs->prologue, pre + "pro", "prologue of " + label, render_load, index);
   if (!pro) return pro.error();
   auto epi = simt_emit_functor(program, rs->epilogue, pre + "epi", "epilogue of " + label, render_load,

@@ -172,7 +172,7 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   Vec out(scalar ? rows : rows * cols);
   int64_t row = 0, col = 0;
   // `row`: the flat row within its matrix (the second-to-last extent), `col` the column
-  const int64_t mrows = in->shape.size() < 2 ? 1 : in->shape[in->shape.size() - 2];
+  const int64_t mrows = dsl_matrix_rows(in->shape);
   InterpLoad load = [&](const Expr& e) -> Result<double> {
     if (e.kind == Expr::Kind::index) return static_cast<double>(e.mode == LoadMode::row ? row % mrows : col);
     auto t = get(ts, e.name);
@@ -479,7 +479,7 @@ Status run_elementwise(const Program& p, const Stage& st, const ElementwiseStage
   const int64_t numel = out0->numel(), last = os.back();
   std::map<std::string, Vec> outs;
   int64_t idx = 0;
-  const int64_t mrows = os.size() < 2 ? 1 : os[os.size() - 2];
+  const int64_t mrows = dsl_matrix_rows(os);
   InterpLoad load = [&](const Expr& e) -> Result<double> {
     if (e.kind == Expr::Kind::index) return static_cast<double>(e.mode == LoadMode::row ? idx / last % mrows : idx % last);
     auto t = get(ts, e.name);

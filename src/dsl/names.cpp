@@ -157,6 +157,10 @@ bool dsl_rowwise_keeps_shape(const std::string& op) {
 int dsl_rowwise_inputs(const std::string& op) {
   return op == "triplet_margin" ? 3 : op == "cosine_similarity" || op == "pairwise_distance" ? 2 : 1;
 }
+int64_t dsl_matrix_rows(const std::vector<int64_t>& shape) {
+  return shape.size() < 2 ? 1 : shape[shape.size() - 2];
+}
+
 RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_t>& shape, int64_t groups) {
   RowGeometry g;
   if (shape.empty()) return g;

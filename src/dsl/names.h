@@ -70,6 +70,9 @@ struct RowGeometry {
   int64_t rows = 0, cols = 0;
 };
 RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_t>& shape, int64_t groups);
+// The rows of one matrix of a value of `shape` (its second-to-last extent; 1 below rank 2): what
+// `row` counts in an expression, the flat row modulo this.
+int64_t dsl_matrix_rows(const std::vector<int64_t>& shape);
 
 // Knob names a stage kind accepts, in canonical print order.
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind);

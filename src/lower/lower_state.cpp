@@ -176,6 +176,10 @@ std::vector<int> draft_op_ids(const Draft& d) {
 
 bool draft_writes_indices(const Draft& d) { return d.op == "argmax" || d.op == "argmin" || !d.indices.empty(); }
 
+bool draft_has_position(const Draft& d) {
+  return d.kind == DraftKind::elementwise || (d.kind == DraftKind::rowwise && d.op != "group_norm");
+}
+
 std::vector<std::string> draft_locals(const LowerState& s, const Draft& d) {
   std::vector<std::string> out;
   if (d.kind == DraftKind::convert) return {d.dst};

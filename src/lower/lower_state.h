@@ -123,6 +123,9 @@ std::vector<int> draft_op_ids(const Draft& d);
 // Whether a rowwise/reduce draft writes indices (argmax/argmin, or a reduce max/min with its
 // indices): it takes no epilogue and nothing merges or fuses into it.
 bool draft_writes_indices(const Draft& d);
+// Whether the draft's blocks have the element's position (`row`/`col`): elementwise drafts and
+// rowwise ones other than group_norm (whose rows are (sample, group)); the checker's allow_index.
+bool draft_has_position(const Draft& d);
 
 // ---- helpers shared by the passes ---------------------------------------------------------
 

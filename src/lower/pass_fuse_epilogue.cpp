@@ -14,6 +14,7 @@
 // swish_residual.json.
 #include <algorithm>
 
+#include "dsl/names.h"
 #include "lower/lower_expr.h"
 #include "lower/passes.h"
 
@@ -61,9 +62,9 @@ std::set<std::string> gemm_full_loads(const LowerState& s, const Draft& d) {
 // one (rowwise and elementwise) over the op's own matrices (the last two extents).
 bool index_fits(const LowerState& s, const Draft& d, const BlockCtx& ctx, const problem::Op& op) {
   if (!lower_expr_needs_index(op)) return true;
-  if (d.kind != DraftKind::elementwise && (d.kind != DraftKind::rowwise || d.op == "group_norm")) return false;
+  if (!draft_has_position(d)) return false;
   auto last2 = [](const std::vector<int64_t>& v) {
-    return std::pair<int64_t, int64_t>{v.size() >= 2 ? v[v.size() - 2] : 1, v.empty() ? 1 : v.back()};
+    return std::pair<int64_t, int64_t>{dsl::dsl_matrix_rows(v), v.empty() ? 1 : v.back()};
   };
   return last2(s.need(op.outputs[0]).shape) == last2(ctx.shape);
 }

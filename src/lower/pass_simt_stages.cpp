@@ -251,8 +251,6 @@ void absorb_prologue(LowerState& s, Draft& d) {
   const auto dtype = s.need(cur).dtype;
   int reader = d.anchor;
   std::vector<int> chain;
-  // a reduce's or group_norm's elements have no row and column (checker: BlockRules::allow_index)
-  const bool positional = d.kind == DraftKind::rowwise && d.op != "group_norm";
   while (true) {
     if (s.resolve(cur).base != cur || s.only_reader(cur) != reader) break;
     const int p = s.writer(cur);
@@ -260,7 +258,7 @@ void absorb_prologue(LowerState& s, Draft& d) {
     const problem::Op& op = s.ops[static_cast<size_t>(p)];
     std::string why;
     if (s.dead[static_cast<size_t>(p)] || s.cls[static_cast<size_t>(p)] != OpClass::elementwise || op.op == "to" ||
-        op.outputs.size() != 1 || !lower_expr_supported(op, why) || (lower_expr_needs_index(op) && !positional))
+        op.outputs.size() != 1 || !lower_expr_supported(op, why) || (lower_expr_needs_index(op) && !draft_has_position(d)))
       break;
     std::set<std::string> ins;  // one tensor, maybe read twice (x * x)
     bool absent = false;
@@ -284,15 +282,11 @@ void absorb_prologue(LowerState& s, Draft& d) {
     for (size_t k = 0; k < chain.size(); ++k)
       if (lower_expr_needs_index(s.ops[static_cast<size_t>(chain[k])])) keep = k + 1;
     chain.resize(keep);
-    if (!chain.empty()) {
-      const problem::Op& first = s.ops[static_cast<size_t>(chain.back())];
-      for (const auto& o : first.inputs)
+    if (!chain.empty())  // the one tensor the first kept op reads
+      for (const auto& o : s.ops[static_cast<size_t>(chain.back())].inputs)
         if (o.is_tensor()) cur = o.tensor;
-    }
-    if (chain.empty() || s.resolve(cur).base != cur) return;
-  } else if (chain.empty() || s.resolve(cur).base != cur || s.producer(cur) >= 0) {
-    return;
   }
+  if (chain.empty() || s.resolve(cur).base != cur) return;
   d.prologue_src = cur;
   d.prologue_ops.assign(chain.rbegin(), chain.rend());
 }
