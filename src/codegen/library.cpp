@@ -141,7 +141,8 @@ Result<StageCode> codegen_emit_stage(const dsl::Program& program, int i) {
     case 2: return codegen_emit_rowwise(program, i);
     case 3: return codegen_emit_reduce(program, i);
     case 4: return codegen_emit_scan(program, i);
-    default: return codegen_emit_elementwise(program, i);
+    case 5: return codegen_emit_elementwise(program, i);
+    default: return codegen_emit_attention(program, i);
   }
 }
 

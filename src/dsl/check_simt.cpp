@@ -1,5 +1,6 @@
 // The non-GEMM stages: rowwise, reduce, scan and elementwise (issue 5), and their SIMT knobs.
 #include <algorithm>
+#include <cmath>
 
 #include "dsl/checker.h"
 #include "dsl/names.h"
@@ -16,7 +17,7 @@ struct Args {
 
 // Splits a call's arguments; reports unknown or repeated keywords and positional counts.
 bool split_args(Checker& c, const AstStage& s, size_t n_pos, const std::vector<std::string>& keys, Args& out) {
-  const std::string call = s.kind.text + " " + s.op->text;
+  const std::string call = s.op ? s.kind.text + " " + s.op->text : s.kind.text;
   for (const auto& a : s.args) {
     if (a.kind == AstArg::Kind::pair) {
       c.error(a.span, "unexpected group in " + call, "arguments are tensor names and key=value settings");
@@ -45,10 +46,11 @@ bool split_args(Checker& c, const AstStage& s, size_t n_pos, const std::vector<s
     out.keyword[a.key->text] = &a;
   }
   if (out.positional.size() != n_pos) {
-    c.error(out.positional.size() > n_pos ? out.positional[n_pos]->span : s.op->span,
+    c.error(out.positional.size() > n_pos ? out.positional[n_pos]->span : s.op ? s.op->span : s.kind.span,
             call + " takes " + std::to_string(n_pos) + " tensor argument" + (n_pos == 1 ? "" : "s") + ", found " +
                 std::to_string(out.positional.size()),
             n_pos == 1   ? "write " + call + "(x)"
+            : n_pos == 3 && !s.op ? "write " + call + "(q, k, v)"
             : n_pos == 3 ? "write " + call + "(anchor, positive, negative)"
                          : "write " + call + "(input, target)");
     return false;
@@ -634,6 +636,101 @@ bool Checker::check_elementwise(const AstStage& s, Stage& st, std::vector<Tensor
   rules.allow_index = true;
   std::vector<TensorUse> extra;
   if (!check_block(block(s, "body"), rules, s.kind.span, r.body, reads, extra)) return false;
+  st.body = std::move(r);
+  return true;
+}
+
+bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUse>& reads) {
+  if (s.op) {
+    error(s.op->span, "attention stages have no operation name", "write 'stage o = attention(q, k, v, causal=true)'");
+    return false;
+  }
+  Args a;
+  if (!split_args(*this, s, 3, {"causal", "scale"}, a)) return false;
+  if (s.outputs.size() != 1 || s.tuple_outputs) {
+    error(s.outputs[0].span, "an attention stage has one output", "write 'stage o = attention(q, k, v)'");
+    return false;
+  }
+  if (!check_blocks_allowed(s, {})) return false;
+  AttentionStage r;
+  const char* role[3] = {"query", "key", "value"};
+  const Tensor* t[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    t[i] = need_tensor(a.positional[static_cast<size_t>(i)]->name, std::string("attention ") + role[i]);
+    if (!t[i]) return false;
+    reads.push_back({t[i]->name, a.positional[static_cast<size_t>(i)]->span});
+  }
+  const Tensor& q = *t[0];
+  const Tensor& k = *t[1];
+  const Tensor& v = *t[2];
+  const Tensor* out = tensor(st.outputs[0]);
+  const Span at = a.positional[0]->span;
+  for (const Tensor* x : {t[0], t[1], t[2], out})
+    if (x->dtype != DType::f16 && x->dtype != DType::bf16) {
+      error(x == out ? s.outputs[0].span : at,
+            "fused attention runs on f16 or bf16 data (tensor cores, fp32 accumulation), but '" + x->name + "' is " +
+                dsl_dtype_str(x->dtype),
+            "write f32 attention as a gemm stage, a rowwise softmax and a second gemm stage");
+      return false;
+    }
+  const size_t rank = q.shape.size();
+  auto lead = [](const Tensor& x) { return std::vector<int64_t>(x.shape.begin(), x.shape.end() - 2); };
+  bool shapes = rank >= 2 && k.shape.size() == rank && v.shape.size() == rank && out->shape.size() == rank;
+  shapes = shapes && lead(k) == lead(q) && lead(v) == lead(q) && lead(*out) == lead(q);
+  shapes = shapes && k.shape[rank - 1] == q.shape[rank - 1] && v.shape[rank - 2] == k.shape[rank - 2];
+  shapes = shapes && out->shape[rank - 2] == q.shape[rank - 2] && out->shape[rank - 1] == v.shape[rank - 1];
+  shapes = shapes && q.dtype == k.dtype && k.dtype == v.dtype && v.dtype == out->dtype;
+  if (!shapes) {
+    error(at, "attention needs q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv] and the output [..., Lq, Dv] of one "
+              "dtype and the same leading dims, but they are " + tensor_str(q) + ", " + tensor_str(k) + ", " +
+              tensor_str(v) + " and " + tensor_str(*out),
+          "repeat shared key/value heads in PyTorch, or declare the output as the query's leading dims, Lq and Dv");
+    return false;
+  }
+  r.q = q.name;
+  r.k = k.name;
+  r.v = v.name;
+  r.lq = q.shape[rank - 2];
+  r.lk = k.shape[rank - 2];
+  r.d = q.shape[rank - 1];
+  r.dv = v.shape[rank - 1];
+  r.batch = 1;
+  for (size_t i = 0; i + 2 < rank; ++i) r.batch *= q.shape[i];
+  if (r.lq == 0 || r.lk == 0 || r.batch == 0) {
+    error(at, "attention over empty tensors (" + tensor_str(q) + ", " + tensor_str(k) + ")", "give every dim an extent");
+    return false;
+  }
+  for (int64_t d : {r.d, r.dv})
+    if (d != 64 && d != 128) {
+      error(at, "the fused attention kernel takes head dims 64 and 128, not " + std::to_string(d),
+            "write attention of other head dims as a gemm stage, a rowwise softmax and a second gemm stage");
+      return false;
+    }
+  if (r.batch > 65535) {
+    error(at, "attention over " + std::to_string(r.batch) + " matrices; one launch takes at most 65535",
+          "split the batch in PyTorch");
+    return false;
+  }
+  bool ok = true;
+  if (auto it = a.keyword.find("causal"); it != a.keyword.end()) {
+    const AstArg* c = it->second;
+    if (c->kind != AstArg::Kind::name || (c->name.text != "true" && c->name.text != "false")) {
+      error(c->span, "causal is true or false", "write causal=true");
+      return false;
+    }
+    r.causal = c->name.text == "true";
+  }
+  const std::optional<double> scale = positive_number(*this, a, "scale", 1.0 / std::sqrt(static_cast<double>(r.d)), ok);
+  if (!ok || !scale) return false;
+  r.scale = *scale;
+  r.knobs.threads = int_knob(s, "threads", 32, 1024, ok, "threads is 128 or 256 (16 query rows a warp)");
+  if (!ok) return false;
+  if (r.knobs.threads && *r.knobs.threads != 128 && *r.knobs.threads != 256) {
+    error(knob(s, "threads")->value_span,
+          "an attention block has 128 or 256 threads (64 or 128 query rows), not " + std::to_string(*r.knobs.threads),
+          "use threads 128");
+    return false;
+  }
   st.body = std::move(r);
   return true;
 }

@@ -279,7 +279,7 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     if (!known) {
       std::string g = diag_closest(kind, dsl_stage_kinds());
       error(s.kind.span, "unknown stage kind '" + kind + "'",
-            g.empty() ? "stage kinds: gemm, grouped_gemm, rowwise, reduce, scan, elementwise"
+            g.empty() ? "stage kinds: gemm, grouped_gemm, rowwise, reduce, scan, elementwise, attention"
                       : "did you mean '" + g + "'?");
       continue;
     }
@@ -291,6 +291,7 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     else if (kind == "rowwise") ok = check_rowwise(s, st, reads);
     else if (kind == "reduce") ok = check_reduce(s, st, reads);
     else if (kind == "scan") ok = check_scan(s, st, reads);
+    else if (kind == "attention") ok = check_attention(s, st, reads);
     else ok = check_elementwise(s, st, reads);
     if (ok && errors_ == before) ok = simt_plan_ok(s, st);
     if (!ok || errors_ > before) continue;

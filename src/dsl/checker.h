@@ -83,6 +83,7 @@ class Checker {
   bool check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_reduce(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
+  bool check_attention(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_elementwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool simt_knobs(const AstStage& s, SimtKnobs& k, const Tensor& data);
   // A checked non-GEMM stage whose knobs have no launch plan (dsl/simt_plan.h) is reported at the

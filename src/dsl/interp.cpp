@@ -512,6 +512,36 @@ Status run_elementwise(const Program& p, const Stage& st, const ElementwiseStage
   return ok_status();
 }
 
+// Exact attention in double (the kernel's order is its own; see runtime/attention.cuh).
+Status run_attention(const Stage& st, const AttentionStage& a, InterpTensors& ts) {
+  auto q = get(ts, a.q), k = get(ts, a.k), v = get(ts, a.v);
+  if (!q) return q.error();
+  if (!k) return k.error();
+  if (!v) return v.error();
+  Vec out(static_cast<size_t>(a.batch * a.lq * a.dv));
+  std::vector<double> w(static_cast<size_t>(a.lk));
+  for (int64_t b = 0; b < a.batch; ++b)
+    for (int64_t i = 0; i < a.lq; ++i) {
+      const int64_t keys = a.causal ? std::min(a.lk, i + 1) : a.lk;
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < a.d; ++d)
+          dot += (**q).at((b * a.lq + i) * a.d + d) * (**k).at((b * a.lk + j) * a.d + d);
+        w[static_cast<size_t>(j)] = dot * a.scale;
+        mx = std::max(mx, w[static_cast<size_t>(j)]);
+      }
+      for (int64_t j = 0; j < keys; ++j) sum += w[static_cast<size_t>(j)] = std::exp(w[static_cast<size_t>(j)] - mx);
+      for (int64_t e = 0; e < a.dv; ++e) {
+        double o = 0;
+        for (int64_t j = 0; j < keys; ++j) o += w[static_cast<size_t>(j)] * (**v).at((b * a.lk + j) * a.dv + e);
+        out[static_cast<size_t>((b * a.lq + i) * a.dv + e)] = keys > 0 ? o / sum : 0;
+      }
+    }
+  ts[st.outputs.at(0)] = std::move(out);
+  return ok_status();
+}
+
 }  // namespace
 
 Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const std::vector<double>& sc) {
@@ -523,6 +553,7 @@ Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const 
   if (auto* r = std::get_if<ReduceStage>(&st.body)) return run_reduce(p, st, *r, ts, sc);
   if (auto* r = std::get_if<ScanStage>(&st.body)) return run_scan(p, st, *r, ts);
   if (auto* r = std::get_if<ElementwiseStage>(&st.body)) return run_elementwise(p, st, *r, ts, sc);
+  if (auto* r = std::get_if<AttentionStage>(&st.body)) return run_attention(st, *r, ts);
   return make_error(ErrorCode::unsupported, "GEMM stages are not interpreted");
 }
 

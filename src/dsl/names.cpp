@@ -1,6 +1,8 @@
 #include "dsl/names.h"
 
 #include <charconv>
+#include <iterator>
+#include <variant>
 #include <cstdlib>
 
 namespace ucut::dsl {
@@ -119,8 +121,25 @@ const std::vector<ReductionInfo>& dsl_reductions() {
   return r;
 }
 
+int64_t dsl_attention_flops(const AttentionStage& a) {
+  int64_t pairs = a.lq * a.lk;
+  if (a.causal) {
+    const int64_t full = std::min(a.lq, a.lk);  // query i < lk sees keys 0..i
+    pairs = full * (full + 1) / 2 + (a.lq - full) * a.lk;
+  }
+  return 2 * a.batch * pairs * (a.d + a.dv);
+}
+
+const char* dsl_stage_kind(const Stage& st) {
+  static const char* const names[] = {"gemm", "grouped_gemm", "rowwise", "reduce", "scan", "elementwise", "attention"};
+  static_assert(std::variant_size_v<decltype(Stage::body)> == std::size(names), "one name per stage kind");
+  return names[st.body.index()];
+}
+
 const std::vector<std::string>& dsl_stage_kinds() {
-  static const std::vector<std::string> k = {"gemm", "grouped_gemm", "rowwise", "reduce", "scan", "elementwise"};
+  static const std::vector<std::string> k = {"gemm",        "grouped_gemm", "rowwise",
+                                             "reduce",      "scan",         "elementwise",
+                                             "attention"};
   return k;
 }
 const std::vector<std::string>& dsl_rowwise_ops() {
@@ -186,7 +205,9 @@ const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
                                                 "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
   static const std::vector<std::string> scan = {"threads", "vector_width", "items_per_thread", "order"};
+  static const std::vector<std::string> attention = {"threads"};
   static const std::vector<std::string> none;
+  if (kind == "attention") return attention;
   if (kind == "gemm" || kind == "grouped_gemm") return gemm;
   if (kind == "rowwise") return rowwise;
   if (kind == "reduce") return rows;

@@ -48,6 +48,11 @@ struct ReductionInfo {
 const std::vector<ReductionInfo>& dsl_reductions();
 
 // The stage kinds and the operations of the non-GEMM kinds.
+// The tensor-core FLOPs of an attention stage: both products over the visible (query, key)
+// pairs only (a causal mask skips about half, and so does the kernel).
+int64_t dsl_attention_flops(const AttentionStage& a);
+// The DSL kind word of a checked stage ("gemm", "rowwise", ..., "attention").
+const char* dsl_stage_kind(const Stage& st);
 const std::vector<std::string>& dsl_stage_kinds();
 const std::vector<std::string>& dsl_rowwise_ops();
 const std::vector<std::string>& dsl_reduce_ops();   // plain reductions then losses

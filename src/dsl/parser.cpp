@@ -239,7 +239,7 @@ class Parser {
       s.outputs.push_back(ident("the stage's output tensor"));
     }
     expect_punct('=', "a stage is written 'stage y = gemm(x, W.T) { ... }'");
-    s.kind = ident("a stage kind (gemm, grouped_gemm, rowwise, reduce, scan, elementwise)");
+    s.kind = ident("a stage kind (gemm, grouped_gemm, rowwise, reduce, scan, elementwise, attention)");
     static const std::vector<std::string> top = {"in", "param", "out", "tmp", "scalar", "name", "stage"};
     if (peek().kind == Tok::ident &&
         std::find(top.begin(), top.end(), peek().text) == top.end())

@@ -153,6 +153,10 @@ void print_stage(std::string& out, const Stage& s) {
     if (!c->mask.empty()) out += ", mask=" + c->mask;
     out += ") {\n";
     print_simt_knobs(out, c->knobs, "scan");
+  } else if (const auto* at = std::get_if<AttentionStage>(&s.body)) {
+    out += s.outputs[0] + " = attention(" + at->q + ", " + at->k + ", " + at->v +
+           ", causal=" + (at->causal ? "true" : "false") + ", scale=" + dsl_number_str(at->scale) + ") {\n";
+    print_simt_knobs(out, at->knobs, "attention");
   } else if (const auto* e = std::get_if<ElementwiseStage>(&s.body)) {
     out += s.outputs[0] + " = elementwise {\n";
     print_simt_knobs(out, e->knobs, "elementwise");

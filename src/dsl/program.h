@@ -255,6 +255,19 @@ struct ScanStage {
   SimtKnobs knobs;
 };
 
+// Fused attention: o = softmax(scale * q k^T [+ causal mask]) v for each matrix of a batch, the
+// scores kept in registers (online softmax, in the order runtime/attention.cuh documents).
+// q [..., lq, d], k [..., lk, d], v [..., lk, dv], o [..., lq, dv], one f16 or bf16 dtype, the
+// leading dims equal; causal: key j is visible to query i when j <= i (PyTorch's is_causal).
+// Knobs: threads (128 or 256: 16 query rows a warp); no blocks.
+struct AttentionStage {
+  std::string q, k, v;
+  bool causal = false;
+  double scale = 0;            // filled in: 1 / sqrt(d) unless given
+  SimtKnobs knobs;
+  int64_t batch = 1, lq = 0, lk = 0, d = 0, dv = 0;  // resolved by the checker
+};
+
 // Full loads broadcast numpy-style (right-aligned, size-1 dims) to the output's shape; v[row]
 // and v[col] view the output as [numel / last, last].
 struct ElementwiseStage {
@@ -267,7 +280,8 @@ struct ElementwiseStage {
 struct Stage {
   std::string name;                 // "s0", "s1", ... unless the program names it
   std::vector<std::string> outputs; // tensors this stage writes (main output first)
-  std::variant<GemmStage, GroupedGemmStage, RowwiseStage, ReduceStage, ScanStage, ElementwiseStage>
+  std::variant<GemmStage, GroupedGemmStage, RowwiseStage, ReduceStage, ScanStage, ElementwiseStage,
+               AttentionStage>
       body;
   Span span;
 };

@@ -15,6 +15,7 @@ const char* draft_kind_name(DraftKind k) {
     case DraftKind::scan: return "scan";
     case DraftKind::elementwise: return "elementwise";
     case DraftKind::convert: return "convert";
+    case DraftKind::attention: return "attention";
   }
   return "?";
 }
@@ -233,6 +234,7 @@ OpClass op_class(const problem::Op& op) {
   if (reductions.count(n)) return OpClass::reduction;
   if (losses.count(n)) return OpClass::loss;
   if (n == "cumsum" || n == "cumprod") return OpClass::scan;
+  if (n == "attention") return OpClass::attention;  // pass_expand_ops
   return OpClass::unsupported;
 }
 

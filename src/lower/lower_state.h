@@ -28,10 +28,11 @@ enum class OpClass {
   reduction,    // sum, mean, amax, amin, max, min, logsumexp, argmax, argmin over dims
   loss,         // mse_loss, l1_loss, ... reduced to one value
   scan,         // cumsum, cumprod
+  attention,    // softmax(q k^T * scale [causal]) v, fused (pass_expand_ops rewrites sdpa to it)
   unsupported,
 };
 
-enum class DraftKind { gemm, rowwise, reduce, scan, elementwise, convert };
+enum class DraftKind { gemm, rowwise, reduce, scan, elementwise, convert, attention };
 
 const char* draft_kind_name(DraftKind k);
 

@@ -1,5 +1,5 @@
 // pass_check_ops: rejects, before any stage is formed, every live op the language cannot
-// express, naming the op and why (convolutions, attention, data movement, functions missing
+// express, naming the op and why (convolutions, data movement, functions missing
 // from functions.def, reshaped or transposed views read outside a GEMM, unsupported dtypes).
 // Runs after pass_views. Golden test: tests/golden/lower/unsupported_conv.json (an error).
 #include <map>
@@ -20,7 +20,6 @@ std::string why_unsupported(const problem::Op& op) {
       {"conv_transpose1d", "transposed convolutions are not in the language yet"},
       {"conv_transpose2d", "transposed convolutions are not in the language yet"},
       {"conv_transpose3d", "transposed convolutions are not in the language yet"},
-      {"sdpa", "attention is not in the language yet"},
       {"batch_norm", "batch_norm in training mode normalizes with batch statistics over dims other than the last; "
                      "rowwise stages normalize the last dim (eval mode, with running statistics, lowers)"},
       {"instance_norm", "instance_norm normalizes over spatial dims; rowwise stages normalize the last dim"},

@@ -410,6 +410,15 @@ class Emitter {
         r.epilogue = std::move(*ep);
       }
       st.body = std::move(r);
+    } else if (d.kind == DraftKind::attention) {
+      dsl::AttentionStage a;
+      a.q = tensor_in(0);
+      a.k = tensor_in(1);
+      a.v = tensor_in(2);
+      a.causal = attr_bool(anchor, "is_causal", false);
+      a.scale = attr_number(anchor, "scale", 0);
+      use(stored);
+      st.body = std::move(a);
     } else if (d.kind == DraftKind::scan) {
       dsl::ScanStage r;
       r.op = d.op;

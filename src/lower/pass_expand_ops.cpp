@@ -11,10 +11,11 @@
 //   where a masked-out element of a masked cumprod multiplies by one.)
 //   The SVM hinge loss written out, mean|sum(clamp(1 - a * b, min=0)) over every element (or
 //   relu for the clamp), becomes one hinge_loss op, the reduce hinge: one read of a and b.
-//   scaled_dot_product_attention (no causal mask, no dropout, no GQA) becomes what it computes,
-//     softmax(q @ k^T * scale [+ mask]) @ v: a batched GEMM with the scale (and an additive
-//     float mask) in its epilogue, a rowwise softmax, and a second batched GEMM. The scores are
-//     an intermediate in memory (no fused attention stage yet).
+//   scaled_dot_product_attention (no dropout, no GQA) on f16/bf16 data of head dims 64 or 128,
+//     without a mask tensor, becomes one `attention` op, the fused stage; otherwise what it
+//     computes, softmax(q @ k^T * scale [+ mask] [causal]) @ v: a batched GEMM with the scale
+//     (and an additive float mask) in its epilogue, a rowwise softmax (the causal mask in its
+//     prologue), and a second batched GEMM, the fp32 scores an intermediate in memory.
 //   softmax / log_softmax over a dim other than the last becomes exp(x - lse) / x - lse with
 //     lse = logsumexp(x, dim, keepdim=True): a column logsumexp and one elementwise stage.
 //   triplet_margin_loss (p = 2, no swap) becomes the rowwise triplet_margin (one value per row)
@@ -174,7 +175,52 @@ void fuse_scan_mask(LowerState& s, int c) {
   s.notes.push_back(s.op_label(c) + ": cumsum(x * mask) is the scan with mask=" + m);
 }
 
-// scaled_dot_product_attention (op id i) as matmul, mul, [add,] softmax, matmul.
+// Whether scaled_dot_product_attention runs as one fused attention stage: 16-bit data (the
+// kernel's tensor-core products), head dims the kernel takes, no mask tensor, and q, k, v stored
+// as they are read (no transposed or reshaped view; the unfused form's GEMMs take those).
+bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::string& why) {
+  if (op.inputs.size() > 3) {
+    why = "an attention mask tensor (the fused stage masks causally only)";
+    return false;
+  }
+  const problem::Tensor& q = s.need(op.inputs[0].tensor);
+  for (size_t k = 0; k < 3; ++k) {
+    const problem::Tensor& t = s.need(op.inputs[k].tensor);
+    const View v = s.resolve(op.inputs[k].tensor);
+    if (t.dtype != q.dtype || (q.dtype != problem::DType::f16 && q.dtype != problem::DType::bf16)) {
+      why = "f32 data (the fused stage computes on f16/bf16 tensor cores)";
+      return false;
+    }
+    if (v.transposed || s.need(v.base).shape != t.shape) {
+      why = "'" + op.inputs[k].tensor + "' is a view of '" + v.base + "' (the fused stage reads stored tensors)";
+      return false;
+    }
+    const int64_t d = t.shape.back();
+    if (k != 1 && d != 64 && d != 128) {  // k's last dim is q's
+      why = "head dim " + std::to_string(d) + " (the fused stage takes 64 and 128)";
+      return false;
+    }
+  }
+  const size_t r = q.shape.size();
+  const problem::Tensor& key = s.need(op.inputs[1].tensor);
+  const problem::Tensor& v = s.need(op.inputs[2].tensor);
+  int64_t batch = 1;
+  for (size_t k = 0; k + 2 < r; ++k) {
+    batch *= q.shape[k];
+    if (key.shape[k] != q.shape[k] || v.shape[k] != q.shape[k]) {
+      why = "broadcast batch dims";
+      return false;
+    }
+  }
+  if (batch > 65535 || key.shape[r - 2] == 0 || q.shape[r - 2] == 0) {
+    why = "a batch of " + std::to_string(batch) + " matrices or empty sequences";
+    return false;
+  }
+  return true;
+}
+
+// scaled_dot_product_attention (op id i) as one fused attention op where it fits
+// (fused_attention_fits), else as matmul, mul, [add,] softmax, matmul.
 Status expand_sdpa(LowerState& s, int i) {
   const problem::Op op = s.ops[static_cast<size_t>(i)];  // a copy: replace_op rewrites s.ops
   const bool causal = attr_bool(op, "is_causal", false);
@@ -211,6 +257,19 @@ Status expand_sdpa(LowerState& s, int i) {
     mask = op.inputs[3].tensor;
   }
   const double scale = attr_opt_number(op, "scale").value_or(1.0 / std::sqrt(static_cast<double>(e)));
+  std::string unfused_why;
+  if (fused_attention_fits(s, op, unfused_why)) {
+    problem::Op a = op;
+    a.op = "attention";
+    a.inputs.resize(3);
+    a.attrs["scale"] = scale;
+    a.attrs["is_causal"] = causal;
+    s.replace_op(i, {std::move(a)});
+    s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is one fused attention stage (" +
+                      (causal ? "causal, " : "") + "scale " + std::to_string(scale) +
+                      "; the scores stay in registers, in the order of PyTorch's fused kernel)");
+    return ok_status();
+  }
   // k^T: a transposed view of key (or of what key views)
   std::vector<int64_t> kt_shape = key.shape;
   std::swap(kt_shape[r - 1], kt_shape[r - 2]);
@@ -250,7 +309,7 @@ Status expand_sdpa(LowerState& s, int i) {
   s.replace_op(i, std::move(with));
   s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is softmax(" + (causal ? "causal(" : "") +
                     "q @ k^T * " + std::to_string(scale) + (mask ? " + mask" : "") + (causal ? ")" : "") +
-                    ") @ v, in three stages (the fp32 scores in memory" +
+                    ") @ v, in three stages (the fp32 scores in memory; not fused: " + unfused_why +
                     (causal ? "; the causal mask, where(col <= row, s, -inf), in the softmax's prologue" : "") + ")");
   return ok_status();
 }

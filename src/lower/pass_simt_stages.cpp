@@ -9,6 +9,7 @@
 //   mse_loss, l1_loss, smooth_l1_loss, huber_loss, kl_div, cross_entropy
 //                                                                     -> reduce (loss)
 //   cumsum / cumprod                                                  -> scan
+//   attention (pass_expand_ops' fused scaled_dot_product_attention)   -> attention
 // Then a chain of one-input elementwise ops from a problem input or parameter to a rowwise or
 // reduce stage's input, each step the only reader of the one before and of the same shape,
 // becomes that stage's prologue (log(p) before kl_div, x * x before a sum, x / T before softmax):
@@ -303,7 +304,13 @@ Status pass_simt_stages(LowerState& s) {
     size_t i = static_cast<size_t>(op.id);
     if (s.dead[i]) continue;
     OpClass c = s.cls[i];
-    if (c == OpClass::row_op || c == OpClass::reduction || c == OpClass::loss || c == OpClass::scan) {
+    if (c == OpClass::attention) {  // no prologue, no epilogue: the kernel is the whole stage
+      Draft d;
+      d.kind = DraftKind::attention;
+      d.anchor = op.id;
+      d.value = op.outputs.at(0);
+      s.drafts.push_back(std::move(d));
+    } else if (c == OpClass::row_op || c == OpClass::reduction || c == OpClass::loss || c == OpClass::scan) {
       auto d = anchor_draft(s, op);
       if (!d) return d.error();
       s.drafts.push_back(std::move(*d));

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "build/builder.h"
+#include "dsl/names.h"
 #include "dsl/gemm_rules.h"
 #include "eval/sol_link.h"
 #include "search/adapters_build.h"
@@ -39,17 +40,7 @@ memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::st
                                       const std::string& policy) {
   std::string kinds, dtype = "f32", bucket;
   for (const auto& st : program.stages) {
-    std::string kind = std::visit(
-        [](const auto& b) -> std::string {
-          using T = std::decay_t<decltype(b)>;
-          if constexpr (std::is_same_v<T, dsl::GemmStage>) return "gemm";
-          else if constexpr (std::is_same_v<T, dsl::GroupedGemmStage>) return "grouped_gemm";
-          else if constexpr (std::is_same_v<T, dsl::RowwiseStage>) return "rowwise";
-          else if constexpr (std::is_same_v<T, dsl::ReduceStage>) return "reduce";
-          else if constexpr (std::is_same_v<T, dsl::ScanStage>) return "scan";
-          else return "elementwise";
-        },
-        st.body);
+    const std::string kind = dsl::dsl_stage_kind(st);
     kinds += (kinds.empty() ? "" : "+") + kind;
     if (const auto* g = std::get_if<dsl::GemmStage>(&st.body); g && bucket.empty()) {
       bucket = memory::memory_shape_bucket(g->m, g->n, g->k, g->batch);

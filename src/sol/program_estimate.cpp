@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "dsl/names.h"
 #include "sol/format.h"
 
 namespace ucut::sol {
@@ -179,6 +180,13 @@ ProgramEstimate sol_program_estimate(const HwSpec& hw, const Program& prog, Poli
             line.kind = "elementwise";
             epilogue_loads(body.body, reads);
             line.flops = out_elems * epilogue_cost(body.body);
+          } else if constexpr (std::is_same_v<T, AttentionStage>) {
+            // both products on tensor cores at the 16-bit rate, over the visible (query, key)
+            // pairs only: the causal mask halves the work, which the kernel skips
+            line.kind = "attention";
+            reads = {body.q, body.k, body.v};
+            rate = gemm_rate(pk, Precision::auto_, /*half_data=*/true, policy);
+            line.flops = dsl_attention_flops(body);
           }
         },
         st.body);

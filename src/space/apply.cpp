@@ -4,6 +4,7 @@
 #include <set>
 #include <variant>
 
+#include "dsl/names.h"
 #include "space/space.h"
 
 namespace ucut::space {
@@ -18,11 +19,9 @@ std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
     const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
     return dsl::gemm_config_name(dsl::gemm_resolve_auto(p, s, *out), !c.gemm.stages.has_value());
   }
-  std::string kind = std::holds_alternative<dsl::RowwiseStage>(st.body)  ? "rowwise"
-                     : std::holds_alternative<dsl::ReduceStage>(st.body) ? "reduce"
-                     : std::holds_alternative<dsl::ScanStage>(st.body)   ? "scan"
-                                                                         : "elementwise";
+  const std::string kind = dsl::dsl_stage_kind(st);
   auto num = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("A"); };
+  if (std::holds_alternative<dsl::AttentionStage>(st.body)) return kind + "_th" + num(c.simt.threads);
   if (c.simt.order == dsl::ScanOrder::torch)  // a warp a row; segments of u chunks of 32
     return kind + "_torch_th" + num(c.simt.threads) + "_u" + num(c.simt.items_per_thread);
   std::string n = kind + "_th" + num(c.simt.threads);
@@ -41,7 +40,8 @@ dsl::Program space_apply(const dsl::Program& p, const Candidate& c) {
         if constexpr (std::is_same_v<T, dsl::GemmStage> || std::is_same_v<T, dsl::GroupedGemmStage>) {
           if (c.is_gemm) body.knobs = c.gemm;
         } else if constexpr (std::is_same_v<T, dsl::RowwiseStage> || std::is_same_v<T, dsl::ReduceStage> ||
-                             std::is_same_v<T, dsl::ScanStage> || std::is_same_v<T, dsl::ElementwiseStage>) {
+                             std::is_same_v<T, dsl::ScanStage> || std::is_same_v<T, dsl::ElementwiseStage> ||
+                             std::is_same_v<T, dsl::AttentionStage>) {
           if (!c.is_gemm) body.knobs = c.simt;
         }
       },

@@ -159,8 +159,19 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
   if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) fx = &r->knobs;
   if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) fx = &r->knobs;
   std::vector<Candidate> out;
-  if (!fx) return out;
   bool keep = o.keep_explicit;
+  if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
+    // one knob: the block (64 or 128 query rows); every plan computes in the same order
+    for (int th : or_fixed<int>(keep, r->knobs.threads, {128, 256})) {
+      Candidate c;
+      c.stage = si;
+      c.is_gemm = false;
+      c.simt.threads = th;
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+  if (!fx) return out;
   // rows longer than a 512-thread block caches may be split across a cluster; column
   // reductions may split their reduced rows across one (the planner refuses it elsewhere)
   std::vector<int> clusters = {0};

@@ -67,6 +67,10 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
     int ops = 0;
     for (const auto& s : r->body.stmts) walk(s.value, p, loads, ops, nullptr);
     reads.assign(loads.begin(), loads.end());
+  } else if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
+    f.kind = "attention";
+    data = r->q;
+    reads = {r->q, r->k, r->v};
   }
   if (const dsl::Tensor* t = p.find_tensor(data)) {
     f.last_dim = t->shape.empty() ? 1 : t->shape.back();

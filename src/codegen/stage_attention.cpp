@@ -1,0 +1,71 @@
+// codegen_emit_attention: an attention stage as ucut_attn::attention_fwd_kernel (runtime/
+// attention.cuh), one instantiation per dtype, head dims, block rows and mask; the scale enters
+// as scale * log2(e) rounded to fp32, as PyTorch passes it to its fused kernels.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "codegen/simt_common.h"
+#include "codegen/stage_emitter.h"
+
+namespace ucut::codegen {
+
+namespace {
+constexpr int kKeysPerBlock = 128;  // the reference's key blocks (runtime/attention.cuh)
+}
+
+Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_index) {
+  const dsl::Stage& stage = simt_stage(program, stage_index);
+  const auto* at = std::get_if<dsl::AttentionStage>(&stage.body);
+  if (!at) return make_error(ErrorCode::internal, "codegen_emit_attention called on a non-attention stage");
+  const std::string label = simt_stage_label(program, stage_index);
+  const std::string pre = simt_prefix(stage_index);
+  const dsl::Tensor* q = program.find_tensor(at->q);
+  const dsl::Tensor* k = program.find_tensor(at->k);
+  const dsl::Tensor* v = program.find_tensor(at->v);
+  const dsl::Tensor* o = stage.outputs.empty() ? nullptr : program.find_tensor(stage.outputs[0]);
+  if (!q || !k || !v || !o) return make_error(ErrorCode::invalid_input, label + ": unknown attention tensor");
+  if (q->dtype != dsl::DType::f16 && q->dtype != dsl::DType::bf16)
+    return make_error(ErrorCode::unsupported, label + ": fused attention runs on f16 or bf16 data, not " +
+                                                  std::string(simt_dtype_name(q->dtype)));
+  if ((at->d != 64 && at->d != 128) || (at->dv != 64 && at->dv != 128))
+    return make_error(ErrorCode::unsupported,
+                      fmt::format("{}: head dims {} and {}; the kernel takes 64 and 128", label, at->d, at->dv));
+  const int threads = at->knobs.threads.value_or(128);
+  if (threads != 128 && threads != 256)
+    return make_error(ErrorCode::invalid_input, fmt::format("{}: {} threads; attention takes 128 or 256", label, threads));
+  const int rows = threads / 2;  // 16 query rows a warp
+  const float scale_log2 = static_cast<float>(static_cast<double>(static_cast<float>(at->scale)) * 1.4426950408889634);
+
+  StageCode code;
+  code.includes = {"attention.cuh"};
+  code.launcher = pre + "launch";
+  code.workspace_expr = "0";
+  code.needs_cutlass = false;
+  code.config_name = fmt::format("attention_{}_d{}_dv{}_m{}_n{}{}", simt_dtype_name(q->dtype), at->d, at->dv, rows,
+                                 kKeysPerBlock, at->causal ? "_causal" : "");
+  std::string d = simt_banner(program, stage_index, "attention");
+  d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
+  d += "  ucut_attn::Params p{};\n";
+  d += fmt::format("  p.q = args.tensors[{}];  // {}\n", simt_tensor_index(program, q->name), q->name);
+  d += fmt::format("  p.k = args.tensors[{}];  // {}\n", simt_tensor_index(program, k->name), k->name);
+  d += fmt::format("  p.v = args.tensors[{}];  // {}\n", simt_tensor_index(program, v->name), v->name);
+  d += fmt::format("  p.o = args.tensors[{}];  // {}\n", simt_tensor_index(program, o->name), o->name);
+  d += fmt::format("  p.lq = {}LL;\n  p.lk = {}LL;\n  p.batch = {}LL;\n", at->lq, at->lk, at->batch);
+  d += fmt::format("  p.scale_log2 = {:a}f;  // scale {} * log2(e)\n", scale_log2, at->scale);
+  d += fmt::format("  const int rc = ucut_attn::launch_attention<{}, {}, {}, {}, {}, {}>(p, args.stream);\n",
+                   simt_cuda_type(q->dtype), rows, kKeysPerBlock, at->d, at->dv, at->causal ? "true" : "false");
+  d += fmt::format(
+      "  if (rc == 2) {{\n    ucut_rt::set_error(\"{}: attention tensors must be 16-byte aligned\");\n    return 2;\n  }}\n",
+      label);
+  d += fmt::format(
+      "  if (rc != 0) {{\n    ucut_rt::set_error(\"{}: the attention kernel's shared memory could not be raised\");\n"
+      "    return 4;\n  }}\n",
+      label);
+  d += simt_launch_check(label);
+  d += "  return 0;\n}\n";
+  code.definitions = std::move(d);
+  return code;
+}
+
+}  // namespace ucut::codegen
