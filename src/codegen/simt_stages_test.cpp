@@ -540,6 +540,22 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
       v.emplace_back("elementwise_tril", codegen_emit_elementwise(*res.program, 1));
     }
   }
+  {
+    // fused attention: causal bf16 over a batch of heads (128-thread blocks); f16 with Lq != Lk,
+    // Dv != D, a given scale and 256-thread blocks
+    auto res = dsl::dsl_compile(
+        {"attention.ucut",
+         "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\nin v : bf16[8, 32, 4096, 128]\n"
+         "in q2 : f16[3, 96, 128]\nin k2 : f16[3, 160, 128]\nin v2 : f16[3, 160, 64]\n"
+         "out o : bf16[8, 32, 4096, 128]\nout o2 : f16[3, 96, 64]\n"
+         "stage o = attention(q, k, v, causal=true)\n"
+         "stage o2 = attention(q2, k2, v2, scale=0.05) { threads 256 }\n"});
+    if (!res.program) ADD_FAILURE() << "attention program refused";
+    if (res.program) {
+      v.emplace_back("attention_bf16_causal", codegen_emit_attention(*res.program, 0));
+      v.emplace_back("attention_f16_rect", codegen_emit_attention(*res.program, 1));
+    }
+  }
   return v;
 }
 
@@ -582,7 +598,7 @@ TEST(SimtNvcc, OneStagePerKindCompiles) {
   const std::string dir = std::filesystem::temp_directory_path() / "ucut_simt_nvcc_test";
   std::filesystem::create_directories(dir);
   std::string src;
-  for (const char* inc : {"simt_rowwise.cuh", "simt_reduce.cuh", "simt_scan.cuh"})
+  for (const char* inc : {"simt_rowwise.cuh", "simt_reduce.cuh", "simt_scan.cuh", "attention.cuh"})
     src += std::string("#include \"") + inc + "\"\n";
   src += kPrelude + codegen_functors_source();
   for (auto& [name, code] : golden_cases()) {

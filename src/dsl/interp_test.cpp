@@ -462,5 +462,39 @@ TEST(Interp, LossPrologueMapsThePrediction) {
   EXPECT_NEAR(ts["y"][0], (4.0 + 9.0) / 2, 1e-12);  // (2 - 0)^2 and (4 - 1)^2
 }
 
+// Two queries over three keys of one matrix, by hand: with q.k = [0, ln 2 / s, ln 3 / s] for the
+// second query the weights are 1 : 2 : 3 (and causal, the first query sees key 0 only).
+TEST(Interp, AttentionByHandCausalAndNot) {
+  const double s = 0.5, l2 = std::log(2.0) / s, l3 = std::log(3.0) / s;
+  for (bool causal : {false, true}) {
+    AttentionStage a;
+    a.q = "q";
+    a.k = "k";
+    a.v = "v";
+    a.causal = causal;
+    a.scale = s;
+    a.batch = 1;
+    a.lq = 2;
+    a.lk = 3;
+    a.d = 1;
+    a.dv = 2;
+    Program p = one_stage({T("q", DType::bf16, {2, 1}), T("k", DType::bf16, {3, 1}), T("v", DType::bf16, {3, 2}),
+                           T("y", DType::bf16, {2, 2})},
+                          a);
+    InterpTensors ts;
+    ts["q"] = {0, 1};
+    ts["k"] = {0, l2, l3};
+    ts["v"] = {6, 1, 12, 2, 18, 3};
+    ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+    const auto& y = ts.at("y");
+    // query 0: every score 0: the mean of the visible rows of v (causal: row 0 only)
+    EXPECT_NEAR(y[0], causal ? 6 : 12, 1e-12);
+    EXPECT_NEAR(y[1], causal ? 1 : 2, 1e-12);
+    // query 1: weights 1 : 2 : 3 over all keys; causal: keys 0 and 1 only, 1 : 2
+    EXPECT_NEAR(y[2], causal ? (6 + 2 * 12) / 3.0 : (6 + 2 * 12 + 3 * 18) / 6.0, 1e-12);
+    EXPECT_NEAR(y[3], causal ? (1 + 2 * 2) / 3.0 : (1 + 2 * 2 + 3 * 3) / 6.0, 1e-12);
+  }
+}
+
 }  // namespace
 }  // namespace ucut::dsl
