@@ -1,6 +1,8 @@
-// codegen_emit_attention: an attention stage as ucut_attn::attention_fwd_kernel (runtime/
-// attention.cuh), one instantiation per dtype, head dims, block rows and mask; the scale enters
-// as scale * log2(e) rounded to fp32, as PyTorch passes it to its fused kernels.
+// codegen_emit_attention: an attention stage as ucut_attn::attention_fwd_kernel (f16/bf16) or
+// attention_f32_kernel (f32, 3xTF32) of runtime/attention.cuh, one instantiation per dtype, head
+// dims, block rows and mask. The scale enters as scale * log2(e) in fp32 the way each reference
+// kernel forms it: rounded from double for 16-bit data (cuDNN), the product of fp32 scale and
+// fp32 log2(e) for f32 data (the memory-efficient kernel).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,7 +13,8 @@
 namespace ucut::codegen {
 
 namespace {
-constexpr int kKeysPerBlock = 128;  // the reference's key blocks (runtime/attention.cuh)
+constexpr int kKeysPerBlock = 128;    // the 16-bit reference's key blocks (runtime/attention.cuh)
+constexpr int kKeysPerBlockF32 = 64;  // f32: any (the order within a block is what matters)
 }
 
 Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_index) {
@@ -25,9 +28,10 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   const dsl::Tensor* v = program.find_tensor(at->v);
   const dsl::Tensor* o = stage.outputs.empty() ? nullptr : program.find_tensor(stage.outputs[0]);
   if (!q || !k || !v || !o) return make_error(ErrorCode::invalid_input, label + ": unknown attention tensor");
-  if (q->dtype != dsl::DType::f16 && q->dtype != dsl::DType::bf16)
-    return make_error(ErrorCode::unsupported, label + ": fused attention runs on f16 or bf16 data, not " +
+  if (!simt_is_float(q->dtype))
+    return make_error(ErrorCode::unsupported, label + ": attention runs on f16, bf16 or f32 data, not " +
                                                   std::string(simt_dtype_name(q->dtype)));
+  const bool f32 = q->dtype == dsl::DType::f32;
   if ((at->d != 64 && at->d != 128) || (at->dv != 64 && at->dv != 128))
     return make_error(ErrorCode::unsupported,
                       fmt::format("{}: head dims {} and {}; the kernel takes 64 and 128", label, at->d, at->dv));
@@ -35,7 +39,9 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   if (threads != 128 && threads != 256)
     return make_error(ErrorCode::invalid_input, fmt::format("{}: {} threads; attention takes 128 or 256", label, threads));
   const int rows = threads / 2;  // 16 query rows a warp
-  const float scale_log2 = static_cast<float>(static_cast<double>(static_cast<float>(at->scale)) * 1.4426950408889634);
+  const float scale_log2 = f32 ? static_cast<float>(at->scale) * 1.4426950408889634f
+                              : static_cast<float>(static_cast<double>(static_cast<float>(at->scale)) * 1.4426950408889634);
+  const int keys = f32 ? kKeysPerBlockF32 : kKeysPerBlock;
 
   StageCode code;
   code.includes = {"attention.cuh"};
@@ -43,7 +49,7 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   code.workspace_expr = "0";
   code.needs_cutlass = false;
   code.config_name = fmt::format("attention_{}_d{}_dv{}_m{}_n{}{}", simt_dtype_name(q->dtype), at->d, at->dv, rows,
-                                 kKeysPerBlock, at->causal ? "_causal" : "");
+                                 keys, at->causal ? "_causal" : "");
   std::string d = simt_banner(program, stage_index, "attention");
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
   d += "  ucut_attn::Params p{};\n";
@@ -53,8 +59,12 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   d += fmt::format("  p.o = args.tensors[{}];  // {}\n", simt_tensor_index(program, o->name), o->name);
   d += fmt::format("  p.lq = {}LL;\n  p.lk = {}LL;\n  p.batch = {}LL;\n", at->lq, at->lk, at->batch);
   d += fmt::format("  p.scale_log2 = {:a}f;  // scale {} * log2(e)\n", scale_log2, at->scale);
-  d += fmt::format("  const int rc = ucut_attn::launch_attention<{}, {}, {}, {}, {}, {}>(p, args.stream);\n",
-                   simt_cuda_type(q->dtype), rows, kKeysPerBlock, at->d, at->dv, at->causal ? "true" : "false");
+  if (f32)
+    d += fmt::format("  const int rc = ucut_attn::launch_attention_f32<{}, {}, {}, {}, {}>(p, args.stream);\n", rows,
+                     keys, at->d, at->dv, at->causal ? "true" : "false");
+  else
+    d += fmt::format("  const int rc = ucut_attn::launch_attention<{}, {}, {}, {}, {}, {}>(p, args.stream);\n",
+                     simt_cuda_type(q->dtype), rows, keys, at->d, at->dv, at->causal ? "true" : "false");
   d += fmt::format(
       "  if (rc == 2) {{\n    ucut_rt::set_error(\"{}: attention tensors must be 16-byte aligned\");\n    return 2;\n  }}\n",
       label);

@@ -666,23 +666,27 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
   const Tensor* out = tensor(st.outputs[0]);
   const Span at = a.positional[0]->span;
   for (const Tensor* x : {t[0], t[1], t[2], out})
-    if (x->dtype != DType::f16 && x->dtype != DType::bf16) {
+    if (!dsl_dtype_is_float(x->dtype)) {
       error(x == out ? s.outputs[0].span : at,
-            "fused attention runs on f16 or bf16 data (tensor cores, fp32 accumulation), but '" + x->name + "' is " +
-                dsl_dtype_str(x->dtype),
-            "write f32 attention as a gemm stage, a rowwise softmax and a second gemm stage");
+            "attention runs on f16, bf16 or f32 data, but '" + x->name + "' is " + dsl_dtype_str(x->dtype),
+            "convert it in the PyTorch program");
       return false;
     }
+  if (k.dtype != q.dtype || v.dtype != q.dtype || out->dtype != q.dtype) {
+    error(at, "attention's q, k, v and output share one dtype, but they are " + tensor_str(q) + ", " + tensor_str(k) +
+                  ", " + tensor_str(v) + " and " + tensor_str(*out),
+          "convert them to one dtype in the PyTorch program");
+    return false;
+  }
   const size_t rank = q.shape.size();
   auto lead = [](const Tensor& x) { return std::vector<int64_t>(x.shape.begin(), x.shape.end() - 2); };
   bool shapes = rank >= 2 && k.shape.size() == rank && v.shape.size() == rank && out->shape.size() == rank;
   shapes = shapes && lead(k) == lead(q) && lead(v) == lead(q) && lead(*out) == lead(q);
   shapes = shapes && k.shape[rank - 1] == q.shape[rank - 1] && v.shape[rank - 2] == k.shape[rank - 2];
   shapes = shapes && out->shape[rank - 2] == q.shape[rank - 2] && out->shape[rank - 1] == v.shape[rank - 1];
-  shapes = shapes && q.dtype == k.dtype && k.dtype == v.dtype && v.dtype == out->dtype;
   if (!shapes) {
-    error(at, "attention needs q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv] and the output [..., Lq, Dv] of one "
-              "dtype and the same leading dims, but they are " + tensor_str(q) + ", " + tensor_str(k) + ", " +
+    error(at, "attention needs q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv] and the output [..., Lq, Dv] with "
+              "the same leading dims, but they are " + tensor_str(q) + ", " + tensor_str(k) + ", " +
               tensor_str(v) + " and " + tensor_str(*out),
           "repeat shared key/value heads in PyTorch, or declare the output as the query's leading dims, Lq and Dv");
     return false;

@@ -257,8 +257,9 @@ struct ScanStage {
 
 // Fused attention: o = softmax(scale * q k^T [+ causal mask]) v for each matrix of a batch, the
 // scores kept in registers (online softmax, in the order runtime/attention.cuh documents).
-// q [..., lq, d], k [..., lk, d], v [..., lk, dv], o [..., lq, dv], one f16 or bf16 dtype, the
+// q [..., lq, d], k [..., lk, d], v [..., lk, dv], o [..., lq, dv], one f16, bf16 or f32 dtype, the
 // leading dims equal; causal: key j is visible to query i when j <= i (PyTorch's is_causal).
+// f16/bf16 data: 16-bit tensor-core products; f32 data: 3xTF32 (fp32-faithful).
 // Knobs: threads (128 or 256: 16 query rows a warp); no blocks.
 struct AttentionStage {
   std::string q, k, v;

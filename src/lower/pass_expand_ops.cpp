@@ -11,7 +11,7 @@
 //   where a masked-out element of a masked cumprod multiplies by one.)
 //   The SVM hinge loss written out, mean|sum(clamp(1 - a * b, min=0)) over every element (or
 //   relu for the clamp), becomes one hinge_loss op, the reduce hinge: one read of a and b.
-//   scaled_dot_product_attention (no dropout, no GQA) on f16/bf16 data of head dims 64 or 128,
+//   scaled_dot_product_attention (no dropout, no GQA) on data of head dims 64 or 128,
 //     without a mask tensor, becomes one `attention` op, the fused stage; otherwise what it
 //     computes, softmax(q @ k^T * scale [+ mask] [causal]) @ v: a batched GEMM with the scale
 //     (and an additive float mask) in its epilogue, a rowwise softmax (the causal mask in its
@@ -175,9 +175,9 @@ void fuse_scan_mask(LowerState& s, int c) {
   s.notes.push_back(s.op_label(c) + ": cumsum(x * mask) is the scan with mask=" + m);
 }
 
-// Whether scaled_dot_product_attention runs as one fused attention stage: 16-bit data (the
-// kernel's tensor-core products), head dims the kernel takes, no mask tensor, and q, k, v stored
-// as they are read (no transposed or reshaped view; the unfused form's GEMMs take those).
+// Whether scaled_dot_product_attention runs as one fused attention stage: one float dtype, head
+// dims the kernel takes, no mask tensor, and q, k, v stored as they are read (no transposed or
+// reshaped view; the unfused form's GEMMs take those).
 bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::string& why) {
   if (op.inputs.size() > 3) {
     why = "an attention mask tensor (the fused stage masks causally only)";
@@ -187,8 +187,8 @@ bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::strin
   for (size_t k = 0; k < 3; ++k) {
     const problem::Tensor& t = s.need(op.inputs[k].tensor);
     const View v = s.resolve(op.inputs[k].tensor);
-    if (t.dtype != q.dtype || (q.dtype != problem::DType::f16 && q.dtype != problem::DType::bf16)) {
-      why = "f32 data (the fused stage computes on f16/bf16 tensor cores)";
+    if (t.dtype != q.dtype) {
+      why = "operands of different dtypes";
       return false;
     }
     if (v.transposed || s.need(v.base).shape != t.shape) {

@@ -181,11 +181,13 @@ ProgramEstimate sol_program_estimate(const HwSpec& hw, const Program& prog, Poli
             epilogue_loads(body.body, reads);
             line.flops = out_elems * epilogue_cost(body.body);
           } else if constexpr (std::is_same_v<T, AttentionStage>) {
-            // both products on tensor cores at the 16-bit rate, over the visible (query, key)
+            // both products on tensor cores (16-bit rate, or 3xTF32's for f32), over the visible (query, key)
             // pairs only: the causal mask halves the work, which the kernel skips
             line.kind = "attention";
             reads = {body.q, body.k, body.v};
-            rate = gemm_rate(pk, Precision::auto_, /*half_data=*/true, policy);
+            const Tensor* q = prog.find_tensor(body.q);
+            const bool half = q && q->dtype != DType::f32;  // f32 data: 3xTF32
+            rate = gemm_rate(pk, half ? Precision::auto_ : Precision::f32x3, half, policy);
             line.flops = dsl_attention_flops(body);
           }
         },

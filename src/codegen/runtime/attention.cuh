@@ -1,7 +1,8 @@
-// Fused attention forward for f16/bf16 data on tensor cores (mma.sync m16n8k16 with fp32
-// accumulation; sm_80 and later, sm_90a included): for each matrix of a batch,
+// Fused attention forward on tensor cores (sm_80 and later, sm_90a included): f16/bf16 data with
+// mma.sync m16n8k16 and fp32 accumulation (attention_fwd_kernel), f32 data in 3xTF32 with
+// m16n8k8 (attention_f32_kernel, its order below with it): for each matrix of a batch,
 //   o = softmax(scale * q k^T, keys j <= query i when causal) v
-// without the scores ever leaving registers (online softmax). The order of the arithmetic is the
+// without the scores ever leaving registers (online softmax). For 16-bit data the order of the arithmetic is the
 // one PyTorch 2.11's default fused kernel on Hopper (cuDNN's) computes, because the verifier
 // compares against it and the rescaled trial leaves no room for another (run AR in
 // docs/benchmarks.md: this order differs from it in 780 of 134 M bf16 elements, FlashAttention-2's
@@ -13,8 +14,8 @@
 //   - on a larger max, l and the output accumulators multiplied by 2^(m_old - m_new);
 //   - at the end the output multiplied by 1 / l (rcp.approx; a row with l = 0 keeps 0), rounded.
 // Hand-written, no CUTLASS. Layout: q [batch, lq, D], k [batch, lk, D], v [batch, lk, DV],
-// o [batch, lq, DV], contiguous; D and DV multiples of 64 (the shared-memory swizzle needs 8
-// 16-byte chunks a row).
+// o [batch, lq, DV], contiguous; 16-bit: D and DV multiples of 64 (the shared-memory swizzle
+// needs 8 16-byte chunks a row).
 #pragma once
 
 #include <cstdint>
@@ -271,6 +272,197 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   }
 }
 
+// ---- fp32 data: 3xTF32 products ---------------------------------------------------------
+// The order of PyTorch's memory-efficient kernel, which runs fp32 attention on sm_80 and later:
+// CUTLASS's FastF32 warp MMA (m16n8k8 TF32), each operand split into big = x truncated to TF32
+// and small = x - big rounded half an ulp up, each step of 8 accumulating small*big, big*small,
+// big*big in that order, over the head dim first to last; the scores multiplied by
+// c = scale * log2(e) (in fp32), p = exp2f(s' - m') kept in fp32 and the second product in
+// 3xTF32 too; the output times 1 / l (IEEE). The first product is bit for bit the reference's,
+// which is what the 1e-4 tolerance needs (scores of std 16 under the rescaled trial); the rest
+// differs from it by fp32 rounding only.
+
+__device__ __forceinline__ void split_tf32(float x, uint32_t& big, uint32_t& small) {
+  big = __float_as_uint(x) & 0xffffe000u;
+  small = __float_as_uint(x - __uint_as_float(big)) + 0x1000u;  // the MMA ignores the low 13 bits
+}
+
+__device__ __forceinline__ void mma1688(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// c += a b in 3xTF32: small*big, big*small, big*big (a: 4 fp32 values, b: 2, split here).
+__device__ __forceinline__ void mma_3xtf32(float (&c)[4], const float (&a)[4], float b0, float b1) {
+  uint32_t ab[4], as[4], bb0, bs0, bb1, bs1;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) split_tf32(a[i], ab[i], as[i]);
+  split_tf32(b0, bb0, bs0);
+  split_tf32(b1, bb1, bs1);
+  mma1688(c, as, bb0, bb1);
+  mma1688(c, ab, bs0, bs1);
+  mma1688(c, ab, bb0, bb1);
+}
+
+// fp32 tiles: rows of C + 4 floats (16-byte aligned; the fragment reads of 8 rows x 4 columns,
+// and of V's 4 row pairs x 8 columns, fall in 32 different banks).
+template <int C> __host__ __device__ constexpr int f32_stride() { return C + 4; }
+
+template <int R, int C, int NT>
+__device__ __forceinline__ void load_tile_f32(float* s, const float* g, i64 r0, i64 rows, int tid) {
+  constexpr int CH = C / 4;
+#pragma unroll
+  for (int i = tid; i < R * CH; i += NT) {
+    const int r = i / CH, c = i % CH;
+    const bool valid = r0 + r < rows;
+    cp_async16(s + r * f32_stride<C>() + c * 4, valid ? g + (r0 + r) * C + c * 4 : g, valid);
+  }
+}
+
+template <int BM, int BN, int D, int DV>
+constexpr int smem_bytes_f32() {
+  return (BM * f32_stride<D>() + BN * f32_stride<D>() + BN * f32_stride<DV>()) * 4;
+}
+
+template <int BM, int BN, int D, int DV, bool CAUSAL>
+__global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
+  static_assert(D % 8 == 0 && DV % 16 == 0 && BM % 16 == 0 && BN % 8 == 0, "tile shape");
+  constexpr int NT = BM / 16 * 32, SD = f32_stride<D>(), SV = f32_stride<DV>();
+  constexpr float kInf = __builtin_huge_valf();
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  float* sq = reinterpret_cast<float*>(smem_raw);
+  float* sk = sq + BM * SD;
+  float* sv = sk + BN * SD;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const i64 b = blockIdx.y;
+  const i64 m0 = static_cast<i64>(gridDim.x - 1 - blockIdx.x) * BM;
+  const float* q = static_cast<const float*>(p.q) + b * p.lq * D;
+  const float* k = static_cast<const float*>(p.k) + b * p.lk * D;
+  const float* v = static_cast<const float*>(p.v) + b * p.lk * DV;
+  float* o = static_cast<float*>(p.o) + b * p.lq * DV;
+  const i64 kv_end = CAUSAL ? (m0 + BM < p.lk ? m0 + BM : p.lk) : p.lk;
+  const int n_blocks = static_cast<int>((kv_end + BN - 1) / BN);
+
+  load_tile_f32<BM, D, NT>(sq, q, m0, p.lq, tid);
+  load_tile_f32<BN, D, NT>(sk, k, 0, p.lk, tid);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+
+  float acc[DV / 8][4];
+#pragma unroll
+  for (int n = 0; n < DV / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  float row_max[2] = {-kInf, -kInf}, row_sum[2] = {0.f, 0.f};
+  const i64 row0 = m0 + warp * 16 + g;
+  const float* qw = sq + (warp * 16 + g) * SD + t;
+
+  for (int nb = 0; nb < n_blocks; ++nb) {
+    load_tile_f32<BN, DV, NT>(sv, v, static_cast<i64>(nb) * BN, p.lk, tid);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    // CUTLASS's staged accumulation for 3xTF32 (its multistage mainloop): the steps of 8 go into
+    // a temporary, added to the scores after the first step of every 32 (and at the end)
+    float s[BN / 8][4], tmp[BN / 8][4];
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[j][e] = tmp[j][e] = 0.f;
+#pragma unroll 4
+    for (int kk = 0; kk < D / 8; ++kk) {
+      const float a[4] = {qw[8 * kk], qw[8 * SD + 8 * kk], qw[8 * kk + 4], qw[8 * SD + 8 * kk + 4]};
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const float* kr = sk + (8 * j + g) * SD + 8 * kk + t;
+        mma_3xtf32(tmp[j], a, kr[0], kr[4]);
+      }
+      if (kk % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            s[j][e] += tmp[j][e];
+            tmp[j][e] = 0.f;
+          }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[j][e] += tmp[j][e];
+    __syncthreads();
+    if (nb + 1 < n_blocks) load_tile_f32<BN, D, NT>(sk, k, static_cast<i64>(nb + 1) * BN, p.lk, tid);
+    cp_async_commit();
+
+    const i64 n0 = static_cast<i64>(nb) * BN;
+    const bool edge = n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16);
+    const float c = p.scale_log2;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const i64 col = n0 + j * 8 + 2 * t + (e & 1), row = row0 + 8 * (e >> 1);
+        s[j][e] = edge && (col >= p.lk || (CAUSAL && col > row)) ? -kInf : s[j][e] * c;
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = row_max[h];
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      if (nb > 0 && row_max[h] < mx) {
+        const float f = exp2f(row_max[h] - mx);
+        row_sum[h] *= f;
+#pragma unroll
+        for (int n = 0; n < DV / 8; ++n) {
+          acc[n][2 * h] *= f;
+          acc[n][2 * h + 1] *= f;
+        }
+      }
+      row_max[h] = mx;
+      const float ms = mx == -kInf ? 0.f : mx;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          s[j][e] = exp2f(s[j][e] - ms);
+          row_sum[h] += s[j][e];
+        }
+    }
+    cp_async_wait<1>();
+    __syncthreads();
+    // p v: the 8 keys of step kk in the order the accumulator holds them (k slot t is key 2t,
+    // slot t + 4 key 2t + 1), so p is an A fragment as it is
+#pragma unroll
+    for (int kk = 0; kk < BN / 8; ++kk) {
+      const float a[4] = {s[kk][0], s[kk][2], s[kk][1], s[kk][3]};
+      const float* vr = sv + (8 * kk + 2 * t) * SV + g;
+#pragma unroll
+      for (int n = 0; n < DV / 8; ++n) mma_3xtf32(acc[n], a, vr[8 * n], vr[SV + 8 * n]);
+    }
+    __syncthreads();
+  }
+  cp_async_wait<0>();
+
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float sum = row_sum[h];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    const float inv = (sum == 0.f || sum != sum) ? 1.f : __frcp_rn(sum);
+    const i64 row = row0 + 8 * h;
+    if (row >= p.lq) continue;
+    float* orow = o + row * DV + 2 * t;
+#pragma unroll
+    for (int n = 0; n < DV / 8; ++n)
+      *reinterpret_cast<float2*>(orow + n * 8) = make_float2(acc[n][2 * h] * inv, acc[n][2 * h + 1] * inv);
+  }
+}
+
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // Launches the kernel on `stream`: 0 ok, 2 misaligned tensors, 4 a launch error (cudaGetLastError
@@ -280,6 +472,24 @@ int launch_attention(const Params& p, cudaStream_t stream) {
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
   constexpr int bytes = smem_bytes<BM, BN, D, DV>();
   auto kernel = attention_fwd_kernel<T, BM, BN, D, DV, CAUSAL>;
+  if (bytes > 48 * 1024) {
+    static bool raised = false;
+    if (!raised) {
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return 4;
+      raised = true;
+    }
+  }
+  const dim3 grid(static_cast<unsigned>((p.lq + BM - 1) / BM), static_cast<unsigned>(p.batch));
+  kernel<<<grid, BM / 16 * 32, bytes, stream>>>(p);
+  return 0;
+}
+
+// fp32 data (the scale in Params as fp32 scale * fp32 log2(e), the reference's constant).
+template <int BM, int BN, int D, int DV, bool CAUSAL>
+int launch_attention_f32(const Params& p, cudaStream_t stream) {
+  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
+  constexpr int bytes = smem_bytes_f32<BM, BN, D, DV>();
+  auto kernel = attention_f32_kernel<BM, BN, D, DV, CAUSAL>;
   if (bytes > 48 * 1024) {
     static bool raised = false;
     if (!raised) {
