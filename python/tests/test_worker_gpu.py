@@ -7,7 +7,9 @@ of built libraries). Without a GPU or those variables every test here is skipped
 Each case shows one clause of the contract catching one way a kernel can be wrong."""
 
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 
@@ -196,3 +198,28 @@ def test_fused_attention_stage_matches_pytorch(tmp_path, name):
     [r] = json.loads(p.stdout)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept" and r["deterministic"] and r["recheck_passed"]
+
+
+def test_single_pass_causal_softmax_skips_fully_masked_lanes(tmp_path):
+    """The online softmax state of a lane that sees only -inf (row 0 of a causal mask) stays
+    empty: merging it computes no -inf - -inf (NaN). The unfused causal attention of head dim 32,
+    its softmax forced to the single pass, in fp32 SIMT GEMMs so the error is the softmax's."""
+    def run(*args):
+        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
+        return p.stdout
+    ir = tmp_path / "problem.json"
+    run("extract", problem("attention_causal_d32"), "-o", str(ir))
+    text = run("lower", str(ir))
+    assert "prologue" in text and "where(le(col, row)" in text
+    prog = tmp_path / "prog.ucut"
+    prog.write_text(re.sub(r"  precision \w+\n", "  precision f32\n", text.replace("  passes auto\n", "  passes 1\n")))
+    run("compile", str(prog), "-o", str(tmp_path / "lib"))
+    [lib] = [os.path.join(tmp_path / "lib", f) for f in os.listdir(tmp_path / "lib") if f.endswith(".so")]
+    p = subprocess.run([BIN, "eval", problem("attention_causal_d32"), "--so", lib, "--json", "--store",
+                        os.path.join(KERNELS, "store.db"), "--gpus", os.environ.get("UCUT_GPU_LIST", "0")] + FAST,
+                       capture_output=True, text=True, timeout=900)
+    assert p.stdout.strip().startswith("["), f"rc={p.returncode}\n{p.stdout}\n{p.stderr}"
+    [r] = json.loads(p.stdout)
+    err = r["max_abs_err"]
+    assert err is not None and math.isfinite(err) and err < 1e-3, (r["status"], r["error"][:300])

@@ -295,16 +295,25 @@ __device__ __forceinline__ void mma1688(float (&c)[4], const uint32_t (&a)[4], u
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// c += a b in 3xTF32: small*big, big*small, big*big (a: 4 fp32 values, b: 2, split here).
-__device__ __forceinline__ void mma_3xtf32(float (&c)[4], const float (&a)[4], float b0, float b1) {
-  uint32_t ab[4], as[4], bb0, bs0, bb1, bs1;
+// An A fragment split once for all the B fragments it meets.
+struct SplitA {
+  uint32_t big[4], small[4];
+};
+__device__ __forceinline__ SplitA split_a(const float (&a)[4]) {
+  SplitA r;
 #pragma unroll
-  for (int i = 0; i < 4; ++i) split_tf32(a[i], ab[i], as[i]);
+  for (int i = 0; i < 4; ++i) split_tf32(a[i], r.big[i], r.small[i]);
+  return r;
+}
+
+// c += a b in 3xTF32: small*big, big*small, big*big (b: 2 fp32 values, split here).
+__device__ __forceinline__ void mma_3xtf32(float (&c)[4], const SplitA& a, float b0, float b1) {
+  uint32_t bb0, bs0, bb1, bs1;
   split_tf32(b0, bb0, bs0);
   split_tf32(b1, bb1, bs1);
-  mma1688(c, as, bb0, bb1);
-  mma1688(c, ab, bs0, bs1);
-  mma1688(c, ab, bb0, bb1);
+  mma1688(c, a.small, bb0, bb1);
+  mma1688(c, a.big, bs0, bs1);
+  mma1688(c, a.big, bb0, bb1);
 }
 
 // fp32 tiles: rows of C + 4 floats (16-byte aligned; the fragment reads of 8 rows x 4 columns,
@@ -373,7 +382,7 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
       for (int e = 0; e < 4; ++e) s[j][e] = tmp[j][e] = 0.f;
 #pragma unroll 4
     for (int kk = 0; kk < D / 8; ++kk) {
-      const float a[4] = {qw[8 * kk], qw[8 * SD + 8 * kk], qw[8 * kk + 4], qw[8 * SD + 8 * kk + 4]};
+      const SplitA a = split_a({qw[8 * kk], qw[8 * SD + 8 * kk], qw[8 * kk + 4], qw[8 * SD + 8 * kk + 4]});
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
         const float* kr = sk + (8 * j + g) * SD + 8 * kk + t;
@@ -439,7 +448,7 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
     // slot t + 4 key 2t + 1), so p is an A fragment as it is
 #pragma unroll
     for (int kk = 0; kk < BN / 8; ++kk) {
-      const float a[4] = {s[kk][0], s[kk][2], s[kk][1], s[kk][3]};
+      const SplitA a = split_a({s[kk][0], s[kk][2], s[kk][1], s[kk][3]});
       const float* vr = sv + (8 * kk + 2 * t) * SV + g;
 #pragma unroll
       for (int n = 0; n < DV / 8; ++n) mma_3xtf32(acc[n], a, vr[8 * n], vr[SV + 8 * n]);
