@@ -37,6 +37,8 @@ struct Params {
   float scale_log2 = 0;   // scale * log2(e)
 };
 
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
 // ---- PTX wrappers -----------------------------------------------------------------------
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -125,6 +127,104 @@ __device__ __forceinline__ void load_tile(T* s, const T* g, i64 r0, i64 rows, in
   }
 }
 
+// ---- the online softmax, shared by both kernels ------------------------------------------
+// A warp's 16 rows of a key block's scores s[j][e] (the accumulator layout: lane l holds rows
+// l/4 and l/4 + 8, in every 8-column tile columns 2(l%4) and 2(l%4) + 1; e: bit 0 the column,
+// bit 1 the row). `first`: the first key block of the rows.
+
+// Scores times c = scale * log2(e); masked keys (past lk, or after the query when causal) -inf.
+// `edge`: whether this block has any masked key for the warp (else no compare per element).
+template <int BN, bool CAUSAL>
+__device__ __forceinline__ void scale_and_mask(float (&s)[BN / 8][4], float c, bool edge, i64 n0, i64 lk, i64 row0,
+                                               int lane) {
+  constexpr float kInf = __builtin_huge_valf();
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const i64 col = n0 + j * 8 + 2 * (lane % 4) + (e & 1), row = row0 + 8 * (e >> 1);
+      s[j][e] = edge && (col >= lk || (CAUSAL && col > row)) ? -kInf : s[j][e] * c;  // -inf * c: -inf
+    }
+}
+
+// The running max and sum of each row, the output rescaled by 2^(m_old - m_new), and s turned
+// into p = 2^(s - m) by EXP2 (ex2.approx for 16-bit data, exp2f for f32, as each reference does).
+template <int BN, int DV, float (*EXP2)(float)>
+__device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&acc)[DV / 8][4], float (&row_max)[2],
+                                               float (&row_sum)[2], bool first) {
+  constexpr float kInf = __builtin_huge_valf();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float mx = row_max[h];
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    const float ms = mx == -kInf ? 0.f : mx;  // a row with nothing visible yet: p = 0, not NaN
+    if (!first) {  // an unchanged max scales by 2^0 = 1 exactly
+      const float f = EXP2(row_max[h] - ms);
+      row_sum[h] *= f;
+#pragma unroll
+      for (int n = 0; n < DV / 8; ++n) {
+        acc[n][2 * h] *= f;
+        acc[n][2 * h + 1] *= f;
+      }
+    }
+    row_max[h] = mx;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        s[j][e] = EXP2(s[j][e] - ms);
+        row_sum[h] += s[j][e];
+      }
+  }
+}
+
+__device__ __forceinline__ float exp2_approx(float x) { return ex2(x); }
+__device__ __forceinline__ float exp2_precise(float x) { return exp2f(x); }
+__device__ __forceinline__ float rcp_approx(float x) { return rcp(x); }
+__device__ __forceinline__ float rcp_precise(float x) { return __frcp_rn(x); }
+
+// The output rows times 1 / l (RCP; a row with l = 0 keeps 0), stored as T.
+template <class T, int DV, float (*RCP)(float)>
+__device__ __forceinline__ void store_rows(const float (&acc)[DV / 8][4], const float (&row_sum)[2], T* o, i64 row0,
+                                           i64 lq, int lane) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float sum = row_sum[h];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    const float inv = (sum == 0.f || sum != sum) ? 1.f : RCP(sum);
+    const i64 row = row0 + 8 * h;
+    if (row >= lq) continue;
+    T* orow = o + row * DV + 2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < DV / 8; ++n) {
+      const float x = acc[n][2 * h] * inv, y = acc[n][2 * h + 1] * inv;
+      if constexpr (std::is_same_v<T, float>) *reinterpret_cast<float2*>(orow + n * 8) = make_float2(x, y);
+      else *reinterpret_cast<uint32_t*>(orow + n * 8) = pack2<T>(x, y);
+    }
+  }
+}
+
+// Launches `kernel` with `bytes` of dynamic shared memory on `stream`, raising the limit once:
+// 0 ok, 2 misaligned tensors, 4 the limit could not be raised (cudaGetLastError: the caller's).
+template <auto Kernel>
+int launch(const Params& p, int bm, int threads, int bytes, cudaStream_t stream) {
+  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
+  if (bytes > 48 * 1024) {
+    static bool raised = false;
+    if (!raised) {
+      if (cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return 4;
+      raised = true;
+    }
+  }
+  const dim3 grid(static_cast<unsigned>((p.lq + bm - 1) / bm), static_cast<unsigned>(p.batch));
+  Kernel<<<grid, threads, bytes, stream>>>(p);
+  return 0;
+}
+
 // ---- the kernel ------------------------------------------------------------------------
 // A block takes BM query rows of one matrix, a warp 16 of them; lane l holds rows l/4 and l/4 + 8
 // of its warp's 16 and, in every 8-column tile, columns 2(l%4) and 2(l%4) + 1.
@@ -193,46 +293,9 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
     cp_async_commit();  // possibly empty: the wait counts stay the same every step
 
     const i64 n0 = static_cast<i64>(nb) * BN;
-    if (n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16)) {
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const i64 col = n0 + j * 8 + 2 * (lane % 4) + (e & 1), row = row0 + 8 * (e >> 1);
-          if (col >= p.lk || (CAUSAL && col > row)) s[j][e] = -kInf;
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[j][e] *= sl2;  // -inf stays -inf
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = row_max[h];
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      if (!first) {
-        const float cur = mx == -kInf ? 0.f : mx;
-        const float f = ex2(row_max[h] - cur);
-        row_sum[h] *= f;
-#pragma unroll
-        for (int n = 0; n < DV / 8; ++n) {
-          acc[n][2 * h] *= f;
-          acc[n][2 * h + 1] *= f;
-        }
-      }
-      row_max[h] = mx;
-      const float ms = mx == -kInf ? 0.f : mx;
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          s[j][e] = ex2(s[j][e] - ms);
-          row_sum[h] += s[j][e];
-        }
-    }
+    scale_and_mask<BN, CAUSAL>(s, sl2, n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16), n0, p.lk, row0,
+                               lane);
+    online_softmax<BN, DV, exp2_approx>(s, acc, row_max, row_sum, first);
     uint32_t pf[BN / 16][4];
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
@@ -256,20 +319,7 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
     __syncthreads();  // every warp is done with these values: the next block's may land
   }
   cp_async_wait<0>();
-
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = row_sum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    const float inv = (sum == 0.f || sum != sum) ? 1.f : rcp(sum);
-    const i64 row = row0 + 8 * h;
-    if (row >= p.lq) continue;
-    T* orow = o + row * DV + 2 * (lane % 4);
-#pragma unroll
-    for (int n = 0; n < DV / 8; ++n)
-      *reinterpret_cast<uint32_t*>(orow + n * 8) = pack2<T>(acc[n][2 * h] * inv, acc[n][2 * h + 1] * inv);
-  }
+  store_rows<T, DV, rcp_approx>(acc, row_sum, o, row0, p.lq, lane);
 }
 
 // ---- fp32 data: 3xTF32 products ---------------------------------------------------------
@@ -407,41 +457,9 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
     cp_async_commit();
 
     const i64 n0 = static_cast<i64>(nb) * BN;
-    const bool edge = n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16);
-    const float c = p.scale_log2;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const i64 col = n0 + j * 8 + 2 * t + (e & 1), row = row0 + 8 * (e >> 1);
-        s[j][e] = edge && (col >= p.lk || (CAUSAL && col > row)) ? -kInf : s[j][e] * c;
-      }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = row_max[h];
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * h], s[j][2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      if (nb > 0 && row_max[h] < mx) {
-        const float f = exp2f(row_max[h] - mx);
-        row_sum[h] *= f;
-#pragma unroll
-        for (int n = 0; n < DV / 8; ++n) {
-          acc[n][2 * h] *= f;
-          acc[n][2 * h + 1] *= f;
-        }
-      }
-      row_max[h] = mx;
-      const float ms = mx == -kInf ? 0.f : mx;
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          s[j][e] = exp2f(s[j][e] - ms);
-          row_sum[h] += s[j][e];
-        }
-    }
+    scale_and_mask<BN, CAUSAL>(s, p.scale_log2, n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16), n0,
+                               p.lk, row0, lane);
+    online_softmax<BN, DV, exp2_precise>(s, acc, row_max, row_sum, nb == 0);
     cp_async_wait<1>();
     __syncthreads();
     // p v: the 8 keys of step kk in the order the accumulator holds them (k slot t is key 2t,
@@ -456,59 +474,21 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
     __syncthreads();
   }
   cp_async_wait<0>();
-
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = row_sum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    const float inv = (sum == 0.f || sum != sum) ? 1.f : __frcp_rn(sum);
-    const i64 row = row0 + 8 * h;
-    if (row >= p.lq) continue;
-    float* orow = o + row * DV + 2 * t;
-#pragma unroll
-    for (int n = 0; n < DV / 8; ++n)
-      *reinterpret_cast<float2*>(orow + n * 8) = make_float2(acc[n][2 * h] * inv, acc[n][2 * h + 1] * inv);
-  }
+  store_rows<float, DV, rcp_precise>(acc, row_sum, o, row0, p.lq, lane);
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
-// Launches the kernel on `stream`: 0 ok, 2 misaligned tensors, 4 a launch error (cudaGetLastError
-// is the caller's to read).
+// 16-bit data: BM query rows and BN keys a block (16 rows a warp).
 template <class T, int BM, int BN, int D, int DV, bool CAUSAL>
 int launch_attention(const Params& p, cudaStream_t stream) {
-  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
-  constexpr int bytes = smem_bytes<BM, BN, D, DV>();
-  auto kernel = attention_fwd_kernel<T, BM, BN, D, DV, CAUSAL>;
-  if (bytes > 48 * 1024) {
-    static bool raised = false;
-    if (!raised) {
-      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return 4;
-      raised = true;
-    }
-  }
-  const dim3 grid(static_cast<unsigned>((p.lq + BM - 1) / BM), static_cast<unsigned>(p.batch));
-  kernel<<<grid, BM / 16 * 32, bytes, stream>>>(p);
-  return 0;
+  return launch<attention_fwd_kernel<T, BM, BN, D, DV, CAUSAL>>(p, BM, BM / 16 * 32, smem_bytes<BM, BN, D, DV>(),
+                                                               stream);
 }
 
 // fp32 data (the scale in Params as fp32 scale * fp32 log2(e), the reference's constant).
 template <int BM, int BN, int D, int DV, bool CAUSAL>
 int launch_attention_f32(const Params& p, cudaStream_t stream) {
-  if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
-  constexpr int bytes = smem_bytes_f32<BM, BN, D, DV>();
-  auto kernel = attention_f32_kernel<BM, BN, D, DV, CAUSAL>;
-  if (bytes > 48 * 1024) {
-    static bool raised = false;
-    if (!raised) {
-      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return 4;
-      raised = true;
-    }
-  }
-  const dim3 grid(static_cast<unsigned>((p.lq + BM - 1) / BM), static_cast<unsigned>(p.batch));
-  kernel<<<grid, BM / 16 * 32, bytes, stream>>>(p);
-  return 0;
+  return launch<attention_f32_kernel<BM, BN, D, DV, CAUSAL>>(p, BM, BM / 16 * 32, smem_bytes_f32<BM, BN, D, DV>(),
+                                                             stream);
 }
 
 }  // namespace ucut_attn
