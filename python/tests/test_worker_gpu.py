@@ -175,13 +175,10 @@ def test_kernelbench_export_matches_the_reference(tmp_path):
         assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("name,order", [("attention_causal_small", None), ("attention_f16_rect", None),
-                                        ("attention_f32_causal", None), ("attention_flash_backend", "flash2")])
-def test_fused_attention_stage_matches_pytorch(tmp_path, name, order):
+@pytest.mark.parametrize("name", ["attention_causal_small", "attention_f16_rect", "attention_f32_causal"])
+def test_fused_attention_stage_matches_pytorch(tmp_path, name):
     """The lowering turns F.scaled_dot_product_attention into one attention stage, and its kernel
-    passes every trial against PyTorch's own fused kernel, the rescaled one included: cuDNN's
-    (the default on Hopper) in its default order, FlashAttention-2 (forced in the model) in
-    `order flash2`."""
+    passes every trial against PyTorch's own fused kernel, the rescaled one included."""
     def run(*args):
         p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
@@ -189,9 +186,8 @@ def test_fused_attention_stage_matches_pytorch(tmp_path, name, order):
     ir = tmp_path / "problem.json"
     run("extract", problem(name), "-o", str(ir))
     prog = tmp_path / "prog.ucut"
-    text = run("lower", str(ir))
-    assert "= attention(q, k, v" in text
-    prog.write_text(text.replace("  order auto\n", f"  order {order}\n") if order else text)
+    prog.write_text(run("lower", str(ir)))
+    assert "= attention(q, k, v" in prog.read_text()
     run("compile", str(prog), "-o", str(tmp_path / "lib"))
     [lib] = [os.path.join(tmp_path / "lib", f) for f in os.listdir(tmp_path / "lib") if f.endswith(".so")]
     store = os.path.join(KERNELS, "store.db")

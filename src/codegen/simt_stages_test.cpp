@@ -502,7 +502,7 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     sc.input = "x";
     sc.reverse = true;
     sc.mask = "m";
-    sc.knobs.order = dsl::SimtOrder::torch;
+    sc.knobs.order = dsl::ScanOrder::torch;
     v.emplace_back("scan_cumsum_torch_rev_mask",
                    codegen_emit_scan(one_stage({T("x", DType::f32, {16384, 16384}), T("m", DType::boolean, {16384, 16384}),
                                                 T("y", DType::f32, {16384, 16384}, dsl::TensorRole::out)},
@@ -515,7 +515,7 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     sc.op = "cumsum";
     sc.input = "x";
     sc.exclusive = true;
-    sc.knobs.order = dsl::SimtOrder::torch;
+    sc.knobs.order = dsl::ScanOrder::torch;
     sc.knobs.threads = 128;
     sc.knobs.items_per_thread = 16;
     v.emplace_back("scan_cumsum_torch_excl_odd",

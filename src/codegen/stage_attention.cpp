@@ -41,9 +41,7 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   const int rows = threads / 2;  // 16 query rows a warp
   const float scale_log2 = f32 ? static_cast<float>(at->scale) * 1.4426950408889634f
                               : static_cast<float>(static_cast<double>(static_cast<float>(at->scale)) * 1.4426950408889634);
-  const bool fa2 = at->knobs.order == dsl::SimtOrder::flash2;
-  // FlashAttention-2's key blocks on sm_90: 64 keys for head dim 128, 128 for 64
-  const int keys = f32 ? kKeysPerBlockF32 : fa2 ? (at->d == 128 ? 64 : 128) : kKeysPerBlock;
+  const int keys = f32 ? kKeysPerBlockF32 : kKeysPerBlock;
 
   StageCode code;
   code.includes = {"attention.cuh"};
@@ -51,7 +49,7 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   code.workspace_expr = "0";
   code.needs_cutlass = false;
   code.config_name = fmt::format("attention_{}_d{}_dv{}_m{}_n{}{}", simt_dtype_name(q->dtype), at->d, at->dv, rows,
-                                 keys, at->causal ? "_causal" : "") + (fa2 ? "_fa2" : "");
+                                 keys, at->causal ? "_causal" : "");
   std::string d = simt_banner(program, stage_index, "attention");
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
   d += "  ucut_attn::Params p{};\n";
@@ -65,9 +63,8 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
     d += fmt::format("  const int rc = ucut_attn::launch_attention_f32<{}, {}, {}, {}, {}>(p, args.stream);\n", rows,
                      keys, at->d, at->dv, at->causal ? "true" : "false");
   else
-    d += fmt::format("  const int rc = ucut_attn::launch_attention<{}, {}, {}, {}, {}, {}, {}>(p, args.stream);\n",
-                     simt_cuda_type(q->dtype), rows, keys, at->d, at->dv, at->causal ? "true" : "false",
-                     fa2 ? "true" : "false");
+    d += fmt::format("  const int rc = ucut_attn::launch_attention<{}, {}, {}, {}, {}, {}>(p, args.stream);\n",
+                     simt_cuda_type(q->dtype), rows, keys, at->d, at->dv, at->causal ? "true" : "false");
   d += fmt::format(
       "  if (rc == 2) {{\n    ucut_rt::set_error(\"{}: attention tensors must be 16-byte aligned\");\n    return 2;\n  }}\n",
       label);

@@ -586,9 +586,9 @@ bool Checker::check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& r
     return false;
   }
   if (!simt_knobs(s, r.knobs, *in)) return false;
-  r.knobs.order = static_cast<SimtOrder>(word_knob(s, "order", {"auto", "fp64", "torch"}, ok));
+  r.knobs.order = static_cast<ScanOrder>(word_knob(s, "order", {"auto", "fp64", "torch"}, ok));
   if (!ok) return false;
-  if (r.knobs.order == SimtOrder::torch) {
+  if (r.knobs.order == ScanOrder::torch) {
     // PyTorch's row scan, as torch.cumsum / torch.cumprod run it (a reversed scan is the same on
     // the flipped row): a warp a row, whatever the block (threads) or the chunks in each segment
     // of a warp's ring (items_per_thread); elements are summed one a lane.
@@ -729,14 +729,6 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
   r.scale = *scale;
   r.knobs.threads = int_knob(s, "threads", 32, 1024, ok, "threads is 128 or 256 (16 query rows a warp)");
   if (!ok) return false;
-  const int order = word_knob(s, "order", {"auto", "cudnn", "flash2"}, ok);
-  if (!ok) return false;
-  if (order > 0 && q.dtype == DType::f32) {
-    error(knob(s, "order")->value_span, "f32 attention has one order (the memory-efficient kernel's 3xTF32)",
-          "remove the order knob");
-    return false;
-  }
-  r.knobs.order = order == 1 ? SimtOrder::cudnn : order == 2 ? SimtOrder::flash2 : SimtOrder::auto_;
   if (r.knobs.threads && *r.knobs.threads != 128 && *r.knobs.threads != 256) {
     error(knob(s, "threads")->value_span,
           "an attention block has 128 or 256 threads (64 or 128 query rows), not " + std::to_string(*r.knobs.threads),

@@ -409,7 +409,7 @@ Status run_scan(const Program& p, const Stage& st, const ScanStage& s, InterpTen
   for (int d = dim + 1; d < rank; ++d) inner *= in->shape[d];
   const bool prod = s.op == "cumprod";
   Vec out((**xv).size());
-  if (s.knobs.order == SimtOrder::torch && inner == 1) {
+  if (s.knobs.order == ScanOrder::torch && inner == 1) {
     // PyTorch's CUDA row scan in fp32, as its threads run it (ATen ScanUtils.cuh): chunks of
     // 2 * nx elements (past the row's end: the identity), the running total folded into the
     // chunk's first element, then Sklansky steps m = 0..l where thread x (of nx) updates element

@@ -213,7 +213,7 @@ TEST(Interp, TorchScanChunkFollowsATen) {
 // 256 x 8 on rows that are not 16-byte aligned), the ring of segments stays within 36 KB a block.
 TEST(Interp, TorchScanPlanKeepsItsRingInSharedMemory) {
   SimtKnobs k;
-  k.order = SimtOrder::torch;
+  k.order = ScanOrder::torch;
   auto a = simt_plan_scan(16384, 16384, 4, k);
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->torch);
@@ -252,11 +252,11 @@ TEST(Interp, TorchOrderScanIsPyTorchsSklanskyInFp32) {
     ScanStage sc;
     sc.op = op;
     sc.input = "x";
-    sc.knobs.order = SimtOrder::torch;
+    sc.knobs.order = ScanOrder::torch;
     auto p = one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols})}, sc);
     InterpTensors ts{{"x", in}};
     ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
-    sc.knobs.order = SimtOrder::auto_;
+    sc.knobs.order = ScanOrder::auto_;
     InterpTensors exact{{"x", in}};
     ASSERT_TRUE(interp_stage(one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols})}, sc), 0,
                              exact, {}).ok());
@@ -286,7 +286,7 @@ TEST(Interp, TorchOrderReverseScansTheFlippedRow) {
   sc.op = "cumsum";
   sc.input = "x";
   sc.reverse = true;
-  sc.knobs.order = SimtOrder::torch;
+  sc.knobs.order = ScanOrder::torch;
   InterpTensors ts{{"x", in}};
   ASSERT_TRUE(interp_stage(one_stage({T("x", DType::f32, {rows, cols}), T("y", DType::f32, {rows, cols})}, sc), 0, ts, {}).ok());
   std::vector<float> flipped(in.rend() - cols, in.rend());  // row 0, flipped
@@ -310,7 +310,7 @@ TEST(Interp, TorchOrderExclusiveIsTheInclusiveSumMinusTheElement) {
   sc.mask = "m";
   sc.reverse = true;
   sc.exclusive = true;
-  sc.knobs.order = SimtOrder::torch;
+  sc.knobs.order = ScanOrder::torch;
   auto prog = one_stage({T("x", DType::f32, {rows, cols}), T("m", DType::boolean, {rows, cols}),
                          T("y", DType::f32, {rows, cols})},
                         sc);

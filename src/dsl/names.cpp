@@ -72,13 +72,11 @@ const char* dsl_scheduler_str(TileScheduler s) {
   }
   return "auto";
 }
-const char* dsl_order_str(SimtOrder o) {
+const char* dsl_scan_order_str(ScanOrder o) {
   switch (o) {
-    case SimtOrder::auto_: return "auto";
-    case SimtOrder::fp64: return "fp64";
-    case SimtOrder::torch: return "torch";
-    case SimtOrder::cudnn: return "cudnn";
-    case SimtOrder::flash2: return "flash2";
+    case ScanOrder::auto_: return "auto";
+    case ScanOrder::fp64: return "fp64";
+    case ScanOrder::torch: return "torch";
   }
   return "auto";
 }
@@ -207,7 +205,7 @@ const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
                                                 "items_per_thread", "passes", "cluster"};
   static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
   static const std::vector<std::string> scan = {"threads", "vector_width", "items_per_thread", "order"};
-  static const std::vector<std::string> attention = {"threads", "order"};
+  static const std::vector<std::string> attention = {"threads"};
   static const std::vector<std::string> none;
   if (kind == "attention") return attention;
   if (kind == "gemm" || kind == "grouped_gemm") return gemm;

@@ -24,7 +24,7 @@ const char* dsl_schedule_str(Schedule s);
 const char* dsl_scheduler_str(TileScheduler s);
 const char* dsl_raster_str(Raster r);
 const char* dsl_math_str(MathMode m);
-const char* dsl_order_str(SimtOrder o);
+const char* dsl_scan_order_str(ScanOrder o);
 
 // Functions of functions.def, by id.
 struct FnInfo {

@@ -90,7 +90,7 @@ void print_gemm_knobs(std::string& out, const GemmKnobs& k) {
 void print_simt_knobs(std::string& out, const SimtKnobs& k, const std::string& kind) {
   for (const auto& name : dsl_stage_knobs(kind)) {
     if (name == "order") {
-      out += "  order " + std::string(dsl_order_str(k.order)) + "\n";
+      out += "  order " + std::string(dsl_scan_order_str(k.order)) + "\n";
       continue;
     }
     const std::optional<int>& v = name == "threads" ? k.threads : name == "rows_per_block" ? k.rows_per_block

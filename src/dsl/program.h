@@ -191,15 +191,12 @@ struct GroupedGemmStage {
 // ---- non-GEMM stages (the non-GEMM stages issue fills these in) ---------------------------
 
 // Common knobs of the non-GEMM stages; nullopt is auto.
-// The order of the arithmetic, where a stage has more than one (the `order` knob).
-// Scans: auto / fp64: fp64 accumulators, each output within half an fp32 ulp of the exact sum.
-// torch: PyTorch's CUDA fp32 row scan step for step (chunks of 2 * 16 elements, the running total
-// folded into each chunk's first element, then a Sklansky network), so its rounding is the
-// reference's own; the search offers it where the fp32 reference's rounding fails every accurate
-// kernel (long cumsum rows).
-// 16-bit attention: auto / cudnn: cuDNN's fused kernel's order (PyTorch's default on Hopper);
-// flash2: FlashAttention-2's (PyTorch's flash backend). runtime/attention.cuh has both.
-enum class SimtOrder { auto_, fp64, torch, cudnn, flash2 };
+// The order a scan adds in (scan stages only). auto / fp64: fp64 accumulators, each output within
+// half an fp32 ulp of the exact sum. torch: PyTorch's CUDA fp32 row scan step for step (chunks of
+// 2 * 16 elements, the running total folded into each chunk's first element, then a Sklansky
+// network), so its rounding is the reference's own; the search offers it where the fp32 reference's
+// rounding fails every accurate kernel (long cumsum rows).
+enum class ScanOrder { auto_, fp64, torch };
 
 struct SimtKnobs {
   std::optional<int> threads;          // threads per block
@@ -208,7 +205,7 @@ struct SimtKnobs {
   std::optional<int> items_per_thread;
   std::optional<int> passes;           // 1 = single-pass online algorithm where one exists
   std::optional<int> cluster;          // rowwise: blocks of a thread-block cluster sharing one row
-  SimtOrder order = SimtOrder::auto_;  // scan and 16-bit attention
+  ScanOrder order = ScanOrder::auto_;  // scan only
 };
 
 // Per-row operation over the last dimension: the input is viewed as [rows, D], D = last dim.
@@ -263,7 +260,7 @@ struct ScanStage {
 // q [..., lq, d], k [..., lk, d], v [..., lk, dv], o [..., lq, dv], one f16, bf16 or f32 dtype, the
 // leading dims equal; causal: key j is visible to query i when j <= i (PyTorch's is_causal).
 // f16/bf16 data: 16-bit tensor-core products; f32 data: 3xTF32 (fp32-faithful).
-// Knobs: threads (128 or 256: 16 query rows a warp), order (16-bit: cudnn, flash2); no blocks.
+// Knobs: threads (128 or 256: 16 query rows a warp); no blocks.
 struct AttentionStage {
   std::string q, k, v;
   bool causal = false;

@@ -332,7 +332,7 @@ std::string simt_torch_scan_refusal(const ScanStage& sc, const Tensor& in, const
 Result<ScanPlan> simt_plan_scan(int64_t rows, int64_t cols, int in_bytes,
                                 const SimtKnobs& knobs) {
   ScanPlan p;
-  if (knobs.order == SimtOrder::torch) {
+  if (knobs.order == ScanOrder::torch) {
     const int l = simt_torch_scan_log_threads_x(rows, cols);
     if (l != 4)
       return make_error(ErrorCode::unsupported,

@@ -13,7 +13,7 @@ namespace ucut::search {
 
 namespace {
 // A scan plan in PyTorch's own fp32 row-scan order (`order torch`).
-bool in_torch_order(const space::Candidate& c) { return !c.is_gemm && c.simt.order == dsl::SimtOrder::torch; }
+bool in_torch_order(const space::Candidate& c) { return !c.is_gemm && c.simt.order == dsl::ScanOrder::torch; }
 }  // namespace
 
 nlohmann::json stage_config_json(const space::Candidate& c) {
@@ -40,7 +40,7 @@ nlohmann::json stage_config_json(const space::Candidate& c) {
     if (c.simt.vector_width) j["vector_width"] = *c.simt.vector_width;
     if (c.simt.cluster) j["cluster"] = *c.simt.cluster;
     if (c.simt.items_per_thread) j["items_per_thread"] = *c.simt.items_per_thread;
-    if (c.simt.order != dsl::SimtOrder::auto_) j["order"] = dsl::dsl_order_str(c.simt.order);
+    if (c.simt.order != dsl::ScanOrder::auto_) j["order"] = dsl::dsl_scan_order_str(c.simt.order);
   }
   return j;
 }
@@ -244,9 +244,6 @@ std::string RealSpace::summation_class(const Candidate& c) {
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
     else if (in_torch_order(sc))
       key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments
-    else if (!sc.is_gemm && std::holds_alternative<dsl::AttentionStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
-      // every block computes in its order's arithmetic: one class per order
-      key += stages_[s].name + ":attention:" + dsl::dsl_order_str(sc.simt.order);
     else if (!sc.is_gemm && std::holds_alternative<dsl::ScanStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
       // fp64 scans round the exact prefix once: two plans differ only where their double sums,
       // carried in other groupings, fall on opposite sides of an fp32 rounding boundary

@@ -161,21 +161,14 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
   std::vector<Candidate> out;
   bool keep = o.keep_explicit;
   if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
-    // the block (64 or 128 query rows) and, for 16-bit data, the reference's order: cuDNN's
-    // (PyTorch's default on Hopper) or FlashAttention-2's; f32 has one
-    const dsl::Tensor* q = p.find_tensor(r->q);
-    std::vector<dsl::SimtOrder> orders = {dsl::SimtOrder::auto_};
-    if (q && q->dtype != dsl::DType::f32) orders.push_back(dsl::SimtOrder::flash2);
-    if (keep && r->knobs.order != dsl::SimtOrder::auto_) orders = {r->knobs.order};
-    for (dsl::SimtOrder order : orders)
-      for (int th : or_fixed<int>(keep, r->knobs.threads, {128, 256})) {
-        Candidate c;
-        c.stage = si;
-        c.is_gemm = false;
-        c.simt.threads = th;
-        c.simt.order = order;
-        out.push_back(std::move(c));
-      }
+    // one knob: the block (64 or 128 query rows); every plan computes in the same order
+    for (int th : or_fixed<int>(keep, r->knobs.threads, {128, 256})) {
+      Candidate c;
+      c.stage = si;
+      c.is_gemm = false;
+      c.simt.threads = th;
+      out.push_back(std::move(c));
+    }
     return out;
   }
   if (!fx) return out;
@@ -202,18 +195,18 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     const bool torch_ok = in && y && dsl::simt_torch_scan_refusal(*r, *in, *y).empty();
     // Its knobs are the block (warps, each a row) and the chunks in each segment a warp streams
     // through its shared-memory ring; every one of them sums in the same order.
-    if (torch_ok && !(keep && fx->order == dsl::SimtOrder::fp64))
+    if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64))
       for (int th : or_fixed<int>(keep, fx->threads, {128, 256}))
         for (int u : or_fixed<int>(keep, fx->items_per_thread, {16, 8, 4})) {
           Candidate c;
           c.stage = si;
           c.is_gemm = false;
-          c.simt.order = dsl::SimtOrder::torch;
+          c.simt.order = dsl::ScanOrder::torch;
           c.simt.threads = th;
           c.simt.items_per_thread = u;
           out.push_back(std::move(c));
         }
-    if (keep && fx->order == dsl::SimtOrder::torch) return out;
+    if (keep && fx->order == dsl::ScanOrder::torch) return out;
   }
   for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
     for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
@@ -223,8 +216,8 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
           c.stage = si;
           c.is_gemm = false;
           c.simt = *fx;
-          if (c.simt.order == dsl::SimtOrder::torch) {  // the fp64 plans' items are their own
-            c.simt.order = dsl::SimtOrder::auto_;
+          if (c.simt.order == dsl::ScanOrder::torch) {  // the fp64 plans' items are their own
+            c.simt.order = dsl::ScanOrder::auto_;
             c.simt.items_per_thread.reset();
           }
           c.simt.threads = th;

@@ -174,8 +174,6 @@ RankedCandidate rank_attention(const dsl::Program& p, const dsl::AttentionStage&
   r.wave_eff = std::min(1.0, static_cast<double>(blocks) / hw.sms);
   r.tile_eff = 1;
   r.t_est = r.t_sol / (r.mainloop_eff * r.wave_eff) + kLaunchSeconds;
-  // the default reference's order (cuDNN's) first: another order is for another PyTorch backend
-  if (c.simt.order != dsl::SimtOrder::auto_ && c.simt.order != dsl::SimtOrder::cudnn) r.t_est *= 1.02;
   return r;
 }
 
@@ -187,7 +185,7 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
   SimtFacts f = simt_facts(p, st);
   int th = c.simt.threads.value_or(256), vw = c.simt.vector_width.value_or(1);
   // order torch: a warp reads 32 consecutive elements, the transactions of 16-byte vectors
-  if (c.simt.order == dsl::SimtOrder::torch) vw = std::max(1, 16 / std::max(1, f.elem_bytes));
+  if (c.simt.order == dsl::ScanOrder::torch) vw = std::max(1, 16 / std::max(1, f.elem_bytes));
   double eff = f.kind == "elementwise" ? elementwise_access_eff(vw * f.elem_bytes) : access_eff(vw * f.elem_bytes);
   int64_t per_block;
   if (f.rows_kind) {

@@ -149,11 +149,9 @@ __device__ __forceinline__ void scale_and_mask(float (&s)[BN / 8][4], float c, b
 
 // The running max and sum of each row, the output rescaled by 2^(m_old - m_new), and s turned
 // into p = 2^(s - m) by EXP2 (ex2.approx for 16-bit data, exp2f for f32, as each reference does).
-// Scores already times c (cuDNN, the memory-efficient kernel): sl2 = 1. FlashAttention-2 keeps the
-// raw scores and their max: p = 2^(s * c - m * c) in one FMA, the rescale 2^((m_old - m_new) * c).
-template <int BN, int DV, float (*EXP2)(float), bool RAW = false>
+template <int BN, int DV, float (*EXP2)(float)>
 __device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&acc)[DV / 8][4], float (&row_max)[2],
-                                               float (&row_sum)[2], bool first, float sl2 = 1.f) {
+                                               float (&row_sum)[2], bool first) {
   constexpr float kInf = __builtin_huge_valf();
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -164,7 +162,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&ac
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     const float ms = mx == -kInf ? 0.f : mx;  // a row with nothing visible yet: p = 0, not NaN
     if (!first) {  // an unchanged max scales by 2^0 = 1 exactly
-      const float f = RAW ? EXP2((row_max[h] - ms) * sl2) : EXP2(row_max[h] - ms);
+      const float f = EXP2(row_max[h] - ms);
       row_sum[h] *= f;
 #pragma unroll
       for (int n = 0; n < DV / 8; ++n) {
@@ -173,12 +171,11 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&ac
       }
     }
     row_max[h] = mx;
-    const float msc = RAW ? ms * sl2 : ms;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
       for (int e = 2 * h; e < 2 * h + 2; ++e) {
-        s[j][e] = RAW ? EXP2(__fmaf_rn(s[j][e], sl2, -msc)) : EXP2(s[j][e] - ms);
+        s[j][e] = EXP2(s[j][e] - ms);
         row_sum[h] += s[j][e];
       }
   }
@@ -237,9 +234,7 @@ constexpr int smem_bytes() {
   return (BM * D + BN * D + BN * DV) * 2;
 }
 
-// FA2: FlashAttention-2's order instead of cuDNN's (key blocks last to first, raw scores; see
-// online_softmax), the `order flash2` of an attention stage.
-template <class T, int BM, int BN, int D, int DV, bool CAUSAL, bool FA2>
+template <class T, int BM, int BN, int D, int DV, bool CAUSAL>
 __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   static_assert(D % 64 == 0 && DV % 64 == 0 && BM % 16 == 0 && BN % 16 == 0, "tile shape");
   constexpr int NT = BM / 16 * 32;
@@ -257,9 +252,10 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   T* o = static_cast<T*>(p.o) + b * p.lq * DV;
   const i64 kv_end = CAUSAL ? (m0 + BM < p.lk ? m0 + BM : p.lk) : p.lk;
   const int n_blocks = static_cast<int>((kv_end + BN - 1) / BN);
+  int nb = 0;
 
   load_tile<T, BM, D, NT>(sq, q, m0, p.lq, tid);
-  load_tile<T, BN, D, NT>(sk, k, static_cast<i64>(FA2 ? n_blocks - 1 : 0) * BN, p.lk, tid);
+  load_tile<T, BN, D, NT>(sk, k, static_cast<i64>(nb) * BN, p.lk, tid);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
@@ -271,9 +267,8 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   const i64 row0 = m0 + warp * 16 + lane / 4;  // this lane's rows: row0 and row0 + 8
   const float sl2 = p.scale_log2;
 
-  for (int it = 0; it < n_blocks; ++it) {
-    const bool first = it == 0;
-    const int nb = FA2 ? n_blocks - 1 - it : it, next = FA2 ? nb - 1 : nb + 1;
+  for (; nb < n_blocks; ++nb) {
+    const bool first = nb == 0;
     load_tile<T, BN, DV, NT>(sv, v, static_cast<i64>(nb) * BN, p.lk, tid);
     cp_async_commit();
     cp_async_wait<1>();  // this block's keys
@@ -294,13 +289,13 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
       }
     }
     __syncthreads();  // every warp is done with these keys: the next block's may land
-    if (it + 1 < n_blocks) load_tile<T, BN, D, NT>(sk, k, static_cast<i64>(next) * BN, p.lk, tid);
+    if (nb + 1 < n_blocks) load_tile<T, BN, D, NT>(sk, k, static_cast<i64>(nb + 1) * BN, p.lk, tid);
     cp_async_commit();  // possibly empty: the wait counts stay the same every step
 
     const i64 n0 = static_cast<i64>(nb) * BN;
-    scale_and_mask<BN, CAUSAL>(s, FA2 ? 1.f : sl2, n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16), n0,
-                               p.lk, row0, lane);
-    online_softmax<BN, DV, exp2_approx, FA2>(s, acc, row_max, row_sum, first, sl2);
+    scale_and_mask<BN, CAUSAL>(s, sl2, n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > m0 + warp * 16), n0, p.lk, row0,
+                               lane);
+    online_softmax<BN, DV, exp2_approx>(s, acc, row_max, row_sum, first);
     uint32_t pf[BN / 16][4];
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {
@@ -483,10 +478,10 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
 }
 
 // 16-bit data: BM query rows and BN keys a block (16 rows a warp).
-template <class T, int BM, int BN, int D, int DV, bool CAUSAL, bool FA2 = false>
+template <class T, int BM, int BN, int D, int DV, bool CAUSAL>
 int launch_attention(const Params& p, cudaStream_t stream) {
-  return launch<attention_fwd_kernel<T, BM, BN, D, DV, CAUSAL, FA2>>(p, BM, BM / 16 * 32, smem_bytes<BM, BN, D, DV>(),
-                                                                    stream);
+  return launch<attention_fwd_kernel<T, BM, BN, D, DV, CAUSAL>>(p, BM, BM / 16 * 32, smem_bytes<BM, BN, D, DV>(),
+                                                               stream);
 }
 
 // fp32 data (the scale in Params as fp32 scale * fp32 log2(e), the reference's constant).

@@ -11,7 +11,7 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
   p.lk = 4096LL;
   p.batch = 256LL;
   p.scale_log2 = 0x1.0527dcp-3f;  // scale 0.08838834764831843 * log2(e)
-  const int rc = ucut_attn::launch_attention<__nv_bfloat16, 64, 128, 128, 128, true, false>(p, args.stream);
+  const int rc = ucut_attn::launch_attention<__nv_bfloat16, 64, 128, 128, 128, true>(p, args.stream);
   if (rc == 2) {
     ucut_rt::set_error("stage s0: attention tensors must be 16-byte aligned");
     return 2;

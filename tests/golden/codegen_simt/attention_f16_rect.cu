@@ -11,7 +11,7 @@ int ucut_s1_launch(const ucut_rt::StageArgs& args) {
   p.lk = 160LL;
   p.batch = 3LL;
   p.scale_log2 = 0x1.2776c6p-4f;  // scale 0.05 * log2(e)
-  const int rc = ucut_attn::launch_attention<__half, 128, 128, 128, 64, false, false>(p, args.stream);
+  const int rc = ucut_attn::launch_attention<__half, 128, 128, 128, 64, false>(p, args.stream);
   if (rc == 2) {
     ucut_rt::set_error("stage s1: attention tensors must be 16-byte aligned");
     return 2;
