@@ -208,6 +208,35 @@ __device__ __forceinline__ void store_rows(const float (&acc)[DV / 8][4], const 
   }
 }
 
+// A block's query rows [m0, m0 + BM) of matrix blockIdx.y (the longest causal rows first), its
+// matrices and the key blocks it walks (causal: up to its last row).
+template <class T, int BM, int BN, int D, int DV, bool CAUSAL>
+struct BlockRows {
+  i64 m0;
+  const T *q, *k, *v;
+  T* o;
+  int n_blocks;
+  __device__ __forceinline__ explicit BlockRows(const Params& p) {
+    const i64 b = blockIdx.y;
+    m0 = static_cast<i64>(gridDim.x - 1 - blockIdx.x) * BM;
+    q = static_cast<const T*>(p.q) + b * p.lq * D;
+    k = static_cast<const T*>(p.k) + b * p.lk * D;
+    v = static_cast<const T*>(p.v) + b * p.lk * DV;
+    o = static_cast<T*>(p.o) + b * p.lq * DV;
+    const i64 kv_end = CAUSAL ? (m0 + BM < p.lk ? m0 + BM : p.lk) : p.lk;
+    n_blocks = static_cast<int>((kv_end + BN - 1) / BN);
+  }
+};
+
+// The output accumulators and each row's running max and sum, empty.
+template <int DV>
+__device__ __forceinline__ void clear_state(float (&acc)[DV / 8][4], float (&row_max)[2], float (&row_sum)[2]) {
+#pragma unroll
+  for (int n = 0; n < DV / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  row_max[0] = row_max[1] = -__builtin_huge_valf();
+  row_sum[0] = row_sum[1] = 0.f;
+}
+
 // Launches `kernel` with `bytes` of dynamic shared memory on `stream`, raising the limit once:
 // 0 ok, 2 misaligned tensors, 4 the limit could not be raised (cudaGetLastError: the caller's).
 template <auto Kernel>
@@ -238,32 +267,26 @@ template <class T, int BM, int BN, int D, int DV, bool CAUSAL>
 __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   static_assert(D % 64 == 0 && DV % 64 == 0 && BM % 16 == 0 && BN % 16 == 0, "tile shape");
   constexpr int NT = BM / 16 * 32;
-  constexpr float kInf = __builtin_huge_valf();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* sq = reinterpret_cast<T*>(smem_raw);
   T* sk = sq + BM * D;
   T* sv = sk + BN * D;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const i64 b = blockIdx.y;
-  const i64 m0 = static_cast<i64>(gridDim.x - 1 - blockIdx.x) * BM;  // the longest (causal) rows first
-  const T* q = static_cast<const T*>(p.q) + b * p.lq * D;
-  const T* k = static_cast<const T*>(p.k) + b * p.lk * D;
-  const T* v = static_cast<const T*>(p.v) + b * p.lk * DV;
-  T* o = static_cast<T*>(p.o) + b * p.lq * DV;
-  const i64 kv_end = CAUSAL ? (m0 + BM < p.lk ? m0 + BM : p.lk) : p.lk;
-  const int n_blocks = static_cast<int>((kv_end + BN - 1) / BN);
+  const BlockRows<T, BM, BN, D, DV, CAUSAL> blk(p);
+  const i64 m0 = blk.m0;
+  const T *q = blk.q, *k = blk.k, *v = blk.v;
+  T* o = blk.o;
+  const int n_blocks = blk.n_blocks;
   int nb = 0;
 
   load_tile<T, BM, D, NT>(sq, q, m0, p.lq, tid);
-  load_tile<T, BN, D, NT>(sk, k, static_cast<i64>(nb) * BN, p.lk, tid);
+  load_tile<T, BN, D, NT>(sk, k, 0, p.lk, tid);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
 
-  float acc[DV / 8][4];
-#pragma unroll
-  for (int n = 0; n < DV / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-  float row_max[2] = {-kInf, -kInf}, row_sum[2] = {0.f, 0.f};
+  float acc[DV / 8][4], row_max[2], row_sum[2];
+  clear_state<DV>(acc, row_max, row_sum);
   const i64 row0 = m0 + warp * 16 + lane / 4;  // this lane's rows: row0 and row0 + 8
   const float sl2 = p.scale_log2;
 
@@ -390,20 +413,16 @@ template <int BM, int BN, int D, int DV, bool CAUSAL>
 __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
   static_assert(D % 8 == 0 && DV % 16 == 0 && BM % 16 == 0 && BN % 8 == 0, "tile shape");
   constexpr int NT = BM / 16 * 32, SD = f32_stride<D>(), SV = f32_stride<DV>();
-  constexpr float kInf = __builtin_huge_valf();
   extern __shared__ __align__(128) unsigned char smem_raw[];
   float* sq = reinterpret_cast<float*>(smem_raw);
   float* sk = sq + BM * SD;
   float* sv = sk + BN * SD;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const i64 b = blockIdx.y;
-  const i64 m0 = static_cast<i64>(gridDim.x - 1 - blockIdx.x) * BM;
-  const float* q = static_cast<const float*>(p.q) + b * p.lq * D;
-  const float* k = static_cast<const float*>(p.k) + b * p.lk * D;
-  const float* v = static_cast<const float*>(p.v) + b * p.lk * DV;
-  float* o = static_cast<float*>(p.o) + b * p.lq * DV;
-  const i64 kv_end = CAUSAL ? (m0 + BM < p.lk ? m0 + BM : p.lk) : p.lk;
-  const int n_blocks = static_cast<int>((kv_end + BN - 1) / BN);
+  const BlockRows<float, BM, BN, D, DV, CAUSAL> blk(p);
+  const i64 m0 = blk.m0;
+  const float *q = blk.q, *k = blk.k, *v = blk.v;
+  float* o = blk.o;
+  const int n_blocks = blk.n_blocks;
 
   load_tile_f32<BM, D, NT>(sq, q, m0, p.lq, tid);
   load_tile_f32<BN, D, NT>(sk, k, 0, p.lk, tid);
@@ -411,10 +430,8 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_f32_kernel(Params p) {
   cp_async_wait<0>();
   __syncthreads();
 
-  float acc[DV / 8][4];
-#pragma unroll
-  for (int n = 0; n < DV / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
-  float row_max[2] = {-kInf, -kInf}, row_sum[2] = {0.f, 0.f};
+  float acc[DV / 8][4], row_max[2], row_sum[2];
+  clear_state<DV>(acc, row_max, row_sum);
   const i64 row0 = m0 + warp * 16 + g;
   const float* qw = sq + (warp * 16 + g) * SD + t;
 
