@@ -115,16 +115,22 @@ template <int C> __device__ __forceinline__ int swz(int r, int chunk) {
   return r * C + ((chunk ^ (r & 7)) << 3);
 }
 
-// Rows [r0, r0 + R) of a [rows, C] matrix into a swizzled tile; rows past the end read as zeros.
-template <class T, int R, int C, int NT>
-__device__ __forceinline__ void load_tile(T* s, const T* g, i64 r0, i64 rows, int tid) {
-  constexpr int CH = C / 8;
+// Rows [r0, r0 + R) of a [rows, C] matrix of T into shared memory, 16 bytes at a time, chunk c of
+// row r at element PLACE(r, c); rows past the end read as zeros.
+template <class T, int R, int C, int NT, int (*PLACE)(int, int)>
+__device__ __forceinline__ void load_rows(T* s, const T* g, i64 r0, i64 rows, int tid) {
+  constexpr int E = 16 / static_cast<int>(sizeof(T)), CH = C / E;
 #pragma unroll
   for (int i = tid; i < R * CH; i += NT) {
     const int r = i / CH, c = i % CH;
     const bool valid = r0 + r < rows;
-    cp_async16(s + swz<C>(r, c), valid ? g + (r0 + r) * C + c * 8 : g, valid);
+    cp_async16(s + PLACE(r, c), valid ? g + (r0 + r) * C + c * E : g, valid);
   }
+}
+// 16-bit tiles: swizzled (swz).
+template <class T, int R, int C, int NT>
+__device__ __forceinline__ void load_tile(T* s, const T* g, i64 r0, i64 rows, int tid) {
+  load_rows<T, R, C, NT, swz<C>>(s, g, r0, rows, tid);
 }
 
 // ---- the online softmax, shared by both kernels ------------------------------------------
@@ -393,15 +399,11 @@ __device__ __forceinline__ void mma_3xtf32(float (&c)[4], const SplitA& a, float
 // and of V's 4 row pairs x 8 columns, fall in 32 different banks).
 template <int C> __host__ __device__ constexpr int f32_stride() { return C + 4; }
 
+template <int C> __device__ __forceinline__ int f32_place(int r, int chunk) { return r * f32_stride<C>() + chunk * 4; }
+
 template <int R, int C, int NT>
 __device__ __forceinline__ void load_tile_f32(float* s, const float* g, i64 r0, i64 rows, int tid) {
-  constexpr int CH = C / 4;
-#pragma unroll
-  for (int i = tid; i < R * CH; i += NT) {
-    const int r = i / CH, c = i % CH;
-    const bool valid = r0 + r < rows;
-    cp_async16(s + r * f32_stride<C>() + c * 4, valid ? g + (r0 + r) * C + c * 4 : g, valid);
-  }
+  load_rows<float, R, C, NT, f32_place<C>>(s, g, r0, rows, tid);
 }
 
 template <int BM, int BN, int D, int DV>
