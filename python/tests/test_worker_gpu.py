@@ -175,7 +175,8 @@ def test_kernelbench_export_matches_the_reference(tmp_path):
         assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
 
 
-@pytest.mark.parametrize("name", ["attention_causal_small", "attention_f16_rect", "attention_f32_causal"])
+@pytest.mark.parametrize("name", ["attention_causal_small", "attention_f16_rect", "attention_f32_causal",
+                                  "attention_gqa"])
 def test_fused_attention_stage_matches_pytorch(tmp_path, name):
     """The lowering turns F.scaled_dot_product_attention into one attention stage, and its kernel
     passes every trial against PyTorch's own fused kernel, the rescaled one included."""

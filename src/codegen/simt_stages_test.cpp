@@ -542,21 +542,24 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   }
   {
     // fused attention: causal bf16 over a batch of heads (128-thread blocks); f16 with Lq != Lk,
-    // Dv != D, a given scale and 256-thread blocks; f32 (3xTF32)
+    // Dv != D, a given scale and 256-thread blocks; f32 (3xTF32); grouped-query (8 heads a k/v head)
     auto res = dsl::dsl_compile(
         {"attention.ucut",
          "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\nin v : bf16[8, 32, 4096, 128]\n"
          "in q2 : f16[3, 96, 128]\nin k2 : f16[3, 160, 128]\nin v2 : f16[3, 160, 64]\n"
-         "in q3 : f32[16, 32, 1024, 128]\n"
+         "in q3 : f32[16, 32, 1024, 128]\nin kg : bf16[8, 4, 4096, 128]\n"
          "out o : bf16[8, 32, 4096, 128]\nout o2 : f16[3, 96, 64]\nout o3 : f32[16, 32, 1024, 128]\n"
+         "out og : bf16[8, 32, 4096, 128]\n"
          "stage o = attention(q, k, v, causal=true)\n"
          "stage o2 = attention(q2, k2, v2, scale=0.05) { threads 256 }\n"
-         "stage o3 = attention(q3, q3, q3)\n"});
+         "stage o3 = attention(q3, q3, q3)\n"
+         "stage og = attention(q, kg, kg, causal=true)\n"});
     if (!res.program) ADD_FAILURE() << "attention program refused";
     if (res.program) {
       v.emplace_back("attention_bf16_causal", codegen_emit_attention(*res.program, 0));
       v.emplace_back("attention_f16_rect", codegen_emit_attention(*res.program, 1));
       v.emplace_back("attention_f32", codegen_emit_attention(*res.program, 2));
+      v.emplace_back("attention_gqa", codegen_emit_attention(*res.program, 3));
     }
   }
   return v;

@@ -49,7 +49,7 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   code.workspace_expr = "0";
   code.needs_cutlass = false;
   code.config_name = fmt::format("attention_{}_d{}_dv{}_m{}_n{}{}", simt_dtype_name(q->dtype), at->d, at->dv, rows,
-                                 keys, at->causal ? "_causal" : "");
+                                 keys, at->causal ? "_causal" : "");  // (the grouping is launch data)
   std::string d = simt_banner(program, stage_index, "attention");
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
   d += "  ucut_attn::Params p{};\n";
@@ -58,6 +58,8 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
   d += fmt::format("  p.v = args.tensors[{}];  // {}\n", simt_tensor_index(program, v->name), v->name);
   d += fmt::format("  p.o = args.tensors[{}];  // {}\n", simt_tensor_index(program, o->name), o->name);
   d += fmt::format("  p.lq = {}LL;\n  p.lk = {}LL;\n  p.batch = {}LL;\n", at->lq, at->lk, at->batch);
+  if (at->kv_group > 1)  // grouped-query: query heads per key/value head
+    d += fmt::format("  p.heads = {}LL;\n  p.kv_group = {}LL;\n", at->heads, at->kv_group);
   d += fmt::format("  p.scale_log2 = {:a}f;  // scale {} * log2(e)\n", scale_log2, at->scale);
   if (f32)
     d += fmt::format("  const int rc = ucut_attn::launch_attention_f32<{}, {}, {}, {}, {}>(p, args.stream);\n", rows,

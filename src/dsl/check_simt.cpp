@@ -681,14 +681,24 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
   const size_t rank = q.shape.size();
   auto lead = [](const Tensor& x) { return std::vector<int64_t>(x.shape.begin(), x.shape.end() - 2); };
   bool shapes = rank >= 2 && k.shape.size() == rank && v.shape.size() == rank && out->shape.size() == rank;
-  shapes = shapes && lead(k) == lead(q) && lead(v) == lead(q) && lead(*out) == lead(q);
+  // grouped-query attention: k and v with fewer heads (the dim before Lk), a divisor of q's
+  auto kv_lead_fits = [&](const Tensor& x) {
+    if (lead(x) == lead(q)) return true;
+    if (rank < 3 || lead(x).size() != lead(q).size()) return false;
+    std::vector<int64_t> a = lead(x), b = lead(q);
+    const int64_t hkv = a.back(), hq = b.back();
+    a.pop_back();
+    b.pop_back();
+    return a == b && hkv > 0 && hq % hkv == 0;
+  };
+  shapes = shapes && kv_lead_fits(k) && lead(v) == lead(k) && lead(*out) == lead(q);
   shapes = shapes && k.shape[rank - 1] == q.shape[rank - 1] && v.shape[rank - 2] == k.shape[rank - 2];
   shapes = shapes && out->shape[rank - 2] == q.shape[rank - 2] && out->shape[rank - 1] == v.shape[rank - 1];
   if (!shapes) {
-    error(at, "attention needs q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv] and the output [..., Lq, Dv] with "
-              "the same leading dims, but they are " + tensor_str(q) + ", " + tensor_str(k) + ", " +
+    error(at, "attention needs q [..., H, Lq, D], k [..., Hkv, Lk, D], v [..., Hkv, Lk, Dv] and the output "
+              "[..., H, Lq, Dv] with the same leading dims (Hkv = H, or a divisor of it), but they are " + tensor_str(q) + ", " + tensor_str(k) + ", " +
               tensor_str(v) + " and " + tensor_str(*out),
-          "repeat shared key/value heads in PyTorch, or declare the output as the query's leading dims, Lq and Dv");
+          "give k and v q's leading dims (or a divisor of its heads) and the output q's leading dims, Lq and Dv");
     return false;
   }
   r.q = q.name;
@@ -700,6 +710,10 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
   r.dv = v.shape[rank - 1];
   r.batch = 1;
   for (size_t i = 0; i + 2 < rank; ++i) r.batch *= q.shape[i];
+  if (rank >= 3) {
+    r.heads = q.shape[rank - 3];
+    r.kv_group = k.shape[rank - 3] > 0 ? q.shape[rank - 3] / k.shape[rank - 3] : 1;
+  }
   if (r.lq == 0 || r.lk == 0 || r.batch == 0) {
     error(at, "attention over empty tensors (" + tensor_str(q) + ", " + tensor_str(k) + ")", "give every dim an extent");
     return false;

@@ -522,19 +522,20 @@ Status run_attention(const Stage& st, const AttentionStage& a, InterpTensors& ts
   std::vector<double> w(static_cast<size_t>(a.lk));
   for (int64_t b = 0; b < a.batch; ++b)
     for (int64_t i = 0; i < a.lq; ++i) {
+      const int64_t kb = (b / a.heads) * (a.heads / a.kv_group) + (b % a.heads) / a.kv_group;  // its k/v matrix
       const int64_t keys = a.causal ? std::min(a.lk, i + 1) : a.lk;
       double mx = -std::numeric_limits<double>::infinity(), sum = 0;
       for (int64_t j = 0; j < keys; ++j) {
         double dot = 0;
         for (int64_t d = 0; d < a.d; ++d)
-          dot += (**q).at((b * a.lq + i) * a.d + d) * (**k).at((b * a.lk + j) * a.d + d);
+          dot += (**q).at((b * a.lq + i) * a.d + d) * (**k).at((kb * a.lk + j) * a.d + d);
         w[static_cast<size_t>(j)] = dot * a.scale;
         mx = std::max(mx, w[static_cast<size_t>(j)]);
       }
       for (int64_t j = 0; j < keys; ++j) sum += w[static_cast<size_t>(j)] = std::exp(w[static_cast<size_t>(j)] - mx);
       for (int64_t e = 0; e < a.dv; ++e) {
         double o = 0;
-        for (int64_t j = 0; j < keys; ++j) o += w[static_cast<size_t>(j)] * (**v).at((b * a.lk + j) * a.dv + e);
+        for (int64_t j = 0; j < keys; ++j) o += w[static_cast<size_t>(j)] * (**v).at((kb * a.lk + j) * a.dv + e);
         out[static_cast<size_t>((b * a.lq + i) * a.dv + e)] = keys > 0 ? o / sum : 0;
       }
     }

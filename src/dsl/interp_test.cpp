@@ -496,5 +496,36 @@ TEST(Interp, AttentionByHandCausalAndNot) {
   }
 }
 
+// Grouped-query attention: query heads 0 and 1 of each batch read the one key/value head of that
+// batch (kv_group 2), so each equals attention over those keys by itself.
+TEST(Interp, GroupedQueryHeadsShareTheirKeyValueHead) {
+  AttentionStage a;
+  a.q = "q";
+  a.k = "k";
+  a.v = "v";
+  a.scale = 1;
+  a.batch = 4;  // 2 batches x 2 query heads
+  a.heads = 2;
+  a.kv_group = 2;
+  a.lq = 1;
+  a.lk = 2;
+  a.d = 1;
+  a.dv = 1;
+  Program p = one_stage({T("q", DType::bf16, {2, 2, 1, 1}), T("k", DType::bf16, {2, 1, 2, 1}),
+                         T("v", DType::bf16, {2, 1, 2, 1}), T("y", DType::bf16, {2, 2, 1, 1})},
+                        a);
+  InterpTensors ts;
+  ts["q"] = {0, std::log(3.0), 0, std::log(3.0)};  // per batch: q = 0 and q = ln 3
+  ts["k"] = {0, 1, 0, 1};                          // keys 0 and 1 in both batches
+  ts["v"] = {10, 20, 100, 200};                    // batch 0's values, batch 1's
+  ASSERT_TRUE(interp_stage(p, 0, ts, {}).ok());
+  const auto& y = ts.at("y");
+  // q = 0: equal weights; q = ln 3: weights 1 : 3 (scores 0 and ln 3)
+  EXPECT_NEAR(y[0], 15, 1e-12);
+  EXPECT_NEAR(y[1], (10 + 3 * 20) / 4.0, 1e-12);
+  EXPECT_NEAR(y[2], 150, 1e-12);
+  EXPECT_NEAR(y[3], (100 + 3 * 200) / 4.0, 1e-12);
+}
+
 }  // namespace
 }  // namespace ucut::dsl

@@ -258,7 +258,9 @@ struct ScanStage {
 // Fused attention: o = softmax(scale * q k^T [+ causal mask]) v for each matrix of a batch, the
 // scores kept in registers (online softmax, in the order runtime/attention.cuh documents).
 // q [..., lq, d], k [..., lk, d], v [..., lk, dv], o [..., lq, dv], one f16, bf16 or f32 dtype, the
-// leading dims equal; causal: key j is visible to query i when j <= i (PyTorch's is_causal).
+// leading dims equal, except that k and v may have fewer heads (the dim before Lk) than q, a
+// divisor of them: grouped-query attention, query head h reading key/value head h / (Hq / Hkv)
+// (PyTorch's enable_gqa); causal: key j is visible to query i when j <= i (PyTorch's is_causal).
 // f16/bf16 data: 16-bit tensor-core products; f32 data: 3xTF32 (fp32-faithful).
 // Knobs: threads (128 or 256: 16 query rows a warp); no blocks.
 struct AttentionStage {
@@ -267,6 +269,8 @@ struct AttentionStage {
   double scale = 0;            // filled in: 1 / sqrt(d) unless given
   SimtKnobs knobs;
   int64_t batch = 1, lq = 0, lk = 0, d = 0, dv = 0;  // resolved by the checker
+  int64_t heads = 1, kv_group = 1;  // resolved: q's heads (the dim before Lq; 1 below rank 3) and
+                                    // query heads per key/value head (1 unless grouped)
 };
 
 // Full loads broadcast numpy-style (right-aligned, size-1 dims) to the output's shape; v[row]

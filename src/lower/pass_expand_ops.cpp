@@ -177,7 +177,9 @@ void fuse_scan_mask(LowerState& s, int c) {
 
 // Whether scaled_dot_product_attention runs as one fused attention stage: one float dtype, head
 // dims the kernel takes, no mask tensor, and q, k, v stored as they are read (no transposed or
-// reshaped view; the unfused form's GEMMs take those).
+// reshaped view; the unfused form's GEMMs take those); grouped-query attention (enable_gqa: k and
+// v with a divisor of q's heads) on 16-bit data only (PyTorch runs f32 GQA unfused, in its math
+// backend, whose order the stage does not follow).
 bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::string& why) {
   if (op.inputs.size() > 3) {
     why = "an attention mask tensor (the fused stage masks causally only)";
@@ -204,11 +206,17 @@ bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::strin
   const size_t r = q.shape.size();
   const problem::Tensor& key = s.need(op.inputs[1].tensor);
   const problem::Tensor& v = s.need(op.inputs[2].tensor);
+  const bool gqa = attr_bool(op, "enable_gqa", false);
+  if (gqa && q.dtype == problem::DType::f32) {
+    why = "grouped-query attention on f32 data (PyTorch runs it unfused)";
+    return false;
+  }
   int64_t batch = 1;
   for (size_t k = 0; k + 2 < r; ++k) {
     batch *= q.shape[k];
-    if (key.shape[k] != q.shape[k] || v.shape[k] != q.shape[k]) {
-      why = "broadcast batch dims";
+    const bool grouped = gqa && k + 3 == r && key.shape[k] > 0 && q.shape[k] % key.shape[k] == 0;
+    if ((key.shape[k] != q.shape[k] && !grouped) || v.shape[k] != key.shape[k]) {
+      why = gqa ? "key/value heads that do not divide the query heads" : "broadcast batch dims";
       return false;
     }
   }
@@ -226,9 +234,6 @@ Status expand_sdpa(LowerState& s, int i) {
   const bool causal = attr_bool(op, "is_causal", false);
   if (attr_number(op, "dropout_p", 0) != 0)
     return s.unsupported(i, "attention dropout is random; only dropout_p = 0 lowers");
-  if (attr_bool(op, "enable_gqa", false))
-    return s.unsupported(i, "grouped-query attention (enable_gqa) broadcasts key/value heads, which a batched gemm "
-                            "stage does not", "repeat the key/value heads in PyTorch");
   if (op.inputs.size() < 3 || op.outputs.size() != 1)
     return s.unsupported(i, "scaled_dot_product_attention needs query, key and value tensors");
   for (size_t k = 0; k < op.inputs.size(); ++k)
@@ -266,10 +271,15 @@ Status expand_sdpa(LowerState& s, int i) {
     a.attrs["is_causal"] = causal;
     s.replace_op(i, {std::move(a)});
     s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is one fused attention stage (" +
-                      (causal ? "causal, " : "") + "scale " + std::to_string(scale) +
+                      (causal ? "causal, " : "") + (attr_bool(op, "enable_gqa", false) ? "grouped-query, " : "") +
+                      "scale " + std::to_string(scale) +
                       "; the scores stay in registers, in the order of PyTorch's fused kernel)");
     return ok_status();
   }
+  if (attr_bool(op, "enable_gqa", false))
+    return s.unsupported(i, "grouped-query attention (enable_gqa) broadcasts key/value heads, which a batched gemm "
+                            "stage does not, and the fused attention stage does not fit: " + unfused_why,
+                         "repeat the key/value heads in PyTorch");
   // k^T: a transposed view of key (or of what key views)
   std::vector<int64_t> kt_shape = key.shape;
   std::swap(kt_shape[r - 1], kt_shape[r - 2]);

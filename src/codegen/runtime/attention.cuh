@@ -33,7 +33,9 @@ struct Params {
   const void* v;
   void* o;
   i64 lq = 0, lk = 0;     // query rows and keys of one matrix
-  i64 batch = 0;          // matrices
+  i64 batch = 0;          // matrices of q
+  i64 heads = 1;          // q's heads (the dim before lq), and query heads per k/v head: matrix b
+  i64 kv_group = 1;       // reads k/v matrix (b / heads) * (heads / kv_group) + b % heads / kv_group
   float scale_log2 = 0;   // scale * log2(e)
 };
 
@@ -223,11 +225,11 @@ struct BlockRows {
   T* o;
   int n_blocks;
   __device__ __forceinline__ explicit BlockRows(const Params& p) {
-    const i64 b = blockIdx.y;
+    const i64 b = blockIdx.y, kb = (b / p.heads) * (p.heads / p.kv_group) + (b % p.heads) / p.kv_group;
     m0 = static_cast<i64>(gridDim.x - 1 - blockIdx.x) * BM;
     q = static_cast<const T*>(p.q) + b * p.lq * D;
-    k = static_cast<const T*>(p.k) + b * p.lk * D;
-    v = static_cast<const T*>(p.v) + b * p.lk * DV;
+    k = static_cast<const T*>(p.k) + kb * p.lk * D;
+    v = static_cast<const T*>(p.v) + kb * p.lk * DV;
     o = static_cast<T*>(p.o) + b * p.lq * DV;
     const i64 kv_end = CAUSAL ? (m0 + BM < p.lk ? m0 + BM : p.lk) : p.lk;
     n_blocks = static_cast<int>((kv_end + BN - 1) / BN);

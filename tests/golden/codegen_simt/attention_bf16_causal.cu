@@ -6,7 +6,7 @@ int ucut_s0_launch(const ucut_rt::StageArgs& args) {
   p.q = args.tensors[0];  // q
   p.k = args.tensors[1];  // k
   p.v = args.tensors[2];  // v
-  p.o = args.tensors[7];  // o
+  p.o = args.tensors[8];  // o
   p.lq = 4096LL;
   p.lk = 4096LL;
   p.batch = 256LL;

@@ -6,7 +6,7 @@ int ucut_s1_launch(const ucut_rt::StageArgs& args) {
   p.q = args.tensors[3];  // q2
   p.k = args.tensors[4];  // k2
   p.v = args.tensors[5];  // v2
-  p.o = args.tensors[8];  // o2
+  p.o = args.tensors[9];  // o2
   p.lq = 96LL;
   p.lk = 160LL;
   p.batch = 3LL;

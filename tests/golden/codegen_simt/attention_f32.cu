@@ -6,7 +6,7 @@ int ucut_s2_launch(const ucut_rt::StageArgs& args) {
   p.q = args.tensors[6];  // q3
   p.k = args.tensors[6];  // q3
   p.v = args.tensors[6];  // q3
-  p.o = args.tensors[9];  // o3
+  p.o = args.tensors[10];  // o3
   p.lq = 1024LL;
   p.lk = 1024LL;
   p.batch = 512LL;
