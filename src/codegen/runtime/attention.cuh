@@ -146,13 +146,20 @@ template <int BN, bool CAUSAL>
 __device__ __forceinline__ void scale_and_mask(float (&s)[BN / 8][4], float c, bool edge, i64 n0, i64 lk, i64 row0,
                                                int lane) {
   constexpr float kInf = __builtin_huge_valf();
+  if (edge) {  // the position arithmetic only where a key may be masked (it costs as much as the rest)
 #pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
+    for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const i64 col = n0 + j * 8 + 2 * (lane % 4) + (e & 1), row = row0 + 8 * (e >> 1);
-      s[j][e] = edge && (col >= lk || (CAUSAL && col > row)) ? -kInf : s[j][e] * c;  // -inf * c: -inf
-    }
+      for (int e = 0; e < 4; ++e) {
+        const i64 col = n0 + j * 8 + 2 * (lane % 4) + (e & 1), row = row0 + 8 * (e >> 1);
+        s[j][e] = col >= lk || (CAUSAL && col > row) ? -kInf : s[j][e] * c;
+      }
+  } else {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[j][e] *= c;
+  }
 }
 
 // The running max and sum of each row, the output rescaled by 2^(m_old - m_new), and s turned
