@@ -45,8 +45,10 @@ def problem(name):
 
 
 def ucut_eval(prob, libs, *extra, timeout=900):
+    """`ucutlass eval` of the libraries (test kernel names, or paths ending in .so): its records."""
     store = os.path.join(KERNELS, "store.db")
-    cmd = [BIN, "eval", problem(prob)] + [a for l in libs for a in ("--so", so(l))] + \
+    paths = [l if l.endswith(".so") else so(l) for l in libs]
+    cmd = [BIN, "eval", problem(prob)] + [a for l in paths for a in ("--so", l)] + \
           ["--json", "--gpus", os.environ.get("UCUT_GPU_LIST", "0"), "--store", store] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert p.stdout.strip().startswith("["), f"rc={p.returncode}\nstdout:{p.stdout}\nstderr:{p.stderr}"
@@ -59,6 +61,26 @@ def ucut_eval(prob, libs, *extra, timeout=900):
 
 
 FAST = ["--no-compile-baseline"]
+
+
+def ucutlass(*args):
+    """A ucutlass command that must succeed: its standard output."""
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
+    return p.stdout
+
+
+def lowered_library(tmp_path, name, edit=lambda text: text):
+    """The problem extracted, lowered (the program text through `edit`) and compiled: the .so's
+    path and the lowered text."""
+    ir = tmp_path / "problem.json"
+    ucutlass("extract", problem(name), "-o", str(ir))
+    text = ucutlass("lower", str(ir))
+    prog = tmp_path / "prog.ucut"
+    prog.write_text(edit(text))
+    ucutlass("compile", str(prog), "-o", str(tmp_path / "lib"))
+    [lib] = [os.path.join(tmp_path / "lib", f) for f in os.listdir(tmp_path / "lib") if f.endswith(".so")]
+    return lib, text
 
 
 def test_correct_kernel_passes_with_baselines_and_provenance():
@@ -180,23 +202,9 @@ def test_kernelbench_export_matches_the_reference(tmp_path):
 def test_fused_attention_stage_matches_pytorch(tmp_path, name):
     """The lowering turns F.scaled_dot_product_attention into one attention stage, and its kernel
     passes every trial against PyTorch's own fused kernel, the rescaled one included."""
-    def run(*args):
-        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-        return p.stdout
-    ir = tmp_path / "problem.json"
-    run("extract", problem(name), "-o", str(ir))
-    prog = tmp_path / "prog.ucut"
-    prog.write_text(run("lower", str(ir)))
-    assert "= attention(q, k, v" in prog.read_text()
-    run("compile", str(prog), "-o", str(tmp_path / "lib"))
-    [lib] = [os.path.join(tmp_path / "lib", f) for f in os.listdir(tmp_path / "lib") if f.endswith(".so")]
-    store = os.path.join(KERNELS, "store.db")
-    p = subprocess.run([BIN, "eval", problem(name), "--so", lib, "--json", "--store", store,
-                        "--gpus", os.environ.get("UCUT_GPU_LIST", "0")] + FAST,
-                       capture_output=True, text=True, timeout=900)
-    assert p.stdout.strip().startswith("["), f"rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-    [r] = json.loads(p.stdout)
+    lib, text = lowered_library(tmp_path, name)
+    assert "= attention(q, k, v" in text
+    [r] = ucut_eval(name, [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept" and r["deterministic"] and r["recheck_passed"]
 
@@ -205,22 +213,10 @@ def test_single_pass_causal_softmax_skips_fully_masked_lanes(tmp_path):
     """The online softmax state of a lane that sees only -inf (row 0 of a causal mask) stays
     empty: merging it computes no -inf - -inf (NaN). The unfused causal attention of head dim 32,
     its softmax forced to the single pass, in fp32 SIMT GEMMs so the error is the softmax's."""
-    def run(*args):
-        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=600)
-        assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-        return p.stdout
-    ir = tmp_path / "problem.json"
-    run("extract", problem("attention_causal_d32"), "-o", str(ir))
-    text = run("lower", str(ir))
-    assert "prologue" in text and "where(le(col, row)" in text
-    prog = tmp_path / "prog.ucut"
-    prog.write_text(re.sub(r"  precision \w+\n", "  precision f32\n", text.replace("  passes auto\n", "  passes 1\n")))
-    run("compile", str(prog), "-o", str(tmp_path / "lib"))
-    [lib] = [os.path.join(tmp_path / "lib", f) for f in os.listdir(tmp_path / "lib") if f.endswith(".so")]
-    p = subprocess.run([BIN, "eval", problem("attention_causal_d32"), "--so", lib, "--json", "--store",
-                        os.path.join(KERNELS, "store.db"), "--gpus", os.environ.get("UCUT_GPU_LIST", "0")] + FAST,
-                       capture_output=True, text=True, timeout=900)
-    assert p.stdout.strip().startswith("["), f"rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-    [r] = json.loads(p.stdout)
+    lib, text = lowered_library(
+        tmp_path, "attention_causal_d32",
+        lambda t: re.sub(r"  precision \w+\n", "  precision f32\n", t.replace("  passes auto\n", "  passes 1\n")))
+    assert "prologue" in text and "where(le(col, row)" in text and "  passes auto\n" in text
+    [r] = ucut_eval("attention_causal_d32", [lib], *FAST)
     err = r["max_abs_err"]
     assert err is not None and math.isfinite(err) and err < 1e-3, (r["status"], r["error"][:300])

@@ -9,6 +9,7 @@
 
 #include "codegen/simt_common.h"
 #include "codegen/stage_emitter.h"
+#include "dsl/names.h"
 
 namespace ucut::codegen {
 
@@ -32,11 +33,11 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
     return make_error(ErrorCode::unsupported, label + ": attention runs on f16, bf16 or f32 data, not " +
                                                   std::string(simt_dtype_name(q->dtype)));
   const bool f32 = q->dtype == dsl::DType::f32;
-  if ((at->d != 64 && at->d != 128) || (at->dv != 64 && at->dv != 128))
+  if (!dsl::dsl_attention_head_dim_ok(at->d) || !dsl::dsl_attention_head_dim_ok(at->dv))
     return make_error(ErrorCode::unsupported,
                       fmt::format("{}: head dims {} and {}; the kernel takes 64 and 128", label, at->d, at->dv));
   const int threads = at->knobs.threads.value_or(128);
-  if (threads != 128 && threads != 256)
+  if (!dsl::dsl_attention_threads_ok(threads))
     return make_error(ErrorCode::invalid_input, fmt::format("{}: {} threads; attention takes 128 or 256", label, threads));
   const int rows = threads / 2;  // 16 query rows a warp
   const float scale_log2 = f32 ? static_cast<float>(at->scale) * 1.4426950408889634f

@@ -719,13 +719,14 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
     return false;
   }
   for (int64_t d : {r.d, r.dv})
-    if (d != 64 && d != 128) {
+    if (!dsl_attention_head_dim_ok(d)) {
       error(at, "the fused attention kernel takes head dims 64 and 128, not " + std::to_string(d),
             "write attention of other head dims as a gemm stage, a rowwise softmax and a second gemm stage");
       return false;
     }
-  if (r.batch > 65535) {
-    error(at, "attention over " + std::to_string(r.batch) + " matrices; one launch takes at most 65535",
+  if (r.batch > kAttentionMaxMatrices) {
+    error(at, "attention over " + std::to_string(r.batch) + " matrices; one launch takes at most " +
+                  std::to_string(kAttentionMaxMatrices),
           "split the batch in PyTorch");
     return false;
   }
@@ -743,7 +744,7 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
   r.scale = *scale;
   r.knobs.threads = int_knob(s, "threads", 32, 1024, ok, "threads is 128 or 256 (16 query rows a warp)");
   if (!ok) return false;
-  if (r.knobs.threads && *r.knobs.threads != 128 && *r.knobs.threads != 256) {
+  if (r.knobs.threads && !dsl_attention_threads_ok(*r.knobs.threads)) {
     error(knob(s, "threads")->value_span,
           "an attention block has 128 or 256 threads (64 or 128 query rows), not " + std::to_string(*r.knobs.threads),
           "use threads 128");

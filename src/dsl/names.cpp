@@ -121,6 +121,9 @@ const std::vector<ReductionInfo>& dsl_reductions() {
   return r;
 }
 
+bool dsl_attention_head_dim_ok(int64_t d) { return d == 64 || d == 128; }
+bool dsl_attention_threads_ok(int threads) { return threads == 128 || threads == 256; }
+
 int64_t dsl_attention_flops(const AttentionStage& a) {
   int64_t pairs = a.lq * a.lk;
   if (a.causal) {

@@ -48,6 +48,12 @@ struct ReductionInfo {
 const std::vector<ReductionInfo>& dsl_reductions();
 
 // The stage kinds and the operations of the non-GEMM kinds.
+// What the attention kernels (runtime/attention.cuh) take: head dims 64 and 128, blocks of 128 or
+// 256 threads, at most 65535 matrices (one launch's grid). The checker, the code generator and the
+// lowering's choice to fuse all ask these.
+bool dsl_attention_head_dim_ok(int64_t d);
+bool dsl_attention_threads_ok(int threads);
+constexpr int64_t kAttentionMaxMatrices = 65535;
 // The tensor-core FLOPs of an attention stage: both products over the visible (query, key)
 // pairs only (a causal mask skips about half, and so does the kernel).
 int64_t dsl_attention_flops(const AttentionStage& a);

@@ -198,7 +198,7 @@ bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::strin
       return false;
     }
     const int64_t d = t.shape.back();
-    if (k != 1 && d != 64 && d != 128) {  // k's last dim is q's
+    if (k != 1 && !dsl::dsl_attention_head_dim_ok(d)) {  // k's last dim is q's
       why = "head dim " + std::to_string(d) + " (the fused stage takes 64 and 128)";
       return false;
     }
@@ -220,7 +220,7 @@ bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::strin
       return false;
     }
   }
-  if (batch > 65535 || key.shape[r - 2] == 0 || q.shape[r - 2] == 0) {
+  if (batch > dsl::kAttentionMaxMatrices || key.shape[r - 2] == 0 || q.shape[r - 2] == 0) {
     why = "a batch of " + std::to_string(batch) + " matrices or empty sequences";
     return false;
   }

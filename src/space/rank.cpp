@@ -158,17 +158,14 @@ constexpr int kThreadsPerSm = 2048;
 // The attention kernels (runtime/attention.cuh, mma.sync): 16-bit, about 22% of the dense bf16
 // rate with 64-row blocks and 21% with 128-row ones (H200, causal 8 x 32 x 4096 x 128; run AR);
 // f32, about 33% of the 3xTF32 rate (a third of TF32's; 16 x 32 x 1024 x 128, run AT).
-RankedCandidate rank_attention(const dsl::Program& p, const dsl::AttentionStage& a, const Candidate& c,
-                               const sol::HwSpec& hw) {
+RankedCandidate rank_attention(const dsl::Program& p, const dsl::Stage& st, const dsl::AttentionStage& a,
+                               const Candidate& c, const sol::HwSpec& hw) {
   RankedCandidate r;
   r.candidate = c;
-  int64_t bytes = 0;
-  for (const std::string& n : {a.q, a.k, a.v})
-    if (const dsl::Tensor* t = p.find_tensor(n)) bytes += 2 * t->numel() * dsl::dtype_bytes(t->dtype);  // + o
-  const dsl::Tensor* q = p.find_tensor(a.q);
-  const bool f32 = q && q->dtype == dsl::DType::f32;
+  const SimtFacts f = simt_facts(p, st);  // its bytes: q, k, v read and the output written once
+  const bool f32 = f.elem_bytes == 4;      // f32 data: 3xTF32, a third of the TF32 rate
   const double t_math = static_cast<double>(dsl::dsl_attention_flops(a)) / (f32 ? hw.tf32 / 3 : hw.bf16);
-  r.t_sol = std::max(t_math, static_cast<double>(bytes) / hw.mem_bw);
+  r.t_sol = std::max(t_math, static_cast<double>(f.bytes) / hw.mem_bw);
   r.mainloop_eff = f32 ? 0.33 : c.simt.threads.value_or(128) == 256 ? 0.21 : 0.22;
   const int64_t blocks = ceil_div(a.lq, c.simt.threads.value_or(128) / 2) * a.batch;
   r.wave_eff = std::min(1.0, static_cast<double>(blocks) / hw.sms);
@@ -179,7 +176,7 @@ RankedCandidate rank_attention(const dsl::Program& p, const dsl::AttentionStage&
 
 RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Candidate& c,
                           const sol::HwSpec& hw) {
-  if (const auto* a = std::get_if<dsl::AttentionStage>(&st.body)) return rank_attention(p, *a, c, hw);
+  if (const auto* a = std::get_if<dsl::AttentionStage>(&st.body)) return rank_attention(p, st, *a, c, hw);
   RankedCandidate r;
   r.candidate = c;
   SimtFacts f = simt_facts(p, st);
