@@ -292,7 +292,6 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   const T *q = blk.q, *k = blk.k, *v = blk.v;
   T* o = blk.o;
   const int n_blocks = blk.n_blocks;
-  int nb = 0;
 
   load_tile<T, BM, D, NT>(sq, q, m0, p.lq, tid);
   load_tile<T, BN, D, NT>(sk, k, 0, p.lk, tid);
@@ -305,7 +304,7 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
   const i64 row0 = m0 + warp * 16 + lane / 4;  // this lane's rows: row0 and row0 + 8
   const float sl2 = p.scale_log2;
 
-  for (; nb < n_blocks; ++nb) {
+  for (int nb = 0; nb < n_blocks; ++nb) {
     const bool first = nb == 0;
     load_tile<T, BN, DV, NT>(sv, v, static_cast<i64>(nb) * BN, p.lk, tid);
     cp_async_commit();
