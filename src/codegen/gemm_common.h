@@ -38,5 +38,21 @@ int tensor_index(const dsl::Program& program, const std::string& name);
 
 Result<StageCode> gemm_emit_sm90(const dsl::Program& program, const GemmPlan& plan);
 Result<StageCode> gemm_emit_sm80(const dsl::Program& program, const GemmPlan& plan);
+// schedule gemv (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
+Result<StageCode> gemm_emit_gemv(const dsl::Program& program, const GemmPlan& plan);
+
+// The epilogue pass of the kernels that write fp32 accumulators (sm80 and gemv): unless the
+// epilogue is `out = acc` into an f32 output (`direct`: the kernel writes the output), a generated
+// SIMT kernel applies the whole epilogue (loads, functions, reductions, conversion) to the
+// accumulators kept at the start of the stage's workspace.
+struct GemmEpiPass {
+  bool direct = false;
+  std::string constants;  // M, N, K, L and the workspace bytes kAccBytes, kRedBytes, kEpiBytes
+  std::string code;       // EpiParams, its kernels and `int run_epilogue(const ucut_rt::StageArgs&)`
+};
+bool gemm_epilogue_direct(const GemmPlan& plan);
+// `element`: the C++ name of a tensor dtype in the generated code (cutlass_element, or
+// simt_cuda_type where CUTLASS is not included).
+GemmEpiPass gemm_epilogue_pass(const dsl::Program& program, const GemmPlan& plan, const char* (*element)(dsl::DType));
 
 }  // namespace ucut::codegen

@@ -17,40 +17,19 @@
 
 namespace ucut::codegen {
 
-Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
-  const auto& s = *g.stage;
-  const auto& k = g.knobs;
-  StageCode code;
-  code.needs_cutlass = true;
-  code.config_name = g.config_name;
-  code.includes = {"cutlass/cutlass.h", "cutlass/numeric_types.h", "cutlass/gemm/device/gemm_universal.h",
-                   "cutlass/epilogue/thread/linear_combination.h"};
-  const std::string& ns = g.ns;
-  const bool fast = k.math == dsl::MathMode::fast;
-  bool x3 = k.precision == dsl::Precision::f32x3;
-  // Threadblock and warp tiles: gemm_rules' table (the checker accepted the tile from it).
-  const dsl::Sm80Tile* sh = dsl::gemm_sm80_find(k.precision, *k.tile);
-  if (!sh)
-    return make_error(ErrorCode::internal, "sm80 tile " + std::to_string(k.tile->m) + "x" + std::to_string(k.tile->n) +
-                                               "x" + std::to_string(k.tile->k) + " is not in gemm_rules' table");
-  int align = x3 ? k.align.value_or(1) : 1;
-  int align_c = x3 ? (g.n % 4 == 0 ? 4 : g.n % 2 == 0 ? 2 : 1) : 1;
-  bool direct = epi_is_identity(s.epilogue) && g.out->dtype == dsl::DType::f32;
-  int64_t total = g.m * g.n * g.l;
-  int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
+bool gemm_epilogue_direct(const GemmPlan& g) {
+  return epi_is_identity(g.stage->epilogue) && g.out->dtype == dsl::DType::f32;
+}
 
-  std::string d = "namespace " + ns + " {\n";
-  d += fmt::format(
-      "using Gemm = cutlass::gemm::device::GemmUniversal<\n"
-      "    float, cutlass::layout::{}, float, cutlass::layout::{}, float, cutlass::layout::RowMajor, float,\n"
-      "    cutlass::arch::{}, cutlass::arch::Sm80,\n"
-      "    cutlass::gemm::GemmShape<{}, {}, {}>, cutlass::gemm::GemmShape<{}, {}, {}>, cutlass::gemm::GemmShape<{}>,\n"
-      "    cutlass::epilogue::thread::LinearCombination<float, {}, float, float>,\n"
-      "    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<{}>, {}, {}, {},\n"
-      "    cutlass::arch::{}>;\n",
-      s.a.transposed ? "ColumnMajor" : "RowMajor", s.b.transposed ? "ColumnMajor" : "RowMajor",
-      x3 ? "OpClassTensorOp" : "OpClassSimt", sh->m, sh->n, sh->k, sh->wm, sh->wn, sh->wk, x3 ? "16, 8, 8" : "1, 1, 1",
-      align_c, k.swizzle.value_or(1), *k.stages, align, align, x3 ? "OpMultiplyAddFastF32" : "OpMultiplyAdd");
+GemmEpiPass gemm_epilogue_pass(const dsl::Program& p, const GemmPlan& g, const char* (*element)(dsl::DType)) {
+  const auto& s = *g.stage;
+  const bool fast = g.knobs.math == dsl::MathMode::fast;
+  const bool direct = gemm_epilogue_direct(g);
+  const int64_t total = g.m * g.n * g.l;
+  const int id = tensor_index(p, g.out->name);
+  GemmEpiPass pass;
+  pass.direct = direct;
+  std::string d;
   d += fmt::format("constexpr long long M = {}, N = {}, K = {}, L = {};\n", g.m, g.n, g.k, g.l);
   d += fmt::format("constexpr size_t kAccBytes = {};  // fp32 accumulators the epilogue pass reads\n",
                    direct ? std::string("0") : "ucut_rt::round_up(" + std::to_string(total) + "ull * 4, 256)");
@@ -72,32 +51,14 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   }
   d += fmt::format("constexpr size_t kRedBytes = {};  // fp64 partial sums of the sum reductions\n", red_bytes);
   d += "constexpr size_t kEpiBytes = kAccBytes + kRedBytes;\n";
-  int split = k.split_k.value_or(1);
-  d += "\ntypename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {\n";
-  d += direct ? fmt::format("  float* D = static_cast<float*>(a.tensors[{}]);\n", id)
-              : "  float* D = static_cast<float*>(a.workspace);\n";
-  d += fmt::format(
-      "  return typename Gemm::Arguments(\n"
-      "      cutlass::gemm::GemmUniversalMode::{}, {{int(M), int(N), int(K)}}, {},\n"
-      "      {{1.f, 0.f}}, a.tensors[{}], a.tensors[{}], D, D,\n"
-      "      M * K, N * K, M * N, M * N,\n"
-      "      {}, {}, N, N);\n}}\n\n",
-      g.l > 1 ? "kBatched" : "kGemm", g.l > 1 ? std::to_string(g.l) : std::to_string(split), ia, ib,
-      s.a.transposed ? "M" : "K", s.b.transposed ? "K" : "N");
-  d += R"(size_t workspace_bytes() {
-  static void* null_tensors[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
-  ucut_rt::StageArgs none{null_tensors, nullptr, nullptr, 0, nullptr};
-  return kEpiBytes + Gemm::get_workspace_size(make_arguments(none));
-}
-)";
-
-  // ---- the epilogue pass
+  pass.constants = std::move(d);
+  d.clear();
   std::vector<EpiLeaf> leaves = epi_leaves(p, s.epilogue);
   const dsl::EpilogueStmt* store = epi_main_store(s.epilogue);
   if (!direct) {
-    std::string fields = "  const float* acc;\n  " + std::string(cutlass_element(g.out->dtype)) + "* out;\n";
+    std::string fields = "  const float* acc;\n  " + std::string(element(g.out->dtype)) + "* out;\n";
     std::string setup = "  P.acc = static_cast<const float*>(a.workspace);\n";
-    setup += fmt::format("  P.out = static_cast<{}*>(a.tensors[{}]);\n", cutlass_element(g.out->dtype), id);
+    setup += fmt::format("  P.out = static_cast<{}*>(a.tensors[{}]);\n", element(g.out->dtype), id);
     std::string loads = "    const float acc = P.acc[idx];\n";
     for (const auto& l : leaves) {
       if (l.kind == EpiLeaf::Kind::acc) continue;
@@ -108,8 +69,8 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
         continue;
       }
       const dsl::Tensor* t = p.find_tensor(l.name);
-      fields += fmt::format("  const {}* {};\n", cutlass_element(t->dtype), l.var);
-      setup += fmt::format("  P.{} = static_cast<const {}*>(a.tensors[{}]);\n", l.var, cutlass_element(t->dtype),
+      fields += fmt::format("  const {}* {};\n", element(t->dtype), l.var);
+      setup += fmt::format("  P.{} = static_cast<const {}*>(a.tensors[{}]);\n", l.var, element(t->dtype),
                            tensor_index(p, l.name));
       std::string index;
       if (l.kind == EpiLeaf::Kind::full) index = t->numel() == total ? "idx" : "idx % (M * N)";
@@ -165,13 +126,72 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
     d += "    const long long n = idx % N, m = (idx / N) % M, l = idx / (M * N);\n    (void)n; (void)m; (void)l;\n";
     d += loads + epi_lets_cpp(s.epilogue, "    ", fast);
     if (store)
-      d += fmt::format("    P.out[idx] = static_cast<{}>({});\n", cutlass_element(g.out->dtype),
+      d += fmt::format("    P.out[idx] = static_cast<{}>({});\n", element(g.out->dtype),
                        epi_expr_cpp(*store->value, fast));
     d += reds + "  }\n}\n\n";
     d += "int run_epilogue(const ucut_rt::StageArgs& a) {\n  EpiParams P{};\n" + setup + fills;
     d += fmt::format("  long long blocks = ({} + 255) / 256;\n  if (blocks > 16 * 132) blocks = 16 * 132;\n", total);
     d += "  epilogue<<<int(blocks), 256, 0, a.stream>>>(P);\n" + finals + "  return 0;\n}\n\n";
   }
+
+  pass.code = std::move(d);
+  return pass;
+}
+
+Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
+  const auto& s = *g.stage;
+  const auto& k = g.knobs;
+  StageCode code;
+  code.needs_cutlass = true;
+  code.config_name = g.config_name;
+  code.includes = {"cutlass/cutlass.h", "cutlass/numeric_types.h", "cutlass/gemm/device/gemm_universal.h",
+                   "cutlass/epilogue/thread/linear_combination.h"};
+  const std::string& ns = g.ns;
+  bool x3 = k.precision == dsl::Precision::f32x3;
+  // Threadblock and warp tiles: gemm_rules' table (the checker accepted the tile from it).
+  const dsl::Sm80Tile* sh = dsl::gemm_sm80_find(k.precision, *k.tile);
+  if (!sh)
+    return make_error(ErrorCode::internal, "sm80 tile " + std::to_string(k.tile->m) + "x" + std::to_string(k.tile->n) +
+                                               "x" + std::to_string(k.tile->k) + " is not in gemm_rules' table");
+  int align = x3 ? k.align.value_or(1) : 1;
+  int align_c = x3 ? (g.n % 4 == 0 ? 4 : g.n % 2 == 0 ? 2 : 1) : 1;
+  const bool direct = gemm_epilogue_direct(g);
+  int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
+
+  std::string d = "namespace " + ns + " {\n";
+  d += fmt::format(
+      "using Gemm = cutlass::gemm::device::GemmUniversal<\n"
+      "    float, cutlass::layout::{}, float, cutlass::layout::{}, float, cutlass::layout::RowMajor, float,\n"
+      "    cutlass::arch::{}, cutlass::arch::Sm80,\n"
+      "    cutlass::gemm::GemmShape<{}, {}, {}>, cutlass::gemm::GemmShape<{}, {}, {}>, cutlass::gemm::GemmShape<{}>,\n"
+      "    cutlass::epilogue::thread::LinearCombination<float, {}, float, float>,\n"
+      "    cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<{}>, {}, {}, {},\n"
+      "    cutlass::arch::{}>;\n",
+      s.a.transposed ? "ColumnMajor" : "RowMajor", s.b.transposed ? "ColumnMajor" : "RowMajor",
+      x3 ? "OpClassTensorOp" : "OpClassSimt", sh->m, sh->n, sh->k, sh->wm, sh->wn, sh->wk, x3 ? "16, 8, 8" : "1, 1, 1",
+      align_c, k.swizzle.value_or(1), *k.stages, align, align, x3 ? "OpMultiplyAddFastF32" : "OpMultiplyAdd");
+  const GemmEpiPass epi = gemm_epilogue_pass(p, g, cutlass_element);
+  d += epi.constants;
+  int split = k.split_k.value_or(1);
+  d += "\ntypename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {\n";
+  d += direct ? fmt::format("  float* D = static_cast<float*>(a.tensors[{}]);\n", id)
+              : "  float* D = static_cast<float*>(a.workspace);\n";
+  d += fmt::format(
+      "  return typename Gemm::Arguments(\n"
+      "      cutlass::gemm::GemmUniversalMode::{}, {{int(M), int(N), int(K)}}, {},\n"
+      "      {{1.f, 0.f}}, a.tensors[{}], a.tensors[{}], D, D,\n"
+      "      M * K, N * K, M * N, M * N,\n"
+      "      {}, {}, N, N);\n}}\n\n",
+      g.l > 1 ? "kBatched" : "kGemm", g.l > 1 ? std::to_string(g.l) : std::to_string(split), ia, ib,
+      s.a.transposed ? "M" : "K", s.b.transposed ? "K" : "N");
+  d += R"(size_t workspace_bytes() {
+  static void* null_tensors[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
+  ucut_rt::StageArgs none{null_tensors, nullptr, nullptr, 0, nullptr};
+  return kEpiBytes + Gemm::get_workspace_size(make_arguments(none));
+}
+)";
+
+  d += epi.code;
 
   // ---- cached launcher
   std::string ws_gemm = direct ? "a.workspace" : "static_cast<char*>(a.workspace) + kEpiBytes";

@@ -562,6 +562,24 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
       v.emplace_back("attention_gqa", codegen_emit_attention(*res.program, 3));
     }
   }
+  {
+    // schedule gemv (a GEMM emitter without CUTLASS): PyTorch's 8192 x 262144 GEMV in 132 chunks
+    // writing the output directly, and one in 7 chunks through the epilogue pass (row vector,
+    // scalar, residual, a bf16 output and a column sum)
+    auto res = dsl::dsl_compile(
+        {"gemv.ucut",
+         "ucut 1\nin a : f32[8192, 262144]\nin x : f32[262144, 1]\nin a2 : f32[1000, 4099]\nin x2 : f32[4099, 1]\n"
+         "in bias : f32[1000]\nin r : f32[1000, 1]\nscalar s = 0.5\nout y : f32[8192, 1]\nout y2 : bf16[1000, 1]\n"
+         "out tot : f32[1]\n"
+         "stage y = gemm(a, x) { schedule gemv }\n"
+         "stage y2 = gemm(a2, x2) {\n  schedule gemv\n  split_k 7\n"
+         "  epilogue {\n    let z = relu(acc + bias[row]) * s + r\n    y2 = z\n    tot = colsum(z)\n  }\n}\n"});
+    if (!res.program) ADD_FAILURE() << "gemv program refused";
+    if (res.program) {
+      v.emplace_back("gemv_direct", codegen_emit_gemm(*res.program, 0));
+      v.emplace_back("gemv_epilogue", codegen_emit_gemm(*res.program, 1));
+    }
+  }
   return v;
 }
 
@@ -595,6 +613,7 @@ struct StageArgs {
   cudaStream_t stream;
 };
 inline void set_error(const char*, ...) {}
+constexpr size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }  // namespace ucut_rt
 )";
 
@@ -604,7 +623,7 @@ TEST(SimtNvcc, OneStagePerKindCompiles) {
   const std::string dir = std::filesystem::temp_directory_path() / "ucut_simt_nvcc_test";
   std::filesystem::create_directories(dir);
   std::string src;
-  for (const char* inc : {"simt_rowwise.cuh", "simt_reduce.cuh", "simt_scan.cuh", "attention.cuh"})
+  for (const char* inc : {"simt_rowwise.cuh", "simt_reduce.cuh", "simt_scan.cuh", "attention.cuh", "gemv.cuh"})
     src += std::string("#include \"") + inc + "\"\n";
   src += kPrelude + codegen_functors_source();
   for (auto& [name, code] : golden_cases()) {

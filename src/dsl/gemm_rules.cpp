@@ -181,6 +181,9 @@ int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DTyp
 }
 
 std::string gemm_config_name(const GemmKnobs& k, bool stages_auto) {
+  if (k.schedule == Schedule::gemv)
+    return std::string("gemv_") + precision_name(k.precision) + "_k" + str(k.split_k.value_or(kGemvDefaultSplitK)) +
+           (k.math == MathMode::fast ? "_mf" : "");
   std::string n = std::string("gemm_") + precision_name(k.precision);
   if (k.tile) n += "_t" + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k);
   if (gemm_family(k.precision) == GemmFamily::sm90) {
@@ -219,10 +222,22 @@ static bool math_fast_by_default(const Program& p, const GemmStage& s, Precision
   return true;
 }
 
+bool gemm_gemv_shape(const GemmStage& s) { return s.n == 1 && s.batch == 1 && !s.a.transposed; }
+
 GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& out) {
   GemmKnobs k = s.knobs;
   const Tensor* a = p.find_tensor(s.a.tensor);
   DType data = a ? a->dtype : DType::f32;
+  if (k.schedule == Schedule::gemv) {
+    // FP32 FFMA in cuBLAS's GEMV order; tile, cluster, stages, swizzle and align do not apply
+    // (they stay unset), the scheduler and raster take their fixed values.
+    if (k.precision == Precision::auto_) k.precision = Precision::f32;
+    if (k.math == MathMode::auto_) k.math = MathMode::precise;
+    if (!k.split_k) k.split_k = static_cast<int>(std::min<int64_t>(kGemvDefaultSplitK, std::max<int64_t>(1, s.k)));
+    if (k.scheduler == TileScheduler::auto_) k.scheduler = TileScheduler::persistent;
+    if (k.raster == Raster::auto_) k.raster = Raster::along_m;
+    return k;
+  }
   if (k.precision == Precision::auto_) {
     // f32 data defaults to the fp32-faithful 3xTF32 path: correctness under atol=rtol=1e-4
     // comes first (plain tf32 fails it on Linear-style problems); the search may pick tf32.
@@ -602,9 +617,48 @@ void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
           "add the tensor in an elementwise stage, or use precision f32x3");
 }
 
+// schedule gemv: the matrix-vector kernel of runtime/gemv.cuh (FP32 FFMA, one output column, A's
+// rows read along K, K in split_k chunks). The CUTLASS knobs have nothing to set in it.
+void rule_gemv(Ctx& c, const GemmKnobs& k) {
+  if (k.precision != Precision::f32)
+    c.add("gemv_precision", "precision", std::string("schedule gemv computes in FP32 FFMA, precision is ") +
+          precision_name(k.precision), "use precision f32 (or auto)");
+  if (c.s.n != 1)
+    c.add("gemv_shape", "out", "schedule gemv computes one output column; this GEMM has N = " + str(c.s.n),
+          "use another schedule (or auto)");
+  if (c.s.batch > 1)
+    c.add("gemv_shape", "out", "schedule gemv runs one matrix; this GEMM has a batch of " + str(c.s.batch),
+          "use another schedule (or auto)");
+  if (c.s.a.transposed)
+    c.add("gemv_shape", "a", "schedule gemv reads A's rows along K, and A is written transposed (" + c.s.a.tensor +
+          ".T: its K runs down the columns)", "use another schedule (or auto)");
+  if (k.split_k && *k.split_k > c.s.k)
+    c.add("split_k_legal", "split_k", "split_k " + str(*k.split_k) + " is more chunks than K = " + str(c.s.k) +
+          " has elements", "use split_k " + str(c.s.k) + " or fewer");
+  const GemmKnobs& w = c.s.knobs;
+  auto not_here = [&](bool set, const char* knob) {
+    if (set)
+      c.add("gemv_knobs", knob, std::string("knob ") + knob + " does not apply to schedule gemv (no CUTLASS kernel)",
+            std::string("write ") + knob + " auto, or leave it out");
+  };
+  not_here(w.tile.has_value(), "tile");
+  not_here(w.cluster.has_value(), "cluster");
+  not_here(w.stages.has_value(), "stages");
+  not_here(w.scheduler != TileScheduler::auto_, "scheduler");
+  not_here(w.raster != Raster::auto_, "raster");
+  not_here(w.swizzle.has_value(), "swizzle");
+  not_here(w.align.has_value(), "align");
+}
+
 void run_rules(Ctx& c, const GemmKnobs& k) {
   rule_operand_dtypes(c);
   rule_precision_matches_dtype(c, k);
+  if (k.schedule == Schedule::gemv) {
+    rule_gemv(c, k);
+    rule_batch(c);
+    rule_epilogue(c, k);
+    return;
+  }
   rule_tf32_k_major(c, k);
   rule_tma_aligned(c, k);
   rule_align_legal(c, k);

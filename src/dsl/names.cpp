@@ -61,6 +61,7 @@ const char* dsl_schedule_str(Schedule s) {
     case Schedule::auto_: return "auto";
     case Schedule::cooperative: return "cooperative";
     case Schedule::pingpong: return "pingpong";
+    case Schedule::gemv: return "gemv";
   }
   return "auto";
 }

@@ -139,7 +139,9 @@ enum class Precision {
   f32x3s,  // f32 data, 3xTF32 on TF32 wgmma through split operands (fp32-faithful; the library
            // runs it as split stages and three TF32 GEMMs, codegen_expand_split_gemms)
 };
-enum class Schedule { auto_, cooperative, pingpong };
+// gemv: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that adds in
+// the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh), split_k chunks of K.
+enum class Schedule { auto_, cooperative, pingpong, gemv };
 enum class TileScheduler { auto_, persistent, stream_k };
 enum class Raster { auto_, along_m, along_n };
 // Epilogue math: precise (IEEE-rounded libm functions) or fast (hardware approximations of

@@ -50,12 +50,13 @@ Result<std::unique_ptr<RealSpace>> RealSpace::create(const dsl::Program& base, c
   std::unique_ptr<RealSpace> s(new RealSpace());
   s->base_ = base;
   s->options_ = options;
+  if (hw.sms > 0) s->options_.sms = hw.sms;  // schedule gemv's chunk count
   double worst = -1;
   for (int si = 0; si < static_cast<int>(base.stages.size()); ++si) {
     StageChoices sc;
     sc.stage = si;
     sc.name = base.stages[static_cast<size_t>(si)].name;
-    auto valid = space::space_valid(base, si, options);
+    auto valid = space::space_valid(base, si, s->options_);
     if (!valid) {
       sc.note = valid.error().message;
     } else if (valid->empty()) {
@@ -240,7 +241,9 @@ std::string RealSpace::summation_class(const Candidate& c) {
     const space::Candidate& sc = stages_[s].ranked[static_cast<size_t>((*ch)[s])].candidate;
     const auto& k = sc.gemm;
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
-      key += fmt::format("{}:{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
+      // (schedule gemv adds in its own order: "s0:f32:gemv:k132:precise")
+      key += fmt::format("{}:{}{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
+                         k.schedule == dsl::Schedule::gemv ? ":gemv" : "",
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
     else if (in_torch_order(sc))
       key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments

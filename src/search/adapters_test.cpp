@@ -183,6 +183,33 @@ TEST(RealSpace, SummationClassesOfTheSm80Gemms) {
   EXPECT_EQ(rung0.size(), top.size());  // tf32 on wgmma: every configuration its own class
 }
 
+// A one-column fp32 GEMM: the FP32 rung offers schedule gemv (cuBLAS's GEMV order) in one chunk
+// per SM of the GPU first, then in one chunk; each chunk count is its own summation class, apart
+// from the CUTLASS SIMT kernels' classes.
+TEST(RealSpace, GemvChunkCountsAreSummationClasses) {
+  auto r = dsl::dsl_compile(SourceFile{"gemv.ucut", "ucut 1\nin a : f32[4096, 65536]\nin x : f32[65536, 1]\n"
+                                                    "out y : f32[4096, 1]\nstage y = gemm(a, x)\n"});
+  ASSERT_TRUE(r.program.has_value());
+  sol::HwSpec hw = *sol::hw_lookup("h200");
+  hw.sms = 114;  // an H100 PCIe's count: the first chunk count follows the GPU
+  auto s = RealSpace::create(*r.program, hw, space::SpaceOptions{});
+  ASSERT_TRUE(s.ok()) << s.error().render();
+  const int rung = (*s)->summation_order_rung().value_or(-1);
+  ASSERT_GE(rung, 0);
+  std::vector<std::string> gemv;
+  std::map<std::string, std::string> class_of;
+  for (const auto& c : (*s)->ranked(64, rung)) {
+    class_of[c.name] = (*s)->summation_class(c);
+    if (c.name.rfind("gemv_", 0) == 0) gemv.push_back(c.name);
+  }
+  EXPECT_EQ(gemv, (std::vector<std::string>{"gemv_f32_k114", "gemv_f32_k1"}));
+  ASSERT_TRUE(class_of.count("gemm_f32_t128x64x8_s4_w1_a1")) << "the CUTLASS SIMT kernels stay on the rung";
+  EXPECT_EQ(class_of["gemv_f32_k114"], "s0:f32:gemv:k114:auto");
+  EXPECT_NE(class_of["gemv_f32_k1"], class_of["gemv_f32_k114"]);
+  EXPECT_NE(class_of["gemv_f32_k1"], class_of["gemm_f32_t128x64x8_s4_w1_a1"]);
+  EXPECT_EQ((*s)->ranked(1, rung).at(0).name, "gemv_f32_k114");  // ranked first on its rung
+}
+
 // A raised floor ranks its own rung: distinct 3xTF32 configurations best first, not rung-0
 // candidates lifted onto a few of them.
 TEST(RealSpace, RankingFromARaisedFloor) {

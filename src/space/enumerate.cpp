@@ -56,6 +56,16 @@ std::vector<dsl::TileShape> sm80_tiles(Precision p) {
   return out;
 }
 
+// schedule gemv's chunk counts: one per SM first, then none (K in one chunk per row), each no
+// more than K.
+std::vector<int> gemv_splits(int64_t k, int sms) {
+  std::vector<int> out;
+  for (int s : {sms, 1})
+    if (s >= 1 && s <= k && s <= dsl::kGemvMaxSplitK && std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  return out;
+}
+
 template <typename T>
 std::vector<T> or_fixed(bool keep, const std::optional<T>& fixed, std::vector<T> all) {
   if (keep && fixed) return {*fixed};
@@ -82,6 +92,18 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
       c.rung = static_cast<int>(rung);
       out.push_back(std::move(c));
     };
+    // FP32 FFMA in cuBLAS's GEMV order (schedule gemv) for a one-column GEMM: each chunk count is
+    // its own summation order; one chunk per SM is what cuBLAS chose on the H200 (gemv.cuh).
+    if (prec == Precision::f32 && dsl::gemm_gemv_shape(g) &&
+        (!keep || fx.schedule == dsl::Schedule::auto_ || fx.schedule == dsl::Schedule::gemv))
+      for (int sk : or_fixed<int>(keep, fx.split_k, gemv_splits(g.k, o.sms))) {
+        dsl::GemmKnobs k;
+        k.schedule = dsl::Schedule::gemv;
+        k.split_k = sk;
+        k.math = keep ? fx.math : dsl::MathMode::auto_;
+        push(k);
+      }
+    if (keep && fx.schedule == dsl::Schedule::gemv) continue;
     if (dsl::gemm_family(prec) == dsl::GemmFamily::sm80) {
       std::vector<dsl::TileShape> tiles = sm80_tiles(prec);
       if (keep && fx.tile) tiles = {*fx.tile};

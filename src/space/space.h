@@ -25,6 +25,9 @@ struct SpaceOptions {
   bool keep_explicit = true;
   bool keep_precision = false;
   int max_split_k = 8;  // split_k values tried: 2, 4, ... up to this
+  // The GPU's multiprocessors (sol::HwSpec::sms; RealSpace sets it): schedule gemv's first
+  // chunk count, one chunk per SM as cuBLAS's GEMV splits K.
+  int sms = 132;
 };
 
 // One configuration of one stage. GEMM stages fill `gemm` (every knob explicit except those the
