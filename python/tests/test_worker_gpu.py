@@ -220,3 +220,22 @@ def test_single_pass_causal_softmax_skips_fully_masked_lanes(tmp_path):
     [r] = ucut_eval("attention_causal_d32", [lib], *FAST)
     err = r["max_abs_err"]
     assert err is not None and math.isfinite(err) and err < 1e-3, (r["status"], r["error"][:300])
+
+
+@pytest.mark.parametrize("splits,bitwise", [(132, True), (1, False)])
+def test_gemv_schedule_adds_in_cublas_order(tmp_path, splits, bitwise):
+    """`schedule gemv` in the reference's chunk count (132 on the H200) is PyTorch's GEMV bit for
+    bit on every trial; the same kernel in one chunk sums in another order and fails (K = 262,144:
+    the reference's own rounding error is above the tolerance)."""
+    def edit(text):
+        text = re.sub(r"  precision \w+\n", "  precision f32\n", text)
+        text = text.replace("  schedule auto\n", "  schedule gemv\n")
+        return text.replace("  split_k auto\n", f"  split_k {splits}\n")
+    lib, text = lowered_library(tmp_path, "gemv_cublas_order", edit)
+    assert "stage out0 = gemm(a, v)" in text
+    [r] = ucut_eval("gemv_cublas_order", [lib], *FAST)
+    if bitwise:
+        assert r["status"] == "ok", r["error"]
+        assert r["max_abs_err"] == 0.0 and r["rescaled_trial"] == "kept"
+    else:
+        assert r["status"] == "mismatch", (r["status"], r["max_abs_err"])
