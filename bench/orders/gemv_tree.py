@@ -1,24 +1,24 @@
-"""Checks, on the GPU at hand, that PyTorch's fp32 GEMV adds in the order `schedule gemv` assumes
+"""Checks, on the GPU at hand, that PyTorch's fp32 GEMV adds in the order `schedule gemv16` / `gemv32` assume
 (src/codegen/runtime/gemv.cuh), by revealing its summation tree (docs/benchmarks.md run AY).
 
 Every row r of `a` is ones except +2^60 at element i and -2^60 at element j_r; `v` is ones. The big
 pair cancels where their partial sums meet, and every one added into either before that is lost,
 so K - out[r] is the number of leaves under the lowest common ancestor of i and j_r: one GEMV
 answers M queries. For each i given, all K elements j are asked and compared with the tree of
-gemv.cuh at --splits chunks; the script prints the kernels PyTorch ran and how many answers the
+gemv.cuh at --splits chunks and groups of --group; the script prints the kernels PyTorch ran and how many answers the
 model explains. Exit 0 when all of them are.
 
-    python3 bench/orders/gemv_tree.py [--m 8192] [--k 262144] [--splits <SM count>] [--i 0 1 1000 ...]
+    python3 bench/orders/gemv_tree.py [--m 8192] [--k 262144] [--splits <SM count>] [--group 16|32] [--i 0 1 1000 ...]
 """
 import argparse
 import sys
 
 import torch
 
-LANES, GROUP = 16, 16
+LANES = 16
 
 
-def model_lca(i, k, splits):
+def model_lca(i, k, splits, group=16):
     """Leaves under LCA(i, j) for every j in the tree of gemv.cuh (j = i gives -1)."""
     j = torch.arange(k, dtype=torch.int64)
     chunk = (k + splits - 1) // splits
@@ -41,11 +41,11 @@ def model_lca(i, k, splits):
     lanes = ~other & (lj != li)
     out[lanes] = cum[torch.maximum(lj[lanes], torch.tensor(li))]
     same = ~other & (lj == li)
-    gi, gj = pi // GROUP, pj // GROUP
+    gi, gj = pi // group, pj // group
     groups = same & (gj != gi)
-    out[groups] = torch.clamp((torch.maximum(gj[groups], torch.tensor(gi)) + 1) * GROUP, max=lane_len[li])
+    out[groups] = torch.clamp((torch.maximum(gj[groups], torch.tensor(gi)) + 1) * group, max=lane_len[li])
     chain = same & (gj == gi)
-    out[chain] = torch.maximum(pj[chain], torch.tensor(pi)) - GROUP * gi + 1
+    out[chain] = torch.maximum(pj[chain], torch.tensor(pi)) - group * gi + 1
     out[i] = -1
     return out
 
@@ -72,6 +72,7 @@ def main(argv=None):
     ap.add_argument("--m", type=int, default=8192)
     ap.add_argument("--k", type=int, default=262144)
     ap.add_argument("--splits", type=int, default=0, help="chunks of the model (default: the GPU's SM count)")
+    ap.add_argument("--group", type=int, default=16, choices=(16, 32), help="a lane's elements per group (gemv16 / gemv32)")
     ap.add_argument("--i", type=int, nargs="*", default=[0, 1, 2, 7, 31, 128, 1000, 4096, 65536, 131079])
     o = ap.parse_args(argv)
     if not torch.cuda.is_available():
@@ -92,13 +93,13 @@ def main(argv=None):
     for i in o.i:
         if not 0 <= i < o.k:
             continue
-        got, want = measured_lca(a, v, i, rows), model_lca(i, o.k, splits)
+        got, want = measured_lca(a, v, i, rows), model_lca(i, o.k, splits, o.group)
         diff = (got != want).nonzero().flatten()
         total += o.k
         bad += diff.numel()
         note = "" if diff.numel() == 0 else f"; first at j={diff[0].item()}: {got[diff[0]].item()} leaves, model {want[diff[0]].item()}"
-        print(f"i={i}: {o.k - diff.numel()} / {o.k} answers as the model at {splits} chunks{note}")
-    print(f"{total - bad} / {total} answers explained by gemv.cuh's tree at {splits} chunks")
+        print(f"i={i}: {o.k - diff.numel()} / {o.k} answers as the model at {splits} chunks, groups of {o.group}{note}")
+    print(f"{total - bad} / {total} answers explained by gemv.cuh's tree at {splits} chunks, groups of {o.group}")
     return 0 if bad == 0 and total > 0 else 1
 
 

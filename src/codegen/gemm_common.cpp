@@ -61,7 +61,7 @@ Result<StageCode> codegen_emit_gemm(const dsl::Program& p, int i) {
   if (stage.outputs.empty()) return make_error(ErrorCode::internal, "GEMM stage without an output");
   auto plan = gemm_plan(p, i, *s, stage.outputs[0], "ucut_s" + std::to_string(i));
   if (!plan) return plan.error();
-  if (plan->knobs.schedule == dsl::Schedule::gemv) return gemm_emit_gemv(p, *plan);
+  if (dsl::is_gemv(plan->knobs.schedule)) return gemm_emit_gemv(p, *plan);
   if (dsl::gemm_family(plan->knobs.precision) == dsl::GemmFamily::sm80) return gemm_emit_sm80(p, *plan);
   return gemm_emit_sm90(p, *plan);
 }

@@ -38,7 +38,7 @@ int tensor_index(const dsl::Program& program, const std::string& name);
 
 Result<StageCode> gemm_emit_sm90(const dsl::Program& program, const GemmPlan& plan);
 Result<StageCode> gemm_emit_sm80(const dsl::Program& program, const GemmPlan& plan);
-// schedule gemv (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
+// schedules gemv16 / gemv32 (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
 Result<StageCode> gemm_emit_gemv(const dsl::Program& program, const GemmPlan& plan);
 
 // The epilogue pass of the kernels that write fp32 accumulators (sm80 and gemv): unless the

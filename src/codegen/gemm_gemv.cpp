@@ -1,5 +1,6 @@
-// `schedule gemv`: a GEMM stage with one output column run by the matrix-vector kernel of
-// runtime/gemv.cuh (FP32 FFMA in cuBLAS's GEMV order, K in split_k chunks) instead of CUTLASS,
+// `schedule gemv16` / `gemv32`: a GEMM stage with one output column run by the matrix-vector kernel
+// of runtime/gemv.cuh (FP32 FFMA in cuBLAS's GEMV order, K in split_k chunks, each lane's elements
+// in groups of 16 or 32) instead of CUTLASS,
 // then the same epilogue pass as the sm80 kernels (gemm_epilogue_pass). No CUTLASS headers: the
 // stage compiles in seconds.
 #include <fmt/format.h>
@@ -29,9 +30,9 @@ Result<StageCode> gemm_emit_gemv(const dsl::Program& p, const GemmPlan& g) {
   d += "    ucut_rt::set_error(\"" + g.config_name + ": needs %zu workspace bytes, got %zu\", workspace_bytes(), a.workspace_bytes);\n";
   d += "    return 5;\n  }\n";
   d += fmt::format(
-      "  cudaError_t e = ucut_gemv::run(static_cast<const float*>(a.tensors[{}]), static_cast<const float*>(a.tensors[{}]), y,\n"
+      "  cudaError_t e = ucut_gemv::run<{}>(static_cast<const float*>(a.tensors[{}]), static_cast<const float*>(a.tensors[{}]), y,\n"
       "      reinterpret_cast<float*>(static_cast<char*>(a.workspace) + kEpiBytes), M, K, kSplits, a.stream);\n",
-      ia, ib);
+      dsl::gemv_group(g.knobs.schedule), ia, ib);
   if (!epi.direct) d += "  if (e == cudaSuccess) { run_epilogue(a); e = cudaGetLastError(); }\n";
   d += "  if (e != cudaSuccess) {\n";
   d += "    ucut_rt::set_error(\"" + g.config_name + ": launch failed: %s\", cudaGetErrorString(e));\n";

@@ -563,16 +563,16 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     }
   }
   {
-    // schedule gemv (a GEMM emitter without CUTLASS): PyTorch's 8192 x 262144 GEMV in 132 chunks
-    // writing the output directly, and one in 7 chunks through the epilogue pass (row vector,
+    // schedules gemv16 / gemv32 (GEMM emitters without CUTLASS): PyTorch's 8192 x 262144 GEMV in 132 chunks
+    // writing the output directly, and one in groups of 32 and 7 chunks through the epilogue pass (row vector,
     // scalar, residual, a bf16 output and a column sum)
     auto res = dsl::dsl_compile(
         {"gemv.ucut",
          "ucut 1\nin a : f32[8192, 262144]\nin x : f32[262144, 1]\nin a2 : f32[1000, 4099]\nin x2 : f32[4099, 1]\n"
          "in bias : f32[1000]\nin r : f32[1000, 1]\nscalar s = 0.5\nout y : f32[8192, 1]\nout y2 : bf16[1000, 1]\n"
          "out tot : f32[1]\n"
-         "stage y = gemm(a, x) { schedule gemv }\n"
-         "stage y2 = gemm(a2, x2) {\n  schedule gemv\n  split_k 7\n"
+         "stage y = gemm(a, x) { schedule gemv16 }\n"
+         "stage y2 = gemm(a2, x2) {\n  schedule gemv32\n  split_k 7\n"
          "  epilogue {\n    let z = relu(acc + bias[row]) * s + r\n    y2 = z\n    tot = colsum(z)\n  }\n}\n"});
     if (!res.program) ADD_FAILURE() << "gemv program refused";
     if (res.program) {

@@ -181,8 +181,8 @@ int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DTyp
 }
 
 std::string gemm_config_name(const GemmKnobs& k, bool stages_auto) {
-  if (k.schedule == Schedule::gemv)
-    return std::string("gemv_") + precision_name(k.precision) + "_k" + str(k.split_k.value_or(kGemvDefaultSplitK)) +
+  if (is_gemv(k.schedule))
+    return std::string(dsl_schedule_str(k.schedule)) + "_" + precision_name(k.precision) + "_k" + str(k.split_k.value_or(kGemvDefaultSplitK)) +
            (k.math == MathMode::fast ? "_mf" : "");
   std::string n = std::string("gemm_") + precision_name(k.precision);
   if (k.tile) n += "_t" + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k);
@@ -228,7 +228,7 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   GemmKnobs k = s.knobs;
   const Tensor* a = p.find_tensor(s.a.tensor);
   DType data = a ? a->dtype : DType::f32;
-  if (k.schedule == Schedule::gemv) {
+  if (is_gemv(k.schedule)) {
     // FP32 FFMA in cuBLAS's GEMV order; tile, cluster, stages, swizzle and align do not apply
     // (they stay unset), the scheduler and raster take their fixed values.
     if (k.precision == Precision::auto_) k.precision = Precision::f32;
@@ -617,20 +617,21 @@ void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
           "add the tensor in an elementwise stage, or use precision f32x3");
 }
 
-// schedule gemv: the matrix-vector kernel of runtime/gemv.cuh (FP32 FFMA, one output column, A's
-// rows read along K, K in split_k chunks). The CUTLASS knobs have nothing to set in it.
+// schedule gemv16 / gemv32: the matrix-vector kernel of runtime/gemv.cuh (FP32 FFMA, one output
+// column, A's rows read along K, K in split_k chunks). The CUTLASS knobs have nothing to set in it.
 void rule_gemv(Ctx& c, const GemmKnobs& k) {
+  const std::string sch = std::string("schedule ") + dsl_schedule_str(k.schedule);
   if (k.precision != Precision::f32)
-    c.add("gemv_precision", "precision", std::string("schedule gemv computes in FP32 FFMA, precision is ") +
-          precision_name(k.precision), "use precision f32 (or auto)");
+    c.add("gemv_precision", "precision", sch + " computes in FP32 FFMA, precision is " + precision_name(k.precision),
+          "use precision f32 (or auto)");
   if (c.s.n != 1)
-    c.add("gemv_shape", "out", "schedule gemv computes one output column; this GEMM has N = " + str(c.s.n),
+    c.add("gemv_shape", "out", sch + " computes one output column; this GEMM has N = " + str(c.s.n),
           "use another schedule (or auto)");
   if (c.s.batch > 1)
-    c.add("gemv_shape", "out", "schedule gemv runs one matrix; this GEMM has a batch of " + str(c.s.batch),
+    c.add("gemv_shape", "out", sch + " runs one matrix; this GEMM has a batch of " + str(c.s.batch),
           "use another schedule (or auto)");
   if (c.s.a.transposed)
-    c.add("gemv_shape", "a", "schedule gemv reads A's rows along K, and A is written transposed (" + c.s.a.tensor +
+    c.add("gemv_shape", "a", sch + " reads A's rows along K, and A is written transposed (" + c.s.a.tensor +
           ".T: its K runs down the columns)", "use another schedule (or auto)");
   if (k.split_k && *k.split_k > c.s.k)
     c.add("split_k_legal", "split_k", "split_k " + str(*k.split_k) + " is more chunks than K = " + str(c.s.k) +
@@ -638,7 +639,7 @@ void rule_gemv(Ctx& c, const GemmKnobs& k) {
   const GemmKnobs& w = c.s.knobs;
   auto not_here = [&](bool set, const char* knob) {
     if (set)
-      c.add("gemv_knobs", knob, std::string("knob ") + knob + " does not apply to schedule gemv (no CUTLASS kernel)",
+      c.add("gemv_knobs", knob, std::string("knob ") + knob + " does not apply to " + sch + " (no CUTLASS kernel)",
             std::string("write ") + knob + " auto, or leave it out");
   };
   not_here(w.tile.has_value(), "tile");
@@ -653,7 +654,7 @@ void rule_gemv(Ctx& c, const GemmKnobs& k) {
 void run_rules(Ctx& c, const GemmKnobs& k) {
   rule_operand_dtypes(c);
   rule_precision_matches_dtype(c, k);
-  if (k.schedule == Schedule::gemv) {
+  if (is_gemv(k.schedule)) {
     rule_gemv(c, k);
     rule_batch(c);
     rule_epilogue(c, k);

@@ -46,13 +46,13 @@ GemmKnobs gemm_resolve_auto(const Program& program, const GemmStage& stage, cons
 // piece's tensor-core accumulation drifts past atol = 1e-4; else 1), and the least it accepts.
 int gemm_f32x3s_split_k(int64_t k);
 
-// schedule gemv (runtime/gemv.cuh): the most K chunks it takes, and its auto: 132, one chunk per
-// SM of an H100/H200, which is what cuBLAS chose for an 8192 x 262144 fp32 GEMV on the H200
-// (docs/benchmarks.md run AY). The language's split_k range is gemv's; the CUTLASS kernels take
+// schedule gemv16 / gemv32 (runtime/gemv.cuh): the most K chunks it takes, and its auto: 132, one
+// chunk per SM of an H100/H200, which is what cuBLAS chose for an 8192 x 262144 fp32 GEMV on the
+// H200 (docs/benchmarks.md run AY). The language's split_k range is gemv's; the CUTLASS kernels take
 // at most 16 (rule split_k_legal).
 inline constexpr int kGemvMaxSplitK = 1024;
 inline constexpr int kGemvDefaultSplitK = 132;
-// Whether a GEMM stage's shape is one the gemv schedule runs: one output column, no batch, A's
+// Whether a GEMM stage's shape is one the gemv schedules run: one output column, no batch, A's
 // rows contiguous along K (A untransposed); B [K, 1] is contiguous along K either way.
 bool gemm_gemv_shape(const GemmStage& s);
 

@@ -61,7 +61,8 @@ const char* dsl_schedule_str(Schedule s) {
     case Schedule::auto_: return "auto";
     case Schedule::cooperative: return "cooperative";
     case Schedule::pingpong: return "pingpong";
-    case Schedule::gemv: return "gemv";
+    case Schedule::gemv16: return "gemv16";
+    case Schedule::gemv32: return "gemv32";
   }
   return "auto";
 }

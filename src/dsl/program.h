@@ -139,9 +139,13 @@ enum class Precision {
   f32x3s,  // f32 data, 3xTF32 on TF32 wgmma through split operands (fp32-faithful; the library
            // runs it as split stages and three TF32 GEMMs, codegen_expand_split_gemms)
 };
-// gemv: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that adds in
-// the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh), split_k chunks of K.
-enum class Schedule { auto_, cooperative, pingpong, gemv };
+// gemv16, gemv32: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that
+// adds in the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh): split_k
+// chunks of K, each lane's elements in groups of 16 or 32.
+enum class Schedule { auto_, cooperative, pingpong, gemv16, gemv32 };
+// Whether the schedule is a GEMV one, and its group (0 for the CUTLASS schedules).
+inline bool is_gemv(Schedule s) { return s == Schedule::gemv16 || s == Schedule::gemv32; }
+inline int gemv_group(Schedule s) { return s == Schedule::gemv16 ? 16 : s == Schedule::gemv32 ? 32 : 0; }
 enum class TileScheduler { auto_, persistent, stream_k };
 enum class Raster { auto_, along_m, along_n };
 // Epilogue math: precise (IEEE-rounded libm functions) or fast (hardware approximations of

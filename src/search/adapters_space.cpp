@@ -50,7 +50,7 @@ Result<std::unique_ptr<RealSpace>> RealSpace::create(const dsl::Program& base, c
   std::unique_ptr<RealSpace> s(new RealSpace());
   s->base_ = base;
   s->options_ = options;
-  if (hw.sms > 0) s->options_.sms = hw.sms;  // schedule gemv's chunk count
+  if (hw.sms > 0) s->options_.sms = hw.sms;  // the gemv schedules' chunk count
   double worst = -1;
   for (int si = 0; si < static_cast<int>(base.stages.size()); ++si) {
     StageChoices sc;
@@ -241,9 +241,9 @@ std::string RealSpace::summation_class(const Candidate& c) {
     const space::Candidate& sc = stages_[s].ranked[static_cast<size_t>((*ch)[s])].candidate;
     const auto& k = sc.gemm;
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
-      // (schedule gemv adds in its own order: "s0:f32:gemv:k132:precise")
+      // (schedules gemv16 / gemv32 add in their own orders: "s0:f32:gemv16:k132:auto")
       key += fmt::format("{}:{}{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
-                         k.schedule == dsl::Schedule::gemv ? ":gemv" : "",
+                         dsl::is_gemv(k.schedule) ? std::string(":") + dsl::dsl_schedule_str(k.schedule) : std::string(),
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
     else if (in_torch_order(sc))
       key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments

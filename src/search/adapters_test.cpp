@@ -183,9 +183,9 @@ TEST(RealSpace, SummationClassesOfTheSm80Gemms) {
   EXPECT_EQ(rung0.size(), top.size());  // tf32 on wgmma: every configuration its own class
 }
 
-// A one-column fp32 GEMM: the FP32 rung offers schedule gemv (cuBLAS's GEMV order) in one chunk
-// per SM of the GPU first, then in one chunk; each chunk count is its own summation class, apart
-// from the CUTLASS SIMT kernels' classes.
+// A one-column fp32 GEMM: the FP32 rung offers the gemv schedules (cuBLAS's GEMV orders) in one
+// chunk per SM of the GPU, a quarter of that and one chunk; each group size and chunk count is its
+// own summation class, apart from the CUTLASS SIMT kernels' classes.
 TEST(RealSpace, GemvChunkCountsAreSummationClasses) {
   auto r = dsl::dsl_compile(SourceFile{"gemv.ucut", "ucut 1\nin a : f32[4096, 65536]\nin x : f32[65536, 1]\n"
                                                     "out y : f32[4096, 1]\nstage y = gemm(a, x)\n"});
@@ -200,14 +200,18 @@ TEST(RealSpace, GemvChunkCountsAreSummationClasses) {
   std::map<std::string, std::string> class_of;
   for (const auto& c : (*s)->ranked(64, rung)) {
     class_of[c.name] = (*s)->summation_class(c);
-    if (c.name.rfind("gemv_", 0) == 0) gemv.push_back(c.name);
+    if (c.name.rfind("gemv", 0) == 0) gemv.push_back(c.name);
   }
-  EXPECT_EQ(gemv, (std::vector<std::string>{"gemv_f32_k114", "gemv_f32_k1"}));
+  std::sort(gemv.begin(), gemv.end());
+  EXPECT_EQ(gemv, (std::vector<std::string>{"gemv16_f32_k1", "gemv16_f32_k114", "gemv16_f32_k28", "gemv32_f32_k1",
+                                            "gemv32_f32_k114", "gemv32_f32_k28"}));
   ASSERT_TRUE(class_of.count("gemm_f32_t128x64x8_s4_w1_a1")) << "the CUTLASS SIMT kernels stay on the rung";
-  EXPECT_EQ(class_of["gemv_f32_k114"], "s0:f32:gemv:k114:auto");
-  EXPECT_NE(class_of["gemv_f32_k1"], class_of["gemv_f32_k114"]);
-  EXPECT_NE(class_of["gemv_f32_k1"], class_of["gemm_f32_t128x64x8_s4_w1_a1"]);
-  EXPECT_EQ((*s)->ranked(1, rung).at(0).name, "gemv_f32_k114");  // ranked first on its rung
+  EXPECT_EQ(class_of["gemv16_f32_k114"], "s0:f32:gemv16:k114:auto");
+  std::set<std::string> classes;
+  for (const auto& n : gemv) classes.insert(class_of[n]);
+  EXPECT_EQ(classes.size(), gemv.size());
+  EXPECT_EQ(classes.count(class_of["gemm_f32_t128x64x8_s4_w1_a1"]), 0u);
+  EXPECT_EQ((*s)->ranked(1, rung).at(0).name.rfind("gemv", 0), 0u);  // a gemv ranks first on its rung
 }
 
 // A raised floor ranks its own rung: distinct 3xTF32 configurations best first, not rung-0

@@ -56,11 +56,12 @@ std::vector<dsl::TileShape> sm80_tiles(Precision p) {
   return out;
 }
 
-// schedule gemv's chunk counts: one per SM first, then none (K in one chunk per row), each no
-// more than K.
+// The gemv schedules' chunk counts: one per SM, a quarter of that, then none (K in one chunk per
+// row), each no more than K. What cuBLAS chose on the H200 (run AY): 132 chunks with groups of 16
+// (8192 x 262144), 33 with groups of 32 (4096 and 2048 x 262144), one (16384 x 8192, 65536 x 4096).
 std::vector<int> gemv_splits(int64_t k, int sms) {
   std::vector<int> out;
-  for (int s : {sms, 1})
+  for (int s : {sms, sms / 4, 1})
     if (s >= 1 && s <= k && s <= dsl::kGemvMaxSplitK && std::find(out.begin(), out.end(), s) == out.end())
       out.push_back(s);
   return out;
@@ -92,18 +93,20 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
       c.rung = static_cast<int>(rung);
       out.push_back(std::move(c));
     };
-    // FP32 FFMA in cuBLAS's GEMV order (schedule gemv) for a one-column GEMM: each chunk count is
-    // its own summation order; one chunk per SM is what cuBLAS chose on the H200 (gemv.cuh).
-    if (prec == Precision::f32 && dsl::gemm_gemv_shape(g) &&
-        (!keep || fx.schedule == dsl::Schedule::auto_ || fx.schedule == dsl::Schedule::gemv))
-      for (int sk : or_fixed<int>(keep, fx.split_k, gemv_splits(g.k, o.sms))) {
-        dsl::GemmKnobs k;
-        k.schedule = dsl::Schedule::gemv;
-        k.split_k = sk;
-        k.math = keep ? fx.math : dsl::MathMode::auto_;
-        push(k);
+    // FP32 FFMA in the orders of cuBLAS's two GEMV kernels (schedules gemv16, gemv32) for a
+    // one-column GEMM: each group size and chunk count is its own summation order (gemv.cuh).
+    if (prec == Precision::f32 && dsl::gemm_gemv_shape(g))
+      for (auto sch : {dsl::Schedule::gemv16, dsl::Schedule::gemv32}) {
+        if (keep && fx.schedule != dsl::Schedule::auto_ && fx.schedule != sch) continue;
+        for (int sk : or_fixed<int>(keep, fx.split_k, gemv_splits(g.k, o.sms))) {
+          dsl::GemmKnobs k;
+          k.schedule = sch;
+          k.split_k = sk;
+          k.math = keep ? fx.math : dsl::MathMode::auto_;
+          push(k);
+        }
       }
-    if (keep && fx.schedule == dsl::Schedule::gemv) continue;
+    if (keep && dsl::is_gemv(fx.schedule)) continue;
     if (dsl::gemm_family(prec) == dsl::GemmFamily::sm80) {
       std::vector<dsl::TileShape> tiles = sm80_tiles(prec);
       if (keep && fx.tile) tiles = {*fx.tile};

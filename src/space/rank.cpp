@@ -74,7 +74,7 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   return hw.fp32_simt;
 }
 
-// schedule gemv streams A once with scalar loads, 16 in flight per thread: the first kernel of it
+// schedule gemv16 / gemv32 streams A once with scalar loads, 16 in flight per thread: the first kernel of it
 // (run AY, 8192 x 262144, 132 chunks) moved A at 0.81 of the H200's memory bandwidth, cuBLAS's
 // GEMV 0.86. Rows x chunks are its blocks of 8 rows, 16 resident per SM; the partials of more
 // than one chunk are written and read back by the reduce kernel.
@@ -110,7 +110,7 @@ RankedCandidate rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl
   dsl::GemmKnobs k = dsl::gemm_resolve_auto(p, g, *out);
   GemmFacts f = gemm_facts(p, g);
   f.out_bytes = dsl::dtype_bytes(out->dtype);
-  if (k.schedule == dsl::Schedule::gemv) return rank_gemv(g, k, f, c, hw);
+  if (dsl::is_gemv(k.schedule)) return rank_gemv(g, k, f, c, hw);
   int tm = k.tile->m, tn = k.tile->n, tk = k.tile->k;
   int64_t mt = ceil_div(f.m, tm), nt = ceil_div(f.n, tn), kt = ceil_div(f.k, tk);
   double useful = 2.0 * f.m * f.n * f.k * f.batch;

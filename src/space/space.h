@@ -25,8 +25,8 @@ struct SpaceOptions {
   bool keep_explicit = true;
   bool keep_precision = false;
   int max_split_k = 8;  // split_k values tried: 2, 4, ... up to this
-  // The GPU's multiprocessors (sol::HwSpec::sms; RealSpace sets it): schedule gemv's first
-  // chunk count, one chunk per SM as cuBLAS's GEMV splits K.
+  // The GPU's multiprocessors (sol::HwSpec::sms; RealSpace sets it): the gemv schedules'
+  // first chunk count, one chunk per SM as cuBLAS's GEMV splits K.
   int sms = 132;
 };
 

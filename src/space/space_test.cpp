@@ -49,8 +49,9 @@ TEST(Space, Knobs_TableIsComplete) {
   EXPECT_FALSE(space_knob_parse("tiles").has_value());
 }
 
-// schedule gemv: only for a one-column fp32 GEMM with A read along K, on the FP32 rung, in one
-// chunk per SM (SpaceOptions::sms) and in one chunk; a program that fixes the schedule keeps it.
+// The gemv schedules: only for a one-column fp32 GEMM with A read along K, on the FP32 rung, in one
+// chunk per SM (SpaceOptions::sms), a quarter of that and one chunk, each in groups of 16 and 32; a
+// program that fixes the schedule or the chunks keeps them.
 TEST(Space, GemvCandidates) {
   auto gemv_names = [](const std::string& text, SpaceOptions o) {
     std::vector<std::string> out;
@@ -58,7 +59,7 @@ TEST(Space, GemvCandidates) {
     EXPECT_TRUE(valid.ok());
     if (valid.ok())
       for (const auto& c : *valid)
-        if (c.gemm.schedule == dsl::Schedule::gemv) {
+        if (dsl::is_gemv(c.gemm.schedule)) {
           EXPECT_EQ(c.gemm.precision, dsl::Precision::f32) << c.name;
           out.push_back(c.name);
         }
@@ -67,17 +68,20 @@ TEST(Space, GemvCandidates) {
   const std::string col = "ucut 1\nin a : f32[512, 8192]\nin x : f32[8192, 1]\nout y : f32[512, 1]\n";
   SpaceOptions o;
   o.sms = 78;
-  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x)\n", o), (std::vector<std::string>{"gemv_f32_k78", "gemv_f32_k1"}));
-  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x) { split_k 5 }\n", o), (std::vector<std::string>{"gemv_f32_k5"}));
-  auto fixed = space_valid(compile(col + "stage y = gemm(a, x) { schedule gemv }\n"), 0, o);
+  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x)\n", o), (std::vector<std::string>{"gemv16_f32_k78", "gemv16_f32_k19", "gemv16_f32_k1", "gemv32_f32_k78",
+                                      "gemv32_f32_k19", "gemv32_f32_k1"}));
+  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x) { split_k 5 }\n", o), (std::vector<std::string>{"gemv16_f32_k5", "gemv32_f32_k5"}));
+  auto fixed = space_valid(compile(col + "stage y = gemm(a, x) { schedule gemv32 }\n"), 0, o);
   ASSERT_TRUE(fixed.ok());
-  ASSERT_EQ(fixed->size(), 2u);  // nothing but gemv
+  ASSERT_EQ(fixed->size(), 3u);  // nothing but gemv32
+  for (const auto& c : *fixed) EXPECT_EQ(c.gemm.schedule, dsl::Schedule::gemv32) << c.name;
   EXPECT_TRUE(gemv_names("ucut 1\nin a : f32[8192, 512]\nin x : f32[8192, 1]\nout y : f32[512, 1]\n"
                          "stage y = gemm(a.T, x)\n", o).empty());
   EXPECT_TRUE(gemv_names("ucut 1\nin a : f32[512, 8192]\nin x : f32[8192, 2]\nout y : f32[512, 2]\n"
                          "stage y = gemm(a, x)\n", o).empty());
   EXPECT_TRUE(gemv_names("ucut 1\nin a : f32[512, 40]\nin x : f32[40, 1]\nout y : f32[512, 1]\n"
-                         "stage y = gemm(a, x)\n", o) == std::vector<std::string>{"gemv_f32_k1"});  // 78 > K
+                         "stage y = gemm(a, x)\n", o) ==
+              (std::vector<std::string>{"gemv16_f32_k19", "gemv16_f32_k1", "gemv32_f32_k19", "gemv32_f32_k1"}));  // 78 > K
 }
 
 TEST(Space, Ladder) {

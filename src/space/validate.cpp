@@ -121,7 +121,7 @@ std::vector<Violation> space_validate(const dsl::Program& p, const Candidate& c,
     if (!v.empty()) return v;  // the space rules assume a legal, fully resolved stage
     GemmFacts f = gemm_facts(p, s);
     dsl::GemmKnobs k = dsl::gemm_resolve_auto(p, s, *out);
-    if (k.schedule == dsl::Schedule::gemv) return v;  // no tile, cluster or swizzle to judge
+    if (dsl::is_gemv(k.schedule)) return v;  // no tile, cluster or swizzle to judge
     rule_split_k_useful(f, k, v);
     rule_cluster_within_grid(f, k, v);
     rule_tile_not_oversized(f, k, v);

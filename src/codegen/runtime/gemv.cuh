@@ -1,17 +1,17 @@
 // The matrix-vector kernel of `schedule gemv` (docs/language.md): y[m] = sum_k A[m, k] * x[k] for
 // a row-major A [M, K] and a contiguous x [K], in fp32, adding in exactly the order of the kernels
-// cuBLAS runs for PyTorch's fp32 GEMV on the H200 (gemv2T_kernel_val<..., 128, 16, 2, 2, ...>
-// followed by cublasLt::splitKreduce_kernel; found on the GPU, docs/benchmarks.md run AY):
+// cuBLAS runs for PyTorch's fp32 GEMV on the H200 (gemv2T_kernel_val<..., 128, 16, G/8, G/8, ...>,
+// with cublasLt::splitKreduce_kernel when K is split; found on the GPU, docs/benchmarks.md run AY):
 //
 //   K is cut into S chunks of C = ceil(K / S) elements (the last shorter); per row and chunk,
-//   lane l (0..15) takes the chunk's elements l, l + 16, l + 32, ... in groups of 16 of its own
-//   elements (256 chunk elements a step); a group is a product then an FMA chain in element order,
+//   lane l (0..15) takes the chunk's elements l, l + 16, l + 32, ... in groups of G (16 or 32) of
+//   its own elements (16·G chunk elements a step); a group is a product then an FMA chain in order,
 //   t = x0*y0, t = fma(x1, y1, t), ...; the lane adds its groups in order, acc = acc + t (acc from
 //   0); the chunk's partial is lane 0 + lane 1 + ... + lane 15 in lane order; the output is the
 //   partials added in chunk order, p0 + p1 + ... + p(S-1).
 //
-// Bit for bit equal to cuBLAS on 8192 x 262144 at S = 132 (one chunk per SM) on random and rescaled
-// inputs; FMA-free groups or another S are not (7,192 and 7,539 of 8,192 outputs apart).
+// Bit for bit equal to cuBLAS on 8192 x 262144 at G = 16, S = 132 (one chunk per SM) on random and
+// rescaled inputs; FMA-free groups or another S are not (7,192 and 7,539 of 8,192 outputs apart).
 // Hand-written; no CUTLASS.
 #pragma once
 
@@ -22,16 +22,18 @@
 
 namespace ucut_gemv {
 
-constexpr int kLanes = 16;                // lanes of one row
-constexpr int kGroup = 16;                // a lane's elements per group
-constexpr int kStep = kLanes * kGroup;    // chunk elements per group step
-constexpr int kPiece = 8 * kStep;         // x elements staged in shared memory at a time
-constexpr int kRows = 8;                  // rows per block (128 threads)
+constexpr int kLanes = 16;  // lanes of one row
+constexpr int kRows = 8;    // rows per block (128 threads)
 
 // One block: kRows rows of one chunk. Each half-warp is one row; x's piece is shared by the rows.
+// GROUP: a lane's elements per group (16 or 32).
+template <int GROUP>
 __global__ void __launch_bounds__(kRows * kLanes)
     partials(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ part, long long M,
              long long K, long long chunk) {
+  constexpr int kGroup = GROUP;
+  constexpr int kStep = kLanes * kGroup;  // chunk elements per group step
+  constexpr int kPiece = 8 * kStep;       // x elements staged in shared memory at a time
   __shared__ float xs[kPiece];
   const int lane = threadIdx.x % kLanes;
   const long long m = static_cast<long long>(blockIdx.x) * kRows + threadIdx.x / kLanes;
@@ -82,13 +84,15 @@ inline size_t workspace_bytes(long long M, int splits) {
   return splits > 1 ? static_cast<size_t>(M) * static_cast<size_t>(splits) * sizeof(float) : 0;
 }
 
-// y = A x on `stream`; `work` holds workspace_bytes(M, splits). Returns the launch error.
+// y = A x on `stream` in groups of GROUP (16 or 32); `work` holds workspace_bytes(M, splits).
+// Returns the launch error.
+template <int GROUP>
 inline cudaError_t run(const float* a, const float* x, float* y, float* work, long long M, long long K, int splits,
                        cudaStream_t stream) {
   if (M <= 0) return cudaSuccess;
   const long long chunk = (K + splits - 1) / splits;
   const dim3 grid(static_cast<unsigned>((M + kRows - 1) / kRows), static_cast<unsigned>(splits));
-  partials<<<grid, kRows * kLanes, 0, stream>>>(a, x, splits > 1 ? work : y, M, K, chunk);
+  partials<GROUP><<<grid, kRows * kLanes, 0, stream>>>(a, x, splits > 1 ? work : y, M, K, chunk);
   if (splits > 1) reduce<<<static_cast<unsigned>((M + 255) / 256), 256, 0, stream>>>(work, y, M, splits);
   return cudaGetLastError();
 }

@@ -1,4 +1,4 @@
-// config: gemv_f32_k7
+// config: gemv32_f32_k7
 // workspace: ucut_s1::workspace_bytes()
 namespace ucut_s1 {
 constexpr long long M = 1000, N = 1, K = 4099, L = 1;
@@ -60,14 +60,14 @@ int run_epilogue(const ucut_rt::StageArgs& a) {
 int run(const ucut_rt::StageArgs& a) {
   float* y = static_cast<float*>(a.workspace);
   if (a.workspace_bytes < workspace_bytes()) {
-    ucut_rt::set_error("gemv_f32_k7: needs %zu workspace bytes, got %zu", workspace_bytes(), a.workspace_bytes);
+    ucut_rt::set_error("gemv32_f32_k7: needs %zu workspace bytes, got %zu", workspace_bytes(), a.workspace_bytes);
     return 5;
   }
-  cudaError_t e = ucut_gemv::run(static_cast<const float*>(a.tensors[2]), static_cast<const float*>(a.tensors[3]), y,
+  cudaError_t e = ucut_gemv::run<32>(static_cast<const float*>(a.tensors[2]), static_cast<const float*>(a.tensors[3]), y,
       reinterpret_cast<float*>(static_cast<char*>(a.workspace) + kEpiBytes), M, K, kSplits, a.stream);
   if (e == cudaSuccess) { run_epilogue(a); e = cudaGetLastError(); }
   if (e != cudaSuccess) {
-    ucut_rt::set_error("gemv_f32_k7: launch failed: %s", cudaGetErrorString(e));
+    ucut_rt::set_error("gemv32_f32_k7: launch failed: %s", cudaGetErrorString(e));
     return 4;
   }
   return 0;
