@@ -72,7 +72,8 @@ def main(argv=None):
     ap.add_argument("--m", type=int, default=8192)
     ap.add_argument("--k", type=int, default=262144)
     ap.add_argument("--splits", type=int, default=0, help="chunks of the model (default: the GPU's SM count)")
-    ap.add_argument("--group", type=int, default=16, choices=(16, 32), help="a lane's elements per group (gemv16 / gemv32)")
+    ap.add_argument("--group", type=int, default=16, choices=(16, 32),
+                    help="a lane's elements per group (gemv16 / gemv32)")
     ap.add_argument("--i", type=int, nargs="*", default=[0, 1, 2, 7, 31, 128, 1000, 4096, 65536, 131079])
     o = ap.parse_args(argv)
     if not torch.cuda.is_available():
@@ -97,7 +98,10 @@ def main(argv=None):
         diff = (got != want).nonzero().flatten()
         total += o.k
         bad += diff.numel()
-        note = "" if diff.numel() == 0 else f"; first at j={diff[0].item()}: {got[diff[0]].item()} leaves, model {want[diff[0]].item()}"
+        note = ""
+        if diff.numel():
+            j = diff[0].item()
+            note = f"; first at j={j}: {got[j].item()} leaves, model {want[j].item()}"
         print(f"i={i}: {o.k - diff.numel()} / {o.k} answers as the model at {splits} chunks, groups of {o.group}{note}")
     print(f"{total - bad} / {total} answers explained by gemv.cuh's tree at {splits} chunks, groups of {o.group}")
     return 0 if bad == 0 and total > 0 else 1

@@ -51,6 +51,7 @@ int run_space(const SpaceCliOptions& o) {
                 2);
   space::SpaceOptions so;
   so.policy = *policy;
+  if (hw->sms > 0) so.sms = hw->sms;  // the gemv schedules' chunk count, as the search does
   for (int si = 0; si < n; ++si) {
     if (o.stage >= 0 && si != o.stage) continue;
     auto all = space::space_enumerate(p, si, so);

@@ -25,12 +25,15 @@ Result<StageCode> gemm_emit_gemv(const dsl::Program& p, const GemmPlan& g) {
   d += "size_t workspace_bytes() { return kEpiBytes + ucut_gemv::workspace_bytes(M, kSplits); }\n\n";
   d += epi.code;
   d += "int run(const ucut_rt::StageArgs& a) {\n";
-  d += fmt::format("  float* y = static_cast<float*>({});\n", epi.direct ? fmt::format("a.tensors[{}]", id) : "a.workspace");
+  const std::string y = epi.direct ? fmt::format("a.tensors[{}]", id) : std::string("a.workspace");
+  d += fmt::format("  float* y = static_cast<float*>({});\n", y);
   d += "  if (a.workspace_bytes < workspace_bytes()) {\n";
-  d += "    ucut_rt::set_error(\"" + g.config_name + ": needs %zu workspace bytes, got %zu\", workspace_bytes(), a.workspace_bytes);\n";
+  d += "    ucut_rt::set_error(\"" + g.config_name +
+       ": needs %zu workspace bytes, got %zu\", workspace_bytes(), a.workspace_bytes);\n";
   d += "    return 5;\n  }\n";
   d += fmt::format(
-      "  cudaError_t e = ucut_gemv::run<{}>(static_cast<const float*>(a.tensors[{}]), static_cast<const float*>(a.tensors[{}]), y,\n"
+      "  cudaError_t e = ucut_gemv::run<{}>(static_cast<const float*>(a.tensors[{}]),\n"
+      "      static_cast<const float*>(a.tensors[{}]), y,\n"
       "      reinterpret_cast<float*>(static_cast<char*>(a.workspace) + kEpiBytes), M, K, kSplits, a.stream);\n",
       dsl::gemv_group(g.knobs.schedule), ia, ib);
   if (!epi.direct) d += "  if (e == cudaSuccess) { run_epilogue(a); e = cudaGetLastError(); }\n";

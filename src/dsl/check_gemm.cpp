@@ -57,7 +57,8 @@ static bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
     }
   }
   k.stages = c.int_knob(s, "stages", 1, 16, ok, "pipeline stages are usually 2 to 7; 'auto' fills shared memory");
-  k.schedule = static_cast<Schedule>(c.word_knob(s, "schedule", {"auto", "cooperative", "pingpong", "gemv16", "gemv32"}, ok));
+  k.schedule =
+      static_cast<Schedule>(c.word_knob(s, "schedule", {"auto", "cooperative", "pingpong", "gemv16", "gemv32"}, ok));
   k.scheduler = static_cast<TileScheduler>(c.word_knob(s, "scheduler", {"auto", "persistent", "stream_k"}, ok));
   k.split_k = c.int_knob(s, "split_k", 1, kGemvMaxSplitK, ok, "split_k 1 means no split");
   k.raster = static_cast<Raster>(c.word_knob(s, "raster", {"auto", "along_m", "along_n"}, ok));

@@ -182,8 +182,8 @@ int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DTyp
 
 std::string gemm_config_name(const GemmKnobs& k, bool stages_auto) {
   if (is_gemv(k.schedule))
-    return std::string(dsl_schedule_str(k.schedule)) + "_" + precision_name(k.precision) + "_k" + str(k.split_k.value_or(kGemvDefaultSplitK)) +
-           (k.math == MathMode::fast ? "_mf" : "");
+    return std::string(dsl_schedule_str(k.schedule)) + "_" + precision_name(k.precision) + "_k" +
+           str(k.split_k.value_or(kGemvDefaultSplitK)) + (k.math == MathMode::fast ? "_mf" : "");
   std::string n = std::string("gemm_") + precision_name(k.precision);
   if (k.tile) n += "_t" + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k);
   if (gemm_family(k.precision) == GemmFamily::sm90) {

@@ -243,7 +243,8 @@ std::string RealSpace::summation_class(const Candidate& c) {
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
       // (schedules gemv16 / gemv32 add in their own orders: "s0:f32:gemv16:k132:auto")
       key += fmt::format("{}:{}{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
-                         dsl::is_gemv(k.schedule) ? std::string(":") + dsl::dsl_schedule_str(k.schedule) : std::string(),
+                         dsl::is_gemv(k.schedule) ? std::string(":") + dsl::dsl_schedule_str(k.schedule)
+                                                  : std::string(),
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
     else if (in_torch_order(sc))
       key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments

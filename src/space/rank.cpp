@@ -74,9 +74,9 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   return hw.fp32_simt;
 }
 
-// schedule gemv16 / gemv32 streams A once with scalar loads, 16 in flight per thread: the first kernel of it
-// (run AY, 8192 x 262144, 132 chunks) moved A at 0.81 of the H200's memory bandwidth, cuBLAS's
-// GEMV 0.86. Rows x chunks are its blocks of 8 rows, 16 resident per SM; the partials of more
+// The gemv schedules stream A once with scalar loads, 16 or 32 in flight per thread: groups of 16
+// (run AY, 8192 x 262144, 132 chunks) moved A at 0.83 of the H200's listed memory bandwidth, as
+// fast as cuBLAS's GEMV; groups of 32 are 6-18% slower than cuBLAS's. Rows x chunks are its blocks of 8 rows, 16 resident per SM; the partials of more
 // than one chunk are written and read back by the reduce kernel.
 constexpr double kGemvMemEfficiency = 0.8;
 constexpr int kGemvRowsPerBlock = 8;

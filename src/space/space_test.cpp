@@ -68,9 +68,11 @@ TEST(Space, GemvCandidates) {
   const std::string col = "ucut 1\nin a : f32[512, 8192]\nin x : f32[8192, 1]\nout y : f32[512, 1]\n";
   SpaceOptions o;
   o.sms = 78;
-  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x)\n", o), (std::vector<std::string>{"gemv16_f32_k78", "gemv16_f32_k19", "gemv16_f32_k1", "gemv32_f32_k78",
+  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x)\n", o),
+            (std::vector<std::string>{"gemv16_f32_k78", "gemv16_f32_k19", "gemv16_f32_k1", "gemv32_f32_k78",
                                       "gemv32_f32_k19", "gemv32_f32_k1"}));
-  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x) { split_k 5 }\n", o), (std::vector<std::string>{"gemv16_f32_k5", "gemv32_f32_k5"}));
+  EXPECT_EQ(gemv_names(col + "stage y = gemm(a, x) { split_k 5 }\n", o),
+            (std::vector<std::string>{"gemv16_f32_k5", "gemv32_f32_k5"}));
   auto fixed = space_valid(compile(col + "stage y = gemm(a, x) { schedule gemv32 }\n"), 0, o);
   ASSERT_TRUE(fixed.ok());
   ASSERT_EQ(fixed->size(), 3u);  // nothing but gemv32
