@@ -4,6 +4,9 @@
 
 - device copy bandwidth: large device-to-device copies (far larger than L2, and an L2-sized flush
   written before each one), timed with CUDA events; bytes read + bytes written per second;
+- device read bandwidth: a sum over the same buffer (reads only), bytes read per second; a
+  read-only stream runs faster than a copy (no read-write turnarounds), so the memory ceiling is
+  the larger of the two;
 - achieved GEMM throughput on large square matmuls for bf16, fp16, tf32 (fp32 data with
   ``allow_tf32 = True``) and fp32 (TF32 off: the FMA pipes);
 
@@ -52,6 +55,18 @@ def measure_copy_bw(torch, nbytes: int, reps: int, flush) -> dict:
     return {"bytes_per_copy": n * 4, "median_ms": ms, "bytes_per_s": moved / (ms * 1e-3)}
 
 
+def measure_read_bw(torch, nbytes: int, reps: int, flush) -> dict:
+    n = nbytes // 4
+    src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
+    out = torch.empty((), dtype=torch.float32, device="cuda")
+    for _ in range(3):
+        torch.sum(src, dim=0, out=out)
+    torch.cuda.synchronize()
+    ms = _median_ms(torch, lambda: torch.sum(src, dim=0, out=out), reps, flush)
+    del src, out
+    return {"bytes_per_sum": n * 4, "median_ms": ms, "bytes_per_s": n * 4 / (ms * 1e-3)}
+
+
 def measure_gemm(torch, dtype, tf32: bool, size: int, reps: int, flush) -> dict:
     torch.backends.cuda.matmul.allow_tf32 = tf32
     try:
@@ -94,6 +109,7 @@ def main(argv=None) -> int:
     free, _total = torch.cuda.mem_get_info()
     copy_bytes = min(1 << 30, free // 8) if not args.quick else 256 << 20
     copy = measure_copy_bw(torch, copy_bytes, reps, flush)
+    read = measure_read_bw(torch, 2 * copy_bytes, reps, flush)
 
     sizes = [4096] if args.quick else [8192, 16384]
     gemm = {}
@@ -112,6 +128,7 @@ def main(argv=None) -> int:
         "l2_bytes": l2,
         "total_memory_bytes": props.total_memory,
         "copy_bw": copy["bytes_per_s"],
+        "read_bw": read["bytes_per_s"],
         "gemm_bf16": gemm["bf16"]["best"],
         "gemm_fp16": gemm["fp16"]["best"],
         "gemm_tf32": gemm["tf32"]["best"],
@@ -120,7 +137,7 @@ def main(argv=None) -> int:
         "torch_version": torch.__version__,
         "cuda_version": torch.version.cuda,
         "reps": reps,
-        "details": {"copy": copy, "gemm": {k: v["runs"] for k, v in gemm.items()}},
+        "details": {"copy": copy, "read": read, "gemm": {k: v["runs"] for k, v in gemm.items()}},
     }
     print(json.dumps(out, indent=2))
     return 0

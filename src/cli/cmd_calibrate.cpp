@@ -94,6 +94,8 @@ int run_calibrate(const CalibrateOptions& o) {
   };
   std::printf("calibrated %s (%s)\n", name.c_str(), cal->device_name.c_str());
   std::printf("  copy bandwidth  %s%s\n", sol::fmt_bw(cal->copy_bw).c_str(), pct(cal->copy_bw, hw ? hw->mem_bw : 0, true).c_str());
+  if (cal->read_bw > 0)
+    std::printf("  read bandwidth  %s%s\n", sol::fmt_bw(cal->read_bw).c_str(), pct(cal->read_bw, hw ? hw->mem_bw : 0, true).c_str());
   std::printf("  GEMM bf16       %s%s\n", sol::fmt_rate(cal->gemm_bf16).c_str(), pct(cal->gemm_bf16, hw ? hw->bf16 : 0, false).c_str());
   std::printf("  GEMM fp16       %s%s\n", sol::fmt_rate(cal->gemm_fp16).c_str(), pct(cal->gemm_fp16, hw ? hw->bf16 : 0, false).c_str());
   std::printf("  GEMM tf32       %s%s\n", sol::fmt_rate(cal->gemm_tf32).c_str(), pct(cal->gemm_tf32, hw ? hw->tf32 : 0, false).c_str());

@@ -29,6 +29,8 @@ struct Calibration {
   std::string gpu;            // table name it was stored under ("h200")
   std::string device_name;    // CUDA's name ("NVIDIA H200")
   double copy_bw = 0;         // B/s, device-to-device copy (bytes read + bytes written per second)
+  double read_bw = 0;         // B/s, a read-only stream (a sum); 0: not measured (older files).
+                              // The memory ceiling is the larger of the two (peaks_calibrated)
   double gemm_bf16 = 0;       // FLOP/s achieved by large square matmuls
   double gemm_fp16 = 0;
   double gemm_tf32 = 0;       // fp32 data, TF32 allowed

@@ -58,5 +58,25 @@ TEST(SolPeaks, PolicyRates) {
   EXPECT_DOUBLE_EQ(peaks_tensor_f32_rate(cal, Policy::exact), 389277117825196.3 / 3);
 }
 
+// A read-only stream beats a copy: the memory ceiling is the larger of the two; a file without
+// read_bw (older calibrations) keeps the copy's.
+TEST(SolPeaks, MemoryCeilingIsTheBetterOfCopyAndRead) {
+  HwSpec h = *hw_lookup("h200");
+  auto c = calibration_parse(kH200, "cal.json");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->read_bw, 0.0);
+  c->read_bw = 4.4e12;
+  EXPECT_DOUBLE_EQ(peaks_calibrated(h, *c).mem_bw, 4.4e12);
+  auto back = calibration_parse(calibration_to_json(*c), "again.json");
+  ASSERT_TRUE(back.ok()) << back.error().render();
+  EXPECT_DOUBLE_EQ(back->read_bw, 4.4e12);
+  c->read_bw = 1e12;  // slower than the copy: the copy stays the ceiling
+  EXPECT_DOUBLE_EQ(peaks_calibrated(h, *c).mem_bw, 4224403023024.641);
+  auto bad = calibration_parse(R"({"copy_bw": 1e12, "read_bw": -1, "gemm_bf16": 1, "gemm_fp16": 1, "gemm_tf32": 1,
+                                   "gemm_fp32": 1})", "cal.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "cal.json: field 'read_bw' must be a positive number (B/s)");
+}
+
 }  // namespace
 }  // namespace ucut::sol

@@ -74,13 +74,13 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   return hw.fp32_simt;
 }
 
-// The gemv schedules stream A once with scalar loads, 16 or 32 in flight per thread: groups of 16
-// (run AY, 8192 x 262144, 132 chunks) moved A at 0.83 of the H200's listed memory bandwidth, as
-// fast as cuBLAS's GEMV; groups of 32 are 6-18% slower than cuBLAS's. Rows x chunks are its blocks of 8 rows, 16 resident per SM; the partials of more
-// than one chunk are written and read back by the reduce kernel.
-constexpr double kGemvMemEfficiency = 0.8;
-constexpr int kGemvRowsPerBlock = 8;
-constexpr int kGemvBlocksPerSm = 16;
+// The gemv schedules stream A once with scalar streaming loads, 16 or 32 in flight per thread:
+// groups of 16 in 32-row blocks moved 8192 x 262144 at 0.91 of the H200's listed memory
+// bandwidth (run AY: 1.957 ms, cuBLAS's GEMV 2.083); groups of 32 in 16-row blocks were at
+// cuBLAS's speed or faster. Rows x chunks are its blocks, 2048 threads resident per SM; the
+// partials of more than one chunk are written and read back by the reduce kernel.
+constexpr double kGemvMemEfficiency = 0.9;
+constexpr int kGemvThreadsPerSm = 2048;
 
 RankedCandidate rank_gemv(const dsl::GemmStage& g, const dsl::GemmKnobs& k, const GemmFacts& f, const Candidate& c,
                           const sol::HwSpec& hw) {
@@ -91,8 +91,10 @@ RankedCandidate rank_gemv(const dsl::GemmStage& g, const dsl::GemmKnobs& k, cons
   const double out_bytes = static_cast<double>(f.m) * f.out_bytes;
   const double t_mem = (static_cast<double>(f.ab_elems) * 4 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
   r.t_sol = std::max(useful / hw.fp32_simt, t_mem);
-  const int64_t blocks = ceil_div(g.m, kGemvRowsPerBlock) * splits;
-  r.wave_eff = std::min(1.0, static_cast<double>(blocks) / (static_cast<double>(hw.sms) * kGemvBlocksPerSm));
+  const int rows = 512 / dsl::gemv_group(k.schedule);  // runtime/gemv.cuh: rows_per_block
+  const int64_t blocks = ceil_div(g.m, rows) * splits;
+  const double resident = static_cast<double>(hw.sms) * kGemvThreadsPerSm / (rows * 16);
+  r.wave_eff = std::min(1.0, static_cast<double>(blocks) / resident);
   r.mainloop_eff = kGemvMemEfficiency;
   double t_fix = splits > 1 ? static_cast<double>(splits) * f.m * 4 * 2 / hw.mem_bw + kLaunchSeconds : 0.0;
   if (f.epi_ops > 0) r.epilogue_s = (out_bytes * 2 + f.epi_read_bytes) / hw.mem_bw + kLaunchSeconds;
