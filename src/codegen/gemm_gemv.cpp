@@ -32,10 +32,10 @@ Result<StageCode> gemm_emit_gemv(const dsl::Program& p, const GemmPlan& g) {
        ": needs %zu workspace bytes, got %zu\", workspace_bytes(), a.workspace_bytes);\n";
   d += "    return 5;\n  }\n";
   d += fmt::format(
-      "  cudaError_t e = ucut_gemv::run<{}>(static_cast<const float*>(a.tensors[{}]),\n"
+      "  cudaError_t e = ucut_gemv::run<{}, {}>(static_cast<const float*>(a.tensors[{}]),\n"
       "      static_cast<const float*>(a.tensors[{}]), y,\n"
       "      reinterpret_cast<float*>(static_cast<char*>(a.workspace) + kEpiBytes), M, K, kSplits, a.stream);\n",
-      dsl::gemv_group(g.knobs.schedule), ia, ib);
+      dsl::gemv_group(g.knobs.schedule), dsl::gemm_gemv_rows_per_block(g.knobs.schedule), ia, ib);
   if (!epi.direct) d += "  if (e == cudaSuccess) { run_epilogue(a); e = cudaGetLastError(); }\n";
   d += "  if (e != cudaSuccess) {\n";
   d += "    ucut_rt::set_error(\"" + g.config_name + ": launch failed: %s\", cudaGetErrorString(e));\n";

@@ -222,7 +222,14 @@ static bool math_fast_by_default(const Program& p, const GemmStage& s, Precision
   return true;
 }
 
-bool gemm_gemv_shape(const GemmStage& s) { return s.n == 1 && s.batch == 1 && !s.a.transposed; }
+std::optional<GemvShapeRefusal> gemm_gemv_shape_refusal(const GemmStage& s) {
+  if (s.n != 1) return GemvShapeRefusal{"out", "computes one output column; this GEMM has N = " + str(s.n)};
+  if (s.batch > 1) return GemvShapeRefusal{"out", "runs one matrix; this GEMM has a batch of " + str(s.batch)};
+  if (s.a.transposed)
+    return GemvShapeRefusal{"a", "reads A's rows along K, and A is written transposed (" + s.a.tensor +
+                                     ".T: its K runs down the columns)"};
+  return std::nullopt;
+}
 
 GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& out) {
   GemmKnobs k = s.knobs;
@@ -624,15 +631,8 @@ void rule_gemv(Ctx& c, const GemmKnobs& k) {
   if (k.precision != Precision::f32)
     c.add("gemv_precision", "precision", sch + " computes in FP32 FFMA, precision is " + precision_name(k.precision),
           "use precision f32 (or auto)");
-  if (c.s.n != 1)
-    c.add("gemv_shape", "out", sch + " computes one output column; this GEMM has N = " + str(c.s.n),
-          "use another schedule (or auto)");
-  if (c.s.batch > 1)
-    c.add("gemv_shape", "out", sch + " runs one matrix; this GEMM has a batch of " + str(c.s.batch),
-          "use another schedule (or auto)");
-  if (c.s.a.transposed)
-    c.add("gemv_shape", "a", sch + " reads A's rows along K, and A is written transposed (" + c.s.a.tensor +
-          ".T: its K runs down the columns)", "use another schedule (or auto)");
+  if (auto why = gemm_gemv_shape_refusal(c.s))
+    c.add("gemv_shape", why->knob, sch + " " + why->what, "use another schedule (or auto)");
   if (k.split_k && *k.split_k > c.s.k)
     c.add("split_k_legal", "split_k", "split_k " + str(*k.split_k) + " is more chunks than K = " + str(c.s.k) +
           " has elements", "use split_k " + str(c.s.k) + " or fewer");

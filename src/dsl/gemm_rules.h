@@ -10,6 +10,7 @@
 //         f32, with the epilogue applied by a generated SIMT kernel after the GEMM.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,9 +53,20 @@ int gemm_f32x3s_split_k(int64_t k);
 // at most 16 (rule split_k_legal).
 inline constexpr int kGemvMaxSplitK = 1024;
 inline constexpr int kGemvDefaultSplitK = 132;
-// Whether a GEMM stage's shape is one the gemv schedules run: one output column, no batch, A's
-// rows contiguous along K (A untransposed); B [K, 1] is contiguous along K either way.
-bool gemm_gemv_shape(const GemmStage& s);
+// Why a GEMM stage's shape is not one the gemv schedules run (one output column, no batch, A's
+// rows contiguous along K, i.e. A untransposed; B [K, 1] is contiguous along K either way): the
+// knob to point at and what the stage has, the first of them; nullopt when it is. The checker's
+// rule gemv_shape and the space's offer ask this one test.
+struct GemvShapeRefusal {
+  std::string knob;  // "out" or "a"
+  std::string what;  // "computes one output column; this GEMM has N = 4"
+};
+std::optional<GemvShapeRefusal> gemm_gemv_shape_refusal(const GemmStage& s);
+inline bool gemm_gemv_shape(const GemmStage& s) { return !gemm_gemv_shape_refusal(s).has_value(); }
+// Rows a block of the gemv kernel (runtime/gemv.cuh takes it as a template argument): 512 / G,
+// 32 rows of 512 threads for groups of 16, 16 of 256 for 32; the fastest of 8, 16 and 32 on the
+// H200 (docs/benchmarks.md run AY: 8192 x 262144 in 1.957 ms at 32 rows against 2.069 at 8).
+inline int gemm_gemv_rows_per_block(Schedule s) { return 512 / gemv_group(s); }
 
 // ---- facts shared with the code generator -------------------------------------------------
 

@@ -91,7 +91,7 @@ RankedCandidate rank_gemv(const dsl::GemmStage& g, const dsl::GemmKnobs& k, cons
   const double out_bytes = static_cast<double>(f.m) * f.out_bytes;
   const double t_mem = (static_cast<double>(f.ab_elems) * 4 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
   r.t_sol = std::max(useful / hw.fp32_simt, t_mem);
-  const int rows = 512 / dsl::gemv_group(k.schedule);  // runtime/gemv.cuh: rows_per_block
+  const int rows = dsl::gemm_gemv_rows_per_block(k.schedule);
   const int64_t blocks = ceil_div(g.m, rows) * splits;
   const double resident = static_cast<double>(hw.sms) * kGemvThreadsPerSm / (rows * 16);
   r.wave_eff = std::min(1.0, static_cast<double>(blocks) / resident);

@@ -26,17 +26,10 @@ namespace ucut_gemv {
 
 constexpr int kLanes = 16;  // lanes of one row
 
-// Rows per block: 512 / GROUP (32 rows of 512 threads for groups of 16, 16 of 256 for 32), the
-// fastest of 8, 16 and 32 on the H200 (run AY: 8192 x 262144 in 1.957 ms at 32 rows against
-// 2.069 at 8; x's piece in shared memory serves more rows).
-template <int GROUP>
-constexpr int rows_per_block() {
-  return 512 / GROUP;
-}
-
-// One block: kRows rows of one chunk. Each half-warp is one row; x's piece is shared by the rows.
-// GROUP: a lane's elements per group (16 or 32). A is read once, with streaming loads.
-template <int GROUP, int kRows = rows_per_block<GROUP>()>
+// One block: kRows rows of one chunk (the code generator's gemm_gemv_rows_per_block; more rows
+// share one staging of x's piece). Each half-warp is one row. GROUP: a lane's elements per group
+// (16 or 32). A is read once, with streaming loads.
+template <int GROUP, int kRows>
 __global__ void __launch_bounds__(kRows * kLanes)
     partials(const float* __restrict__ a, const float* __restrict__ x, float* __restrict__ part, long long M,
              long long K, long long chunk) {
@@ -93,16 +86,15 @@ inline size_t workspace_bytes(long long M, int splits) {
   return splits > 1 ? static_cast<size_t>(M) * static_cast<size_t>(splits) * sizeof(float) : 0;
 }
 
-// y = A x on `stream` in groups of GROUP (16 or 32); `work` holds workspace_bytes(M, splits).
-// Returns the launch error.
-template <int GROUP>
+// y = A x on `stream` in groups of GROUP (16 or 32), ROWS rows a block; `work` holds
+// workspace_bytes(M, splits). Returns the launch error.
+template <int GROUP, int ROWS>
 inline cudaError_t run(const float* a, const float* x, float* y, float* work, long long M, long long K, int splits,
                        cudaStream_t stream) {
   if (M <= 0) return cudaSuccess;
   const long long chunk = (K + splits - 1) / splits;
-  constexpr int kRows = rows_per_block<GROUP>();
-  const dim3 grid(static_cast<unsigned>((M + kRows - 1) / kRows), static_cast<unsigned>(splits));
-  partials<GROUP><<<grid, kRows * kLanes, 0, stream>>>(a, x, splits > 1 ? work : y, M, K, chunk);
+  const dim3 grid(static_cast<unsigned>((M + ROWS - 1) / ROWS), static_cast<unsigned>(splits));
+  partials<GROUP, ROWS><<<grid, ROWS * kLanes, 0, stream>>>(a, x, splits > 1 ? work : y, M, K, chunk);
   if (splits > 1) reduce<<<static_cast<unsigned>((M + 255) / 256), 256, 0, stream>>>(work, y, M, splits);
   return cudaGetLastError();
 }

@@ -14,7 +14,7 @@ int run(const ucut_rt::StageArgs& a) {
     ucut_rt::set_error("gemv16_f32_k132: needs %zu workspace bytes, got %zu", workspace_bytes(), a.workspace_bytes);
     return 5;
   }
-  cudaError_t e = ucut_gemv::run<16>(static_cast<const float*>(a.tensors[0]),
+  cudaError_t e = ucut_gemv::run<16, 32>(static_cast<const float*>(a.tensors[0]),
       static_cast<const float*>(a.tensors[1]), y,
       reinterpret_cast<float*>(static_cast<char*>(a.workspace) + kEpiBytes), M, K, kSplits, a.stream);
   if (e != cudaSuccess) {

@@ -63,7 +63,7 @@ int run(const ucut_rt::StageArgs& a) {
     ucut_rt::set_error("gemv32_f32_k7: needs %zu workspace bytes, got %zu", workspace_bytes(), a.workspace_bytes);
     return 5;
   }
-  cudaError_t e = ucut_gemv::run<32>(static_cast<const float*>(a.tensors[2]),
+  cudaError_t e = ucut_gemv::run<32, 16>(static_cast<const float*>(a.tensors[2]),
       static_cast<const float*>(a.tensors[3]), y,
       reinterpret_cast<float*>(static_cast<char*>(a.workspace) + kEpiBytes), M, K, kSplits, a.stream);
   if (e == cudaSuccess) { run_epilogue(a); e = cudaGetLastError(); }
