@@ -27,7 +27,11 @@ EXIT_NO_GPU = 2
 
 
 def _median_ms(torch, fn, reps: int, flush=None) -> float:
-    """Median of `reps` event-timed calls of fn(), each preceded by an L2 flush when given."""
+    """Median of `reps` event-timed calls of fn(), each preceded by an L2 flush when given, after
+    three untimed warm-up calls."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
     samples = []
@@ -46,9 +50,6 @@ def measure_copy_bw(torch, nbytes: int, reps: int, flush) -> dict:
     n = nbytes // 4
     src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
     dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    torch.cuda.synchronize()
     ms = _median_ms(torch, lambda: dst.copy_(src), reps, flush)
     moved = 2 * n * 4  # every byte read once and written once
     del src, dst
@@ -59,9 +60,6 @@ def measure_read_bw(torch, nbytes: int, reps: int, flush) -> dict:
     n = nbytes // 4
     src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
     out = torch.empty((), dtype=torch.float32, device="cuda")
-    for _ in range(3):
-        torch.sum(src, dim=0, out=out)
-    torch.cuda.synchronize()
     ms = _median_ms(torch, lambda: torch.sum(src, dim=0, out=out), reps, flush)
     del src, out
     return {"bytes_per_sum": n * 4, "median_ms": ms, "bytes_per_s": n * 4 / (ms * 1e-3)}
@@ -73,9 +71,6 @@ def measure_gemm(torch, dtype, tf32: bool, size: int, reps: int, flush) -> dict:
         a = torch.randn(size, size, device="cuda", dtype=dtype)
         b = torch.randn(size, size, device="cuda", dtype=dtype)
         c = torch.empty(size, size, device="cuda", dtype=dtype)
-        for _ in range(3):
-            torch.matmul(a, b, out=c)
-        torch.cuda.synchronize()
         ms = _median_ms(torch, lambda: torch.matmul(a, b, out=c), reps, flush)
         del a, b, c
     finally:
