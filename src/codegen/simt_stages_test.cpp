@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -541,25 +542,28 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     }
   }
   {
-    // fused attention: causal bf16 over a batch of heads (128-thread blocks); f16 with Lq != Lk,
-    // Dv != D, a given scale and 256-thread blocks; f32 (3xTF32); grouped-query (8 heads a k/v head)
+    // fused attention: causal bf16 over a batch of heads (Hopper's kernel, the default, and 128-thread
+    // blocks of mma.sync); f16 with Lq != Lk, Dv != D, a given scale and 256-thread blocks; f32
+    // (3xTF32); grouped-query (8 heads a k/v head)
     auto res = dsl::dsl_compile(
         {"attention.ucut",
          "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\nin v : bf16[8, 32, 4096, 128]\n"
          "in q2 : f16[3, 96, 128]\nin k2 : f16[3, 160, 128]\nin v2 : f16[3, 160, 64]\n"
          "in q3 : f32[16, 32, 1024, 128]\nin kg : bf16[8, 4, 4096, 128]\n"
          "out o : bf16[8, 32, 4096, 128]\nout o2 : f16[3, 96, 64]\nout o3 : f32[16, 32, 1024, 128]\n"
-         "out og : bf16[8, 32, 4096, 128]\n"
+         "out og : bf16[8, 32, 4096, 128]\nout om : bf16[8, 32, 4096, 128]\n"
          "stage o = attention(q, k, v, causal=true)\n"
          "stage o2 = attention(q2, k2, v2, scale=0.05) { threads 256 }\n"
          "stage o3 = attention(q3, q3, q3)\n"
-         "stage og = attention(q, kg, kg, causal=true)\n"});
+         "stage og = attention(q, kg, kg, causal=true)\n"
+         "stage om = attention(q, k, v, causal=true) { threads 128 }\n"});
     if (!res.program) ADD_FAILURE() << "attention program refused";
     if (res.program) {
       v.emplace_back("attention_bf16_causal", codegen_emit_attention(*res.program, 0));
       v.emplace_back("attention_f16_rect", codegen_emit_attention(*res.program, 1));
       v.emplace_back("attention_f32", codegen_emit_attention(*res.program, 2));
       v.emplace_back("attention_gqa", codegen_emit_attention(*res.program, 3));
+      v.emplace_back("attention_bf16_causal_mma", codegen_emit_attention(*res.program, 4));
     }
   }
   {
@@ -622,16 +626,16 @@ TEST(SimtNvcc, OneStagePerKindCompiles) {
   if (std::system("command -v nvcc > /dev/null 2>&1") != 0) GTEST_SKIP() << "nvcc not found";
   const std::string dir = std::filesystem::temp_directory_path() / "ucut_simt_nvcc_test";
   std::filesystem::create_directories(dir);
-  std::string src;
-  for (const char* inc : {"simt_rowwise.cuh", "simt_reduce.cuh", "simt_scan.cuh", "attention.cuh", "gemv.cuh"})
-    src += std::string("#include \"") + inc + "\"\n";
-  src += kPrelude + codegen_functors_source();
+  std::string src, defs;
+  std::set<std::string> included;
   for (auto& [name, code] : golden_cases()) {
     ASSERT_TRUE(code.ok()) << name;
+    for (const std::string& inc : code->includes)  // the headers the stages name, each once
+      if (included.insert(inc).second) src += "#include \"" + inc + "\"\n";
     // rename each case's stage prefix (ucut_s<index>_) so they coexist in one file
-    src += std::regex_replace(code->definitions, std::regex("ucut_s[0-9]+_"), "ucut_" + name + "_");
+    defs += std::regex_replace(code->definitions, std::regex("ucut_s[0-9]+_"), "ucut_" + name + "_");
   }
-  std::ofstream(dir + "/stages.cu") << src;
+  std::ofstream(dir + "/stages.cu") << src << kPrelude << codegen_functors_source() << defs;
   const std::string cmd = "flock /tmp/ucut-nvcc.lock nvcc -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG "
                           "-gencode=arch=compute_90a,code=sm_90a -I " + simt_runtime_include_dir() +
                           " -c " + dir + "/stages.cu -o " + dir + "/stages.o > " + dir + "/nvcc.log 2>&1";

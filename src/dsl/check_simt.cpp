@@ -742,12 +742,17 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
   const std::optional<double> scale = positive_number(*this, a, "scale", 1.0 / std::sqrt(static_cast<double>(r.d)), ok);
   if (!ok || !scale) return false;
   r.scale = *scale;
-  r.knobs.threads = int_knob(s, "threads", 32, 1024, ok, "threads is 128 or 256 (16 query rows a warp)");
+  r.knobs.threads = int_knob(s, "threads", 32, 1024, ok, "threads is 128, 256 or (16-bit data) 384");
   if (!ok) return false;
-  if (r.knobs.threads && !dsl_attention_threads_ok(*r.knobs.threads)) {
-    error(knob(s, "threads")->value_span,
-          "an attention block has 128 or 256 threads (64 or 128 query rows), not " + std::to_string(*r.knobs.threads),
-          "use threads 128");
+  if (r.knobs.threads && !dsl_attention_threads_ok(*r.knobs.threads, q.dtype)) {
+    if (*r.knobs.threads == kAttentionHopperThreads)
+      error(knob(s, "threads")->value_span, "threads 384 is the Hopper kernel of 16-bit attention, not f32's",
+            "use threads 128 or 256 on f32 data");
+    else
+      error(knob(s, "threads")->value_span,
+            "an attention block has 128 or 256 threads (64 or 128 query rows) or, on 16-bit data, 384 (Hopper's "
+            "kernel, 128 rows), not " + std::to_string(*r.knobs.threads),
+            "use threads 384 (16-bit data) or 128");
     return false;
   }
   st.body = std::move(r);

@@ -124,7 +124,11 @@ const std::vector<ReductionInfo>& dsl_reductions() {
 }
 
 bool dsl_attention_head_dim_ok(int64_t d) { return d == 64 || d == 128; }
-bool dsl_attention_threads_ok(int threads) { return threads == 128 || threads == 256; }
+bool dsl_attention_threads_ok(int threads, DType dtype) {
+  return threads == 128 || threads == 256 || (threads == kAttentionHopperThreads && dtype != DType::f32);
+}
+int dsl_attention_default_threads(DType dtype) { return dtype == DType::f32 ? 128 : kAttentionHopperThreads; }
+int dsl_attention_rows(int threads) { return threads == kAttentionHopperThreads ? 128 : threads / 2; }
 
 int64_t dsl_attention_flops(const AttentionStage& a) {
   int64_t pairs = a.lq * a.lk;

@@ -48,11 +48,16 @@ struct ReductionInfo {
 const std::vector<ReductionInfo>& dsl_reductions();
 
 // The stage kinds and the operations of the non-GEMM kinds.
-// What the attention kernels (runtime/attention.cuh) take: head dims 64 and 128, blocks of 128 or
-// 256 threads, at most 65535 matrices (one launch's grid). The checker, the code generator and the
+// What the attention kernels take: head dims 64 and 128, at most 65535 matrices (one launch's
+// grid), and blocks of 128 or 256 threads (runtime/attention.cuh, mma.sync: 64 or 128 query rows)
+// or, on 16-bit data, 384 (runtime/attention_sm90.cuh, Hopper's warp-specialised wgmma kernel: 128
+// rows; the default there, f32's 128). The checker, the code generator, the search space and the
 // lowering's choice to fuse all ask these.
 bool dsl_attention_head_dim_ok(int64_t d);
-bool dsl_attention_threads_ok(int threads);
+bool dsl_attention_threads_ok(int threads, DType dtype);
+constexpr int kAttentionHopperThreads = 384;
+int dsl_attention_default_threads(DType dtype);
+int dsl_attention_rows(int threads);  // query rows a block
 constexpr int64_t kAttentionMaxMatrices = 65535;
 // The tensor-core FLOPs of an attention stage: both products over the visible (query, key)
 // pairs only (a causal mask skips about half, and so does the kernel).

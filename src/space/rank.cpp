@@ -184,9 +184,10 @@ double elementwise_access_eff(int bytes) {
 // Resident threads per SM on sm_90 (2048): a grid below one full wave leaves SMs idle.
 constexpr int kThreadsPerSm = 2048;
 
-// The attention kernels (runtime/attention.cuh, mma.sync): 16-bit, about 22% of the dense bf16
-// rate with 64-row blocks and 21% with 128-row ones (H200, causal 8 x 32 x 4096 x 128; run AR);
-// f32, about 33% of the 3xTF32 rate (a third of TF32's; 16 x 32 x 1024 x 128, run AT).
+// The attention kernels: 16-bit, about 54% of the dense bf16 rate with Hopper's kernel
+// (runtime/attention_sm90.cuh, 384 threads; run AZ), 22% with mma.sync's 64-row blocks and 21% with
+// its 128-row ones (runtime/attention.cuh; H200, causal 8 x 32 x 4096 x 128; run AR); f32, about
+// 33% of the 3xTF32 rate (a third of TF32's; 16 x 32 x 1024 x 128, run AT).
 RankedCandidate rank_attention(const dsl::Program& p, const dsl::Stage& st, const dsl::AttentionStage& a,
                                const Candidate& c, const sol::HwSpec& hw) {
   RankedCandidate r;
@@ -195,8 +196,10 @@ RankedCandidate rank_attention(const dsl::Program& p, const dsl::Stage& st, cons
   const bool f32 = f.elem_bytes == 4;      // f32 data: 3xTF32, a third of the TF32 rate
   const double t_math = static_cast<double>(dsl::dsl_attention_flops(a)) / (f32 ? hw.tf32 / 3 : hw.bf16);
   r.t_sol = std::max(t_math, static_cast<double>(f.bytes) / hw.mem_bw);
-  r.mainloop_eff = f32 ? 0.33 : c.simt.threads.value_or(128) == 256 ? 0.21 : 0.22;
-  const int64_t blocks = ceil_div(a.lq, c.simt.threads.value_or(128) / 2) * a.batch;
+  const dsl::Tensor* q = p.find_tensor(a.q);
+  const int threads = c.simt.threads.value_or(dsl::dsl_attention_default_threads(q ? q->dtype : dsl::DType::f32));
+  r.mainloop_eff = f32 ? 0.33 : threads == dsl::kAttentionHopperThreads ? 0.54 : threads == 256 ? 0.21 : 0.22;
+  const int64_t blocks = ceil_div(a.lq, dsl::dsl_attention_rows(threads)) * a.batch;
   r.wave_eff = std::min(1.0, static_cast<double>(blocks) / hw.sms);
   r.tile_eff = 1;
   r.t_est = r.t_sol / (r.mainloop_eff * r.wave_eff) + kLaunchSeconds;

@@ -278,22 +278,26 @@ TEST(Space, SimtStagesHaveAHandfulOfCandidates) {
   EXPECT_EQ(r.front().candidate.simt.vector_width, 4);  // 16-byte accesses first
 }
 
-// An attention stage has one knob, the block (128 or 256 threads); each candidate re-checks as
-// program text, is predicted no faster than its bound (half the pairs under the causal mask) and
-// the 64-row block (the faster one, run AR) ranks first. A program that fixes the block keeps it.
-TEST(Space, AttentionOffersTheTwoBlocks) {
+// An attention stage has one knob, the block: on 16-bit data Hopper's kernel (384 threads) and
+// mma.sync's 128 and 256; on f32 the last two only. Each candidate re-checks as program text, is
+// predicted no faster than its bound (half the pairs under the causal mask) and Hopper's kernel
+// (the fastest, run AZ) ranks first, then the 64-row block (run AR). A program that fixes the block
+// keeps it.
+TEST(Space, AttentionOffersTheBlocks) {
   const std::string head = "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\n"
                            "in v : bf16[8, 32, 4096, 128]\nout o : bf16[8, 32, 4096, 128]\n";
   auto p = compile(head + "stage o = attention(q, k, v, causal=true)\n");
   auto v = space_valid(p, 0, {});
   ASSERT_TRUE(v);
-  ASSERT_EQ(v->size(), 2u);
+  ASSERT_EQ(v->size(), 3u);
   for (const auto& c : *v) {
     std::string text = dsl::dsl_print(space_apply(p, c));
     EXPECT_TRUE(dsl::dsl_compile(SourceFile{"s.ucut", text}).program.has_value()) << c.name;
   }
   auto r = space_rank(p, *v, h200());
-  EXPECT_EQ(r.front().candidate.name, "attention_th128");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].candidate.name, "attention_th384");
+  EXPECT_EQ(r[1].candidate.name, "attention_th128");
   const double causal_flops = 2.0 * 256 * (4096.0 * 4097 / 2) * 256;
   for (const auto& x : r) {
     EXPECT_NEAR(x.t_sol, causal_flops / h200().bf16, 1e-9) << x.candidate.name;
@@ -306,6 +310,11 @@ TEST(Space, AttentionOffersTheTwoBlocks) {
   ASSERT_TRUE(f);
   ASSERT_EQ(f->size(), 1u);
   EXPECT_EQ(f->front().simt.threads, 256);
+  auto f32 = compile("ucut 1\nin q : f32[4, 512, 64]\nout o : f32[4, 512, 64]\nstage o = attention(q, q, q)\n");
+  auto w = space_valid(f32, 0, {});
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->size(), 2u);
+  for (const auto& c : *w) EXPECT_NE(c.simt.threads, 384) << c.name;
 }
 
 // Elementwise fp32 streams rank 128 threads with 8-byte accesses first (runs T and U), the plan

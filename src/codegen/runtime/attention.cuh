@@ -162,11 +162,12 @@ __device__ __forceinline__ void scale_and_mask(float (&s)[BN / 8][4], float c, b
   }
 }
 
-// The running max and sum of each row, the output rescaled by 2^(m_old - m_new), and s turned
-// into p = 2^(s - m) by EXP2 (ex2.approx for 16-bit data, exp2f for f32, as each reference does).
-template <int BN, int DV, float (*EXP2)(float)>
-__device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&acc)[DV / 8][4], float (&row_max)[2],
-                                               float (&row_sum)[2], bool first) {
+// The running max and sum of each row, and s turned into p = 2^(s - m) by EXP2 (ex2.approx for
+// 16-bit data, exp2f for f32, as each reference does); f[h]: the factor 2^(m_old - m_new) the
+// output rows must be multiplied by (the sum already is; 1 on the first block).
+template <int BN, float (*EXP2)(float)>
+__device__ __forceinline__ void online_softmax_factors(float (&s)[BN / 8][4], float (&row_max)[2], float (&row_sum)[2],
+                                                       float (&f)[2], bool first) {
   constexpr float kInf = __builtin_huge_valf();
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -176,14 +177,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&ac
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     const float ms = mx == -kInf ? 0.f : mx;  // a row with nothing visible yet: p = 0, not NaN
+    f[h] = 1.f;
     if (!first) {  // an unchanged max scales by 2^0 = 1 exactly
-      const float f = EXP2(row_max[h] - ms);
-      row_sum[h] *= f;
-#pragma unroll
-      for (int n = 0; n < DV / 8; ++n) {
-        acc[n][2 * h] *= f;
-        acc[n][2 * h + 1] *= f;
-      }
+      f[h] = EXP2(row_max[h] - ms);
+      row_sum[h] *= f[h];
     }
     row_max[h] = mx;
 #pragma unroll
@@ -194,6 +191,27 @@ __device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&ac
         row_sum[h] += s[j][e];
       }
   }
+}
+
+// The output rows times their factors f (online_softmax_factors).
+template <int DV>
+__device__ __forceinline__ void rescale_output(float (&acc)[DV / 8][4], const float (&f)[2]) {
+#pragma unroll
+  for (int n = 0; n < DV / 8; ++n) {
+    acc[n][0] *= f[0];
+    acc[n][1] *= f[0];
+    acc[n][2] *= f[1];
+    acc[n][3] *= f[1];
+  }
+}
+
+// Both: the running max and sum, the output rescaled, s turned into p.
+template <int BN, int DV, float (*EXP2)(float)>
+__device__ __forceinline__ void online_softmax(float (&s)[BN / 8][4], float (&acc)[DV / 8][4], float (&row_max)[2],
+                                               float (&row_sum)[2], bool first) {
+  float f[2];
+  online_softmax_factors<BN, EXP2>(s, row_max, row_sum, f, first);
+  if (!first) rescale_output<DV>(acc, f);
 }
 
 __device__ __forceinline__ float exp2_approx(float x) { return ex2(x); }
@@ -228,11 +246,13 @@ __device__ __forceinline__ void store_rows(const float (&acc)[DV / 8][4], const 
 template <class T, int BM, int BN, int D, int DV, bool CAUSAL>
 struct BlockRows {
   i64 m0;
+  i64 b, kb;  // the matrix of q and o, of k and v
   const T *q, *k, *v;
   T* o;
   int n_blocks;
   __device__ __forceinline__ explicit BlockRows(const Params& p) {
-    const i64 b = blockIdx.y, kb = (b / p.heads) * (p.heads / p.kv_group) + (b % p.heads) / p.kv_group;
+    b = blockIdx.y;
+    kb = (b / p.heads) * (p.heads / p.kv_group) + (b % p.heads) / p.kv_group;
     m0 = static_cast<i64>(gridDim.x - 1 - blockIdx.x) * BM;
     q = static_cast<const T*>(p.q) + b * p.lq * D;
     k = static_cast<const T*>(p.k) + kb * p.lk * D;
