@@ -211,6 +211,38 @@ def test_fused_attention_stage_matches_pytorch(tmp_path, name, threads):
     assert r["rescaled_trial"] == "kept" and r["deterministic"] and r["recheck_passed"]
 
 
+def test_hopper_attention_kernel_is_bit_for_bit_the_mma_sync_kernel(tmp_path):
+    """The two 16-bit attention kernels compute the same operations in the same order: equal
+    outputs, bit for bit, on a causal problem with partial key blocks; random inputs, the same
+    tensors rescaled in place (the Hopper kernel reuses its TMA maps for the same tensors) and new
+    tensors."""
+    import torch
+    models = {}
+    for threads in ("384", "128"):
+        d = tmp_path / threads
+        d.mkdir()
+        lib, _ = lowered_library(d, "attention_causal_small", lambda t: t.replace("threads auto", f"threads {threads}"))
+        out = d / "model_new.py"
+        p = subprocess.run([BIN, "export", "--so", lib, "--kernelbench", "--problem", problem("attention_causal_small"),
+                            "-o", str(out)], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        ns = {}
+        exec(compile(out.read_text(), "new", "exec"), ns)
+        models[threads] = ns["ModelNew"]().cuda()
+    torch.manual_seed(7)
+    q, k, v = [torch.randn(2, 4, 650, 64, dtype=torch.bfloat16, device="cuda") for _ in range(3)]
+    for trial in ("random", "rescaled in place", "new tensors"):
+        if trial == "rescaled in place":
+            for x in (q, k, v):
+                x.mul_(4).sub_(2)
+        if trial == "new tensors":
+            q, k, v = [torch.randn_like(x) for x in (q, k, v)]
+        with torch.no_grad():
+            a, b = models["384"](q, k, v), models["128"](q, k, v)
+        torch.cuda.synchronize()
+        assert torch.equal(a, b), f"{trial}: {int((a != b).sum())} elements differ"
+
+
 def test_single_pass_causal_softmax_skips_fully_masked_lanes(tmp_path):
     """The online softmax state of a lane that sees only -inf (row 0 of a causal mask) stays
     empty: merging it computes no -inf - -inf (NaN). The unfused causal attention of head dim 32,

@@ -375,11 +375,30 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
 template <class T, int D, int DV, bool CAUSAL>
 int launch_attention_ws(const Params& p, cudaStream_t stream) {
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
-  TmaMaps maps{};
-  const i64 kv_mats = (p.batch / p.heads) * (p.heads / p.kv_group);
-  if (!make_map<T>(&maps.q, p.q, p.batch, p.lq, D) || !make_map<T>(&maps.k, p.k, kv_mats, p.lk, D) ||
-      !make_map<T>(&maps.v, p.v, kv_mats, p.lk, DV))
-    return 5;
+  // The maps of this thread's last call: the same tensors again need no encoding (microseconds of
+  // host time a call, which a small problem launched back to back would feel).
+  thread_local struct {
+    const void *q = nullptr, *k = nullptr, *v = nullptr;
+    i64 lq = 0, lk = 0, batch = 0, heads = 0, kv_group = 0;
+    TmaMaps maps{};
+  } last;
+  if (last.q != p.q || last.k != p.k || last.v != p.v || last.lq != p.lq || last.lk != p.lk || last.batch != p.batch ||
+      last.heads != p.heads || last.kv_group != p.kv_group) {
+    last.q = nullptr;  // invalid until every map is made
+    const i64 kv_mats = (p.batch / p.heads) * (p.heads / p.kv_group);
+    if (!make_map<T>(&last.maps.q, p.q, p.batch, p.lq, D) || !make_map<T>(&last.maps.k, p.k, kv_mats, p.lk, D) ||
+        !make_map<T>(&last.maps.v, p.v, kv_mats, p.lk, DV))
+      return 5;
+    last.q = p.q;
+    last.k = p.k;
+    last.v = p.v;
+    last.lq = p.lq;
+    last.lk = p.lk;
+    last.batch = p.batch;
+    last.heads = p.heads;
+    last.kv_group = p.kv_group;
+  }
+  const TmaMaps& maps = last.maps;
   constexpr auto kernel = attention_ws_kernel<T, D, DV, CAUSAL>;
   constexpr int bytes = ws_smem_bytes<D, DV>();
   static bool raised = false;
