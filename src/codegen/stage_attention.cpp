@@ -1,9 +1,10 @@
 // codegen_emit_attention: an attention stage as ucut_attn::attention_fwd_kernel (f16/bf16,
 // mma.sync) or attention_f32_kernel (f32, 3xTF32) of runtime/attention.cuh, or, at 384 threads,
 // attention_ws_kernel of runtime/attention_sm90.cuh (f16/bf16 on Hopper: wgmma, TMA, two consumer
-// warpgroups; the same order bit for bit), one instantiation per dtype, head dims, block rows and mask. The scale enters as scale * log2(e) in fp32 the way each reference
-// kernel forms it: rounded from double for 16-bit data (cuDNN), the product of fp32 scale and
-// fp32 log2(e) for f32 data (the memory-efficient kernel).
+// warpgroups; the same order bit for bit), one instantiation per dtype, head dims, block rows and
+// mask. The scale enters as scale * log2(e) in fp32 the way each reference kernel forms it:
+// rounded from double for 16-bit data (cuDNN), the product of fp32 scale and fp32 log2(e) for f32
+// data (the memory-efficient kernel).
 #include <fmt/format.h>
 
 #include <cmath>

@@ -293,8 +293,8 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
     __syncwarp();
     if (lane == 0) mbar_arrive(bar);
   };
-  // block j's scores into p (left in s): masked, scaled, the running max and sum; returns nothing
-  // but the two rescale factors of the output (1 for the first block).
+  // Block j's scores turned into p (left in s): masked, scaled, the running max and sum; f: the
+  // factors the output rows take before block j's values go in (1 on the first block).
   auto softmax = [&](int j, float (&f)[2]) {
     const i64 n0 = static_cast<i64>(j) * BN;
     scale_and_mask<BN, CAUSAL>(s, p.scale_log2, n0 + BN > p.lk || (CAUSAL && n0 + BN - 1 > wrow), n0, p.lk, row0,
@@ -311,10 +311,10 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
     }
   };
 
-  // Ping-pong: the warpgroups take turns issuing their products (named barriers 1 and
-  // 2, one a warpgroup), so that one's softmax runs while the other's products occupy the tensor
-  // cores. Warpgroup 0 goes first; each turn ends by handing the next to the other (warpgroup
-  // 1 not after its last, which nobody waits for).
+  // Ping-pong: the warpgroups take turns issuing their products (named barriers 1 and 2, one a
+  // warpgroup), so that one's softmax runs while the other's products occupy the tensor cores.
+  // Warpgroup 0 goes first; each turn ends by handing the next to the other (warpgroup 1 not
+  // after its last, which nobody waits for). BlockRows gives every block at least one key block.
   const int turns = n_blocks + 1;
   int turn = 0;
   auto turn_begin = [&]() {
