@@ -219,6 +219,19 @@ __device__ __forceinline__ float exp2_precise(float x) { return exp2f(x); }
 __device__ __forceinline__ float rcp_approx(float x) { return rcp(x); }
 __device__ __forceinline__ float rcp_precise(float x) { return __frcp_rn(x); }
 
+// p (s after online_softmax, in the accumulator layout) rounded to T as the A fragments of the
+// second product, 16 keys a fragment.
+template <class T, int BN>
+__device__ __forceinline__ void pack_p(const float (&s)[BN / 8][4], uint32_t (&pf)[BN / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < BN / 16; ++kk) {
+    pf[kk][0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+    pf[kk][1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+    pf[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    pf[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+  }
+}
+
 // The output rows times 1 / l (RCP; a row with l = 0 keeps 0), stored as T.
 template <class T, int DV, float (*RCP)(float)>
 __device__ __forceinline__ void store_rows(const float (&acc)[DV / 8][4], const float (&row_sum)[2], T* o, i64 row0,
@@ -354,13 +367,7 @@ __global__ void __launch_bounds__(BM / 16 * 32) attention_fwd_kernel(Params p) {
                                lane);
     online_softmax<BN, DV, exp2_approx>(s, acc, row_max, row_sum, first);
     uint32_t pf[BN / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      pf[kk][0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-      pf[kk][1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-      pf[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pf[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
+    pack_p<T, BN>(s, pf);
     cp_async_wait<1>();  // this block's values
     __syncthreads();
 #pragma unroll

@@ -301,15 +301,6 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
                                lane);
     online_softmax_factors<BN, exp2_approx>(s, row_max, row_sum, f, j == 0);
   };
-  auto pack = [&]() {
-#pragma unroll
-    for (int kk = 0; kk < BN / 16; ++kk) {
-      pf[kk][0] = pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-      pf[kk][1] = pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-      pf[kk][2] = pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pf[kk][3] = pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
-  };
 
   // Ping-pong: the warpgroups take turns issuing their products (named barriers 1 and 2, one a
   // warpgroup), so that one's softmax runs while the other's products occupy the tensor cores.
@@ -336,7 +327,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
   free_slot(k_free);
   float f[2];
   softmax(0, f);
-  pack();
+  pack_p<T, BN>(s, pf);
   for (int j = 1; j < n_blocks; ++j) {
     const int st = j % ST, sp = (j - 1) % ST;
     mbar_wait(k_full + st, (j / ST) & 1);
@@ -354,7 +345,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
     fence_regs(af);
     fence_regs(pf);
     free_slot(v_free + sp);
-    pack();
+    pack_p<T, BN>(s, pf);
   }
   const int last = n_blocks - 1;
   if (last > 0) rescale_output<DV>(acc, f);
