@@ -186,13 +186,14 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
   std::vector<Candidate> out;
   bool keep = o.keep_explicit;
   if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
-    // one knob: the block (the Hopper kernel on 16-bit data, 64 or 128 query rows of mma.sync);
-    // every plan computes in the same order
+    // one knob: the block (the Hopper kernel, 64 or 128 query rows of mma.sync), those the data
+    // takes (dsl_attention_threads_ok: the Hopper kernel on 16-bit data only); every plan computes
+    // in the same order
     const dsl::Tensor* q = p.find_tensor(r->q);
-    const bool f32 = q && q->dtype == dsl::DType::f32;
-    for (int th : or_fixed<int>(keep, r->knobs.threads,
-                                f32 ? std::vector<int>{128, 256}
-                                    : std::vector<int>{dsl::kAttentionHopperThreads, 128, 256})) {
+    std::vector<int> blocks;
+    for (int th : {dsl::kAttentionHopperThreads, 128, 256})
+      if (q && dsl::dsl_attention_threads_ok(th, q->dtype)) blocks.push_back(th);
+    for (int th : or_fixed<int>(keep, r->knobs.threads, blocks)) {
       Candidate c;
       c.stage = si;
       c.is_gemm = false;

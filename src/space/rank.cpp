@@ -193,11 +193,12 @@ RankedCandidate rank_attention(const dsl::Program& p, const dsl::Stage& st, cons
   RankedCandidate r;
   r.candidate = c;
   const SimtFacts f = simt_facts(p, st);  // its bytes: q, k, v read and the output written once
-  const bool f32 = f.elem_bytes == 4;      // f32 data: 3xTF32, a third of the TF32 rate
+  const dsl::Tensor* q = p.find_tensor(a.q);
+  const dsl::DType dtype = q ? q->dtype : dsl::DType::f32;
+  const bool f32 = dtype == dsl::DType::f32;  // f32 data: 3xTF32, a third of the TF32 rate
   const double t_math = static_cast<double>(dsl::dsl_attention_flops(a)) / (f32 ? hw.tf32 / 3 : hw.bf16);
   r.t_sol = std::max(t_math, static_cast<double>(f.bytes) / hw.mem_bw);
-  const dsl::Tensor* q = p.find_tensor(a.q);
-  const int threads = c.simt.threads.value_or(dsl::dsl_attention_default_threads(q ? q->dtype : dsl::DType::f32));
+  const int threads = c.simt.threads.value_or(dsl::dsl_attention_default_threads(dtype));
   r.mainloop_eff = f32 ? 0.33 : threads == dsl::kAttentionHopperThreads ? 0.54 : threads == 256 ? 0.21 : 0.22;
   const int64_t blocks = ceil_div(a.lq, dsl::dsl_attention_rows(threads)) * a.batch;
   r.wave_eff = std::min(1.0, static_cast<double>(blocks) / hw.sms);

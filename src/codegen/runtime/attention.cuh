@@ -285,10 +285,11 @@ __device__ __forceinline__ void clear_state(float (&acc)[DV / 8][4], float (&row
   row_sum[0] = row_sum[1] = 0.f;
 }
 
-// Launches `kernel` with `bytes` of dynamic shared memory on `stream`, raising the limit once:
-// 0 ok, 2 misaligned tensors, 4 the limit could not be raised (cudaGetLastError: the caller's).
-template <auto Kernel>
-int launch(const Params& p, int bm, int threads, int bytes, cudaStream_t stream) {
+// Launches `kernel` (p, then `extra`) with `bytes` of dynamic shared memory on `stream`, one block
+// per bm query rows of each matrix, raising the limit once: 0 ok, 2 misaligned tensors, 4 the limit
+// could not be raised (cudaGetLastError: the caller's).
+template <auto Kernel, class... Extra>
+int launch(const Params& p, int bm, int threads, int bytes, cudaStream_t stream, const Extra&... extra) {
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
   if (bytes > 48 * 1024) {
     static bool raised = false;
@@ -298,7 +299,7 @@ int launch(const Params& p, int bm, int threads, int bytes, cudaStream_t stream)
     }
   }
   const dim3 grid(static_cast<unsigned>((p.lq + bm - 1) / bm), static_cast<unsigned>(p.batch));
-  Kernel<<<grid, threads, bytes, stream>>>(p);
+  Kernel<<<grid, threads, bytes, stream>>>(p, extra...);
   return 0;
 }
 

@@ -365,6 +365,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) attention_ws_kernel(Params p, c
 // driver lacks cuTensorMapEncodeTiled or refused the tensors).
 template <class T, int D, int DV, bool CAUSAL>
 int launch_attention_ws(const Params& p, cudaStream_t stream) {
+  // before the maps: a misaligned tensor is code 2, not a refused map
   if (!aligned16(p.q) || !aligned16(p.k) || !aligned16(p.v) || !aligned16(p.o)) return 2;
   // The maps of this thread's last call: the same tensors again need no encoding (microseconds of
   // host time a call, which a small problem launched back to back would feel).
@@ -389,17 +390,8 @@ int launch_attention_ws(const Params& p, cudaStream_t stream) {
     last.heads = p.heads;
     last.kv_group = p.kv_group;
   }
-  const TmaMaps& maps = last.maps;
-  constexpr auto kernel = attention_ws_kernel<T, D, DV, CAUSAL>;
-  constexpr int bytes = ws_smem_bytes<D, DV>();
-  static bool raised = false;
-  if (!raised) {
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) != cudaSuccess) return 4;
-    raised = true;
-  }
-  const dim3 grid(static_cast<unsigned>((p.lq + kWsRows - 1) / kWsRows), static_cast<unsigned>(p.batch));
-  kernel<<<grid, kWsThreads, bytes, stream>>>(p, maps);
-  return 0;
+  return launch<attention_ws_kernel<T, D, DV, CAUSAL>>(p, kWsRows, kWsThreads, ws_smem_bytes<D, DV>(), stream,
+                                                       last.maps);
 }
 
 }  // namespace ucut_attn
