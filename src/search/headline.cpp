@@ -18,6 +18,12 @@ double ProblemOutcome::frac_sol() const {
   return eager_s > 0 ? t_sol / eager_s : 0;
 }
 
+double ProblemOutcome::ceiling_eager() const { return t_floor > 0 && eager_s > 0 ? eager_s / t_floor : 0; }
+double ProblemOutcome::ceiling_compile() const { return t_floor > 0 && compile_s > 0 ? compile_s / t_floor : 0; }
+double ProblemOutcome::ceiling_frac_sol() const {
+  return t_floor > 0 && t_sol > 0 ? std::min(1.0, t_sol / t_floor) : 0;
+}
+
 namespace {
 double geomean(const std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -30,7 +36,7 @@ double geomean(const std::vector<double>& v) {
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
   Headline h;
   h.cost = cost;
-  std::vector<double> eager, compile, frac, to_best;
+  std::vector<double> eager, compile, frac, to_best, ceil_eager, ceil_compile, ceil_frac;
   const double ps[] = {1.0, 1.5, 2.0};
   const char* pnames[] = {"fast_1", "fast_1.5", "fast_2"};
   int fast[3] = {0, 0, 0};
@@ -56,7 +62,16 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
     for (int i = 0; i < 3; ++i)
       if (p.correct() && p.speedup_eager() > ps[i]) ++fast[i];
     if (p.correct() && p.time_to_best_s > 0) to_best.push_back(p.time_to_best_s);
+    if (p.ceiling_eager() > 0) {
+      ceil_eager.push_back(p.ceiling_eager());
+      if (p.ceiling_compile() > 0) ceil_compile.push_back(p.ceiling_compile());
+      if (p.ceiling_frac_sol() > 0) ceil_frac.push_back(p.ceiling_frac_sol());
+    }
   }
+  h.ceiling_counted = static_cast<int>(ceil_eager.size());
+  h.ceiling_eager = geomean(ceil_eager);
+  h.ceiling_compile = geomean(ceil_compile);
+  h.ceiling_frac_sol = geomean(ceil_frac);
   h.time_to_best_counted = static_cast<int>(to_best.size());
   if (!to_best.empty()) {
     std::sort(to_best.begin(), to_best.end());
@@ -86,6 +101,10 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"reference_limited", h.reference_limited},
           {"median_time_to_best_s", h.median_time_to_best_s},
           {"time_to_best_counted", h.time_to_best_counted},
+          {"ceiling_counted", h.ceiling_counted},
+          {"ceiling_geomean_speedup_eager", h.ceiling_eager},
+          {"ceiling_geomean_speedup_compile", h.ceiling_compile},
+          {"ceiling_geomean_frac_sol", h.ceiling_frac_sol},
           {"cost",
            {{"wall_s", h.cost.wall_s},
             {"compiled", h.cost.compiled},
@@ -111,6 +130,13 @@ std::string headline_render(const Headline& h) {
   if (h.time_to_best_counted)
     s += fmt::format("median time to best: {:.1f} min ({} correct problems; from the start of the search)\n",
                      h.median_time_to_best_s / 60, h.time_to_best_counted);
+  if (h.ceiling_counted)
+    s += fmt::format("ceiling under the contract (every problem at the speed of light of the precision its "
+                     "tolerance leaves; {} problems): {:.2f}x over eager, {}, {:.0f}% of SOL\n",
+                     h.ceiling_counted, h.ceiling_eager,
+                     h.ceiling_compile > 0 ? fmt::format("{:.2f}x over torch.compile", h.ceiling_compile)
+                                           : std::string("torch.compile not measured"),
+                     100 * h.ceiling_frac_sol);
   std::string fails;
   for (const auto& [k, v] : h.failures) fails += fmt::format("{}{} {}", fails.empty() ? "" : ", ", k, v);
   s += "failures: " + (fails.empty() ? std::string("none") : fails) + "\n";

@@ -13,7 +13,10 @@
 //   - median time to best over the correct problems: seconds from the start of a problem's search
 //     (in a suite, the suite's start: problems share the GPU and the compile cores) until its
 //     best candidate was measured;
-//   - cost: wall time, candidates compiled, compile seconds, GPU seconds, LLM tokens.
+//   - cost: wall time, candidates compiled, compile seconds, GPU seconds, LLM tokens;
+//   - the ceiling: the same three geomeans as if every problem ran at its floor (t_floor, the
+//     speed of light at the cheapest precision its tolerance leaves), over the problems whose
+//     floor is known: what no search can exceed under the contract.
 // Degenerate problems (EVAL-CONTRACT §1) are listed apart and enter no figure.
 #pragma once
 
@@ -34,6 +37,7 @@ struct ProblemOutcome {
   double eager_s = 0;
   double compile_s = 0;        // torch.compile; 0 when not timed
   double t_sol = 0;
+  double t_floor = 0;          // SOL at the precision the tolerance leaves (RunReport::t_floor); 0 unknown
   int attempts = 0;
   int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
   double time_to_best_s = 0;   // search seconds until the best was measured; 0 when none or unknown
@@ -49,6 +53,11 @@ struct ProblemOutcome {
   double speedup_compile() const { return correct() && compile_s > 0 ? compile_s / best_s : 1.0; }
   // t_SOL over the time the user ends up with; 0 when unknown.
   double frac_sol() const;
+  // The most any correct kernel can reach: eager / t_floor, compile / t_floor, t_SOL / t_floor
+  // (at most 1); 0 when a time they need is unknown.
+  double ceiling_eager() const;
+  double ceiling_compile() const;
+  double ceiling_frac_sol() const;
 };
 
 struct CostFigures {
@@ -76,6 +85,9 @@ struct Headline {
   // Median over correct problems whose journal has times (issue 6: under 10 minutes); 0: none.
   double median_time_to_best_s = 0;
   int time_to_best_counted = 0;
+  // The ceiling (ProblemOutcome::ceiling_*), geomeans over the counted problems where it is known.
+  double ceiling_eager = 0, ceiling_compile = 0, ceiling_frac_sol = 0;
+  int ceiling_counted = 0;
   CostFigures cost;
 };
 

@@ -92,6 +92,58 @@ TEST(Headline, NoTorchCompileTimesMeansNotMeasured) {
   EXPECT_EQ(h.geomean_frac_sol, 0);
 }
 
+// The ceiling: every problem at its floor. A failed problem still has one (it bounds what a search
+// could reach); a problem without a known floor, and a degenerate one, enter no ceiling figure.
+TEST(Headline, CeilingIsEveryProblemAtItsFloor) {
+  std::vector<ProblemOutcome> ps = {ok("a", 4, 2, 2, 1),    // floor 3 x t_SOL: 4/3 over eager, 2/3 over compile
+                                    ok("b", 2, 1, 0, 0.5),  // floor = t_SOL: 4x eager, no compile time
+                                    ok("c", 9, 0, 9, 1),    // failed, floor 1: 9x, 9x
+                                    ok("e", 5, 1, 5, 1)};   // floor unknown: left out
+  ps[0].t_floor = 3;
+  ps[1].t_floor = 0.5;
+  ps[2].failure = "mismatch";
+  ps[2].t_floor = 1;
+  ProblemOutcome d = ok("d", 1, 0.001, 1, 0.0005);
+  d.degenerate = true;
+  d.t_floor = 0.0005;
+  ps.push_back(d);
+  EXPECT_NEAR(ps[0].ceiling_eager(), 4.0 / 3, 1e-12);
+  EXPECT_NEAR(ps[0].ceiling_frac_sol(), 1.0 / 3, 1e-12);
+  EXPECT_EQ(ps[1].ceiling_compile(), 0);
+  EXPECT_EQ(ps[3].ceiling_eager(), 0);
+  Headline h = headline_compute(ps, {});
+  EXPECT_EQ(h.ceiling_counted, 3);
+  EXPECT_NEAR(h.ceiling_eager, std::cbrt(4.0 / 3 * 4.0 * 9.0), 1e-12);
+  EXPECT_NEAR(h.ceiling_compile, std::sqrt(2.0 / 3 * 9.0), 1e-12);
+  EXPECT_NEAR(h.ceiling_frac_sol, std::cbrt(1.0 / 3), 1e-12);
+  const std::string text = headline_render(h);
+  EXPECT_NE(text.find("ceiling under the contract (every problem at the speed of light of the precision its "
+                      "tolerance leaves; 3 problems): 3.63x over eager, 2.45x over torch.compile, 69% of SOL"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(headline_to_json(h)["ceiling_counted"], 3);  // flat: the HTML report lists flat figures
+  // No floor anywhere (a synthetic suite): no ceiling line.
+  EXPECT_EQ(headline_render(headline_compute({ok("a", 2, 1, 0, 0)}, {})).find("ceiling"), std::string::npos);
+}
+
+// report.md's speed-of-light line names the floor only where the tolerance raised it, and the most
+// any correct kernel can gain over eager once eager is timed.
+TEST(RunReport, SolLineNamesTheFloorAndTheMostAKernelCanGain) {
+  RunReport r;
+  r.t_sol = 334e-6;
+  r.t_floor = 334e-6;
+  EXPECT_EQ(run_report_sol_line(r), "- speed of light: 334.00 us\n");
+  r.state.baselines.eager_s = 2.672e-3;
+  EXPECT_EQ(run_report_sol_line(r), "- speed of light: 334.00 us; no correct kernel can beat eager by more than 8.00x\n");
+  r.t_floor = 1.002e-3;
+  EXPECT_EQ(run_report_sol_line(r),
+            "- speed of light: 334.00 us; 1.002 ms at the precision the tolerance leaves (fp32-faithful: plain TF32 "
+            "cannot meet it); no correct kernel can beat eager by more than 2.67x\n");
+  EXPECT_NE(run_report_markdown(r).find("2.67x"), std::string::npos);
+  EXPECT_EQ(run_report_json(r)["t_floor_s"], 1.002e-3);
+  EXPECT_EQ(run_report_outcome(r).t_floor, 1.002e-3);
+}
+
 // A correct kernel slower than eager is reported as such: the user keeps PyTorch.
 TEST(RunReport, ABestSlowerThanEagerSaysKeepPyTorch) {
   RunReport r;

@@ -111,6 +111,12 @@ space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string
   return space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(profile));
 }
 
+double pipeline_sol_floor(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
+  if (tf32.fails)
+    if (const sol::SolBound* exact = sol.reference_for(sol::Policy::exact)) return exact->t_sol;
+  return sol.reference().t_sol;
+}
+
 Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& o) {
   Plan plan;
   plan.valid = space.valid_count();
@@ -292,7 +298,7 @@ Status pipeline_write_report(const std::string& dir, const RunReport& r, const n
                                "analytic model; no time in this report was measured.\n\n",
                                r.problem, r.note.empty() ? "Nothing was measured" : r.note);
   md += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile, r.gpu);
-  md += fmt::format("- speed of light: {}\n", sol::fmt_time(r.t_sol));
+  md += run_report_sol_line(r);
   md += "- next: run the same command on a machine with an NVIDIA GPU to search and measure\n";
   return fs_write_atomic(dir + "/report.md", md + extra_md);
 }

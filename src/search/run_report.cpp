@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sol/format.h"
+
 namespace ucut::search {
 
 std::vector<double> run_report_best_so_far(const SearchState& s) {
@@ -20,6 +22,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   p.eager_s = r.state.baselines.eager_s;
   p.compile_s = r.state.baselines.compile_s;
   p.t_sol = r.t_sol;
+  p.t_floor = r.t_floor;
   p.attempts = static_cast<int>(r.state.attempts.size());
   p.stop_reason = stop_reason_name(r.stop);
   p.best_so_far = run_report_best_so_far(r.state);
@@ -34,6 +37,18 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
     for (const auto& a : r.state.attempts) p.reference_limited = p.reference_limited || a.reference_limited;
   }
   return p;
+}
+
+std::string run_report_sol_line(const RunReport& r) {
+  std::string s = "- speed of light: " + sol::fmt_time(r.t_sol);
+  // The floor differs from t_SOL only when the tolerance rules out the policy's precision.
+  if (r.t_floor > r.t_sol * (1 + 1e-9))
+    s += "; " + sol::fmt_time(r.t_floor) + " at the precision the tolerance leaves (fp32-faithful: plain TF32 "
+         "cannot meet it)";
+  const double floor = std::max(r.t_floor, r.t_sol);
+  if (floor > 0 && r.state.baselines.eager_s > 0)
+    s += fmt::format("; no correct kernel can beat eager by more than {:.2f}x", r.state.baselines.eager_s / floor);
+  return s + "\n";
 }
 
 nlohmann::json run_report_json(const RunReport& r) {
@@ -59,6 +74,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"measured", r.measured},
           {"note", r.note},
           {"t_sol_s", r.t_sol},
+          {"t_floor_s", r.t_floor},
           {"baselines", {{"eager_s", r.state.baselines.eager_s}, {"compile_s", r.state.baselines.compile_s}}},
           {"attempts", attempts},
           {"best", best},
@@ -74,7 +90,7 @@ std::string run_report_markdown(const RunReport& r) {
   if (!r.note.empty()) s += r.note + "\n\n";
   s += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile,
                    r.gpu.empty() ? "unknown" : r.gpu);
-  s += fmt::format("- speed of light: {:.4g} ms\n", r.t_sol * 1e3);
+  s += run_report_sol_line(r);
   s += fmt::format("- PyTorch eager: {:.4g} ms; torch.compile: {}\n", r.state.baselines.eager_s * 1e3,
                    r.state.baselines.compile_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.compile_s * 1e3)
                                                    : std::string("not measured"));

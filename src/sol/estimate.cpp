@@ -39,6 +39,12 @@ SolBound sol_bound(const Peaks& peaks, const ProblemCost& cost, Policy policy) {
   return b;
 }
 
+const SolBound* SolReport::reference_for(Policy p) const {
+  for (const SolBound& b : calibrated ? calibrated_by_policy : by_policy)
+    if (b.policy == p) return &b;
+  return nullptr;
+}
+
 SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
                        const std::optional<Calibration>& calibration, int top_n) {
   SolReport r;

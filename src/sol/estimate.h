@@ -54,6 +54,8 @@ struct SolReport {
 
   // The bound the contract's comparisons use: calibrated when available (EVAL-CONTRACT §4).
   const SolBound& reference() const { return calibrated ? *calibrated : bound; }
+  // Policy p's bound with reference()'s peaks (calibrated when available); nullptr if absent.
+  const SolBound* reference_for(Policy p) const;
 };
 
 SolBound sol_bound(const Peaks& peaks, const ProblemCost& cost, Policy policy);

@@ -104,6 +104,13 @@ TEST(SolEstimate, CalibratedBoundsAreReportedBesideTheDatasheet) {
   ASSERT_EQ(r.calibrated_by_policy.size(), 3u);
   // exact, calibrated: max(389/3, 50.5) = 129.67 TFLOP/s
   EXPECT_NEAR(r.calibrated_by_policy[0].tensor_f32_rate, 389e12 / 3, 1);
+  // Another policy's bound comes with the reference's peaks: calibrated here, datasheet without.
+  ASSERT_NE(r.reference_for(Policy::exact), nullptr);
+  EXPECT_EQ(r.reference_for(Policy::exact), &r.calibrated_by_policy[0]);
+  SolReport d = sol_estimate(h200(), cost, Policy::tf32);
+  ASSERT_NE(d.reference_for(Policy::exact), nullptr);
+  EXPECT_EQ(d.reference_for(Policy::exact)->origin, "datasheet");
+  EXPECT_EQ(d.reference_for(Policy::exact)->policy, Policy::exact);
   // memory-bound problem: 536870912 B / 4.2e12
   SolReport s = sol_estimate(h200(), load_cost("softmax_rows"), Policy::tf32, fake_h200_calibration());
   EXPECT_NEAR(s.calibrated->t_sol, 536870912.0 / 4.2e12, 1e-15);
