@@ -84,10 +84,10 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   std::fprintf(stderr, "  SOL %s on %s (%s); %zu stage%s lowered\n", sol::fmt_time(p.t_sol()).c_str(),
                p.hw.name.c_str(), sol::policy_name(p.policy), p.lowered.program.stages.size(),
                p.lowered.program.stages.size() == 1 ? "" : "s");
-  if (const double floor = search::pipeline_sol_floor(p.sol, search::pipeline_tf32_bound(p, a.profile));
-      floor > p.t_sol() * (1 + 1e-9))
+  if (const double t_contract = search::pipeline_sol_contract(p.sol, search::pipeline_tf32_bound(p, a.profile));
+      t_contract > p.t_sol() * (1 + 1e-9))
     std::fprintf(stderr, "  SOL %s at the precision the tolerance leaves (fp32-faithful): no correct kernel is faster\n",
-                 sol::fmt_time(floor).c_str());
+                 sol::fmt_time(t_contract).c_str());
   for (const auto& n : p.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
   const std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
   if (!gpu || p.problem_py.empty()) {

@@ -163,7 +163,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   int lookahead = opt.lookahead > 0 ? opt.lookahead
                                     : std::max({2, gpus + 1, std::min(build::build_default_jobs(), 16)});
   r->tf32_bound_ = pipeline_tf32_bound(*problem, opt.profile);
-  r->t_floor_ = pipeline_sol_floor(sol, r->tf32_bound_);
+  r->t_sol_contract_ = pipeline_sol_contract(sol, r->tf32_bound_);
   if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->steady_, bound.t_sol, lookahead); !st)
     return st.error();
   return r;
@@ -181,7 +181,7 @@ RunReport ProblemRun::report() const {
   r.gpu = key_.gpu;
   r.seed = opt_.seed;
   r.t_sol = session_->options().t_sol;
-  r.t_floor = t_floor_;
+  r.t_sol_contract = t_sol_contract_;
   r.state = session_->state();
   r.stop = session_->stop_reason();
   r.cost = session_->cost();
@@ -277,7 +277,7 @@ Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& po, co
   r.gpu = p.hw.name + " (assumed; not measured)";
   r.seed = opt.seed;
   r.t_sol = p.t_sol();
-  r.t_floor = pipeline_sol_floor(p.sol, pipeline_tf32_bound(p, opt.profile));
+  r.t_sol_contract = pipeline_sol_contract(p.sol, pipeline_tf32_bound(p, opt.profile));
   r.measured = false;
   r.stop = StopReason::none;
   r.note = why;

@@ -83,7 +83,7 @@ class ProblemRun {
   memory::MemoryKey key_;
   SeedTrace trace_;
   space::Tf32Bound tf32_bound_;  // real problems: plain TF32 cannot meet the tolerance (space/precision.h)
-  double t_floor_ = 0;           // real problems: RunReport::t_floor
+  double t_sol_contract_ = 0;    // real problems: RunReport::t_sol_contract
   std::string note_;
   FakeClock fake_clock_;
   SteadyClock steady_;

@@ -18,10 +18,14 @@ double ProblemOutcome::frac_sol() const {
   return eager_s > 0 ? t_sol / eager_s : 0;
 }
 
-double ProblemOutcome::ceiling_eager() const { return t_floor > 0 && eager_s > 0 ? eager_s / t_floor : 0; }
-double ProblemOutcome::ceiling_compile() const { return t_floor > 0 && compile_s > 0 ? compile_s / t_floor : 0; }
+double ProblemOutcome::ceiling_eager() const {
+  return t_sol_contract > 0 && eager_s > 0 ? eager_s / t_sol_contract : 0;
+}
+double ProblemOutcome::ceiling_compile() const {
+  return t_sol_contract > 0 && compile_s > 0 ? compile_s / t_sol_contract : 0;
+}
 double ProblemOutcome::ceiling_frac_sol() const {
-  return t_floor > 0 && t_sol > 0 ? std::min(1.0, t_sol / t_floor) : 0;
+  return t_sol_contract > 0 && t_sol > 0 ? std::min(1.0, t_sol / t_sol_contract) : 0;
 }
 
 namespace {

@@ -14,9 +14,9 @@
 //     (in a suite, the suite's start: problems share the GPU and the compile cores) until its
 //     best candidate was measured;
 //   - cost: wall time, candidates compiled, compile seconds, GPU seconds, LLM tokens;
-//   - the ceiling: the same three geomeans as if every problem ran at its floor (t_floor, the
+//   - the ceiling: the same three geomeans as if every problem ran at t_sol_contract (the
 //     speed of light at the cheapest precision its tolerance leaves), over the problems whose
-//     floor is known: what no search can exceed under the contract.
+//     t_sol_contract is known: what no search can exceed under the contract.
 // Degenerate problems (EVAL-CONTRACT §1) are listed apart and enter no figure.
 #pragma once
 
@@ -37,7 +37,7 @@ struct ProblemOutcome {
   double eager_s = 0;
   double compile_s = 0;        // torch.compile; 0 when not timed
   double t_sol = 0;
-  double t_floor = 0;          // SOL at the precision the tolerance leaves (RunReport::t_floor); 0 unknown
+  double t_sol_contract = 0;   // SOL at the precision the tolerance leaves (RunReport); 0 unknown
   int attempts = 0;
   int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
   double time_to_best_s = 0;   // search seconds until the best was measured; 0 when none or unknown
@@ -53,8 +53,8 @@ struct ProblemOutcome {
   double speedup_compile() const { return correct() && compile_s > 0 ? compile_s / best_s : 1.0; }
   // t_SOL over the time the user ends up with; 0 when unknown.
   double frac_sol() const;
-  // The most any correct kernel can reach: eager / t_floor, compile / t_floor, t_SOL / t_floor
-  // (at most 1); 0 when a time they need is unknown.
+  // The most any correct kernel can reach: eager, compile and t_SOL over t_sol_contract (the
+  // last at most 1); 0 when a time they need is unknown.
   double ceiling_eager() const;
   double ceiling_compile() const;
   double ceiling_frac_sol() const;

@@ -92,20 +92,20 @@ TEST(Headline, NoTorchCompileTimesMeansNotMeasured) {
   EXPECT_EQ(h.geomean_frac_sol, 0);
 }
 
-// The ceiling: every problem at its floor. A failed problem still has one (it bounds what a search
-// could reach); a problem without a known floor, and a degenerate one, enter no ceiling figure.
+// The ceiling: every problem at its contract SOL (t_sol_contract). A failed problem still has one
+// (it bounds what a search could reach); a problem without one, and a degenerate one, enter none.
 TEST(Headline, CeilingIsEveryProblemAtItsFloor) {
-  std::vector<ProblemOutcome> ps = {ok("a", 4, 2, 2, 1),    // floor 3 x t_SOL: 4/3 over eager, 2/3 over compile
-                                    ok("b", 2, 1, 0, 0.5),  // floor = t_SOL: 4x eager, no compile time
-                                    ok("c", 9, 0, 9, 1),    // failed, floor 1: 9x, 9x
-                                    ok("e", 5, 1, 5, 1)};   // floor unknown: left out
-  ps[0].t_floor = 3;
-  ps[1].t_floor = 0.5;
+  std::vector<ProblemOutcome> ps = {ok("a", 4, 2, 2, 1),    // 3 x t_SOL: 4/3 over eager, 2/3 over compile
+                                    ok("b", 2, 1, 0, 0.5),  // = t_SOL: 4x eager, no compile time
+                                    ok("c", 9, 0, 9, 1),    // failed, 1: 9x, 9x
+                                    ok("e", 5, 1, 5, 1)};   // unknown: left out
+  ps[0].t_sol_contract = 3;
+  ps[1].t_sol_contract = 0.5;
   ps[2].failure = "mismatch";
-  ps[2].t_floor = 1;
+  ps[2].t_sol_contract = 1;
   ProblemOutcome d = ok("d", 1, 0.001, 1, 0.0005);
   d.degenerate = true;
-  d.t_floor = 0.0005;
+  d.t_sol_contract = 0.0005;
   ps.push_back(d);
   EXPECT_NEAR(ps[0].ceiling_eager(), 4.0 / 3, 1e-12);
   EXPECT_NEAR(ps[0].ceiling_frac_sol(), 1.0 / 3, 1e-12);
@@ -122,7 +122,7 @@ TEST(Headline, CeilingIsEveryProblemAtItsFloor) {
             std::string::npos)
       << text;
   EXPECT_EQ(headline_to_json(h)["ceiling_counted"], 3);  // flat: the HTML report lists flat figures
-  // No floor anywhere (a synthetic suite): no ceiling line.
+  // No contract SOL anywhere (a synthetic suite): no ceiling line.
   EXPECT_EQ(headline_render(headline_compute({ok("a", 2, 1, 0, 0)}, {})).find("ceiling"), std::string::npos);
 }
 
@@ -131,17 +131,17 @@ TEST(Headline, CeilingIsEveryProblemAtItsFloor) {
 TEST(RunReport, SolLineNamesTheFloorAndTheMostAKernelCanGain) {
   RunReport r;
   r.t_sol = 334e-6;
-  r.t_floor = 334e-6;
+  r.t_sol_contract = 334e-6;
   EXPECT_EQ(run_report_sol_line(r), "- speed of light: 334.00 us\n");
   r.state.baselines.eager_s = 2.672e-3;
   EXPECT_EQ(run_report_sol_line(r), "- speed of light: 334.00 us; no correct kernel can beat eager by more than 8.00x\n");
-  r.t_floor = 1.002e-3;
+  r.t_sol_contract = 1.002e-3;
   EXPECT_EQ(run_report_sol_line(r),
             "- speed of light: 334.00 us; 1.002 ms at the precision the tolerance leaves (fp32-faithful: plain TF32 "
             "cannot meet it); no correct kernel can beat eager by more than 2.67x\n");
   EXPECT_NE(run_report_markdown(r).find("2.67x"), std::string::npos);
-  EXPECT_EQ(run_report_json(r)["t_floor_s"], 1.002e-3);
-  EXPECT_EQ(run_report_outcome(r).t_floor, 1.002e-3);
+  EXPECT_EQ(run_report_json(r)["t_sol_contract_s"], 1.002e-3);
+  EXPECT_EQ(run_report_outcome(r).t_sol_contract, 1.002e-3);
 }
 
 // A correct kernel slower than eager is reported as such: the user keeps PyTorch.

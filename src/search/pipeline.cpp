@@ -111,7 +111,7 @@ space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string
   return space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(profile));
 }
 
-double pipeline_sol_floor(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
+double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
   if (tf32.fails)
     if (const sol::SolBound* exact = sol.reference_for(sol::Policy::exact)) return exact->t_sol;
   return sol.reference().t_sol;

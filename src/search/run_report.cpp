@@ -22,7 +22,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   p.eager_s = r.state.baselines.eager_s;
   p.compile_s = r.state.baselines.compile_s;
   p.t_sol = r.t_sol;
-  p.t_floor = r.t_floor;
+  p.t_sol_contract = r.t_sol_contract;
   p.attempts = static_cast<int>(r.state.attempts.size());
   p.stop_reason = stop_reason_name(r.stop);
   p.best_so_far = run_report_best_so_far(r.state);
@@ -41,13 +41,13 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
 
 std::string run_report_sol_line(const RunReport& r) {
   std::string s = "- speed of light: " + sol::fmt_time(r.t_sol);
-  // The floor differs from t_SOL only when the tolerance rules out the policy's precision.
-  if (r.t_floor > r.t_sol * (1 + 1e-9))
-    s += "; " + sol::fmt_time(r.t_floor) + " at the precision the tolerance leaves (fp32-faithful: plain TF32 "
+  // The contract SOL differs from t_SOL only when the tolerance rules out the policy's precision.
+  if (r.t_sol_contract > r.t_sol * (1 + 1e-9))
+    s += "; " + sol::fmt_time(r.t_sol_contract) + " at the precision the tolerance leaves (fp32-faithful: plain TF32 "
          "cannot meet it)";
-  const double floor = std::max(r.t_floor, r.t_sol);
-  if (floor > 0 && r.state.baselines.eager_s > 0)
-    s += fmt::format("; no correct kernel can beat eager by more than {:.2f}x", r.state.baselines.eager_s / floor);
+  const double t_contract = std::max(r.t_sol_contract, r.t_sol);
+  if (t_contract > 0 && r.state.baselines.eager_s > 0)
+    s += fmt::format("; no correct kernel can beat eager by more than {:.2f}x", r.state.baselines.eager_s / t_contract);
   return s + "\n";
 }
 
@@ -74,7 +74,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"measured", r.measured},
           {"note", r.note},
           {"t_sol_s", r.t_sol},
-          {"t_floor_s", r.t_floor},
+          {"t_sol_contract_s", r.t_sol_contract},
           {"baselines", {{"eager_s", r.state.baselines.eager_s}, {"compile_s", r.state.baselines.compile_s}}},
           {"attempts", attempts},
           {"best", best},

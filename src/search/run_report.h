@@ -24,8 +24,9 @@ struct RunReport {
   double t_sol = 0;
   // The speed of light at the cheapest precision the contract's tolerance leaves: t_sol, or the
   // fp32-faithful bound where plain TF32 provably misses the tolerance (space/precision.h). No
-  // kernel that passes can beat it, so eager / t_floor is the most any search can gain. 0: unknown.
-  double t_floor = 0;
+  // kernel that passes can beat it, so eager / t_sol_contract is the most any search can gain.
+  // 0: unknown.
+  double t_sol_contract = 0;
   SearchState state;
   StopReason stop = StopReason::none;
   SessionCost cost;
@@ -36,7 +37,7 @@ struct RunReport {
 nlohmann::json run_report_json(const RunReport& r);
 std::string run_report_markdown(const RunReport& r);
 ProblemOutcome run_report_outcome(const RunReport& r);
-// report.md's speed-of-light line: t_SOL, the floor where it is higher, and (eager known) the most
+// report.md's speed-of-light line: t_SOL, the contract's SOL where it is higher, and (eager known) the most
 // any correct kernel can gain over eager.
 std::string run_report_sol_line(const RunReport& r);
 // Best speedup over eager after each attempt (1.0 until something correct beats nothing).
