@@ -289,6 +289,8 @@ int run_bench(const BenchArgs& a) {
     html.problems.push_back({oc.name, oc.speedup_eager(), oc.compile_s > 0 ? oc.speedup_compile() : 0,
                              oc.frac_sol(), oc.status(), oc.best_name, oc.attempts,
                              oc.stop_reason, oc.best_so_far});
+    html.problems.back().ceiling = oc.ceiling_eager();
+    html.problems.back().ceiling_frac_sol = oc.ceiling_frac_sol();
     outcomes.push_back(std::move(oc));
   }
   auto h = search::headline_compute(outcomes, cost);

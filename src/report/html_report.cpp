@@ -19,16 +19,17 @@ std::string svg_open(int h, const std::string& label) {
       kW, h, kW, h, html_escape(label));
 }
 
-// A bar chart with a log or linear y axis and an optional reference line.
+// A bar chart with a log or linear y axis, an optional reference line and, where `mark` gives a
+// value above 0, a tick across the bar at it.
 std::string bars(const std::vector<HtmlProblem>& ps, const std::string& label,
                  double (*value)(const HtmlProblem&), bool log_scale, double ref,
-                 const std::string& unit) {
+                 const std::string& unit, double (*mark)(const HtmlProblem&)) {
   const int h = kTop + kPlotH + kBottom;
   std::string s = svg_open(h, label);
   double vmax = ref, vmin = log_scale ? 1.0 : 0.0;
   for (const auto& p : ps) {
-    double v = value(p);
-    if (v > 0) {
+    for (double v : {value(p), mark(p)}) {
+      if (v <= 0) continue;
       vmax = std::max(vmax, v);
       if (log_scale) vmin = std::min(vmin, v);
     }
@@ -74,6 +75,11 @@ std::string bars(const std::vector<HtmlProblem>& ps, const std::string& label,
         x, std::min(y, base), w, std::max(std::abs(base - y), 1.0), fail ? "#d62728" : "#1f77b4",
         html_escape(p.name),
         fail ? html_escape(p.status) : fmt::format("{:.3g}{}", unit == "%" ? 100 * v : v, unit));
+    if (const double m = mark(p); m > 0)
+      s += fmt::format(
+          "<line class=\"ceiling\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#2ca02c\" "
+          "stroke-width=\"2\"><title>{}: ceiling under the contract {:.3g}{}</title></line>\n",
+          x - 2, y_of(m), x + w + 2, y_of(m), html_escape(p.name), unit == "%" ? 100 * m : m, unit);
     s += fmt::format(
         "<text x=\"{:.1f}\" y=\"{}\" transform=\"rotate(-40 {:.1f} {})\" text-anchor=\"end\">{}</text>\n",
         x + w / 2, kTop + kPlotH + 14, x + w / 2, kTop + kPlotH + 14, html_escape(p.name));
@@ -104,12 +110,14 @@ std::string html_escape(const std::string& s) {
 
 std::string html_svg_speedup(const std::vector<HtmlProblem>& problems) {
   return bars(problems, "speedup over PyTorch eager per problem (log scale)",
-              [](const HtmlProblem& p) { return p.status == "ok" ? p.speedup : 1.0; }, true, 1.0, "x");
+              [](const HtmlProblem& p) { return p.status == "ok" ? p.speedup : 1.0; }, true, 1.0, "x",
+              [](const HtmlProblem& p) { return p.ceiling; });
 }
 
 std::string html_svg_frac_sol(const std::vector<HtmlProblem>& problems) {
   return bars(problems, "fraction of speed of light per problem",
-              [](const HtmlProblem& p) { return p.frac_sol; }, false, 1.0, "%");
+              [](const HtmlProblem& p) { return p.frac_sol; }, false, 1.0, "%",
+              [](const HtmlProblem& p) { return p.ceiling_frac_sol; });
 }
 
 std::string html_svg_over_attempts(const std::vector<HtmlProblem>& problems) {
@@ -168,19 +176,24 @@ std::string html_render(const HtmlReport& r) {
       s += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>\n";
     s += "</table>\n";
   }
-  s += "<h2>Speedup over PyTorch eager</h2>\n" + html_svg_speedup(r.problems);
+  s += "<h2>Speedup over PyTorch eager</h2>\n";
+  if (std::any_of(r.problems.begin(), r.problems.end(), [](const HtmlProblem& p) { return p.ceiling > 0; }))
+    s += "<p>Green ticks: each problem's ceiling under the contract, eager over the speed of light at the "
+         "cheapest precision its tolerance leaves. No kernel that passes gets above it.</p>\n";
+  s += html_svg_speedup(r.problems);
   s += "<h2>Fraction of speed of light</h2>\n" + html_svg_frac_sol(r.problems);
   s += "<h2>Best speedup over attempts</h2>\n" + html_svg_over_attempts(r.problems);
   s += "<h2>Problems</h2>\n<table class=\"problems\">\n<tr><th>problem</th><th>status</th>"
-       "<th>speedup</th><th>vs compile</th><th>% SOL</th><th>attempts</th><th>stop</th>"
+       "<th>speedup</th><th>vs compile</th><th>% SOL</th><th>ceiling</th><th>attempts</th><th>stop</th>"
        "<th>best</th></tr>\n";
   for (const auto& p : r.problems)
     s += fmt::format(
-        "<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}x</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<tr><td>{}</td><td class=\"{}\">{}</td><td>{:.2f}x</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>\n",
         html_escape(p.name), p.status == "ok" ? "" : "fail", html_escape(p.status), p.speedup,
         p.speedup_compile > 0 ? fmt::format("{:.2f}x", p.speedup_compile) : "-",
-        p.frac_sol > 0 ? fmt::format("{:.0f}%", 100 * p.frac_sol) : "-", p.attempts,
+        p.frac_sol > 0 ? fmt::format("{:.0f}%", 100 * p.frac_sol) : "-",
+        p.ceiling > 0 ? fmt::format("{:.2f}x", p.ceiling) : "-", p.attempts,
         html_escape(p.stop_reason), html_escape(p.best));
   s += "</table>\n</body></html>\n";
   return s;

@@ -1,6 +1,7 @@
 // The HTML report of a suite or one problem: one self-contained file a person opens in a browser
 // (no external JavaScript, CSS or fonts). Plots are inline SVG drawn here: speedup over eager per
-// problem (log scale, 1x line, failures marked), fraction of SOL per problem, and best speedup
+// problem (log scale, 1x line, failures marked, each problem's ceiling under the contract as a
+// tick), fraction of SOL per problem (ceilings too), and best speedup
 // over attempts for every problem. Its input is plain data, filled from the search results by
 // the command that writes it (bench/optimize), so this module depends on nothing but fmt.
 #pragma once
@@ -21,6 +22,10 @@ struct HtmlProblem {
   int attempts = 0;
   std::string stop_reason;
   std::vector<double> best_so_far;  // best speedup after each attempt
+  // The most any kernel that passes can reach (eager, and t_SOL, over the contract SOL); 0 unknown.
+  // Drawn as a tick across the problem's bar.
+  double ceiling = 0;
+  double ceiling_frac_sol = 0;
 };
 
 struct HtmlReport {

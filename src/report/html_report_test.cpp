@@ -42,6 +42,24 @@ TEST(HtmlReport, FailuresAreDrawnAtOneXInRed) {
   EXPECT_NE(svg.find("class=\"ref\""), std::string::npos);  // the 1x line
 }
 
+// A known ceiling is a tick across the problem's bar in both bar charts (and stretches the axis to
+// show it); an unknown one draws nothing, and without any the page does not explain the ticks.
+TEST(HtmlReport, CeilingsAreTicksAcrossTheBars) {
+  HtmlReport r = sample();
+  EXPECT_EQ(html_render(r).find("Green ticks"), std::string::npos);
+  r.problems[0].ceiling = 8.0;
+  r.problems[0].ceiling_frac_sol = 0.9;
+  const std::string page = html_render(r);
+  EXPECT_EQ(count(page, "<line class=\"ceiling\""), 2u);
+  EXPECT_NE(page.find("<title>gemm_bias_gelu: ceiling under the contract 8x</title>"), std::string::npos);
+  EXPECT_NE(page.find("<title>gemm_bias_gelu: ceiling under the contract 90%</title>"), std::string::npos);
+  EXPECT_NE(page.find("Green ticks"), std::string::npos);
+  EXPECT_NE(page.find("<td>8.00x</td>"), std::string::npos);  // the problems table's ceiling column
+  // The log axis reaches 8x (3.2x alone would stop at 4x).
+  EXPECT_NE(html_svg_speedup(r.problems).find(">8x</text>"), std::string::npos);
+  EXPECT_EQ(html_svg_speedup(sample().problems).find(">8x</text>"), std::string::npos);
+}
+
 TEST(HtmlReport, EmptySuiteStillRenders) {
   HtmlReport r;
   r.title = "empty";
