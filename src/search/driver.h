@@ -111,7 +111,9 @@ struct PlanRun {
 Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& plan, const DriverOptions& opt,
                              const std::string& why);
 
-// "[ 7/40] best 2.31x  71% SOL  | tf32_128x256x64_c2x1_s4 ok 1.02 ms"
-std::string progress_line(const Attempt& a, const SearchState& s, int budget);
+// "[  7/40] best 2.31x of 2.69x  71% SOL | gemm_tf32_t128x256x32_... (rank) 1.02 ms": the best's
+// speedup over eager, the ceiling (eager over t_sol_contract, where both are known), % of SOL,
+// then this attempt.
+std::string progress_line(const Attempt& a, const SearchState& s, int budget, double t_sol_contract = 0);
 
 }  // namespace ucut::search

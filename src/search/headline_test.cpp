@@ -1,4 +1,5 @@
 #include "search/headline.h"
+#include "search/driver.h"
 #include "search/run_report.h"
 
 #include <gtest/gtest.h>
@@ -142,6 +143,25 @@ TEST(RunReport, SolLineNamesTheFloorAndTheMostAKernelCanGain) {
   EXPECT_NE(run_report_markdown(r).find("2.67x"), std::string::npos);
   EXPECT_EQ(run_report_json(r)["t_sol_contract_s"], 1.002e-3);
   EXPECT_EQ(run_report_outcome(r).t_sol_contract, 1.002e-3);
+}
+
+// The live progress line shows the ceiling beside the best once eager and the contract SOL are known.
+TEST(Progress, LineShowsTheBestAgainstTheCeiling) {
+  SearchState s;
+  s.baselines.eager_s = 0.0108;
+  Attempt a;
+  a.status = AttemptStatus::ok;
+  a.cand.name = "gemm_f32x3s_t128x256x32";
+  a.cand.origin = "rank";
+  a.time_s = 0.005;
+  a.speedup = 2.16;
+  a.frac_sol = 0.27;
+  s.attempts.push_back(a);
+  s.best = 0;
+  EXPECT_EQ(progress_line(a, s, 40, 0.004), "[  1/40] best 2.16x of 2.70x  27% SOL | gemm_f32x3s_t128x256x32 (rank) 5 ms");
+  EXPECT_EQ(progress_line(a, s, 40), "[  1/40] best 2.16x  27% SOL | gemm_f32x3s_t128x256x32 (rank) 5 ms");
+  s.baselines.eager_s = 0;  // eager not timed (yet): no ceiling
+  EXPECT_EQ(progress_line(a, s, 0, 0.004).find(" of "), std::string::npos);
 }
 
 // A correct kernel slower than eager is reported as such: the user keeps PyTorch.
