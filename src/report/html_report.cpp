@@ -179,7 +179,8 @@ std::string html_render(const HtmlReport& r) {
   s += "<h2>Speedup over PyTorch eager</h2>\n";
   if (std::any_of(r.problems.begin(), r.problems.end(), [](const HtmlProblem& p) { return p.ceiling > 0; }))
     s += "<p>Green ticks: each problem's ceiling under the contract, eager over the speed of light at the "
-         "cheapest precision its tolerance leaves. No kernel that passes gets above it.</p>\n";
+         "cheapest precision its tolerance leaves (the peaks % of SOL uses): what a correct kernel at that speed "
+         "would reach.</p>\n";
   s += html_svg_speedup(r.problems);
   s += "<h2>Fraction of speed of light</h2>\n" + html_svg_frac_sol(r.problems);
   s += "<h2>Best speedup over attempts</h2>\n" + html_svg_over_attempts(r.problems);
