@@ -122,6 +122,63 @@ TEST(Library, F32x3sSplitsAreExactTf32PartsOfTheOperand) {
   EXPECT_EQ(t.at("s0__ab")[3], 1.0 + std::ldexp(1.0, -10));
 }
 
+// An epilogue reading a full-size tensor (a residual): p2 takes the GEMM's one source slot, so the
+// GEMM stores acc + p2 and an elementwise stage after it computes what the epilogue did.
+TEST(Library, F32x3sWithAResidualRunsTheEpilogueAfterTheGemm) {
+  const char* text =
+      "ucut 1\nin x : f32[8, 64]\nin r : f32[8, 16]\nparam W : f32[16, 64] = \"w\"\nparam b : f32[16] = \"b\"\n"
+      "out y : f32[8, 16]\nstage y = gemm(x, W.T) {\n  precision f32x3s\n  epilogue {\n"
+      "    let t = (acc + b[col]) * 0.5\n    y = gelu(t) + r\n  }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"res.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"res.ucut", text}, r.diagnostics);
+  auto x = codegen_expand_split_gemms(*r.program);
+  ASSERT_TRUE(x.ok()) << x.error().render();
+  ASSERT_EQ(x->stages.size(), 6u);
+  const auto& main = std::get<dsl::GemmStage>(x->stages[4].body);
+  EXPECT_EQ(x->stages[4].outputs, (std::vector<std::string>{"s0__acc3"}));
+  ASSERT_EQ(main.epilogue.stmts.size(), 1u);  // acc + p2, nothing else: the source slot is p2's
+  ASSERT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(x->stages[5].body));
+  EXPECT_EQ(x->stages[5].outputs, (std::vector<std::string>{"y"}));
+  ASSERT_NE(x->find_tensor("s0__acc3"), nullptr);
+  EXPECT_EQ(x->find_tensor("s0__acc3")->role, dsl::TensorRole::tmp);
+  // The elementwise stage computes the original epilogue over acc3 (the interpreter, element by element).
+  dsl::InterpTensors t;
+  for (int i = 0; i < 8 * 16; ++i) {
+    t["s0__acc3"].push_back(std::sin(0.37 * i) * 3);
+    t["r"].push_back(std::cos(0.11 * i));
+  }
+  for (int j = 0; j < 16; ++j) t["b"].push_back(0.1 * j - 0.7);
+  ASSERT_TRUE(dsl::interp_stage(*x, 5, t, {}).ok());
+  const auto& g = std::get<dsl::GemmStage>(r.program->stages[0].body);
+  for (int i = 0; i < 8 * 16; ++i) {
+    auto want = dsl::interp_epilogue(*r.program, g.epilogue, t["s0__acc3"][i], [&](const dsl::Expr& e) -> Result<double> {
+      if (e.name == "b") return t["b"][i % 16];
+      return t["r"][i];
+    }, {});
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(t["y"][i], *want) << i;
+  }
+  auto lib = codegen_emit_library(*r.program, {"res.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  EXPECT_EQ(lib->config_names.size(), 6u);
+}
+
+// With a reduction beside the residual, or vectors of a batched GEMM, the checker refuses (the
+// elementwise stage after the GEMM cannot reduce, and broadcasts vectors by the output's rows).
+TEST(Library, F32x3sResidualRefusals) {
+  const char* batched =
+      "ucut 1\nin x : f32[4, 8, 64]\nin r : f32[4, 8, 16]\nparam W : f32[4, 16, 64] = \"w\"\nparam b : f32[16] = \"b\"\n"
+      "out y : f32[4, 8, 16]\nstage y = gemm(x, W.T) {\n  precision f32x3s\n  epilogue { y = acc + b[col] + r }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"b.ucut", batched});
+  ASSERT_FALSE(r.program.has_value());
+  EXPECT_NE(diag_render_all(SourceFile{"b.ucut", batched}, r.diagnostics).find("does not broadcast this batched GEMM"),
+            std::string::npos)
+      << diag_render_all(SourceFile{"b.ucut", batched}, r.diagnostics);
+  const std::string plain = std::string(batched).replace(std::string(batched).find(" + b[col]"), 9, "");
+  auto ok = dsl::dsl_compile(SourceFile{"p.ucut", plain});
+  EXPECT_TRUE(ok.program.has_value()) << diag_render_all(SourceFile{"p.ucut", plain}, ok.diagnostics);
+}
+
 TEST(Library, GoldenTf32) {
   check_golden(sample_f32_scaled(1024, 2048, 512, dsl::Precision::tf32, {}));
 }

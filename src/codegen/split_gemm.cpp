@@ -6,6 +6,10 @@
 //   p2 = As @ Bb + p1
 //   out = epi(Ab @ Bb + p2)   the stage's epilogue, `acc` read as acc + p2; its K split in the
 //                             stage's split_k pieces (auto 4) added in fp32
+// p2 takes the GEMM's one source slot (CUTLASS's C), so an epilogue that reads a full-size tensor
+// of its own (a residual) runs after the GEMM instead: the GEMM stores acc3 = acc + p2 and an
+// elementwise stage computes out = epi(acc3) (one more [M, N] write and read; gemm_rules:
+// rule_f32x3s admits it without reductions and, batched, without vector loads).
 // The small cross products never share an accumulator with the big one (TF32 tensor cores
 // accumulate with reduced precision), and every GEMM reads TF32 values exactly. Measured on the
 // H200 (docs/benchmarks.md run Y): 1.45x faster than the one-kernel SM80 3xTF32 (`f32x3`) on a
@@ -64,6 +68,14 @@ ExprPtr replace_acc(const ExprPtr& e, const std::string& name) {
   auto c = std::make_shared<Expr>(*e);
   for (auto& a : c->args) a = replace_acc(a, name);
   return c;
+}
+
+bool reads_full(const ExprPtr& e) {
+  if (!e) return false;
+  if (e->kind == Expr::Kind::load && e->mode == dsl::LoadMode::full) return true;
+  for (const auto& a : e->args)
+    if (reads_full(a)) return true;
+  return false;
 }
 
 dsl::EpilogueStmt store(const std::string& out, ExprPtr v) {
@@ -125,8 +137,8 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     const auto [ab, as] = split(*a, "a");
     const auto [bb, bs] = split(*b, "b");
     const std::string p1 = add_tmp("p1", out->shape), p2 = add_tmp("p2", out->shape);
-    auto gemm = [&](const std::string& name, const std::string& x, const std::string& y, const std::string& result,
-                    dsl::Epilogue epi, bool main) {
+    auto gemm = [&](const std::string& name, const std::string& x, const std::string& y,
+                    std::vector<std::string> outputs, dsl::Epilogue epi, bool main) {
       dsl::GemmStage h = *g;
       h.a.tensor = x;
       h.b.tensor = y;
@@ -141,29 +153,48 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       h.epilogue = std::move(epi);
       dsl::Stage s;
       s.name = name;
-      s.outputs = main ? st.outputs : std::vector<std::string>{result};
+      s.outputs = std::move(outputs);
       s.body = std::move(h);
       p.stages.push_back(std::move(s));
     };
     dsl::Epilogue e1, e2;
     e1.stmts = {store(p1, acc())};
     e2.stmts = {store(p2, binary(dsl::BinOp::add, acc(), load(p1)))};
-    gemm(st.name + "_p1", ab, bs, p1, e1, false);
-    gemm(st.name + "_p2", as, bb, p2, e2, false);
+    gemm(st.name + "_p1", ab, bs, {p1}, e1, false);
+    gemm(st.name + "_p2", as, bb, {p2}, e2, false);
     // the stage's own epilogue over acc + p2 (bound once as a local)
     const std::string sum = "ucut_acc3";
-    dsl::Epilogue main_epi;
     dsl::EpilogueStmt let;
     let.kind = dsl::EpilogueStmt::Kind::let;
     let.name = sum;
     let.value = binary(dsl::BinOp::add, acc(), load(p2));
-    main_epi.stmts.push_back(let);
+    std::vector<dsl::EpilogueStmt> body{let};
     for (auto s : g->epilogue.stmts) {
       s.value = replace_acc(s.value, sum);
-      main_epi.stmts.push_back(std::move(s));
+      body.push_back(std::move(s));
     }
-    if (g->epilogue.stmts.empty()) main_epi.stmts.push_back(store(st.outputs[0], local(sum)));
-    gemm(st.name, ab, bb, "", std::move(main_epi), true);
+    if (g->epilogue.stmts.empty()) body.push_back(store(st.outputs[0], local(sum)));
+    bool after = false;
+    for (const auto& s : g->epilogue.stmts) after = after || reads_full(s.value);
+    if (!after) {
+      dsl::Epilogue main_epi;
+      main_epi.stmts = std::move(body);
+      gemm(st.name, ab, bb, st.outputs, std::move(main_epi), true);
+      continue;
+    }
+    // The epilogue reads a full-size tensor: the GEMM stores acc + p2, an elementwise stage the rest.
+    const std::string acc3 = add_tmp("acc3", out->shape);
+    dsl::Epilogue e3;
+    e3.stmts = {store(acc3, binary(dsl::BinOp::add, acc(), load(p2)))};
+    gemm(st.name, ab, bb, {acc3}, std::move(e3), true);
+    body.front().value = load(acc3);
+    dsl::ElementwiseStage e;
+    e.body.stmts = std::move(body);
+    dsl::Stage es;
+    es.name = st.name + "_epi";
+    es.outputs = st.outputs;
+    es.body = std::move(e);
+    p.stages.push_back(std::move(es));
   }
   return p;
 }

@@ -609,7 +609,9 @@ void rule_epilogue(Ctx& c, const GemmKnobs& k) {
 // tensor core, which is accurate enough only in K/split_k-step pieces added in fp32 (H200,
 // 4096 x 8192 x 8192 randn Linear: one piece fails the contract's rescaled trial on 121 of 33.5 M
 // elements, four pass; docs/benchmarks.md run Y), and the cross products reach the last GEMM
-// through the epilogue's one source tensor.
+// through the epilogue's one source tensor: an epilogue reading a full-size tensor of its own runs
+// as an elementwise stage after the GEMM (codegen/split_gemm.cpp), which cannot reduce and reads
+// vectors by the output's own rows and columns.
 void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
   if (k.precision != Precision::f32x3s) return;
   if (k.split_k.value_or(1) < 2 && gemm_f32x3s_split_k(c.s.k) > 1)
@@ -617,11 +619,18 @@ void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
           "f32x3s accumulates the big x big product in TF32 tensor-core steps; in one K piece it drifts "
           "past atol = 1e-4 at K in the thousands",
           "use split_k 4 (its auto) or more");
-  if (epi_facts(c.p, c.s.epilogue).full_loads > 0)
+  const EpiFacts f = epi_facts(c.p, c.s.epilogue);
+  if (f.full_loads > 0 && f.reductions > 0)
     c.add("f32x3s_epilogue_source", "out",
-          "f32x3s adds its cross products through the epilogue's one source tensor, and this epilogue "
-          "already reads a full-size tensor",
-          "add the tensor in an elementwise stage, or use precision f32x3");
+          "f32x3s adds its cross products through the epilogue's one source tensor, so an epilogue that "
+          "reads a full-size tensor runs as an elementwise stage after the GEMM, and this one also reduces",
+          "move the reduction to a reduce or rowwise stage, or use precision f32x3");
+  else if (f.full_loads > 0 && c.s.batch > 1 && f.row_vectors + f.col_vectors > 0)
+    c.add("f32x3s_epilogue_source", "out",
+          "f32x3s adds its cross products through the epilogue's one source tensor, so an epilogue that "
+          "reads a full-size tensor runs as an elementwise stage after the GEMM, which does not broadcast "
+          "this batched GEMM's row or column vectors",
+          "add the full-size tensor in an elementwise stage of its own, or use precision f32x3");
 }
 
 // schedule gemv16 / gemv32: the matrix-vector kernel of runtime/gemv.cuh (FP32 FFMA, one output

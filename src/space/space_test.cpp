@@ -231,6 +231,35 @@ TEST(Space, LadderRungsRankInOrder) {
   for (size_t i = 1; i < r.size(); ++i) EXPECT_LE(r[i - 1].candidate.rung, r[i].candidate.rung);
 }
 
+// A residual in the epilogue: f32x3s is offered (the epilogue runs as an elementwise pass after
+// the GEMM), and its ranking pays that pass: an [M, N] fp32 write and read back.
+TEST(Space, F32x3sWithAResidualIsOfferedAndPaysItsPass) {
+  auto text = [](const std::string& value) {
+    return "ucut 1\nin x : f32[4096, 8192]\nin r : f32[4096, 4096]\nparam W : f32[4096, 8192] = \"w\"\n"
+           "out y : f32[4096, 4096]\nstage y = gemm(x, W.T) { epilogue { y = " + value + " } }\n";
+  };
+  auto with = compile(text("acc * 0.5 + r"));
+  auto without = compile(text("acc * 0.5"));
+  auto rw = space_rank(with, *space_valid(with, 0, {}), h200());
+  auto ro = space_rank(without, *space_valid(without, 0, {}), h200());
+  auto first = [](const std::vector<RankedCandidate>& r) -> const RankedCandidate* {  // best-ranked f32x3s
+    for (const auto& c : r)
+      if (c.candidate.gemm.precision == dsl::Precision::f32x3s) return &c;
+    return nullptr;
+  };
+  const RankedCandidate* b = first(ro);
+  ASSERT_NE(first(rw), nullptr);
+  ASSERT_NE(b, nullptr);
+  const RankedCandidate* a = nullptr;  // the same configuration with the residual
+  for (const auto& c : rw)
+    if (c.candidate.name == b->candidate.name) a = &c;
+  ASSERT_NE(a, nullptr) << b->candidate.name;
+  // the pass: 4096 x 4096 fp32 written and read (134 MB) plus the residual's own read, all
+  // of it beyond the GEMM's hidden epilogue
+  const sol::HwSpec hw = h200();
+  EXPECT_GT(a->t_est - b->t_est, 4096.0 * 4096 * 4 * 2 / hw.mem_bw);
+}
+
 TEST(Space, NeighborsDifferInOneKnob) {
   auto p = gemm_program(4096, 4096, 4096, "bf16");
   auto r = space_rank(p, *space_valid(p, 0, {}), h200());

@@ -12,6 +12,7 @@ void walk(const dsl::ExprPtr& e, const dsl::Program& p, std::set<std::string>& l
   if (e->kind == dsl::Expr::Kind::binary || e->kind == dsl::Expr::Kind::unary || e->kind == dsl::Expr::Kind::call) ++ops;
   if (e->kind == dsl::Expr::Kind::load && loads.insert(e->name).second && g) {
     if (const dsl::Tensor* t = p.find_tensor(e->name)) g->epi_read_bytes += t->numel() * dsl::dtype_bytes(t->dtype);
+    if (e->mode == dsl::LoadMode::full) g->full_load = true;
   }
   for (const auto& a : e->args) walk(a, p, loads, ops, g);
 }

@@ -16,6 +16,7 @@ struct GemmFacts {
   int64_t epi_read_bytes = 0; // residual, row and column vectors the epilogue reads
   int epi_ops = 0;            // expression nodes per output element (epilogue arithmetic)
   int reductions = 0;         // row/column reductions (fp32 atomics per tile row/column)
+  bool full_load = false;     // the epilogue reads a full-size tensor (f32x3s: a pass of its own)
 };
 
 struct SimtFacts {
