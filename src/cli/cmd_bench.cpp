@@ -312,14 +312,15 @@ int run_bench(const BenchArgs& a) {
   (void)fs_mkdirs(a.out);
   Status st = fs_write_atomic(a.out + "/report.json", j.dump(2) + "\n");
   std::string md = "# ucutlass bench\n\n```\n" + text + "```\n\n";
-  md += "| problem | status | × eager | × torch.compile | % SOL | ceiling × eager | attempts | best at | time to best | stop | best candidate |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  md += "| problem | status | × eager | × torch.compile | % SOL | ceiling × eager | attempts | best at | time to best "
+        "| stop | best candidate |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& oc : outcomes) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, oc.status(),
                       oc.correct() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
                       oc.correct() && oc.compile_s > 0 ? fmt::format("{:.2f}", oc.speedup_compile()) : "-",
                       oc.correct() && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
-                      oc.ceiling_eager() > 0 ? fmt::format("{:.2f}", oc.ceiling_eager()) : "-", oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
+                      oc.ceiling_eager() > 0 ? fmt::format("{:.2f}", oc.ceiling_eager()) : "-",
+                      oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
                       oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");
   }

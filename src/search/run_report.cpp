@@ -47,7 +47,8 @@ std::string run_report_sol_line(const RunReport& r) {
          "cannot meet it)";
   const double t_contract = std::max(r.t_sol_contract, r.t_sol);
   if (t_contract > 0 && r.state.baselines.eager_s > 0)
-    s += fmt::format("; ceiling {:.2f}x over eager (a correct kernel at that speed)", r.state.baselines.eager_s / t_contract);
+    s += fmt::format("; ceiling {:.2f}x over eager (a correct kernel at that speed)",
+                     r.state.baselines.eager_s / t_contract);
   return s + "\n";
 }
 
