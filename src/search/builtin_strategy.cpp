@@ -29,6 +29,15 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
       first_.push_back(std::move(top[i]));
     }
   }
+  if (opt_.probe_rung >= 0 && opt_.probe_rung < floor_rung_) {
+    auto below = space_.ranked(1, opt_.probe_rung);
+    if (!below.empty() && below.front().rung < floor_rung_) {
+      Candidate probe = std::move(below.front());
+      probe.origin = "probe";
+      probe_hash_ = probe.hash;
+      first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size())), std::move(probe));
+    }
+  }
 }
 
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {
@@ -59,7 +68,7 @@ std::string shape_signature(const nlohmann::json& config) {
 }
 
 std::optional<Candidate> BuiltinStrategy::lift(const Candidate& c) {
-  if (c.rung >= floor_rung_) return c;
+  if (c.rung >= floor_rung_ || (!probe_hash_.empty() && c.hash == probe_hash_)) return c;
   auto lifted = space_.at_rung(c, floor_rung_);
   if (lifted && lifted->origin.empty()) lifted->origin = c.origin;
   return lifted;
@@ -134,7 +143,7 @@ bool BuiltinStrategy::in_failed_class(const Candidate& c) const {
 }
 
 bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
-  return c.rung >= floor_rung_ && !in_failed_class(c);
+  return (c.rung >= floor_rung_ || (!probe_hash_.empty() && c.hash == probe_hash_)) && !in_failed_class(c);
 }
 
 bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
@@ -159,6 +168,13 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
 }
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
+  if (attempt.status == AttemptStatus::ok && !probe_hash_.empty() && attempt.cand.hash == probe_hash_ &&
+      attempt.cand.rung < floor_rung_) {
+    // The probe passed below the memory's floor: the lower rung is open again.
+    floor_rung_ = attempt.cand.rung;
+    pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
+    return;
+  }
   if (attempt.status != AttemptStatus::mismatch) return;
   if (attempt.rounding_mismatch) failed_classes_.insert(space_.summation_class(attempt.cand));
   const int r = attempt.cand.rung;

@@ -43,6 +43,10 @@ struct BuiltinOptions {
   std::vector<nlohmann::json> moves;  // from memory experiences: partial configs, best first;
                                       // a candidate made from moves[i] has origin "experience#i"
   int start_rung = 0;             // the precision-ladder floor to start at (memory's lesson)
+  // Below a start_rung the memory raised, the rung the problem's own analysis allows (-1: none):
+  // its best-ranked candidate is tried once, after the first seed, since what the memory learned
+  // may predate a capability that passes there; if it passes, the floor drops to it.
+  int probe_rung = -1;
 };
 
 // splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard
@@ -98,6 +102,7 @@ class BuiltinStrategy final : public Strategy {
   std::deque<Candidate> fallback_, first_;
   std::vector<Candidate> pool_;
   int floor_rung_ = 0;
+  std::string probe_hash_;  // the probe below the floor (BuiltinOptions::probe_rung), if any
   int refinements_ = 0;
   std::set<std::string> failed_classes_;  // summation classes of rounding mismatches
 };

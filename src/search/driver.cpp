@@ -42,7 +42,10 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
     if (!seeds) return seeds.error();
     trace_ = memory_apply_seeds(*seeds, space, bo);
   }
-  if (tf32_bound_.fails) bo.start_rung = std::max(bo.start_rung, 1);  // the TF32 rounding bound
+  const int analytic_rung = tf32_bound_.fails ? 1 : 0;  // the TF32 rounding bound
+  bo.start_rung = std::max(bo.start_rung, analytic_rung);
+  // The memory's lesson may predate a capability that passes lower: one probe there.
+  if (trace_.start_rung > analytic_rung) bo.probe_rung = analytic_rung;
   strategy_ = std::make_unique<BuiltinStrategy>(space, bo);
   const std::string jpath = out_dir() + "/attempts.jsonl";
   if (!opt_.resume && fs_exists(jpath)) {
@@ -192,7 +195,11 @@ RunReport ProblemRun::report() const {
   r.note = note_;
   if (trace_.priors_applied > 0)
     r.note += fmt::format("; memory: {} prior{} applied", trace_.priors_applied, trace_.priors_applied == 1 ? "" : "s");
-  if (trace_.start_rung > 0)
+  if (const int analytic_rung = tf32_bound_.fails ? 1 : 0; trace_.start_rung > analytic_rung)
+    r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
+                          "ladder started there (with one probe of rung {}, which a newer capability may pass)",
+                          trace_.start_rung, analytic_rung);
+  else if (trace_.start_rung > 0)
     r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
                           "ladder started there", trace_.start_rung);
   if (tf32_bound_.fails) r.note += "; precision: " + tf32_bound_.reason;

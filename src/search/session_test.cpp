@@ -353,6 +353,40 @@ TEST(Session, ARaisedFloorSearchesTheRungsOwnOrders) {
   EXPECT_NE(at[static_cast<size_t>(*r.session->state().best)].cand.config.value("stages", 0), 2);
 }
 
+// A floor the memory raised above what the problem's analysis needs gets one probe below it: if
+// the probe passes (a capability added since the memory learned), the floor drops to its rung and
+// the search goes on there; if it fails, it cost one attempt and the floor stays.
+TEST(Session, AProbeBelowTheMemorysFloorReopensTheRungItPasses) {
+  SurfaceSpec spec;  // rung 0 passes and is the fastest
+  BuiltinOptions bo;
+  bo.start_rung = 2;  // a stale lesson
+  Rig stale(spec, bo, no_stop_rules(12));
+  stale.session->run();
+  for (const auto& a : stale.session->state().attempts) EXPECT_GE(a.cand.rung, 2);
+  bo.probe_rung = 0;
+  Rig r(spec, bo, no_stop_rules(12));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 3u);
+  EXPECT_EQ(at[1].cand.origin, "probe");
+  EXPECT_EQ(at[1].cand.rung, 0);
+  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(r.strategy.floor_rung(), 0);
+  ASSERT_TRUE(r.session->state().best);
+  EXPECT_EQ(at[static_cast<size_t>(*r.session->state().best)].cand.rung, 0);
+  int below = 0;
+  for (const auto& a : at) below += a.cand.rung < 2;
+  EXPECT_GT(below, 1);  // refinement went on at rung 0
+  // Where the lower rung fails, the probe is the one attempt spent there.
+  spec.tf32_mismatch = true;
+  Rig f(spec, bo, no_stop_rules(12));
+  f.session->run();
+  int probes = 0;
+  for (const auto& a : f.session->state().attempts) probes += a.cand.rung < 2;
+  EXPECT_EQ(probes, 1);
+  EXPECT_EQ(f.strategy.floor_rung(), 2);
+}
+
 // A mismatch that is not repeatable (a flaky run, a binding error) retires nothing.
 TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
   SurfaceSpec spec;
