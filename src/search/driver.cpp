@@ -99,6 +99,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::synthetic(const std::string& pro
   r->compiler_ = std::make_unique<FakeCompiler>(spec);
   r->evaluator_ = std::make_unique<FakeEvaluator>(*space, &r->fake_clock_);
   r->space_ = std::move(space);
+  r->t_sol_contract_ = spec.t_sol;  // the surface has one precision that passes: its SOL is the ceiling's
   if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->fake_clock_, spec.t_sol, 0); !st)
     return st.error();
   return r;

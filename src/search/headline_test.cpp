@@ -123,7 +123,7 @@ TEST(Headline, CeilingIsEveryProblemAtItsFloor) {
             std::string::npos)
       << text;
   EXPECT_EQ(headline_to_json(h)["ceiling_counted"], 3);  // flat: the HTML report lists flat figures
-  // No contract SOL anywhere (a synthetic suite): no ceiling line.
+  // No contract SOL known anywhere: no ceiling line.
   EXPECT_EQ(headline_render(headline_compute({ok("a", 2, 1, 0, 0)}, {})).find("ceiling"), std::string::npos);
 }
 
