@@ -163,6 +163,33 @@ TEST(Library, F32x3sWithAResidualRunsTheEpilogueAfterTheGemm) {
   EXPECT_EQ(lib->config_names.size(), 6u);
 }
 
+// Two f32x3s GEMMs of one operand (SwiGLU's x): it is split once, and the second GEMM (whose
+// epilogue reads the first's result, so it runs after it) reads the same parts.
+TEST(Library, F32x3sSplitsASharedOperandOnce) {
+  const char* text =
+      "ucut 1\nin x : f32[64, 64]\nparam W1 : f32[32, 64] = \"w1\"\nparam W2 : f32[32, 64] = \"w2\"\n"
+      "out y : f32[64, 32]\ntmp t : f32[64, 32]\n"
+      "stage t = gemm(x, W1.T) {\n  precision f32x3s\n  epilogue { t = silu(acc) }\n}\n"
+      "stage y = gemm(x, W2.T) {\n  precision f32x3s\n  epilogue { y = t * acc }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"sw.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"sw.ucut", text}, r.diagnostics);
+  auto x = codegen_expand_split_gemms(*r.program);
+  ASSERT_TRUE(x.ok()) << x.error().render();
+  // 2 splits + 3 GEMMs, then W2's split + 3 GEMMs + the epilogue's elementwise stage
+  ASSERT_EQ(x->stages.size(), 10u);
+  int splits_of_x = 0;
+  for (const auto& st : x->stages)
+    if (std::holds_alternative<dsl::ElementwiseStage>(st.body) && st.outputs.size() == 2 &&
+        st.outputs[0].find("__ab") != std::string::npos)
+      ++splits_of_x;
+  EXPECT_EQ(splits_of_x, 1);
+  const auto& second = std::get<dsl::GemmStage>(x->stages[8].body);
+  EXPECT_EQ(second.a.tensor, "s0__ab");
+  EXPECT_EQ(std::get<dsl::GemmStage>(x->stages[7].body).a.tensor, "s0__as");
+  auto lib = codegen_emit_library(*r.program, {"sw.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+}
+
 // With a reduction beside the residual, or vectors of a batched GEMM, the checker refuses (the
 // elementwise stage after the GEMM cannot reduce, and broadcasts vectors by the output's rows).
 TEST(Library, F32x3sResidualRefusals) {

@@ -16,6 +16,7 @@
 // 4096 x 8192 x 8192 fp32 Linear, max error 1.1e-4 against 6.4e-5. Golden: src/codegen/library_test.cpp.
 #include <fmt/format.h>
 
+#include <map>
 #include <utility>
 
 #include "codegen/library.h"
@@ -91,7 +92,11 @@ dsl::EpilogueStmt store(const std::string& out, ExprPtr v) {
 Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
   dsl::Program p = program;
   p.stages.clear();
+  // Operands split already (tensor -> its TF32 part and remainder): a later f32x3s stage reading
+  // the same tensor (SwiGLU's two GEMMs of x) reuses them until a stage writes the tensor again.
+  std::map<std::string, std::pair<std::string, std::string>> splits;
   for (const auto& st : program.stages) {
+    for (const auto& o : st.outputs) splits.erase(o);
     const auto* g = std::get_if<dsl::GemmStage>(&st.body);
     if (!g || g->knobs.precision != dsl::Precision::f32x3s) {
       p.stages.push_back(st);
@@ -119,6 +124,7 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     };
     // One elementwise stage per operand writes both parts: x is read once.
     auto split = [&](const dsl::Tensor& src, const std::string& which) {
+      if (auto it = splits.find(src.name); it != splits.end()) return it->second;
       const std::string big = add_tmp(which + "b", src.shape), small = add_tmp(which + "s", src.shape);
       dsl::Stage s;
       s.name = st.name + "_" + which;
@@ -132,7 +138,7 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
                       store(small, binary(dsl::BinOp::sub, load(src.name), local(let.name)))};
       s.body = e;
       p.stages.push_back(std::move(s));
-      return std::pair{big, small};
+      return splits[src.name] = std::pair{big, small};
     };
     const auto [ab, as] = split(*a, "a");
     const auto [bb, bs] = split(*b, "b");
