@@ -35,7 +35,8 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
       Candidate probe = std::move(below.front());
       probe.origin = "probe";
       probe_hash_ = probe.hash;
-      first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size())), std::move(probe));
+      const auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));  // after the first seed
+      first_.insert(first_.begin() + at, std::move(probe));
     }
   }
 }
@@ -68,7 +69,7 @@ std::string shape_signature(const nlohmann::json& config) {
 }
 
 std::optional<Candidate> BuiltinStrategy::lift(const Candidate& c) {
-  if (c.rung >= floor_rung_ || (!probe_hash_.empty() && c.hash == probe_hash_)) return c;
+  if (c.rung >= floor_rung_ || is_probe(c)) return c;
   auto lifted = space_.at_rung(c, floor_rung_);
   if (lifted && lifted->origin.empty()) lifted->origin = c.origin;
   return lifted;
@@ -143,7 +144,7 @@ bool BuiltinStrategy::in_failed_class(const Candidate& c) const {
 }
 
 bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
-  return (c.rung >= floor_rung_ || (!probe_hash_.empty() && c.hash == probe_hash_)) && !in_failed_class(c);
+  return (c.rung >= floor_rung_ || is_probe(c)) && !in_failed_class(c);
 }
 
 bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
@@ -168,8 +169,7 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
 }
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
-  if (attempt.status == AttemptStatus::ok && !probe_hash_.empty() && attempt.cand.hash == probe_hash_ &&
-      attempt.cand.rung < floor_rung_) {
+  if (attempt.status == AttemptStatus::ok && is_probe(attempt.cand) && attempt.cand.rung < floor_rung_) {
     // The probe passed below the memory's floor: the lower rung is open again.
     floor_rung_ = attempt.cand.rung;
     pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);

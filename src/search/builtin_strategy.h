@@ -87,6 +87,8 @@ class BuiltinStrategy final : public Strategy {
 
  private:
   std::optional<Candidate> lift(const Candidate& c);
+  // The one candidate below the floor that is wanted (BuiltinOptions::probe_rung).
+  bool is_probe(const Candidate& c) const { return !probe_hash_.empty() && c.hash == probe_hash_; }
   // In the summation class of a rounding mismatch (it would fail the same way).
   bool in_failed_class(const Candidate& c) const;
   // Not proposed yet and not in a failed summation class.
