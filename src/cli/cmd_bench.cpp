@@ -105,7 +105,8 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
   plan.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
   std::string md = "# ucutlass bench: " + a.dir + "\n\n**" + why + "**: this is a plan, not a result.\n\n" +
                    "Contract: policy `" + a.policy + "`, profile `" + a.profile + "`.\n\n" +
-                   "| problem | status | stages | t_SOL | best-ranked candidate | predicted |\n|---|---|---|---|---|---|\n";
+                   "| problem | status | stages | t_SOL | SOL at its tolerance | best-ranked candidate | predicted |\n"
+                   "|---|---|---|---|---|---|---|\n";
   nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", a.dir}, {"measured", false},
                       {"note", why}, {"policy", a.policy}, {"profile", a.profile},
                       {"problems", nlohmann::json::array()}};
@@ -119,23 +120,27 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
       ++failures[why_not];
       std::string msg = p.error().message.substr(0, p.error().message.find('\n'));
       std::fprintf(stderr, "  %s: %s: %s\n", name.c_str(), why_not.c_str(), msg.c_str());
-      md += fmt::format("| {} | {} | - | - | {} | - |\n", name, why_not, msg);
+      md += fmt::format("| {} | {} | - | - | - | {} | - |\n", name, why_not, msg);
       j["problems"].push_back({{"name", name}, {"status", why_not}, {"error", p.error().message}});
       continue;
     }
     auto r = search::plan_problem(*p, plan, o, why);
     if (!r) {
       ++failures["plan_error"];
-      md += fmt::format("| {} | plan_error | - | - | {} | - |\n", name, r.error().message);
+      md += fmt::format("| {} | plan_error | - | - | - | {} | - |\n", name, r.error().message);
       j["problems"].push_back({{"name", name}, {"status", "plan_error"}, {"error", r.error().message}});
       continue;
     }
     ++planned;
     const search::Candidate* best = r->plan.top.empty() ? nullptr : &r->plan.top.front().cand;
     std::fprintf(stderr, "  %s: planned, %s\n", name.c_str(), best ? best->name.c_str() : "no candidate");
-    md += fmt::format("| {} | planned | {} | {} | `{}` | {} |\n", name, p->lowered.program.stages.size(),
-                      sol::fmt_time(p->t_sol()), best ? best->name : "-", best ? sol::fmt_time(best->predicted_s) : "-");
+    // the speed of light of the cheapest precision the tolerance leaves (RunReport::t_sol_contract)
+    const double t_contract = search::pipeline_sol_contract(p->sol, search::pipeline_tf32_bound(*p, a.profile));
+    md += fmt::format("| {} | planned | {} | {} | {} | `{}` | {} |\n", name, p->lowered.program.stages.size(),
+                      sol::fmt_time(p->t_sol()), sol::fmt_time(t_contract), best ? best->name : "-",
+                      best ? sol::fmt_time(best->predicted_s) : "-");
     j["problems"].push_back({{"name", name}, {"status", "planned"}, {"t_sol_s", p->t_sol()},
+                             {"t_sol_contract_s", t_contract},
                              {"best_ranked", best ? best->name : ""},
                              {"predicted_s", best ? best->predicted_s : 0.0},
                              {"report", r->dir + "/report.json"}});
