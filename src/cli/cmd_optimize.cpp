@@ -112,7 +112,8 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
       return 2;
     }
     std::printf("%s: %s\n", p.name.c_str(), why.c_str());
-    std::printf("  %zu valid configurations; the %zu measured first (best-ranked per tile/schedule/scheduler shape):\n", r->plan.valid, r->plan.top.size());
+    std::printf("  %zu valid configurations; the %zu a search would measure first (best-ranked per "
+                "tile/schedule/scheduler shape):\n", r->plan.valid, r->plan.top.size());
     for (const auto& c : r->plan.top) {
       std::string built = !c.built ? "" : !c.built->ok ? "  [build failed]" : !c.built->so_path.empty() ? "  [built]" : "  [.cu]";
       std::printf("  %2d. %-60s predicted %s%s\n", c.rank, c.cand.name.c_str(), sol::fmt_time(c.cand.predicted_s).c_str(),
