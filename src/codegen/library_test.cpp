@@ -41,6 +41,25 @@ TEST(Library, GoldenBf16BiasGelu) {
   check_golden(sample_bf16_bias_gelu(4096, 4096, 4096, k));
 }
 
+// A program that must check, and its f32x3s expansion (nullopt, with the failure recorded, if
+// either fails).
+struct Expanded {
+  dsl::Program program, expanded;
+};
+std::optional<Expanded> expand(const std::string& name, const std::string& text) {
+  auto r = dsl::dsl_compile(SourceFile{name, text});
+  if (!r.program) {
+    ADD_FAILURE() << diag_render_all(SourceFile{name, text}, r.diagnostics);
+    return std::nullopt;
+  }
+  auto x = codegen_expand_split_gemms(*r.program);
+  if (!x.ok()) {
+    ADD_FAILURE() << x.error().render();
+    return std::nullopt;
+  }
+  return Expanded{*r.program, *x};
+}
+
 // f32x3s: the library runs split stages and three TF32 GEMMs; the stage's epilogue (a row max
 // to a second output) reads acc + the cross products, and only the big x big GEMM splits K.
 TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
@@ -49,10 +68,9 @@ TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
       "param b : f32[512] = \"fc.bias\"\nout y : f32[256, 512]\nout m : f32[256]\n"
       "stage y = gemm(x, W.T) {\n  precision f32x3s\n  epilogue {\n    let t = acc + b[col]\n    y = relu(t)\n"
       "    m = rowmax(t)\n  }\n}\n";
-  auto r = dsl::dsl_compile(SourceFile{"f32x3s_split.ucut", text});
-  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"f32x3s_split.ucut", text}, r.diagnostics);
-  auto x = codegen_expand_split_gemms(*r.program);
-  ASSERT_TRUE(x.ok()) << x.error().render();
+  auto e = expand("f32x3s_split.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
   ASSERT_EQ(x->stages.size(), 5u);
   for (int i = 0; i < 2; ++i) EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(x->stages[i].body)) << i;
   EXPECT_EQ(x->stages[0].outputs, (std::vector<std::string>{"s0__ab", "s0__as"}));  // A read once
@@ -75,7 +93,7 @@ TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
     ASSERT_NE(tt, nullptr) << t;
     EXPECT_EQ(tt->role, dsl::TensorRole::tmp);
   }
-  auto lib = codegen_emit_library(*r.program, {"f32x3s_split.ucut", std::string(64, '0')});
+  auto lib = codegen_emit_library(e->program, {"f32x3s_split.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   EXPECT_EQ(lib->config_names.size(), 5u);
   EXPECT_NE(lib->source.find("cvt.rna.tf32.f32"), std::string::npos);
@@ -91,10 +109,9 @@ TEST(Library, F32x3sSplitsAreExactTf32PartsOfTheOperand) {
   const char* text =
       "ucut 1\nin x : f32[8, 64]\nparam W : f32[16, 64] = \"w\"\nout y : f32[8, 16]\n"
       "stage y = gemm(x, W.T) { precision f32x3s }\n";
-  auto r = dsl::dsl_compile(SourceFile{"s.ucut", text});
-  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"s.ucut", text}, r.diagnostics);
-  auto x = codegen_expand_split_gemms(*r.program);
-  ASSERT_TRUE(x.ok()) << x.error().render();
+  auto e = expand("s.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
   dsl::InterpTensors t;
   uint32_t seed = 12345;
   auto next = [&] {
@@ -129,10 +146,9 @@ TEST(Library, F32x3sWithAResidualRunsTheEpilogueAfterTheGemm) {
       "ucut 1\nin x : f32[8, 64]\nin r : f32[8, 16]\nparam W : f32[16, 64] = \"w\"\nparam b : f32[16] = \"b\"\n"
       "out y : f32[8, 16]\nstage y = gemm(x, W.T) {\n  precision f32x3s\n  epilogue {\n"
       "    let t = (acc + b[col]) * 0.5\n    y = gelu(t) + r\n  }\n}\n";
-  auto r = dsl::dsl_compile(SourceFile{"res.ucut", text});
-  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"res.ucut", text}, r.diagnostics);
-  auto x = codegen_expand_split_gemms(*r.program);
-  ASSERT_TRUE(x.ok()) << x.error().render();
+  auto e = expand("res.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
   ASSERT_EQ(x->stages.size(), 6u);
   const auto& main = std::get<dsl::GemmStage>(x->stages[4].body);
   EXPECT_EQ(x->stages[4].outputs, (std::vector<std::string>{"s0__acc3"}));
@@ -149,16 +165,17 @@ TEST(Library, F32x3sWithAResidualRunsTheEpilogueAfterTheGemm) {
   }
   for (int j = 0; j < 16; ++j) t["b"].push_back(0.1 * j - 0.7);
   ASSERT_TRUE(dsl::interp_stage(*x, 5, t, {}).ok());
-  const auto& g = std::get<dsl::GemmStage>(r.program->stages[0].body);
+  const auto& g = std::get<dsl::GemmStage>(e->program.stages[0].body);
   for (int i = 0; i < 8 * 16; ++i) {
-    auto want = dsl::interp_epilogue(*r.program, g.epilogue, t["s0__acc3"][i], [&](const dsl::Expr& e) -> Result<double> {
-      if (e.name == "b") return t["b"][i % 16];
+    auto read = [&](const dsl::Expr& load) -> Result<double> {
+      if (load.name == "b") return t["b"][i % 16];
       return t["r"][i];
-    }, {});
+    };
+    auto want = dsl::interp_epilogue(e->program, g.epilogue, t["s0__acc3"][i], read, {});
     ASSERT_TRUE(want.ok());
     EXPECT_EQ(t["y"][i], *want) << i;
   }
-  auto lib = codegen_emit_library(*r.program, {"res.ucut", std::string(64, '0')});
+  auto lib = codegen_emit_library(e->program, {"res.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   EXPECT_EQ(lib->config_names.size(), 6u);
 }
@@ -171,10 +188,9 @@ TEST(Library, F32x3sSplitsASharedOperandOnce) {
       "out y : f32[64, 32]\ntmp t : f32[64, 32]\n"
       "stage t = gemm(x, W1.T) {\n  precision f32x3s\n  epilogue { t = silu(acc) }\n}\n"
       "stage y = gemm(x, W2.T) {\n  precision f32x3s\n  epilogue { y = t * acc }\n}\n";
-  auto r = dsl::dsl_compile(SourceFile{"sw.ucut", text});
-  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"sw.ucut", text}, r.diagnostics);
-  auto x = codegen_expand_split_gemms(*r.program);
-  ASSERT_TRUE(x.ok()) << x.error().render();
+  auto e = expand("sw.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
   // 2 splits + 3 GEMMs, then W2's split + 3 GEMMs + the epilogue's elementwise stage
   ASSERT_EQ(x->stages.size(), 10u);
   int splits_of_x = 0;
@@ -186,7 +202,7 @@ TEST(Library, F32x3sSplitsASharedOperandOnce) {
   const auto& second = std::get<dsl::GemmStage>(x->stages[8].body);
   EXPECT_EQ(second.a.tensor, "s0__ab");
   EXPECT_EQ(std::get<dsl::GemmStage>(x->stages[7].body).a.tensor, "s0__as");
-  auto lib = codegen_emit_library(*r.program, {"sw.ucut", std::string(64, '0')});
+  auto lib = codegen_emit_library(e->program, {"sw.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
 }
 
