@@ -134,8 +134,7 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
     ++planned;
     const search::Candidate* best = r->plan.top.empty() ? nullptr : &r->plan.top.front().cand;
     std::fprintf(stderr, "  %s: planned, %s\n", name.c_str(), best ? best->name.c_str() : "no candidate");
-    // the speed of light of the cheapest precision the tolerance leaves (RunReport::t_sol_contract)
-    const double t_contract = search::pipeline_sol_contract(p->sol, search::pipeline_tf32_bound(*p, a.profile));
+    const double t_contract = r->t_sol_contract;  // the SOL of the cheapest precision the tolerance leaves
     md += fmt::format("| {} | planned | {} | {} | {} | `{}` | {} |\n", name, p->lowered.program.stages.size(),
                       sol::fmt_time(p->t_sol()), sol::fmt_time(t_contract), best ? best->name : "-",
                       best ? sol::fmt_time(best->predicted_s) : "-");

@@ -42,10 +42,9 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
     if (!seeds) return seeds.error();
     trace_ = memory_apply_seeds(*seeds, space, bo);
   }
-  const int analytic_rung = tf32_bound_.fails ? 1 : 0;  // the TF32 rounding bound
-  bo.start_rung = std::max(bo.start_rung, analytic_rung);
+  bo.start_rung = std::max(bo.start_rung, analytic_rung());
   // The memory's lesson may predate a capability that passes lower: one probe there.
-  if (trace_.start_rung > analytic_rung) bo.probe_rung = analytic_rung;
+  if (trace_.start_rung > analytic_rung()) bo.probe_rung = analytic_rung();
   strategy_ = std::make_unique<BuiltinStrategy>(space, bo);
   const std::string jpath = out_dir() + "/attempts.jsonl";
   if (!opt_.resume && fs_exists(jpath)) {
@@ -196,10 +195,10 @@ RunReport ProblemRun::report() const {
   r.note = note_;
   if (trace_.priors_applied > 0)
     r.note += fmt::format("; memory: {} prior{} applied", trace_.priors_applied, trace_.priors_applied == 1 ? "" : "s");
-  if (const int analytic_rung = tf32_bound_.fails ? 1 : 0; trace_.start_rung > analytic_rung)
+  if (trace_.start_rung > analytic_rung())
     r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
                           "ladder started there (with one probe of rung {}, which a newer capability may pass)",
-                          trace_.start_rung, analytic_rung);
+                          trace_.start_rung, analytic_rung());
   else if (trace_.start_rung > 0)
     r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
                           "ladder started there", trace_.start_rung);
@@ -289,7 +288,7 @@ Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& po, co
   r.gpu = p.hw.name + " (assumed; not measured)";
   r.seed = opt.seed;
   r.t_sol = p.t_sol();
-  r.t_sol_contract = pipeline_sol_contract(p.sol, pipeline_tf32_bound(p, opt.profile));
+  r.t_sol_contract = out.t_sol_contract = pipeline_sol_contract(p.sol, pipeline_tf32_bound(p, opt.profile));
   r.measured = false;
   r.stop = StopReason::none;
   r.note = why;

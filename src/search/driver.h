@@ -83,6 +83,8 @@ class ProblemRun {
   memory::MemoryKey key_;
   SeedTrace trace_;
   space::Tf32Bound tf32_bound_;  // real problems: plain TF32 cannot meet the tolerance (space/precision.h)
+  // The lowest precision rung the problem's own analysis allows (1 where the TF32 bound fails).
+  int analytic_rung() const { return tf32_bound_.fails ? 1 : 0; }
   double t_sol_contract_ = 0;    // real problems: RunReport::t_sol_contract
   std::string note_;
   FakeClock fake_clock_;
@@ -105,6 +107,7 @@ class ProblemRun {
 struct PlanRun {
   std::string dir;
   Plan plan;
+  double t_sol_contract = 0;  // RunReport::t_sol_contract of the plan's report
   std::vector<std::string> files;
   std::vector<std::string> notes;
 };
