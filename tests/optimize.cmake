@@ -40,3 +40,11 @@ add_test(NAME bench.profile
          COMMAND bash -c "o='${_ucut_opt_out}/profile' && rm -rf $o && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/epi_linear_bias_gelu.py --budget 1 --no-compile --no-memory --out $o/d && grep -q 'profile `default`' $o/d/report.md && grep -q 'epi_linear_bias_gelu | planned | 1 | [^|]* | [^|]* | `gemm_f32x3s_' $o/d/report.md && ! grep -qE 'planned \\| 1 \\| ([^|]+) \\| \\1 \\|' $o/d/report.md && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/epi_linear_bias_gelu.py --budget 1 --no-compile --no-memory --profile kb-v01 --out $o/k && grep -q 'profile `kb-v01`' $o/k/report.md && grep -qE 'planned \\| 1 \\| ([^|]+) \\| \\1 \\| .gemm_tf32_' $o/k/report.md && ! $<TARGET_FILE:ucutlass> bench problems --profile kb-v2 --out $o/x 2> $o/err && grep -q 'kb-v2 not in' $o/err"
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(bench.profile PROPERTIES LABELS "python;optimize" TIMEOUT 300)
+
+# Never slower than PyTorch: a problem outside the language is not an error of `optimize` but a
+# PyTorch fallback, written as such (model_new.py is the reference Model; planning without a GPU
+# writes it too, and says nothing was measured); a suite plans it as the fallback as well.
+add_test(NAME optimize.fallback
+         COMMAND bash -c "o='${_ucut_opt_out}/fallback' && rm -rf $o && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize tests/data/problems/conv2d_only.py --no-memory --no-compile --out $o > $o.out 2> $o.err; rc=$?; cat $o.err; test $rc -eq 0 && grep -q 'the result is the PyTorch fallback' $o.err && d=$o/conv2d_only && grep -q 'class ModelNew(_reference_namespace()\\[\"Model\"\\])' $d/model_new.py && grep -q 'unsupported' $d/model_new.py && grep -q 'no kernel was searched: unsupported' $d/report.md && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench tests/data/problems --match conv2d_only --no-compile --no-memory --out $o/b && grep -q 'conv2d_only | unsupported (PyTorch fallback)' $o/b/report.md && test -s $o/b/conv2d_only/model_new.py"
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(optimize.fallback PROPERTIES LABELS "python;optimize" TIMEOUT 300)

@@ -120,7 +120,9 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
       ++failures[why_not];
       std::string msg = p.error().message.substr(0, p.error().message.find('\n'));
       std::fprintf(stderr, "  %s: %s: %s\n", name.c_str(), why_not.c_str(), msg.c_str());
-      md += fmt::format("| {} | {} | - | - | - | {} | - |\n", name, why_not, msg);
+      // Its result will be the PyTorch fallback: model_new.py (the reference) is written now.
+      (void)search::fallback_problem(f, why_not, p.error().message, 0, nullptr, o);
+      md += fmt::format("| {} | {} (PyTorch fallback) | - | - | - | {} | - |\n", name, why_not, msg);
       j["problems"].push_back({{"name", name}, {"status", why_not}, {"error", p.error().message}});
       continue;
     }
@@ -197,9 +199,14 @@ int run_bench(const BenchArgs& a) {
   o.memory = mem.get();
   o.profile = a.profile;
   std::unique_ptr<search::GpuWorkers> workers;  // before runs: the runs' evaluators use it
+  search::RealRunSetup fallback_setup;           // the workers and baseline settings, for fallbacks
   std::vector<std::unique_ptr<search::ProblemRun>> runs;
   std::vector<search::SearchSession*> sessions;
   std::vector<search::ProblemOutcome> outcomes;  // problems that never ran first
+  struct FallbackJob {
+    std::string file, status, message;
+  };
+  std::vector<FallbackJob> fallback_jobs;  // problems without a search: measured beside the suite
   if (synthetic) {
     for (int i = 0; i < a.problems; ++i) {
       auto r = search::ProblemRun::synthetic(fmt::format("synthetic:p{}", i), o);
@@ -225,6 +232,7 @@ int run_bench(const BenchArgs& a) {
     setup.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
     setup.baseline_cache = fs_cache_dir() + "/baselines";
     setup.eval.tool_commit = eval::tool_commit();
+    fallback_setup = setup;
     if (o.lookahead == 0 && files.size() > 1) {
       // Enough compiles in flight across the suite to keep the build pool busy twice over.
       const int jobs = build::build_default_jobs();
@@ -245,9 +253,9 @@ int run_bench(const BenchArgs& a) {
       search::ProblemOutcome failed;
       failed.name = search::pipeline_problem_name(f);
       if (!p) {
-        failed.failure = failure_name(p.error());
+        // No search: the reference is measured and kept (the PyTorch fallback), beside the suite.
         std::fprintf(stderr, "  %s: %s\n", failed.name.c_str(), p.error().message.substr(0, 300).c_str());
-        outcomes.push_back(failed);
+        fallback_jobs.push_back({f, failure_name(p.error()), p.error().message});
         continue;
       }
       auto r = search::ProblemRun::real(std::make_shared<const search::PreparedProblem>(std::move(*p)), setup, o);
@@ -268,15 +276,25 @@ int run_bench(const BenchArgs& a) {
   so.overlap = !synthetic;
   search::SuiteScheduler suite(sessions, so, clock);
   std::signal(SIGINT, on_bench_sigint);
+  // The fallbacks' baselines share the GPU workers with the suite (each measurement holds its
+  // worker alone, so no two timings overlap on one GPU).
+  std::vector<search::ProblemOutcome> fallbacks(fallback_jobs.size());
+  std::thread fallback_thread([&] {
+    for (size_t i = 0; i < fallback_jobs.size(); ++i)
+      fallbacks[i] = search::fallback_problem(fallback_jobs[i].file, fallback_jobs[i].status,
+                                              fallback_jobs[i].message, 0, &fallback_setup, o);
+  });
   suite.run(&g_bench_interrupt);
+  fallback_thread.join();
   std::signal(SIGINT, SIG_DFL);
+  outcomes.insert(outcomes.end(), fallbacks.begin(), fallbacks.end());
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   search::CostFigures cost;
   report::HtmlReport html;
   html.title = "ucutlass bench: " + a.dir;
   html.contract = a.policy + " policy, " + a.profile + " profile";
   for (const auto& oc : outcomes)
-    html.problems.push_back({oc.name, 1.0, 0, 0, oc.failure, "", 0, "not run", {}});
+    html.problems.push_back({oc.name, 1.0, 0, oc.frac_sol(), oc.status(), "", 0, "not searched", {}});
   // Each problem's outputs and report, side by side: writing model_new.py starts Python (~2 s
   // each), which one after another held a 25-problem suite's report ~50 s past its time budget.
   std::vector<Status> finished(runs.size(), ok_status());
@@ -305,7 +323,8 @@ int run_bench(const BenchArgs& a) {
   for (const auto& oc : outcomes)
     j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
                              {"frac_sol", oc.frac_sol()}, {"ceiling_speedup_eager", oc.ceiling_eager()},
-                             {"failure", oc.failure},
+                             {"failure", oc.failure}, {"status", oc.status()},
+                             {"result", oc.correct() ? "kernel" : oc.fallback() ? "fallback" : "none"},
                              {"attempts", oc.attempts}, {"attempts_to_best", oc.attempts_to_best},
                              {"time_to_best_s", oc.time_to_best_s},
                              {"stop_reason", oc.stop_reason}, {"best", oc.best_name},
@@ -320,9 +339,9 @@ int run_bench(const BenchArgs& a) {
         "| stop | best candidate |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& oc : outcomes) {
     md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, oc.status(),
-                      oc.correct() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
+                      oc.correct() || oc.fallback() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
                       oc.correct() && oc.compile_s > 0 ? fmt::format("{:.2f}", oc.speedup_compile()) : "-",
-                      oc.correct() && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
+                      (oc.correct() || oc.fallback()) && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
                       oc.ceiling_eager() > 0 ? fmt::format("{:.2f}", oc.ceiling_eager()) : "-",
                       oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",

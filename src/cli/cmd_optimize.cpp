@@ -5,6 +5,7 @@
 // Live progress on stderr; Ctrl-C finishes the current record and writes the report; --resume
 // picks up from out/<problem>/attempts.jsonl without measuring anything twice.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <csignal>
@@ -78,7 +79,29 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   auto prepared = search::pipeline_prepare(a.problem, po);
   if (!prepared) {
     std::fprintf(stderr, "ucutlass optimize: %s\n", prepared.error().render().c_str());
-    return exit_code_for(prepared.error());
+    if (prepared.error().code != ErrorCode::unsupported || a.problem.ends_with(".json"))
+      return exit_code_for(prepared.error());
+    // Outside the language: the result is PyTorch itself (measured where a GPU is).
+    std::unique_ptr<search::GpuWorkers> workers;
+    search::RealRunSetup setup;
+    if (gpu) {
+      auto gpus = search::gpus_parse(a.gpus);
+      if (!gpus) {
+        std::fprintf(stderr, "ucutlass optimize: %s\n", gpus.error().render().c_str());
+        return 2;
+      }
+      workers = std::make_unique<search::GpuWorkers>(*gpus);
+      setup.workers = workers.get();
+      setup.compile_mode = a.compile_mode == "none" ? "" : a.compile_mode;
+      setup.baseline_cache = fs_cache_dir() + "/baselines";
+    }
+    auto oc = search::fallback_problem(a.problem, "unsupported", prepared.error().message, 0,
+                                       gpu ? &setup : nullptr, o);
+    std::fprintf(stderr, "ucutlass optimize: no kernel for %s: the result is the PyTorch fallback (model_new.py runs "
+                 "the reference Model)%s\n", oc.name.c_str(),
+                 oc.fallback() ? fmt::format(", eager {:.4g} ms", oc.eager_s * 1e3).c_str() : "");
+    std::printf("report: %s/%s/report.md\n", a.out.c_str(), oc.name.c_str());
+    return gpu && !oc.fallback() ? 1 : 0;
   }
   const search::PreparedProblem& p = *prepared;
   std::fprintf(stderr, "  SOL %s on %s (%s); %zu stage%s lowered\n", sol::fmt_time(p.t_sol()).c_str(),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <mutex>
 
@@ -11,6 +12,8 @@
 #include "sol/format.h"
 #include "support/fs.h"
 #include "support/hash.h"
+#include "support/python.h"
+#include "support/subprocess.h"
 
 namespace ucut::search {
 
@@ -227,12 +230,19 @@ Status ProblemRun::finish() {
       out.so_path = b->so_path;
       out.export_model = true;
     }
+    const ProblemOutcome outcome = run_report_outcome(r);
+    if (outcome.fallback()) out.fallback_reason = outcome.fallback_reason();
     auto files = pipeline_write_outputs(*prepared_, out, notes);
     if (!files) return files.error();
-    if (!b) notes.push_back("no candidate was correct: best.ucut, best.cu, best.so and model_new.py are not written");
-    if (b && b->speedup > 0 && b->speedup < 1)
-      notes.push_back(fmt::format("the best correct kernel is slower than PyTorch eager ({:.2f}x): keep PyTorch; "
-                                  "best.so and model_new.py are written for inspection, not for use",
+    if (!b)
+      notes.push_back(outcome.fallback() ? "no candidate was correct: model_new.py is the PyTorch fallback (the "
+                                           "reference Model)"
+                                         : "no candidate was correct and PyTorch eager was not measured: "
+                                           "model_new.py is not written");
+    if (b && outcome.fallback())
+      notes.push_back(fmt::format("the best correct kernel is slower than PyTorch eager ({:.2f}x): the result is the "
+                                  "PyTorch fallback (model_new.py runs the reference Model); best.ucut, best.cu and "
+                                  "best.so are that kernel, for inspection",
                                   b->speedup));
     if (auto s = pipeline_write_report(dir, r, pipeline_report_json(*prepared_, real_space_, nullptr, *files, notes),
                                        pipeline_report_markdown(*prepared_, real_space_, nullptr, *files, notes));
@@ -249,6 +259,77 @@ Status ProblemRun::finish() {
     if (!n) return n.error();
   }
   return ok_status();
+}
+
+ProblemOutcome fallback_problem(const std::string& problem_py, const std::string& status, const std::string& message,
+                                double t_sol, const RealRunSetup* setup, const DriverOptions& opt) {
+  ProblemOutcome oc;
+  oc.name = pipeline_problem_name(problem_py);
+  oc.failure = status;
+  oc.t_sol = t_sol;
+  RunReport r;
+  r.problem = oc.name;
+  r.policy = opt.policy;
+  r.profile = opt.profile;
+  r.seed = opt.seed;
+  r.t_sol = t_sol;
+  r.measured = setup && setup->workers;
+  r.note = "no kernel was searched: " + status + ": " + message.substr(0, message.find('\n'));
+  std::vector<std::string> notes;
+  if (r.measured && !problem_py.empty()) {
+    // The reference's own time (and that it runs at all): what the user keeps.
+    eval::ProblemContext ctx;
+    std::string why;
+    auto loaded = setup->workers->with_worker(
+        std::filesystem::absolute(problem_py).string(), std::chrono::milliseconds(300000),
+        [&](eval::WorkerClient& w) {
+          why = eval::measure_baselines(w, ctx, setup->compile_mode, setup->baseline_cache,
+                                        std::chrono::milliseconds(1800000));
+          if (auto env = w.environment(); env) r.gpu = env->value("gpu", "");
+        });
+    if (!loaded) why = "the reference did not load on the GPU: " + loaded.error().message;
+    if (std::isfinite(ctx.eager_ms)) oc.eager_s = r.state.baselines.eager_s = ctx.eager_ms * 1e-3;
+    if (std::isfinite(ctx.compile_ms)) oc.compile_s = r.state.baselines.compile_s = ctx.compile_ms * 1e-3;
+    if (!why.empty()) notes.push_back("baselines: " + why);
+  }
+  const std::string dir = opt.out_dir + "/" + oc.name;
+  if (auto st = fs_mkdirs(dir); !st) {
+    std::fprintf(stderr, "  %s: %s\n", oc.name.c_str(), st.error().render().c_str());
+    return oc;
+  }
+  std::vector<std::string> files;
+  if (oc.fallback() || !r.measured) {
+    // Correct by construction wherever the reference runs: written for plans too.
+    ProcessSpec ps;
+    ps.argv = {python_interpreter(), "-m", "ucutlass_torch.export", "--problem", problem_py, "-o",
+               dir + "/model_new.py", "--fallback", status};
+    ps.env_set = python_env();
+    ps.timeout = std::chrono::milliseconds(120000);
+    auto e = subprocess_run(ps);
+    if (e && e->success()) files.push_back("model_new.py");
+    else notes.push_back("model_new.py not written: " + (e ? e->err.substr(0, 800) : e.error().render()));
+  }
+  nlohmann::json extra = {{"source", problem_py}, {"files", files}, {"notes", notes}, {"error", message}};
+  std::string md = "\n## Why no kernel\n\n```\n" + message + "\n```\n";
+  if (!files.empty()) md += "\n## Files\n\n- model_new.py (the PyTorch fallback: the reference Model)\n";
+  for (const auto& n : notes) md += "\n- " + n;
+  Status st = ok_status();
+  if (r.measured) {
+    st = pipeline_write_report(dir, r, extra, md + "\n");
+  } else {
+    // Nothing to rank or measure: the report says what the result will be.
+    nlohmann::json j = run_report_json(r);
+    for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = *it;
+    st = fs_write_atomic(dir + "/report.json", j.dump(2) + "\n");
+    if (st)
+      st = fs_write_atomic(dir + "/report.md",
+                           fmt::format("# ucutlass optimize: {} (no kernel)\n\n**{}.** Nothing was measured: the "
+                                       "result is the PyTorch fallback (model_new.py runs the reference Model), "
+                                       "at 1.00x by construction.\n{}\n",
+                                       oc.name, r.note, md));
+  }
+  if (!st) std::fprintf(stderr, "  %s: %s\n", oc.name.c_str(), st.error().render().c_str());
+  return oc;
 }
 
 Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& po, const DriverOptions& opt,

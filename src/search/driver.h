@@ -100,6 +100,15 @@ class ProblemRun {
   std::unique_ptr<SearchSession> session_;
 };
 
+// A problem that never reached a search (it did not extract or lower, or its program has no kernel
+// stage): where the reference runs, the result is the PyTorch fallback at 1.00x (headline.h).
+// Measures the baselines on a worker (setup.workers; none: nothing is measured), writes
+// out/<problem>/model_new.py (the reference Model) and report.md / report.json, and returns the
+// outcome: `failure` is `status` ("unsupported", "extract_error", ...) with eager_s set when the
+// reference ran. `message` is why no kernel was searched; `t_sol` 0 when unknown.
+ProblemOutcome fallback_problem(const std::string& problem_py, const std::string& status, const std::string& message,
+                                double t_sol, const RealRunSetup* setup, const DriverOptions& opt);
+
 // Planning one prepared problem (no GPU, or --plan): ranks its space, emits / compiles the top
 // candidates (PlanOptions), writes out/<problem>/ (lowered.ucut, best.ucut = the best-ranked,
 // best.cu / best.so when built, report.json / report.md with measured = false and `why` as the

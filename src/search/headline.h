@@ -18,6 +18,11 @@
 //     speed of light at the cheapest precision its tolerance leaves), over the problems whose
 //     t_sol_contract is known: what no search can exceed under the contract.
 // Degenerate problems (EVAL-CONTRACT §1) are listed apart and enter no figure.
+// A problem's result is one of three (docs/eval-contract.md §5): a correct kernel at least as fast
+// as PyTorch eager ("ok"); the PyTorch fallback at 1.00x, where the reference ran (eager was
+// measured) but no correct kernel beat it (none correct, slower than eager, or the problem did not
+// lower: the exported ModelNew then runs the reference); or a failure (not even the reference
+// could be measured: a broken problem file, planning without a GPU).
 #pragma once
 
 #include <map>
@@ -46,8 +51,16 @@ struct ProblemOutcome {
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
 
-  bool correct() const { return failure.empty() && best_s > 0; }
-  // "ok", or the failure ("mismatch (reference-limited)" where that applies), for reports.
+  // A correct kernel was found (it may still be slower than eager).
+  bool kernel_found() const { return failure.empty() && best_s > 0; }
+  // The result is that kernel: correct and not slower than eager (unknown eager: kept).
+  bool correct() const { return kernel_found() && !(eager_s > 0 && best_s > eager_s); }
+  // The result is PyTorch itself at 1.00x: no usable kernel, and the reference was measured.
+  bool fallback() const { return !correct() && eager_s > 0; }
+  // Why the result is the fallback: "slower than eager (0.83x)", or the failure's status.
+  std::string fallback_reason() const;
+  // "ok", "fallback (<reason>)", or the failure ("mismatch (reference-limited)" where that
+  // applies), for reports.
   std::string status() const;
   double speedup_eager() const { return correct() && eager_s > 0 ? eager_s / best_s : 1.0; }
   double speedup_compile() const { return correct() && compile_s > 0 ? compile_s / best_s : 1.0; }
@@ -72,15 +85,21 @@ struct Headline {
   int problems = 0;            // all problems, degenerate included
   int counted = 0;             // non-degenerate: the denominator of every figure
   int degenerate = 0;
-  int correct = 0;             // counted problems with a correct candidate
+  int correct = 0;             // counted problems whose result is a correct kernel (ProblemOutcome::correct)
+  int fallback = 0;            // counted problems whose result is the PyTorch fallback at 1.00x
+  std::map<std::string, int> fallbacks;   // why (slower than eager, mismatch, unsupported, ...) -> count
   double geomean_eager = 1.0;
   double geomean_compile = 1.0;
   int compile_counted = 0;     // counted problems with a torch.compile time
   std::map<std::string, double> fast_p;   // "fast_1", "fast_1.5", "fast_2" -> share in [0, 1]
+  // Share of counted problems whose result is at least as fast as eager: a kernel, or the
+  // fallback at 1.00x (fast_1 is KernelBench's strict "faster than").
+  double at_least_eager = 0;
   double geomean_frac_sol = 0; // over counted problems with a known t_SOL
-  std::map<std::string, int> failures;    // status -> count (counted problems only)
+  std::map<std::string, int> failures;    // status -> count (counted problems neither correct nor fallback)
   int reference_limited = 0;   // failures whose mismatches were the fp32 reference's rounding
-  // One line per counted failure, in suite order: "name: status after N attempts (stop reason)".
+  // One line per counted problem without a kernel result (fallbacks and failures), in suite order:
+  // "name: status after N attempts (stop reason)".
   std::vector<std::string> failed;
   // Median over correct problems whose journal has times (issue 6: under 10 minutes); 0: none.
   double median_time_to_best_s = 0;

@@ -19,10 +19,10 @@ ProblemOutcome ok(const std::string& n, double eager, double best, double compil
   return p;
 }
 
-TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
+TEST(Headline, FallbacksCountAsOneAndDegenerateProblemsAreExcluded) {
   std::vector<ProblemOutcome> ps = {ok("a", 4, 1, 2, 0.5),   // 4x eager, 2x compile, 50% SOL
                                     ok("b", 2, 2, 2, 1),     // 1x, 1x, 50%
-                                    ok("c", 3, 0, 3, 1)};    // failed: 1x, SOL 1/3
+                                    ok("c", 3, 0, 3, 1)};    // no kernel, eager ran: fallback 1x, SOL 1/3
   ps[2].failure = "mismatch";
   ProblemOutcome d = ok("d", 1, 0.001, 1, 0.0005);  // would be 1000x: degenerate, excluded
   d.degenerate = true;
@@ -32,36 +32,74 @@ TEST(Headline, FailuresCountAsOneAndDegenerateProblemsAreExcluded) {
   EXPECT_EQ(h.counted, 3);
   EXPECT_EQ(h.degenerate, 1);
   EXPECT_EQ(h.correct, 2);
+  EXPECT_EQ(h.fallback, 1);
   EXPECT_NEAR(h.geomean_eager, std::cbrt(4.0 * 1.0 * 1.0), 1e-12);
   EXPECT_NEAR(h.geomean_compile, std::cbrt(2.0 * 1.0 * 1.0), 1e-12);
   EXPECT_NEAR(h.geomean_frac_sol, std::cbrt(0.5 * 0.5 * (1.0 / 3)), 1e-12);
   EXPECT_NEAR(h.fast_p["fast_1"], 1.0 / 3, 1e-12);    // b is exactly 1x: not faster
   EXPECT_NEAR(h.fast_p["fast_1.5"], 1.0 / 3, 1e-12);
   EXPECT_NEAR(h.fast_p["fast_2"], 1.0 / 3, 1e-12);
-  EXPECT_EQ(h.failures.at("mismatch"), 1);
-  EXPECT_EQ(h.failures.size(), 1u);
+  EXPECT_NEAR(h.at_least_eager, 1.0, 1e-12);          // b at 1x, c the fallback at 1x
+  EXPECT_EQ(h.fallbacks.at("mismatch"), 1);
+  EXPECT_TRUE(h.failures.empty());
   EXPECT_EQ(h.reference_limited, 0);
   EXPECT_EQ(ps[0].status(), "ok");
-  EXPECT_EQ(ps[2].status(), "mismatch");
-  ps[2].reference_limited = true;  // the failure was the fp32 reference's rounding: still a failure
-  EXPECT_EQ(ps[2].status(), "mismatch (reference-limited)");
+  EXPECT_EQ(ps[2].status(), "fallback (mismatch)");
+  ps[2].reference_limited = true;  // the failure was the fp32 reference's rounding: still no kernel
+  EXPECT_EQ(ps[2].status(), "fallback (mismatch (reference-limited))");
   Headline h2 = headline_compute(ps, {});
   EXPECT_EQ(h2.reference_limited, 1);
-  EXPECT_EQ(h2.failures.at("mismatch"), 1);
+  EXPECT_EQ(h2.fallbacks.at("mismatch (reference-limited)"), 1);
   EXPECT_NEAR(h2.geomean_eager, h.geomean_eager, 1e-12);
   EXPECT_NE(headline_render(h2).find("of which reference-limited: 1"), std::string::npos);
   EXPECT_EQ(headline_to_json(h2)["reference_limited"], 1);
   std::string text = headline_render(h);
   EXPECT_NE(text.find("geomean speedup over eager: 1.59x"), std::string::npos) << text;
-  EXPECT_NE(text.find("failures: mismatch 1"), std::string::npos);
-  // Each failure is named on its own line, with its attempts and why the search stopped.
+  EXPECT_NE(text.find("correct kernel: 2/3, PyTorch fallback: 1/3, failed: 0/3"), std::string::npos) << text;
+  EXPECT_NE(text.find("fallbacks (the result is PyTorch eager): mismatch 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("failures: none"), std::string::npos) << text;
+  EXPECT_NE(text.find("at least as fast as eager: 100%"), std::string::npos) << text;
+  // Each problem without a kernel is named on its own line, with its attempts and why the search stopped.
   ps[2].attempts = 4;
   ps[2].stop_reason = "space_exhausted";
   ps[2].reference_limited = false;
   text = headline_render(headline_compute(ps, {}));
-  EXPECT_NE(text.find("\n  c: mismatch after 4 attempts (space_exhausted)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  c: fallback (mismatch) after 4 attempts (space_exhausted)\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("  a: "), std::string::npos);
   EXPECT_EQ(text.find("  d: "), std::string::npos);  // degenerate: excluded, not a failure
+}
+
+// Never slower than PyTorch: a correct kernel slower than eager is not the result; PyTorch is, at
+// 1.00x (issue: a 0.8x MLP counted 0.8x in the geomean). Without a measured eager there is no
+// fallback to speak of: a problem without a kernel is then a failure.
+TEST(Headline, AKernelSlowerThanEagerIsAFallbackAtOne) {
+  std::vector<ProblemOutcome> ps = {ok("slow", 2, 2.5, 2, 1),   // 0.8x: fallback
+                                    ok("fast", 2, 1, 0, 0.5),   // 2x
+                                    ok("broken", 0, 0, 0, 0)};  // the reference never ran
+  ps[2].failure = "extract_error";
+  EXPECT_TRUE(ps[0].kernel_found());
+  EXPECT_FALSE(ps[0].correct());
+  EXPECT_TRUE(ps[0].fallback());
+  EXPECT_DOUBLE_EQ(ps[0].speedup_eager(), 1.0);
+  EXPECT_DOUBLE_EQ(ps[0].speedup_compile(), 1.0);
+  EXPECT_DOUBLE_EQ(ps[0].frac_sol(), 0.5);  // t_SOL over the eager time the user keeps
+  EXPECT_EQ(ps[0].status(), "fallback (slower than eager: best kernel 0.80x)");
+  EXPECT_FALSE(ps[2].fallback());
+  EXPECT_EQ(ps[2].status(), "extract_error");
+  ps[0].time_to_best_s = 10;  // a fallback has no time to best
+  Headline h = headline_compute(ps, {});
+  EXPECT_EQ(h.correct, 1);
+  EXPECT_EQ(h.fallback, 1);
+  EXPECT_EQ(h.fallbacks.at("slower than eager"), 1);
+  EXPECT_EQ(h.failures.at("extract_error"), 1);
+  EXPECT_NEAR(h.geomean_eager, std::cbrt(2.0), 1e-12);
+  EXPECT_NEAR(h.at_least_eager, 2.0 / 3, 1e-12);
+  EXPECT_EQ(h.time_to_best_counted, 0);
+  const nlohmann::json j = headline_to_json(h);
+  EXPECT_EQ(j["fallback"], 1);
+  EXPECT_EQ(j["fallbacks"]["slower than eager"], 1);
+  // A kernel exactly as fast as eager stays the result (not slower).
+  EXPECT_TRUE(ok("tie", 2, 2, 0, 0).correct());
 }
 
 // Issue 6's time to best: the median over correct problems with a recorded time (a failure and
@@ -98,7 +136,7 @@ TEST(Headline, NoTorchCompileTimesMeansNotMeasured) {
 TEST(Headline, CeilingIsEveryProblemAtItsFloor) {
   std::vector<ProblemOutcome> ps = {ok("a", 4, 2, 2, 1),    // 3 x t_SOL: 4/3 over eager, 2/3 over compile
                                     ok("b", 2, 1, 0, 0.5),  // = t_SOL: 4x eager, no compile time
-                                    ok("c", 9, 0, 9, 1),    // failed, 1: 9x, 9x
+                                    ok("c", 9, 0, 9, 1),    // fallback, 1: 9x, 9x
                                     ok("e", 5, 1, 5, 1)};   // unknown: left out
   ps[0].t_sol_contract = 3;
   ps[1].t_sol_contract = 0.5;

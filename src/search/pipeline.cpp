@@ -164,36 +164,50 @@ Result<std::vector<std::string>> pipeline_write_outputs(const PreparedProblem& p
     return st;
   };
   if (auto st = write("lowered.ucut", p.lowered.text); !st) return st.error();
-  if (!out.best) return files;
-  if (auto st = write("best.ucut", out.best->program); !st) return st.error();
-  auto copy = [&](const std::string& from, const std::string& name) {
-    if (from.empty()) return false;
-    std::error_code ec;
-    std::filesystem::copy_file(from, out.dir + "/" + name, std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) {
-      notes.push_back(name + " not written: " + from + ": " + ec.message());
-      return false;
+  // model_new.py through `python -m ucutlass_torch.export` with these arguments.
+  auto export_model = [&](std::vector<std::string> args) {
+    if (p.problem_py.empty()) {
+      notes.push_back("model_new.py not written: it needs the problem .py");
+      return;
     }
-    files.push_back(name);
-    return true;
+    ProcessSpec ps;
+    ps.argv = {python_interpreter(), "-m", "ucutlass_torch.export", "--problem", p.problem_py, "-o",
+               out.dir + "/model_new.py"};
+    ps.argv.insert(ps.argv.end(), args.begin(), args.end());
+    ps.env_set = python_env();
+    ps.timeout = std::chrono::milliseconds(120000);
+    auto r = subprocess_run(ps);
+    if (r && r->success()) files.push_back("model_new.py");
+    else notes.push_back("model_new.py not written: " + (r ? tail(r->err, 800) : r.error().render()));
   };
-  copy(out.cu_path, "best.cu");
-  bool so = copy(out.so_path, "best.so");
-  if (!out.export_model) return files;
-  if (!so || p.problem_py.empty()) {
-    notes.push_back("model_new.py not written: it needs best.so and the problem .py");
+  bool so = false;
+  if (out.best) {
+    if (auto st = write("best.ucut", out.best->program); !st) return st.error();
+    auto copy = [&](const std::string& from, const std::string& name) {
+      if (from.empty()) return false;
+      std::error_code ec;
+      std::filesystem::copy_file(from, out.dir + "/" + name, std::filesystem::copy_options::overwrite_existing, ec);
+      if (ec) {
+        notes.push_back(name + " not written: " + from + ": " + ec.message());
+        return false;
+      }
+      files.push_back(name);
+      return true;
+    };
+    copy(out.cu_path, "best.cu");
+    so = copy(out.so_path, "best.so");
+  }
+  if (!out.fallback_reason.empty()) {
+    export_model({"--fallback", out.fallback_reason});
     return files;
   }
-  ProcessSpec ps;
-  std::string so_abs = std::filesystem::absolute(out.dir + "/best.so").string();
-  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.export", "--so", so_abs, "--problem", p.problem_py,
-             "--program", std::filesystem::absolute(out.dir + "/best.ucut").string(), "-o",
-             out.dir + "/model_new.py"};
-  ps.env_set = python_env();
-  ps.timeout = std::chrono::milliseconds(120000);
-  auto r = subprocess_run(ps);
-  if (r && r->success()) files.push_back("model_new.py");
-  else notes.push_back("model_new.py not written: " + (r ? tail(r->err, 800) : r.error().render()));
+  if (!out.best || !out.export_model) return files;
+  if (!so) {
+    notes.push_back("model_new.py not written: it needs best.so");
+    return files;
+  }
+  export_model({"--so", std::filesystem::absolute(out.dir + "/best.so").string(), "--program",
+                std::filesystem::absolute(out.dir + "/best.ucut").string()});
   return files;
 }
 

@@ -103,6 +103,9 @@ struct Outputs {
   std::optional<Candidate> best;   // the measured best, or the best-ranked when planning
   std::string cu_path, so_path;    // the best's built files, when any
   bool export_model = false;       // write model_new.py (needs best.so and the problem .py)
+  // Non-empty: the result is the PyTorch fallback (headline.h): model_new.py runs the reference
+  // Model (needs only the problem .py); best.* are still written, for inspection.
+  std::string fallback_reason;
 };
 
 // Writes best.ucut, best.cu, best.so, lowered.ucut and (export_model) model_new.py; returns the

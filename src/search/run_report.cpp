@@ -39,6 +39,22 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   return p;
 }
 
+std::string run_report_result_kind(const RunReport& r) {
+  if (!r.measured) return "plan";
+  const ProblemOutcome o = run_report_outcome(r);
+  return o.correct() ? "kernel" : o.fallback() ? "fallback" : "none";
+}
+
+std::string run_report_result_text(const RunReport& r) {
+  const ProblemOutcome o = run_report_outcome(r);
+  const std::string kind = run_report_result_kind(r);
+  if (kind == "plan") return "not measured (a plan)";
+  if (kind == "kernel") return fmt::format("the kernel, {:.2f}x over eager", o.speedup_eager());
+  if (kind == "fallback")
+    return "the PyTorch fallback at 1.00x (" + o.fallback_reason() + "): model_new.py runs the reference";
+  return "none: " + o.status() + " (PyTorch eager was not measured)";
+}
+
 std::string run_report_sol_line(const RunReport& r) {
   std::string s = "- speed of light: " + sol::fmt_time(r.t_sol);
   // The contract SOL differs from t_SOL only when the tolerance rules out the policy's precision.
@@ -79,6 +95,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"baselines", {{"eager_s", r.state.baselines.eager_s}, {"compile_s", r.state.baselines.compile_s}}},
           {"attempts", attempts},
           {"best", best},
+          {"result", {{"kind", run_report_result_kind(r)}, {"text", run_report_result_text(r)}}},
           {"stop_reason", stop_reason_name(r.stop)},
           {"cost",
            {{"wall_s", r.cost.wall_s}, {"compiled", r.cost.compiled}, {"compile_s", r.cost.compile_s},
@@ -102,6 +119,7 @@ std::string run_report_markdown(const RunReport& r) {
                      b->speedup > 0 && b->speedup < 1 ? "; slower than PyTorch eager: keep PyTorch" : "");
   else
     s += "- best: none correct (the user keeps PyTorch)\n";
+  s += "- result: " + run_report_result_text(r) + "\n";
   s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
   s += fmt::format("- cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal, "
                    "{} dropped unevaluated (below a raised precision floor, or summing like a mismatched kernel)\n\n",

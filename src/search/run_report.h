@@ -40,6 +40,11 @@ ProblemOutcome run_report_outcome(const RunReport& r);
 // report.md's speed-of-light line: t_SOL, the contract's SOL where it is higher, and (eager known) the most
 // any correct kernel can gain over eager.
 std::string run_report_sol_line(const RunReport& r);
+// What the user ends up with (headline.h): "kernel", "fallback" (PyTorch at 1.00x: no correct
+// kernel at least as fast as eager), "none" (eager not measured) or "plan" (nothing measured),
+// and a sentence saying so with the reason.
+std::string run_report_result_kind(const RunReport& r);
+std::string run_report_result_text(const RunReport& r);
 // Best speedup over eager after each attempt (1.0 until something correct beats nothing).
 std::vector<double> run_report_best_so_far(const SearchState& s);
 

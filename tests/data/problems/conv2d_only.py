@@ -1,0 +1,20 @@
+"""A lone 3x3 Conv2d (small): outside the language, so its result is the PyTorch fallback."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.rand(2, 4, 16, 16)]
+
+
+def get_init_inputs():
+    return [4, 8]
