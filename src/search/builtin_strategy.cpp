@@ -153,6 +153,7 @@ bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const 
 
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
   if (auto c = take_fresh(fallback_, state, "fallback")) return c;
+  if (auto c = take_fresh(speed_, state, "speed-probe")) return c;
   if (auto c = take_fresh(first_, state, nullptr)) return c;
   ++refinements_;
   if (opt_.explore_every > 0 && refinements_ % opt_.explore_every == 0)
@@ -168,7 +169,25 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
   return std::nullopt;
 }
 
+void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {
+  const double eager = state.baselines.eager_s;
+  const Attempt* best = state.best_attempt();
+  if (speed_probed_ || eager <= 0 || !best || best->time_s <= eager) return;
+  int passed = 0;
+  for (const auto& a : state.attempts) passed += a.status == AttemptStatus::ok;
+  if (passed < opt_.slow_probe_after) return;
+  speed_probed_ = true;
+  // Each rung above the floor, up to the last the space has: its own best-ranked shapes.
+  for (int r = floor_rung_ + 1; r <= floor_rung_ + 4; ++r) {
+    std::vector<Candidate> at;
+    for (auto& c : space_.ranked(std::max(opt_.pool, opt_.top_k), r))
+      if (c.rung == r) at.push_back(std::move(c));
+    for (auto& c : diverse_top_k(at, opt_.slow_probe_per_rung)) speed_.push_back(std::move(c));
+  }
+}
+
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
+  if (attempt.status == AttemptStatus::ok) maybe_probe_for_speed(state);
   if (attempt.status == AttemptStatus::ok && is_probe(attempt.cand) && attempt.cand.rung < floor_rung_) {
     // The probe passed below the memory's floor: the lower rung is open again.
     floor_rung_ = attempt.cand.rung;

@@ -14,6 +14,10 @@
 // policy's fast math is not accurate enough for this problem: the floor rises to r + 1 (tf32 ->
 // 3xTF32 -> FP32), the failed configuration is retried at once at the new rung, and every later
 // proposal is lifted to it.
+// Never slower than PyTorch: once `slow_probe_after` candidates have passed and the best of them
+// is still slower than eager, the best-ranked candidates of each rung above the floor are tried
+// (origin "speed-probe"): more precise kernels are not always slower ones (run BA's 4096 x 131072
+// GEMM: 22 attempts of SM80 3xTF32 at 0.33x eager, none of FP32 SIMT's split-K, cuBLAS's own shape).
 // Summation classes: after a rounding mismatch (repeatable: Attempt::rounding_mismatch) no other
 // candidate of the failed candidate's summation class (SearchSpace::summation_class: e.g. every
 // FP32 SIMT tile with K in one piece) is proposed or evaluated: it would compute the same values.
@@ -47,6 +51,8 @@ struct BuiltinOptions {
   // its best-ranked candidate is tried once, after the first seed, since what the memory learned
   // may predate a capability that passes there; if it passes, the floor drops to it.
   int probe_rung = -1;
+  int slow_probe_after = 3;       // correct attempts, all slower than eager, before the speed probe
+  int slow_probe_per_rung = 2;    // candidates the speed probe takes from each rung above the floor
 };
 
 // splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard
@@ -107,6 +113,10 @@ class BuiltinStrategy final : public Strategy {
   std::string probe_hash_;  // the probe below the floor (BuiltinOptions::probe_rung), if any
   int refinements_ = 0;
   std::set<std::string> failed_classes_;  // summation classes of rounding mismatches
+  std::deque<Candidate> speed_;            // the speed probe's candidates (rungs above the floor)
+  bool speed_probed_ = false;
+  // After a correct attempt: queue the speed probe when the best is still slower than eager.
+  void maybe_probe_for_speed(const SearchState& state);
 };
 
 }  // namespace ucut::search

@@ -82,7 +82,9 @@ double FakeSpace::true_time(const Candidate& c) const {
              std::pow(k->ki - index_of(kK, spec_.best_k), 2) +
              0.5 * std::pow(k->ci - index_of(kC, spec_.best_cluster), 2) +
              0.3 * std::pow(k->si - index_of(kS, spec_.best_stages), 2);
-  return spec_.t_opt * (1 + 0.15 * d) * kRungCost[k->rung];
+  const double rung = static_cast<size_t>(k->rung) < spec_.rung_cost.size() ? spec_.rung_cost[static_cast<size_t>(k->rung)]
+                                                                              : kRungCost[k->rung];
+  return spec_.t_opt * (1 + 0.15 * d) * rung;
 }
 
 std::vector<Candidate> FakeSpace::ranked(int k, int min_rung) {

@@ -43,6 +43,9 @@ struct SurfaceSpec {
   int reference_order_stages = -1;
   bool reference_order_fails = false;
   double eval_seconds = 2.0;   // how far an evaluation moves the fake clock
+  // True-time multiplier per rung (empty: the ranking's own 1, 2.6, 6): a more precise rung can be
+  // the faster one on a GPU (an FP32 SIMT split against a slow 3xTF32 kernel).
+  std::vector<double> rung_cost;
 };
 
 class FakeSpace final : public SearchSpace {

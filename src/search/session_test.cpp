@@ -144,6 +144,7 @@ TEST(Session, FailuresBecomeRecordsAndTheLoopContinues) {
 TEST(Session, Tf32MismatchFallsBackUpThePrecisionLadder) {
   SurfaceSpec spec;
   spec.tf32_mismatch = true;
+  spec.t_eager = 10e-3;  // the new floor beats eager: no speed probe of the rung above
   Rig r(spec, {}, no_stop_rules(12));
   r.session->run();
   const auto& at = r.session->state().attempts;
@@ -159,6 +160,42 @@ TEST(Session, Tf32MismatchFallsBackUpThePrecisionLadder) {
   for (size_t i = 2; i < at.size(); ++i) EXPECT_EQ(at[i].cand.rung, 1) << i;
   EXPECT_EQ(r.session->cost().dropped, 1);
   EXPECT_EQ(r.strategy.floor_rung(), 1);
+}
+
+// Never slower than PyTorch: the floor's kernels all pass but run slower than eager (rung 1 at
+// 5x the surface's optimum, eager 3x); after three of them the best-ranked shapes of the rung above
+// (FP32 SIMT on a GPU, here 2x) are tried, and the search ends faster than eager. Without the probe
+// every attempt stays on the floor's rung (its pool holds that rung only).
+TEST(Session, AFloorSlowerThanEagerProbesTheRungsAbove) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;  // the floor rises to rung 1
+  spec.rung_cost = {1.0, 5.0, 2.0};
+  spec.t_eager = 3e-3;
+  Rig r(spec, {}, no_stop_rules(12));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  int probed = 0;
+  size_t first_probe = at.size();
+  for (size_t i = 0; i < at.size(); ++i)
+    if (at[i].cand.origin == "speed-probe") {
+      ++probed;
+      first_probe = std::min(first_probe, i);
+      EXPECT_EQ(at[i].cand.rung, 2);
+    }
+  EXPECT_EQ(probed, 2);
+  int passed_before = 0;
+  for (size_t i = 0; i < first_probe; ++i) passed_before += at[i].status == AttemptStatus::ok;
+  EXPECT_GE(passed_before, 3);
+  const Attempt* best = r.session->state().best_attempt();
+  ASSERT_NE(best, nullptr);
+  EXPECT_LT(best->time_s, spec.t_eager);
+  EXPECT_EQ(best->cand.rung, 2);
+  // A floor faster than eager is never probed.
+  SurfaceSpec fast = spec;
+  fast.rung_cost = {1.0, 2.0, 5.0};
+  Rig f(fast, {}, no_stop_rules(12));
+  f.session->run();
+  for (const auto& a : f.session->state().attempts) EXPECT_NE(a.cand.origin, "speed-probe");
 }
 
 // A program with no configuration at the next rung (f32x3s needs K-major operands) climbs to the
