@@ -278,3 +278,40 @@ def test_gemv_schedules_add_in_cublas_order(tmp_path, name, schedule, splits, ex
         assert r["rescaled_trial"] == "kept" and r["max_abs_err"] == 0.0
     else:  # within tolerance or not (outputs near zero), but not the reference's bits
         assert r["max_abs_err"] is not None and r["max_abs_err"] > 0.0, (r["status"], r["error"][:300])
+
+
+def test_torch_stages_run_between_kernels_and_export(tmp_path):
+    """minGPT's attention block: its GEMMs lower to kernels and the mask, head permutes and
+    masked_fill to torch stages the library hands back to the worker; the result passes the
+    contract, and the exported ModelNew (which runs the same stages itself) matches the reference."""
+    import torch
+    lib, text = lowered_library(tmp_path, "attention_masked_torch")
+    assert "= torch {" in text and "masked_fill(" in text and "= gemm(" in text
+    [r] = ucut_eval("attention_masked_torch", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept" and r["deterministic"] and r["recheck_passed"]
+    out = tmp_path / "model_new.py"
+    p = subprocess.run([BIN, "export", "--so", lib, "--kernelbench", "--problem", problem("attention_masked_torch"),
+                        "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    ref_ns, new_ns = {}, {}
+    exec(compile(open(problem("attention_masked_torch")).read(), "ref", "exec"), ref_ns)
+    exec(compile(out.read_text(), "new", "exec"), new_ns)
+    torch.manual_seed(42)
+    ref = ref_ns["Model"](*ref_ns["get_init_inputs"]()).cuda()
+    torch.manual_seed(42)
+    new = new_ns["ModelNew"](*ref_ns["get_init_inputs"]()).cuda()
+    x = [t.cuda() for t in ref_ns["get_inputs"]()]
+    with torch.no_grad():
+        a, b = ref(*x), new(*x)
+    torch.cuda.synchronize()
+    assert torch.allclose(a, b, atol=1e-3, rtol=1e-3)
+
+
+def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):
+    """x @ W with W [K, N]: the lowering picks tf32m (wgmma's TF32 reads B only K-major), and the
+    SM80 TF32 kernel passes KernelBench v0.1's 1e-2 tolerance."""
+    lib, text = lowered_library(tmp_path, "matmul_kn_tf32m")
+    assert "precision tf32m" in text
+    [r] = ucut_eval("matmul_kn_tf32m", [lib], "--profile", "kb-v01", *FAST)
+    assert r["status"] == "ok", r["error"]

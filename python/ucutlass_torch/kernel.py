@@ -115,13 +115,35 @@ class CtypesKernel:
             raise KernelError(f"{path}: ucut_workspace_size failed ({rc}): {self.last_error()}", rc)
         self.workspace_bytes = int(size.value)
         self._ptrs = None  # cached ctypes arrays for repeated launches
+        # Torch stages (docs/kernel-abi.md): the library calls back into this process to run them.
+        self.host = None
+        if self.describe.get("torch_stages"):
+            from .torch_stages import Host
+            if not hasattr(self.lib, "ucut_set_host"):
+                raise KernelError(f"{path}: has torch stages but no ucut_set_host (an older library?)")
+            self.host = Host(self.describe)
+            self._callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int)(
+                lambda _ctx, stage: self.host.run(stage))
+            self.lib.ucut_set_host.restype = None
+            self.lib.ucut_set_host.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+            self.lib.ucut_set_host(ctypes.cast(self._callback, ctypes.c_void_p), None)
 
     def last_error(self) -> str:
         raw = self.lib.ucut_last_error()
         return raw.decode("utf-8", "replace") if raw else ""
 
+    def _failure(self, rc: int) -> KernelError:
+        what = ERROR_CODES.get(rc, "unknown error code")
+        detail = self.last_error()
+        if self.host is not None and self.host.error:
+            detail += f" [{self.host.error}]"
+            self.host.error = ""
+        return KernelError(f"ucut_run returned {rc} ({what}): {detail}", rc)
+
     def launch(self, tensors: Sequence[torch.Tensor], scalars: Sequence[float],
                workspace: Optional[torch.Tensor], stream: Any) -> None:
+        if self.host is not None:
+            self.host.bind(tensors, workspace)
         ptrs = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
         sc = (ctypes.c_double * max(1, len(scalars)))(*scalars)
         ws_ptr = workspace.data_ptr() if workspace is not None and workspace.numel() else None
@@ -129,8 +151,7 @@ class CtypesKernel:
         rc = self.lib.ucut_run(ptrs, len(tensors), sc if scalars else None, len(scalars),
                                ws_ptr, self.workspace_bytes, handle)
         if rc != 0:
-            what = ERROR_CODES.get(rc, "unknown error code")
-            raise KernelError(f"ucut_run returned {rc} ({what}): {self.last_error()}", rc)
+            raise self._failure(rc)
 
 
     def make_launcher(self, tensors, scalars, workspace, stream) -> Callable[[], None]:
@@ -141,13 +162,15 @@ class CtypesKernel:
                 self.workspace_bytes, stream.cuda_stream if stream is not None else None)
         run = self.lib.ucut_run
         keep = (tensors, ptrs, sc)  # the pointers stay valid while the closure lives
+        host = self.host
 
         def go() -> None:
+            if host is not None:
+                host.bind(tensors, workspace)
             rc = run(*args)
             if rc != 0:
                 _ = keep
-                raise KernelError(f"ucut_run returned {rc} ({ERROR_CODES.get(rc, 'unknown error code')}): "
-                                  f"{self.last_error()}", rc)
+                raise self._failure(rc)
         return go
 
 
@@ -271,6 +294,9 @@ def bind(kernel: Any, model: torch.nn.Module, device: torch.device,
     desc = kernel.describe
     tensors = desc["tensors"]
     state = model.state_dict()
+    # buffers registered with persistent=False are not in state_dict but are the model's tensors
+    for name, b in model.named_buffers():
+        state.setdefault(name, b)
     params: Dict[str, torch.Tensor] = {}
     order: List[Any] = []
     ins = [t for t in tensors if t["role"] == "in"]

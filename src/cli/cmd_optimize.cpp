@@ -143,7 +143,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
                   built.c_str());
     }
     bool tf32_rung = false;
-    for (const auto& c : r->plan.top) tf32_rung = tf32_rung || c.cand.name.rfind("gemm_tf32_", 0) == 0;
+    for (const auto& c : r->plan.top) tf32_rung = tf32_rung || c.cand.name.rfind("gemm_tf32_", 0) == 0 || c.cand.name.rfind("gemm_tf32m_", 0) == 0;
     if (tf32_rung && space::space_profile_rtol_f32(a.profile) < space::kTf32RelativeError)  // kb-v01's 1e-2 holds TF32's rounding
       std::printf("  note: TF32 on fp32 data may miss the contract's tolerance (atol = rtol = 1e-4); on a GPU the\n"
                   "  search then climbs to 3xTF32 (f32x3s on TF32 tensor cores, then f32x3), which is fp32-faithful,\n"

@@ -147,7 +147,8 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   code.includes = {"cutlass/cutlass.h", "cutlass/numeric_types.h", "cutlass/gemm/device/gemm_universal.h",
                    "cutlass/epilogue/thread/linear_combination.h"};
   const std::string& ns = g.ns;
-  bool x3 = k.precision == dsl::Precision::f32x3;
+  // f32x3 (3xTF32) and tf32m (plain TF32) run TF32 mma.sync; f32 the SIMT FFMA kernel
+  bool x3 = k.precision == dsl::Precision::f32x3 || k.precision == dsl::Precision::tf32m;
   // Threadblock and warp tiles: gemm_rules' table (the checker accepted the tile from it).
   const dsl::Sm80Tile* sh = dsl::gemm_sm80_find(k.precision, *k.tile);
   if (!sh)
@@ -169,7 +170,10 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
       "    cutlass::arch::{}>;\n",
       s.a.transposed ? "ColumnMajor" : "RowMajor", s.b.transposed ? "ColumnMajor" : "RowMajor",
       x3 ? "OpClassTensorOp" : "OpClassSimt", sh->m, sh->n, sh->k, sh->wm, sh->wn, sh->wk, x3 ? "16, 8, 8" : "1, 1, 1",
-      align_c, k.swizzle.value_or(1), *k.stages, align, align, x3 ? "OpMultiplyAddFastF32" : "OpMultiplyAdd");
+      align_c, k.swizzle.value_or(1), *k.stages, align, align,
+      // OpMultiplyAdd on float data with tensor ops: TF32, rounded to nearest on sm_90 (CUTLASS's
+      // PreferredRoundingMode); OpMultiplyAddFastF32: the big + small TF32 split (3xTF32)
+      k.precision == dsl::Precision::f32x3 ? "OpMultiplyAddFastF32" : "OpMultiplyAdd");
   const GemmEpiPass epi = gemm_epilogue_pass(p, g, cutlass_element);
   d += epi.constants;
   int split = k.split_k.value_or(1);

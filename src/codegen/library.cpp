@@ -1,6 +1,10 @@
 // The kernel-library emitter (see library.h).
 #include "codegen/library.h"
 
+#include "dsl/names.h"
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -37,17 +41,6 @@ const char* role_name(dsl::TensorRole r) {
   return "?";
 }
 
-const char* stage_kind(const dsl::Stage& s) {
-  switch (s.body.index()) {
-    case 0: return "gemm";
-    case 1: return "grouped_gemm";
-    case 2: return "rowwise";
-    case 3: return "reduce";
-    case 4: return "scan";
-    default: return "elementwise";
-  }
-}
-
 std::string describe_json(const dsl::Program& p, const LibraryOptions& o,
                           const std::vector<std::string>& configs) {
   nlohmann::ordered_json j;
@@ -76,12 +69,45 @@ std::string describe_json(const dsl::Program& p, const LibraryOptions& o,
   j["scalars"] = scalars;
   auto stages = nlohmann::ordered_json::array();
   for (size_t i = 0; i < p.stages.size(); ++i)
-    stages.push_back({{"name", p.stages[i].name}, {"kind", stage_kind(p.stages[i])}, {"config", configs[i]}});
+    stages.push_back({{"name", p.stages[i].name}, {"kind", dsl::dsl_stage_kind(p.stages[i])}, {"config", configs[i]}});
   j["stages"] = stages;
+  if (auto torch = codegen_torch_describe(p); !torch.empty()) j["torch_stages"] = torch;
   return j.dump();
 }
 
 }  // namespace
+
+const std::string& codegen_torch_host_header() {
+  static const std::string text = R"RT(#ifndef UCUT_TORCH_HOST_DEFINED
+#define UCUT_TORCH_HOST_DEFINED
+// Torch stages: the host runs them through the callback it registered with ucut_set_host.
+namespace ucut_rt {
+using HostTorchStage = int (*)(void* ctx, int stage);
+inline HostTorchStage& host_fn() {
+  static HostTorchStage fn = nullptr;
+  return fn;
+}
+inline void*& host_ctx() {
+  static void* ctx = nullptr;
+  return ctx;
+}
+inline int host_torch_stage(int stage) {
+  if (host_fn() == nullptr) {
+    set_error("this library has torch stages: the host must register them with ucut_set_host first");
+    return 1;
+  }
+  int rc = host_fn()(host_ctx(), stage);
+  if (rc != 0) {
+    set_error("the host's torch stage failed (code %d); the host has the details", rc);
+    return 4;
+  }
+  return 0;
+}
+}  // namespace ucut_rt
+#endif  // UCUT_TORCH_HOST_DEFINED
+)RT";
+  return text;
+}
 
 const std::string& codegen_runtime_header() {
   static const std::string text = R"RT(// ---- ucut_runtime.cuh: what every stage may use ----
@@ -142,7 +168,8 @@ Result<StageCode> codegen_emit_stage(const dsl::Program& program, int i) {
     case 3: return codegen_emit_reduce(program, i);
     case 4: return codegen_emit_scan(program, i);
     case 5: return codegen_emit_elementwise(program, i);
-    default: return codegen_emit_attention(program, i);
+    case 6: return codegen_emit_attention(program, i);
+    default: return codegen_emit_torch(program, i);
   }
 }
 
@@ -151,6 +178,9 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
   if (!expanded) return expanded.error();
   const dsl::Program& p = *expanded;
   LibraryCode lib;
+  const bool has_torch = std::any_of(p.stages.begin(), p.stages.end(), [](const dsl::Stage& st) {
+    return std::holds_alternative<dsl::TorchStage>(st.body);
+  });
   std::vector<StageCode> codes;
   for (size_t i = 0; i < p.stages.size(); ++i) {
     auto c = codegen_emit_stage(p, static_cast<int>(i));
@@ -290,7 +320,12 @@ UCUT_EXPORT const char* ucut_describe(void) {
 }
 
 UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }
-
+)RT" + (has_torch ? codegen_torch_host_header() + R"RT(
+UCUT_EXPORT void ucut_set_host(int (*torch_stage)(void* ctx, int stage), void* ctx) {
+  ucut_rt::host_fn() = torch_stage;
+  ucut_rt::host_ctx() = ctx;
+}
+)RT" : std::string()) + R"RT(
 UCUT_EXPORT int ucut_workspace_size(size_t* bytes) {
   if (bytes == nullptr) {
     ucut_rt::set_error("ucut_workspace_size: bytes is NULL");

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "codegen/stage_emitter.h"
 #include "dsl/program.h"
 #include "support/result.h"
@@ -57,5 +59,12 @@ Result<StageCode> codegen_emit_stage(const dsl::Program& program, int stage_inde
 
 // The text of ucut_runtime.cuh (StageArgs, set_error, helpers), inlined into every library.
 const std::string& codegen_runtime_header();
+// What a library with torch stages adds to it (the host callback), guarded to appear once a unit.
+const std::string& codegen_torch_host_header();
+
+// ucut_describe()'s "torch_stages" (docs/kernel-abi.md): for each torch stage of the (expanded)
+// program, its index, the declared tensors it touches (an ABI position, or a tmp's workspace offset,
+// dtype and shape) and its operations with their operands and attributes.
+nlohmann::ordered_json codegen_torch_describe(const dsl::Program& program);
 
 }  // namespace ucut::codegen

@@ -400,3 +400,39 @@ TEST(Library, RandomSamplesAllEmit) {
 
 }  // namespace
 }  // namespace ucut::codegen
+
+namespace ucut::codegen {
+namespace {
+
+// A torch stage is the host's: the library calls it back by stage index, ucut_describe() says
+// where its tensors are (ABI positions, tmp offsets in the workspace laid out as the plan does)
+// and what to run, with -inf as the string JSON can carry.
+TEST(Library, TorchStageCallsTheHostAndDescribesItself) {
+  const std::string text =
+      "ucut 1\nin x : f32[4, 8]\nparam c : f32[4, 8] = \"mask\"\ntmp s : f32[4, 8]\ntmp m : f32[4, 8]\n"
+      "out y : f32[4, 8]\n"
+      "stage s = elementwise {\n  body { s = x * 2 }\n}\n"
+      "stage m = torch {\n  let k = eq(c, 0)\n  m = masked_fill(s, k, -inf)\n}\n"
+      "stage y = elementwise {\n  body { y = exp(m) }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"t.ucut", text});
+  ASSERT_TRUE(r.program) << diag_render_all(SourceFile{"t.ucut", text}, r.diagnostics);
+  auto lib = codegen_emit_library(*r.program, {"t.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  EXPECT_NE(lib->source.find("return ucut_rt::host_torch_stage(1);"), std::string::npos);
+  EXPECT_NE(lib->source.find("UCUT_EXPORT void ucut_set_host("), std::string::npos);
+  const nlohmann::ordered_json t = codegen_torch_describe(*r.program);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0]["stage"], 1);
+  EXPECT_EQ(t[0]["tensors"]["c"], (nlohmann::ordered_json{{"arg", 1}}));
+  EXPECT_EQ(t[0]["tensors"]["s"]["offset"], 0);      // the first tmp
+  EXPECT_EQ(t[0]["tensors"]["m"]["offset"], 256);    // 128 bytes, rounded up to 256
+  EXPECT_EQ(t[0]["tensors"]["m"]["shape"], (nlohmann::ordered_json{4, 8}));
+  EXPECT_EQ(t[0]["ops"][1]["inputs"][2], (nlohmann::ordered_json{{"scalar", "-inf"}}));
+  EXPECT_EQ(t[0]["ops"][0]["local"], (nlohmann::ordered_json{true}));
+  EXPECT_EQ(t[0]["ops"][1]["outputs"], (nlohmann::ordered_json{"m"}));
+  // the description the library returns carries the same table
+  EXPECT_NE(lib->source.find("torch_stages"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ucut::codegen

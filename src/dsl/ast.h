@@ -68,11 +68,21 @@ struct AstArg {
   std::optional<AstName> key;  // keyword arguments
   enum class Kind { name, number, list, pair } kind = Kind::name;
   AstName name;                // name (the tensor or word)
+  // number: also `inf`, `-inf`, `nan` (torch stages' attributes and scalar operands)
   bool transposed = false;     // name.T
   double number = 0;           // number
   std::string number_text;
   std::vector<int64_t> list;   // list of integers
   std::vector<AstArg> pair;    // grouped GEMM (a, b)
+  Span span;
+};
+
+// One statement of a torch stage: `[let] y = op(x, 2, dim=1)` or `(a, b) = split(t, ...)`.
+struct AstTorchStmt {
+  bool is_let = false;
+  std::vector<AstName> targets;
+  AstName op;
+  std::vector<AstArg> args;      // positional (tensor names, numbers) then keyword arguments
   Span span;
 };
 
@@ -84,6 +94,7 @@ struct AstStage {
   std::vector<AstArg> args;
   std::vector<AstKnob> knobs;
   std::vector<AstBlock> blocks;
+  std::vector<AstTorchStmt> torch_stmts;  // kind `torch`: the block's statements
   Span span;
 };
 

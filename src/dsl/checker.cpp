@@ -279,11 +279,11 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     if (!known) {
       std::string g = diag_closest(kind, dsl_stage_kinds());
       error(s.kind.span, "unknown stage kind '" + kind + "'",
-            g.empty() ? "stage kinds: gemm, grouped_gemm, rowwise, reduce, scan, elementwise, attention"
+            g.empty() ? "stage kinds: gemm, grouped_gemm, rowwise, reduce, scan, elementwise, attention, torch"
                       : "did you mean '" + g + "'?");
       continue;
     }
-    if (!check_knob_names(s)) continue;
+    if (kind != "torch" && !check_knob_names(s)) continue;  // check_torch refuses knobs itself
     bool ok = false;
     size_t n_out_before = st.outputs.size();
     if (kind == "gemm") ok = check_gemm(s, st, reads);
@@ -292,6 +292,7 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     else if (kind == "reduce") ok = check_reduce(s, st, reads);
     else if (kind == "scan") ok = check_scan(s, st, reads);
     else if (kind == "attention") ok = check_attention(s, st, reads);
+    else if (kind == "torch") ok = check_torch(s, st, reads);
     else ok = check_elementwise(s, st, reads);
     if (ok && errors_ == before) ok = simt_plan_ok(s, st);
     if (!ok || errors_ > before) continue;

@@ -5,7 +5,7 @@
 //
 // The work is split by stage kind: checker.cpp (program, declarations, data flow),
 // check_expr.cpp (epilogue blocks), check_gemm.cpp (gemm, grouped_gemm), check_simt.cpp
-// (rowwise, reduce, scan, elementwise).
+// (rowwise, reduce, scan, elementwise), check_torch.cpp (torch).
 #pragma once
 
 #include <map>
@@ -85,6 +85,8 @@ class Checker {
   bool check_scan(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_attention(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_elementwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
+  // ---- check_torch.cpp ----
+  bool check_torch(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool simt_knobs(const AstStage& s, SimtKnobs& k, const Tensor& data);
   // A checked non-GEMM stage whose knobs have no launch plan (dsl/simt_plan.h) is reported at the
   // knob most likely at fault; true when the plan exists (or the stage is a GEMM).

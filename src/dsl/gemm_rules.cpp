@@ -124,7 +124,7 @@ int sm80_smem(const TileShape& t, int stages) { return stages * (t.m + t.n) * t.
 // ---- facts ---------------------------------------------------------------------------------
 
 std::span<const Sm80Tile> gemm_sm80_tiles(Precision p) {
-  if (p == Precision::f32x3) return kF32x3Tiles;
+  if (p == Precision::f32x3 || p == Precision::tf32m) return kF32x3Tiles;  // both TF32 mma.sync
   return kF32SimtTiles;
 }
 
@@ -141,7 +141,8 @@ const char* precision_name(Precision p) { return dsl_precision_str(p); }
 const char* dtype_name(DType t) { return dsl_dtype_str(t); }
 
 GemmFamily gemm_family(Precision p) {
-  return (p == Precision::f32x3 || p == Precision::f32) ? GemmFamily::sm80 : GemmFamily::sm90;
+  return (p == Precision::f32x3 || p == Precision::f32 || p == Precision::tf32m) ? GemmFamily::sm80
+                                                                                   : GemmFamily::sm90;
 }
 
 DType gemm_operand_dtype(Precision p) {
@@ -255,12 +256,12 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   if (k.math == MathMode::auto_)
     k.math = math_fast_by_default(p, s, k.precision, out) ? MathMode::fast : MathMode::precise;
   if (gemm_family(k.precision) == GemmFamily::sm80) {
-    if (!k.tile) k.tile = k.precision == Precision::f32x3 ? TileShape{128, 128, 32}
-                                                          : TileShape{128, 128, 8};
+    const bool tensor_op = k.precision != Precision::f32;  // f32x3, tf32m: TF32 mma.sync
+    if (!k.tile) k.tile = tensor_op ? TileShape{128, 128, 32} : TileShape{128, 128, 8};
     if (!k.cluster) k.cluster = ClusterShape{1, 1};
     if (!k.stages) {
       // 3 stages measured fastest for 3xTF32 128x128x32; take the most that fit up to 4 else.
-      int st = k.precision == Precision::f32x3 ? 3 : 4;
+      int st = tensor_op ? 3 : 4;
       while (st > 2 && sm80_smem(*k.tile, st) > kSm90SmemBytes) st--;
       k.stages = st;
     }
@@ -338,7 +339,7 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
     c.add("precision_matches_dtype", "precision",
           std::string("precision ") + precision_name(k.precision) + " needs " + dtype_name(need) +
               " operands, but '" + c.a->name + "' is " + dtype_name(c.a->dtype),
-          c.a->dtype == DType::f32 ? "f32 data: use precision tf32, f32x3 (fp32-faithful) or f32"
+          c.a->dtype == DType::f32 ? "f32 data: use precision tf32, tf32m, f32x3 (fp32-faithful) or f32"
           : std::string("use precision ") + dtype_name(c.a->dtype));
 }
 
@@ -349,10 +350,12 @@ void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
   if (!gemm_a_k_major(c.s))
     c.add("tf32_k_major", "a", "tf32 wgmma reads A only K-major, but A is written transposed ('" +
           c.s.a.tensor + ".T', M contiguous)",
-          "pass A as [M, K] (untransposed), or use precision f32x3, which takes any layout");
+          "pass A as [M, K] (untransposed), or use precision tf32m (TF32 on mma.sync) or f32x3, which take any "
+          "layout");
   if (!gemm_b_k_major(c.s))
     c.add("tf32_k_major", "b", "tf32 wgmma reads B only K-major, but B is [K, N] (N contiguous)",
-          "pass B as [N, K] and write '" + c.s.b.tensor + ".T' (as nn.Linear's weight is), or use precision f32x3");
+          "pass B as [N, K] and write '" + c.s.b.tensor + ".T' (as nn.Linear's weight is), or use precision tf32m "
+          "(TF32 on mma.sync) or f32x3");
 }
 
 void rule_tma_aligned(Ctx& c, const GemmKnobs& k) {

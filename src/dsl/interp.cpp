@@ -555,6 +555,8 @@ Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const 
   if (auto* r = std::get_if<ScanStage>(&st.body)) return run_scan(p, st, *r, ts);
   if (auto* r = std::get_if<ElementwiseStage>(&st.body)) return run_elementwise(p, st, *r, ts, sc);
   if (auto* r = std::get_if<AttentionStage>(&st.body)) return run_attention(st, *r, ts);
+  if (std::holds_alternative<TorchStage>(st.body))
+    return make_error(ErrorCode::unsupported, "torch stages are run by PyTorch, not interpreted");
   return make_error(ErrorCode::unsupported, "GEMM stages are not interpreted");
 }
 

@@ -53,6 +53,7 @@ const char* dsl_precision_str(Precision p) {
     case Precision::f32x3: return "f32x3";
     case Precision::f32: return "f32";
     case Precision::f32x3s: return "f32x3s";
+    case Precision::tf32m: return "tf32m";
   }
   return "auto";
 }
@@ -140,7 +141,8 @@ int64_t dsl_attention_flops(const AttentionStage& a) {
 }
 
 const char* dsl_stage_kind(const Stage& st) {
-  static const char* const names[] = {"gemm", "grouped_gemm", "rowwise", "reduce", "scan", "elementwise", "attention"};
+  static const char* const names[] = {"gemm", "grouped_gemm", "rowwise", "reduce", "scan", "elementwise", "attention",
+                                      "torch"};
   static_assert(std::variant_size_v<decltype(Stage::body)> == std::size(names), "one name per stage kind");
   return names[st.body.index()];
 }
@@ -148,8 +150,23 @@ const char* dsl_stage_kind(const Stage& st) {
 const std::vector<std::string>& dsl_stage_kinds() {
   static const std::vector<std::string> k = {"gemm",        "grouped_gemm", "rowwise",
                                              "reduce",      "scan",         "elementwise",
-                                             "attention"};
+                                             "attention",   "torch"};
   return k;
+}
+
+const std::vector<TorchOpInfo>& dsl_torch_ops() {
+  static const std::vector<TorchOpInfo> ops = {
+#define UCUT_TORCH_OP(name, min_in, max_in, min_out, max_out) {#name, min_in, max_in, min_out, max_out},
+#include "dsl/torch_ops.def"
+#undef UCUT_TORCH_OP
+  };
+  return ops;
+}
+
+const TorchOpInfo* dsl_torch_op(const std::string& name) {
+  for (const auto& o : dsl_torch_ops())
+    if (name == o.name) return &o;
+  return nullptr;
 }
 const std::vector<std::string>& dsl_rowwise_ops() {
   static const std::vector<std::string> k = {"softmax", "log_softmax", "logsumexp", "layer_norm",
@@ -236,7 +253,7 @@ const std::set<std::string>& dsl_reserved_words() {
   static const std::set<std::string> words = {"acc",   "row",    "col",    "inf",   "let",      "true",
                                               "false", "auto",   "ucut",   "name",  "in",       "param",
                                               "out",   "tmp",    "scalar", "stage", "epilogue", "prologue",
-                                              "body",  "T"};
+                                              "body",  "T",      "nan",    "none"};
   return words;
 }
 

@@ -90,6 +90,14 @@ RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_
 // `row` counts in an expression, the flat row modulo this.
 int64_t dsl_matrix_rows(const std::vector<int64_t>& shape);
 
+// The operations a torch stage may run (dsl/torch_ops.def): name, operand and result counts.
+struct TorchOpInfo {
+  const char* name;
+  int min_inputs, max_inputs, min_outputs, max_outputs;
+};
+const std::vector<TorchOpInfo>& dsl_torch_ops();
+const TorchOpInfo* dsl_torch_op(const std::string& name);  // null when unknown
+
 // Knob names a stage kind accepts, in canonical print order.
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind);
 

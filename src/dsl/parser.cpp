@@ -1,6 +1,7 @@
 #include "dsl/parser.h"
 
 #include <algorithm>
+#include <limits>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -194,14 +195,26 @@ class Parser {
             neg = true;
           }
           const Token& t = peek();
-          if (t.kind != Tok::number) fail(t, "expected a dimension index, found " + describe(t), "write dims=[0, 1]");
-          int64_t v = integer(next(), 64);
+          if (t.kind != Tok::number) fail(t, "expected an integer, found " + describe(t), "write dims=[0, 1]");
+          // dims=[..] holds dimension indices (the checkers bound them by the rank); a torch
+          // stage's shape=[..] and sizes=[..] hold extents, at most the largest dimension
+          int64_t v = integer(next(), int64_t(1) << 40);
           a.list.push_back(neg ? -v : v);
           if (!is_punct(',')) break;
           next();
         }
       }
       expect_punct(']', "close the list with ']'");
+      return a;
+    }
+    if ((is_word("inf") || is_word("nan")) || (is_punct('-') && (is_word("inf", 1) || is_word("nan", 1)))) {
+      a.kind = AstArg::Kind::number;
+      const bool neg = is_punct('-');
+      if (neg) next();
+      const bool nan = is_word("nan");
+      a.number_text = (neg ? "-" : "") + next().text;
+      a.number = nan ? std::numeric_limits<double>::quiet_NaN()
+                     : (neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
       return a;
     }
     if (is_punct('-') || peek().kind == Tok::number) {
@@ -255,6 +268,10 @@ class Parser {
       }
       expect_punct(')', "separate arguments with ',' and close them with ')'");
     }
+    if (s.kind.text == "torch" && !s.op && s.args.empty() && is_punct('{')) {
+      torch_block(s);
+      return s;
+    }
     if (is_punct('{')) {
       next();
       while (!is_punct('}')) {
@@ -299,6 +316,52 @@ class Parser {
       next();
     }
     return s;
+  }
+
+  // `torch { [let] y = op(args) ... }`: PyTorch operations the host runs (docs/language.md).
+  void torch_block(AstStage& s) {
+    next();  // '{'
+    while (!is_punct('}')) {
+      if (is_punct(';')) {
+        next();
+        continue;
+      }
+      const Token& k = peek();
+      if (k.kind == Tok::eof) fail(k, "unexpected end of the file inside a torch stage", "close the stage with '}'");
+      AstTorchStmt st;
+      st.span = k.span;
+      if (is_word("let")) {
+        next();
+        st.is_let = true;
+      }
+      if (is_punct('(')) {
+        next();
+        for (;;) {
+          st.targets.push_back(ident("a name"));
+          if (!is_punct(',')) break;
+          next();
+        }
+        expect_punct(')', "close the list of names with ')'");
+      } else {
+        if (peek().kind != Tok::ident)
+          fail(peek(), "expected a statement ('name = op(args)'), found " + describe(peek()),
+               "write for example 'y = masked_fill(s, m, -inf)'");
+        st.targets.push_back(ident("a name"));
+      }
+      expect_punct('=', "a torch statement is 'name = op(args)'");
+      st.op = ident("a PyTorch operation name");
+      expect_punct('(', "a torch statement calls an operation: 'name = op(args)'");
+      if (!is_punct(')')) {
+        for (;;) {
+          st.args.push_back(arg());
+          if (!is_punct(',')) break;
+          next();
+        }
+      }
+      expect_punct(')', "separate arguments with ',' and close them with ')'");
+      s.torch_stmts.push_back(std::move(st));
+    }
+    next();
   }
 
   AstBlock block() {

@@ -161,6 +161,39 @@ void print_stage(std::string& out, const Stage& s) {
     out += s.outputs[0] + " = elementwise {\n";
     print_simt_knobs(out, e->knobs, "elementwise");
     print_block(out, "body", e->body);
+  } else if (const auto* t = std::get_if<TorchStage>(&s.body)) {
+    out += outputs_str(s, s.outputs.size()) + " = torch {\n";
+    for (const auto& op : t->ops) {
+      out += "  ";
+      if (!op.output_is_local.empty() && op.output_is_local[0]) out += "let ";
+      if (op.outputs.size() == 1) {
+        out += op.outputs[0];
+      } else {
+        out += "(";
+        for (size_t i = 0; i < op.outputs.size(); ++i) out += (i ? ", " : "") + op.outputs[i];
+        out += ")";
+      }
+      out += " = " + op.op + "(";
+      bool first = true;
+      for (const auto& in : op.inputs) {
+        out += (first ? "" : ", ") + (in.absent ? std::string("none") : in.tensor.empty() ? dsl_number_str(in.number) : in.tensor);
+        first = false;
+      }
+      for (const auto& [k, v] : op.attrs) {
+        out += (first ? "" : ", ") + k + "=";
+        first = false;
+        if (v.kind == TorchOp::Attr::Kind::number) {
+          out += dsl_number_str(v.number);
+        } else if (v.kind == TorchOp::Attr::Kind::word) {
+          out += v.word;
+        } else {
+          out += "[";
+          for (size_t i = 0; i < v.list.size(); ++i) out += (i ? ", " : "") + std::to_string(v.list[i]);
+          out += "]";
+        }
+      }
+      out += ")\n";
+    }
   }
   out += "}\n";
 }

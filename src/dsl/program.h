@@ -138,6 +138,8 @@ enum class Precision {
   f32,     // f32 data, FP32 SIMT (fp32-faithful)
   f32x3s,  // f32 data, 3xTF32 on TF32 wgmma through split operands (fp32-faithful; the library
            // runs it as split stages and three TF32 GEMMs, codegen_expand_split_gemms)
+  tf32m,   // f32 data, TF32 tensor cores through mma.sync (the CUTLASS 2.x SM80 kernel): operands in
+           // any layout, where wgmma's TF32 reads only K-major ones (a plain x @ W with W [K, N])
 };
 // gemv16, gemv32: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that
 // adds in the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh): split_k
@@ -286,13 +288,46 @@ struct ElementwiseStage {
   Epilogue body;             // statements over broadcast loads; `acc` is not allowed
 };
 
+// PyTorch operations the host runs between kernel stages (a graph break, as torch.compile makes
+// for what it cannot compile): the lowering emits one where the problem holds an operation outside
+// the language, so the rest still runs as kernels. The operations are the Problem IR's
+// (docs/problem-ir.md; the vocabulary is dsl/torch_ops.def), applied in order to the declared
+// tensors the stage reads and to its own local values; each stage output is assigned once and
+// must match its declaration's dtype and element count (checked by the host when it runs). The
+// library calls the host through the ABI (docs/kernel-abi.md, ucut_set_host); no knobs, no blocks.
+struct TorchOp {
+  struct Operand {
+    std::string tensor;            // a declared tensor or an earlier local; empty for a number
+    double number = 0;
+    bool absent = false;           // `none`: an optional operand left out before a present one
+  };
+  std::string op;
+  std::vector<std::string> outputs;  // locals (`let`) or the stage's declared outputs
+  std::vector<bool> output_is_local;
+  std::vector<Operand> inputs;
+  // Keyword arguments as written: numbers, integer lists, or words (true, false, none, or a
+  // string such as tanh); kept sorted by key (the canonical order).
+  struct Attr {
+    enum class Kind { number, list, word } kind = Kind::number;
+    double number = 0;
+    std::vector<int64_t> list;
+    std::string word;
+  };
+  std::map<std::string, Attr> attrs;
+};
+
+struct TorchStage {
+  std::vector<TorchOp> ops;
+  std::vector<std::string> reads;   // declared tensors read, in first-use order
+};
+
 // ---- the program --------------------------------------------------------------------------
 
 struct Stage {
   std::string name;                 // "s0", "s1", ... unless the program names it
   std::vector<std::string> outputs; // tensors this stage writes (main output first)
   std::variant<GemmStage, GroupedGemmStage, RowwiseStage, ReduceStage, ScanStage, ElementwiseStage,
-               AttentionStage>
+               AttentionStage, TorchStage>
       body;
   Span span;
 };

@@ -1,12 +1,17 @@
-// The lowering pipeline, in order. Nothing else lives here: each pass is one file (passes.h).
+// The lowering pipeline, in order, and the torch-stage retry around it: an operation a pass cannot
+// express (LowerState::unsupported names it) runs in a torch stage and the problem is lowered
+// again, until it lowers or the operation cannot run in a torch stage either.
 #include "lower/lower.h"
+
+#include <algorithm>
 
 #include "lower/passes.h"
 
 namespace ucut::lower {
 
-Result<LoweredProgram> lower_problem(const problem::Problem& problem, const LowerOptions& options) {
-  LowerState s(problem, options);
+namespace {
+
+Result<LoweredProgram> run_passes(LowerState& s) {
   for (auto pass : {pass_dead_ops,        // drop ops that reach no output
                     pass_views,           // reshapes and transposes become aliases
                     pass_expand_ops,      // written-out RMSNorm -> rms_norm; eval batch_norm -> elementwise
@@ -20,6 +25,35 @@ Result<LoweredProgram> lower_problem(const problem::Problem& problem, const Lowe
     if (Status st = pass(s); !st) return st.error();
   }
   return pass_emit(s);  // drafts -> Program, printed and re-checked
+}
+
+bool is_torch(const dsl::Stage& st) { return std::holds_alternative<dsl::TorchStage>(st.body); }
+
+}  // namespace
+
+Result<LoweredProgram> lower_problem(const problem::Problem& problem, const LowerOptions& options) {
+  LowerOptions o = options;
+  std::vector<std::string> why;  // one line per op moved to a torch stage
+  for (;;) {
+    LowerState s(problem, o);
+    auto r = run_passes(s);
+    if (!r) {
+      const int op = s.unsupported_op;
+      if (!o.torch_stages || r.error().code != ErrorCode::unsupported || op < 0 || o.torch_ops.count(op))
+        return r.error();
+      o.torch_ops.insert(op);
+      why.push_back(r.error().message);
+      continue;
+    }
+    if (!o.torch_ops.empty() && std::all_of(r->program.stages.begin(), r->program.stages.end(), is_torch))
+      return make_error(ErrorCode::unsupported,
+                        (o.label.empty() ? problem.name : o.label) + ": no kernel stage: every operation runs in "
+                        "PyTorch (" + why.front() + ")",
+                        "the problem stays on PyTorch (the fallback)");
+    r->torch_ops.assign(o.torch_ops.begin(), o.torch_ops.end());
+    for (const auto& w : why) r->notes.push_back("torch stage: " + w);
+    return r;
+  }
 }
 
 }  // namespace ucut::lower

@@ -16,6 +16,7 @@ const char* draft_kind_name(DraftKind k) {
     case DraftKind::elementwise: return "elementwise";
     case DraftKind::convert: return "convert";
     case DraftKind::attention: return "attention";
+    case DraftKind::torch: return "torch";
   }
   return "?";
 }
@@ -25,7 +26,7 @@ LowerState::LowerState(const problem::Problem& p, const LowerOptions& o)
   for (size_t i = 0; i < ops.size(); ++i) ops[i].id = static_cast<int>(i);
   dead.assign(ops.size(), false);
   for (const auto& op : ops) {
-    cls.push_back(op_class(op));
+    cls.push_back(o.torch_ops.count(op.id) ? OpClass::torch : op_class(op));
     origin.push_back(op.id);
   }
 }
@@ -140,6 +141,9 @@ int LowerState::producer(const std::string& tensor_name) const {
       continue;
     }
     if (!dr.value.empty() && resolve(dr.value).base == base) return static_cast<int>(d);
+    if (dr.kind == DraftKind::torch)
+      for (const auto& o : ops[static_cast<size_t>(dr.anchor)].outputs)
+        if (resolve(o).base == base) return static_cast<int>(d);
     for (int id : dr.ops)
       for (const auto& o : ops[static_cast<size_t>(id)].outputs)
         if (resolve(o).base == base) return static_cast<int>(d);
@@ -162,6 +166,7 @@ std::string LowerState::op_label(int id) const {
 }
 
 Error LowerState::unsupported(int op_id, const std::string& why, const std::string& hint) const {
+  if (op_id >= 0 && static_cast<size_t>(op_id) < origin.size()) unsupported_op = origin[static_cast<size_t>(op_id)];
   return make_error(ErrorCode::unsupported, label() + ": " + op_label(op_id) + ": " + why, hint);
 }
 
@@ -184,6 +189,10 @@ bool draft_has_position(const Draft& d) {
 std::vector<std::string> draft_locals(const LowerState& s, const Draft& d) {
   std::vector<std::string> out;
   if (d.kind == DraftKind::convert) return {d.dst};
+  if (d.kind == DraftKind::torch) {
+    for (const auto& o : s.ops[static_cast<size_t>(d.anchor)].outputs) out.push_back(s.resolve(o).base);
+    return out;
+  }
   if (!d.value.empty()) out.push_back(s.resolve(d.value).base);
   for (int id : d.ops) out.push_back(s.resolve(s.ops[static_cast<size_t>(id)].outputs.at(0)).base);
   return out;

@@ -29,10 +29,11 @@ enum class OpClass {
   loss,         // mse_loss, l1_loss, ... reduced to one value
   scan,         // cumsum, cumprod
   attention,    // softmax(q k^T * scale [causal]) v, fused (pass_expand_ops rewrites sdpa to it)
+  torch,        // runs in a torch stage: LowerOptions::torch_ops (the language cannot express it)
   unsupported,
 };
 
-enum class DraftKind { gemm, rowwise, reduce, scan, elementwise, convert, attention };
+enum class DraftKind { gemm, rowwise, reduce, scan, elementwise, convert, attention, torch };
 
 const char* draft_kind_name(DraftKind k);
 
@@ -83,6 +84,9 @@ struct LowerState {
   std::map<std::string, std::vector<int64_t>> decl_shape;  // DSL shape where it differs
   std::map<std::string, dsl::DType> decl_dtype;            // synthetic tensors' DSL dtype
   std::vector<std::string> notes;
+  // The problem op the last LowerState::unsupported error named (-1: none): lower_problem runs it
+  // in a torch stage and lowers again.
+  mutable int unsupported_op = -1;
 
   const problem::Tensor* tensor(const std::string& name) const;
   // What an error message starts with: options.label, else the problem's name.
@@ -115,7 +119,8 @@ struct LowerState {
 // ---- drafts ---------------------------------------------------------------------------------
 
 // Stored tensors (view bases) a draft computes in registers: the anchor's value and the fused
-// ops' outputs. Any of them can be stored; the others live only inside the stage.
+// ops' outputs (a torch draft: its operation's results). Any of them can be stored; the others
+// live only inside the stage.
 std::vector<std::string> draft_locals(const LowerState& s, const Draft& d);
 // The locals read outside the draft or returned by the problem: what the stage must store.
 std::vector<std::string> draft_escaping(const LowerState& s, const Draft& d);

@@ -3,6 +3,7 @@
 // dsl_compile. UCUTLASS_UPDATE_GOLDEN=1 rewrites the expected files. Plus unit tests of decisions.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -36,11 +37,14 @@ sol::Policy policy_for(const std::string& name) {
   return it == table.end() ? sol::Policy::tf32 : it->second;
 }
 
+// Fixtures named *unsupported* are lowered strictly (no torch stages): their .err is the reason
+// a torch stage names in its note.
 Result<LoweredProgram> lower_file(const fs::path& json, sol::Policy policy) {
   auto p = problem::problem_parse(slurp(json), json.filename().string());
   if (!p) return p.error();
   LowerOptions o;
   o.policy = policy;
+  o.torch_stages = json.stem().string().find("unsupported") == std::string::npos;
   return lower_problem(*p, o);
 }
 
@@ -88,14 +92,14 @@ TEST(Lower, Tf32PolicyUsesTf32WhenKMajor) {
   EXPECT_EQ(std::get<dsl::GemmStage>(r->program.stages[0].body).knobs.precision, dsl::Precision::tf32);
 }
 
-TEST(Lower, Tf32FallsBackToF32x3ForKNByB) {
+TEST(Lower, Tf32FallsBackToTf32OnMmaSyncForTransposedA) {
   auto r = lower_file(kDir / "matmul_transposed.json", sol::Policy::tf32);
   ASSERT_TRUE(r) << r.error().render();
   const auto& g = std::get<dsl::GemmStage>(r->program.stages.at(0).body);
-  EXPECT_EQ(g.knobs.precision, dsl::Precision::f32x3);
+  EXPECT_EQ(g.knobs.precision, dsl::Precision::tf32m);
   EXPECT_TRUE(g.a.transposed);
   bool noted = false;
-  for (const auto& n : r->notes) noted = noted || n.find("tf32 is not possible") != std::string::npos;
+  for (const auto& n : r->notes) noted = noted || n.find("tf32 on wgmma is not possible") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 
@@ -130,6 +134,83 @@ TEST(Lower, UnsupportedNamesTheOp) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::unsupported);
   EXPECT_NE(r.error().message.find("op 0 (conv2d)"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace ucut::lower
+
+namespace ucut::lower {
+namespace {
+
+Result<LoweredProgram> lower_with_torch(const std::string& name) {
+  auto p = problem::problem_parse(slurp(kDir / (name + ".json")), name + ".json");
+  if (!p) return p.error();
+  return lower_problem(*p, LowerOptions{});
+}
+
+// A graph break: the convolution runs in a torch stage, the ReLU after it stays a kernel, and the
+// note says why the convolution is PyTorch's.
+TEST(LowerTorch, AnOpOutsideTheLanguageBecomesATorchStage) {
+  auto r = lower_with_torch("torch_conv_relu");
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 2u);
+  const auto* t = std::get_if<dsl::TorchStage>(&r->program.stages[0].body);
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->ops.size(), 1u);
+  EXPECT_EQ(t->ops[0].op, "conv2d");
+  EXPECT_EQ(t->ops[0].attrs.at("stride").list, (std::vector<int64_t>{1, 1}));
+  EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(r->program.stages[1].body));
+  EXPECT_EQ(r->torch_ops, std::vector<int>{0});
+  bool noted = false;
+  for (const auto& n : r->notes)
+    noted = noted || n.find("torch stage: torch_conv_relu: op 0 (conv2d)") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+// minGPT's attention: the GEMMs stay kernels, the head permutes, the mask's slices, the comparison
+// and the masked_fill run in torch stages; the -inf fill reaches the stage as a number.
+TEST(LowerTorch, MaskedAttentionKeepsItsGemmsAsKernels) {
+  auto r = lower_with_torch("torch_masked_attention");
+  ASSERT_TRUE(r) << r.error().render();
+  int gemms = 0, torch_stages = 0;
+  bool masked_fill = false;
+  for (const auto& st : r->program.stages) {
+    if (std::holds_alternative<dsl::GemmStage>(st.body)) ++gemms;
+    if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
+      ++torch_stages;
+      for (const auto& op : t->ops)
+        if (op.op == "masked_fill") masked_fill = op.inputs.at(2).tensor.empty() && op.inputs[2].number < 0 &&
+                                                  std::isinf(op.inputs[2].number);
+    }
+  }
+  EXPECT_EQ(gemms, 4);  // c_attn, q k^T, att v, c_proj
+  EXPECT_GT(torch_stages, 0);
+  EXPECT_TRUE(masked_fill) << r->text;
+}
+
+// Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
+TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
+  auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");
+  ASSERT_TRUE(p);
+  LowerOptions o;
+  o.torch_stages = false;
+  auto r = lower_problem(*p, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("op 0 (conv2d)"), std::string::npos);
+}
+
+// A problem of nothing but unsupported ops keeps no kernel stage: that is not a program worth
+// searching but the PyTorch fallback.
+TEST(LowerTorch, NoKernelStageIsUnsupported) {
+  auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");
+  ASSERT_TRUE(p);
+  p->ops.pop_back();  // drop the relu: the conv writes the output itself
+  p->ops[0].outputs = {"out0"};
+  auto r = lower_problem(*p, LowerOptions{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::unsupported);
+  EXPECT_NE(r.error().message.find("no kernel stage: every operation runs in PyTorch"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ Status pass_check_ops(LowerState& s) {
     size_t i = static_cast<size_t>(op.id);
     if (s.dead[i]) continue;
     OpClass c = s.cls[i];
+    if (c == OpClass::torch) continue;  // PyTorch runs it (pass_emit checks it can be declared)
     if (c == OpClass::unsupported) return s.unsupported(op.id, why_unsupported(op));
     if (c == OpClass::view) continue;
     std::string why;

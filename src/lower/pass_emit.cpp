@@ -6,6 +6,8 @@
 // Runs last. Golden tests: every tests/golden/lower/*.ucut.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "dsl/dsl.h"
@@ -272,10 +274,157 @@ class Emitter {
     return out;
   }
 
+  // A keyword argument of a torch operation from the op's JSON attribute; nullopt for a value
+  // the language cannot write (a nested list, a non-integer list, a string that is not a word).
+  static std::optional<dsl::TorchOp::Attr> torch_attr(const nlohmann::json& v) {
+    dsl::TorchOp::Attr a;
+    if (v.is_null()) {
+      a.kind = dsl::TorchOp::Attr::Kind::word;
+      a.word = "none";
+    } else if (v.is_boolean()) {
+      a.kind = dsl::TorchOp::Attr::Kind::word;
+      a.word = v.get<bool>() ? "true" : "false";
+    } else if (v.is_number()) {
+      a.number = v.get<double>();
+    } else if (v.is_string()) {
+      const std::string w = v.get<std::string>();
+      if (w == "inf" || w == "-inf" || w == "nan") {  // problem.json's non-finite numbers
+        a.number = w == "nan" ? std::nan("") : (w == "inf" ? 1 : -1) * std::numeric_limits<double>::infinity();
+        return a;
+      }
+      if (w.empty() || std::isdigit(static_cast<unsigned char>(w[0]))) return std::nullopt;
+      for (char c : w)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return std::nullopt;
+      a.kind = dsl::TorchOp::Attr::Kind::word;
+      a.word = w;
+    } else if (v.is_array()) {
+      a.kind = dsl::TorchOp::Attr::Kind::list;
+      for (const auto& x : v) {
+        if (!x.is_number_integer()) return std::nullopt;
+        a.list.push_back(x.get<int64_t>());
+      }
+    } else {
+      return std::nullopt;
+    }
+    return a;
+  }
+
+  // A torch stage: the op as the problem wrote it, its operands rebuilt from the stored tensors
+  // (a reshape or a transposed view the lowering aliased becomes a local `reshape`/`transpose`
+  // first), every result a stage output.
+  Result<dsl::Stage> torch_stage(const Draft& d, dsl::Stage st) {
+    const problem::Op& op = s_.ops[static_cast<size_t>(d.anchor)];
+    dsl::TorchStage t;
+    auto local = [&](const std::string& stem, const std::string& name, std::map<std::string, dsl::TorchOp::Attr> attrs,
+                     std::vector<dsl::TorchOp::Operand> ins) {
+      dsl::TorchOp l;
+      l.op = name;
+      l.outputs = {let_name(stem)};
+      l.output_is_local = {true};
+      l.inputs = std::move(ins);
+      l.attrs = std::move(attrs);
+      t.ops.push_back(l);
+      return l.outputs[0];
+    };
+    auto list_attr = [](std::vector<int64_t> v) {
+      dsl::TorchOp::Attr a;
+      a.kind = dsl::TorchOp::Attr::Kind::list;
+      a.list = std::move(v);
+      return a;
+    };
+    auto num_attr = [](double v) {
+      dsl::TorchOp::Attr a;
+      a.number = v;
+      return a;
+    };
+    dsl::TorchOp main;
+    main.op = op.op;
+    for (size_t i = 0; i < op.inputs.size(); ++i) {
+      const auto& in = op.inputs[i];
+      dsl::TorchOp::Operand o;
+      if (in.is_absent()) {
+        o.absent = true;
+      } else if (!in.is_tensor()) {
+        o.number = *in.scalar;
+      } else {
+        const View v = s_.resolve(in.tensor);
+        const problem::Tensor& base = s_.need(v.base);
+        const std::vector<int64_t> want = s_.need(in.tensor).shape;  // what the op reads
+        if (base.kind == problem::TensorKind::constant) {
+          if (!base.value)
+            return s_.unsupported(d.anchor, "reads the constant '" + in.tensor + "', whose value is not a single number");
+          auto dt = dsl_dtype(base.dtype);
+          if (!dt) return s_.unsupported(d.anchor, "reads a constant of a dtype the language has no name for");
+          dsl::TorchOp::Attr w;
+          w.kind = dsl::TorchOp::Attr::Kind::word;
+          w.word = dsl::dsl_dtype_str(*dt);
+          o.tensor = local(dsl_name(v.base) + "_c", "full",
+                           {{"shape", list_attr(base.shape)}, {"value", num_attr(*base.value)}, {"dtype", w}}, {});
+        } else {
+          std::string name = use(v.base);
+          const std::vector<int64_t> decl = lower_decl_shape(s_, v.base);
+          const size_t r = want.size();
+          if (v.transposed && r >= 2) {
+            std::vector<int64_t> swapped = want;
+            std::swap(swapped[r - 1], swapped[r - 2]);
+            if (decl != swapped) name = local(name + "_v", "reshape", {{"shape", list_attr(swapped)}}, {{name, 0, false}});
+            name = local(name + "_t", "transpose",
+                         {{"dim0", num_attr(static_cast<double>(r - 2))}, {"dim1", num_attr(static_cast<double>(r - 1))}},
+                         {{name, 0, false}});
+          } else if (decl != want) {
+            name = local(name + "_v", "reshape", {{"shape", list_attr(want)}}, {{name, 0, false}});
+          }
+          o.tensor = name;
+          if (std::find(t.reads.begin(), t.reads.end(), o.tensor) == t.reads.end() && !v.transposed && decl == want)
+            t.reads.push_back(o.tensor);
+        }
+      }
+      main.inputs.push_back(o);
+    }
+    for (auto it = op.attrs.begin(); it != op.attrs.end(); ++it) {
+      auto a = torch_attr(*it);
+      if (!a) return s_.unsupported(d.anchor, "its attribute '" + it.key() + "' has no form in a torch stage");
+      main.attrs[it.key()] = *a;
+    }
+    for (const auto& o : op.outputs) {
+      const std::string base = s_.resolve(o).base;
+      main.outputs.push_back(dsl_name(base));
+      main.output_is_local.push_back(false);
+      st.outputs.push_back(dsl_name(base));
+      written_.push_back(base);
+    }
+    t.ops.push_back(std::move(main));
+    st.body = std::move(t);
+    return st;
+  }
+
+  // A torch stage stores its results by element count, so their declared shape is free: a
+  // shape-keeping rowwise stage reading one declares it as its own output is declared (the shape a
+  // later GEMM's batch fold gave that output), or the two would disagree.
+  void adopt_torch_input_shape(const Draft& d) {
+    if (d.kind != DraftKind::rowwise || !dsl::dsl_rowwise_keeps_shape(d.op) || d.value.empty() || d.anchor < 0) return;
+    const problem::Op& anchor = s_.ops[static_cast<size_t>(d.anchor)];
+    if (anchor.inputs.empty() || !anchor.inputs[0].is_tensor()) return;
+    const std::string in = s_.resolve(anchor.inputs[0].tensor).base;
+    const int p = s_.producer(in);
+    if (p < 0 || s_.drafts[static_cast<size_t>(p)].kind != DraftKind::torch) return;
+    const auto want = lower_decl_shape(s_, s_.resolve(d.value).base);
+    const auto have = lower_decl_shape(s_, in);
+    auto count = [](const std::vector<int64_t>& v) {
+      int64_t n = 1;
+      for (auto x : v) n *= x;
+      return n;
+    };
+    if (want != have && count(want) == count(have) && !want.empty() && !have.empty() && want.back() == have.back())
+      s_.decl_shape[in] = want;
+  }
+
   Result<dsl::Stage> stage(const Draft& d) {
     dsl::Stage st;
     st.name = "s" + std::to_string(stages_.size());
     extra_outputs_.clear();
+    if (d.kind == DraftKind::torch) return torch_stage(d, std::move(st));
+    adopt_torch_input_shape(d);
     if (d.kind == DraftKind::convert) {
       dsl::ElementwiseStage e;
       EpilogueStmt store;
@@ -496,10 +645,17 @@ class Emitter {
       const dsl::Tensor* out = prog_.find_tensor(prog_.stages[i].outputs[0]);
       auto v = dsl::gemm_rules_check(prog_, *g, *out);
       if (!v.empty() && g->knobs.precision == dsl::Precision::tf32) {
-        s_.notes.push_back("stage " + prog_.stages[i].name + ": tf32 is not possible (" + v[0].rule + ": " +
-                           v[0].message + "); it uses f32x3");
-        g->knobs.precision = dsl::Precision::f32x3;
+        // TF32 on mma.sync (tf32m) reads any layout at the same accuracy; else 3xTF32 (f32x3).
+        const std::string why = v[0].rule + ": " + v[0].message;
+        g->knobs.precision = dsl::Precision::tf32m;
         v = dsl::gemm_rules_check(prog_, *g, *out);
+        if (!v.empty()) {
+          g->knobs.precision = dsl::Precision::f32x3;
+          v = dsl::gemm_rules_check(prog_, *g, *out);
+        }
+        s_.notes.push_back("stage " + prog_.stages[i].name + ": tf32 on wgmma is not possible (" + why + "); it uses " +
+                           dsl::dsl_precision_str(g->knobs.precision) +
+                           (g->knobs.precision == dsl::Precision::tf32m ? " (TF32 on mma.sync, any layout)" : ""));
       }
       if (!v.empty())
         return make_error(ErrorCode::unsupported, s_.label() + ": the GEMM of stage " + prog_.stages[i].name +

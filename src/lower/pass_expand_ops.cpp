@@ -423,23 +423,30 @@ void expand_softmax_dim(LowerState& s, int i) {
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
+  // An op that runs in a torch stage keeps its PyTorch form: no pattern starts from it.
+  auto at = [&](size_t i, std::initializer_list<const char*> names) {
+    if (s.dead[i] || s.cls[i] == OpClass::torch) return false;
+    for (const char* n : names)
+      if (s.ops[i].op == n) return true;
+    return false;
+  };
   for (size_t i = 0; i < s.ops.size(); ++i)
-    if (!s.dead[i] && (s.ops[i].op == "softmax" || s.ops[i].op == "log_softmax")) expand_softmax_dim(s, static_cast<int>(i));
+    if (at(i, {"softmax", "log_softmax"})) expand_softmax_dim(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
-    if (!s.dead[i] && s.ops[i].op == "triplet_margin_loss")
+    if (at(i, {"triplet_margin_loss"}))
       if (Status st = expand_triplet_margin(s, static_cast<int>(i)); !st) return st;
   for (size_t i = 0; i < s.ops.size(); ++i)
-    if (!s.dead[i] && s.ops[i].op == "sdpa")
+    if (at(i, {"sdpa"}))
       if (Status st = expand_sdpa(s, static_cast<int>(i)); !st) return st;
   for (size_t i = 0; i < s.ops.size(); ++i)
-    if (!s.dead[i] && s.ops[i].op == "cumsum") fuse_scan_mask(s, static_cast<int>(i));
+    if (at(i, {"cumsum"})) fuse_scan_mask(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
-    if (!s.dead[i] && s.ops[i].op == "mean") fuse_manual_rms_norm(s, static_cast<int>(i));
+    if (at(i, {"mean"})) fuse_manual_rms_norm(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
-    if (!s.dead[i] && (s.ops[i].op == "mean" || s.ops[i].op == "sum")) fuse_manual_hinge(s, static_cast<int>(i));
+    if (at(i, {"mean", "sum"})) fuse_manual_hinge(s, static_cast<int>(i));
   const size_t n = s.ops.size();
   for (size_t i = 0; i < n; ++i) {
-    if (s.dead[i] || s.ops[i].op != "batch_norm") continue;
+    if (!at(i, {"batch_norm"})) continue;
     if (attr_bool(s.ops[i], "training", true)) continue;  // pass_check_ops gives the reason
     const problem::Op op = s.ops[i];
     if (op.inputs.size() < 3 || !op.inputs[0].is_tensor() || !op.inputs[1].is_tensor() || !op.inputs[2].is_tensor())

@@ -304,7 +304,12 @@ Status pass_simt_stages(LowerState& s) {
     size_t i = static_cast<size_t>(op.id);
     if (s.dead[i]) continue;
     OpClass c = s.cls[i];
-    if (c == OpClass::attention) {  // no prologue, no epilogue: the kernel is the whole stage
+    if (c == OpClass::torch) {  // PyTorch runs it: a stage of its own, nothing fuses into it
+      Draft d;
+      d.kind = DraftKind::torch;
+      d.anchor = op.id;
+      s.drafts.push_back(std::move(d));
+    } else if (c == OpClass::attention) {  // no prologue, no epilogue: the kernel is the whole stage
       Draft d;
       d.kind = DraftKind::attention;
       d.anchor = op.id;

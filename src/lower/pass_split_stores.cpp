@@ -10,7 +10,7 @@ namespace ucut::lower {
 
 Status pass_split_stores(LowerState& s) {
   for (size_t j = 0; j < s.drafts.size(); ++j) {
-    if (s.drafts[j].kind == DraftKind::convert) continue;
+    if (s.drafts[j].kind == DraftKind::convert || s.drafts[j].kind == DraftKind::torch) continue;  // torch: any number
     Draft moved;
     moved.kind = DraftKind::elementwise;
     while (draft_escaping(s, s.drafts[j]).size() > 1 && !s.drafts[j].ops.empty()) {

@@ -8,6 +8,8 @@
 #include <unordered_set>
 
 #include "problem/problem.h"
+
+#include <cstdlib>
 #include "support/diagnostics.h"
 #include "support/fs.h"
 
@@ -186,6 +188,8 @@ Op read_op(const json& j, const std::string& where, size_t position, const Tenso
         operand.scalar = s.get<double>();
       } else if (s.is_boolean()) {
         operand.scalar = s.get<bool>() ? 1.0 : 0.0;
+      } else if (s.is_string() && (s == "inf" || s == "-inf" || s == "nan")) {
+        operand.scalar = std::strtod(s.get<std::string>().c_str(), nullptr);
       } else {
         reject(p + ".scalar", fmt::format("expected a number, found {}", type_name(s)));
       }

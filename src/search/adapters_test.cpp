@@ -56,13 +56,23 @@ TEST(Pipeline, PreparesAProblemJsonWithoutPython) {
   EXPECT_EQ(p.key.bucket, "m9_n11_k10");
 }
 
+// A problem with an op outside the language prepares with a torch stage (and says what share of
+// the work its kernels do); one that keeps no kernel stage is unsupported, naming the op.
 TEST(Pipeline, UnsupportedProblemsNameTheOp) {
   PrepareOptions o;
   o.out_dir = temp_dir("unsup");
-  auto p = pipeline_prepare(kGolden + "unsupported_conv.json", o);
+  auto t = pipeline_prepare(kGolden + "torch_conv_relu.json", o);
+  ASSERT_TRUE(t) << t.error().render();
+  EXPECT_EQ(t->lowered.torch_ops, std::vector<int>{0});
+  EXPECT_LT(t->kernel_share, 0.5);  // the convolution is most of the work
+  bool noted = false;
+  for (const auto& n : t->notes) noted = noted || n.find("the kernel stages do") != std::string::npos;
+  EXPECT_TRUE(noted);
+  auto p = pipeline_prepare(kGolden + "unsupported_conv_only.json", o);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().code, ErrorCode::unsupported);
   EXPECT_NE(p.error().message.find("conv2d"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("no kernel stage"), std::string::npos) << p.error().message;
   auto missing = pipeline_prepare(kGolden + "no_such_problem.py", o);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::not_found);
@@ -92,17 +102,17 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
   EXPECT_EQ(top[0].config.value("precision", ""), "tf32");
 }
 
-// Attention: q @ k^T may run in tf32 or f32x3s, p @ v only in the SM80 3xTF32 (B is
-// N-contiguous). The program is at its tf32 stage's rung, so a mismatch can raise the floor and
-// lift that stage, to f32x3s (rung 1) and then f32x3 (rung 2).
+// Attention: q @ k^T may run in tf32 (wgmma) or f32x3s, p @ v (B is N-contiguous) in tf32m
+// (TF32 on mma.sync) or the SM80 3xTF32. Both start at TF32's rung, so a mismatch can raise the
+// floor and lift them, to f32x3s / f32x3 (rung 1; p @ v has no f32x3s) and then f32x3 (rung 2).
 TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
   Candidate best = s->ranked(1).at(0);
   EXPECT_EQ(best.rung, 0);
-  EXPECT_NE(best.name.find("gemm_tf32"), std::string::npos) << best.name;
-  EXPECT_NE(best.name.find("gemm_f32x3"), std::string::npos) << best.name;
+  EXPECT_NE(best.name.find("gemm_tf32_"), std::string::npos) << best.name;
+  EXPECT_NE(best.name.find("gemm_tf32m_"), std::string::npos) << best.name;
   auto up = s->at_rung(best, 1);
   ASSERT_TRUE(up);
   EXPECT_EQ(up->rung, 1);

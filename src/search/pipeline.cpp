@@ -103,6 +103,17 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   if (!lowered) return lowered.error();
   p.lowered = std::move(*lowered);
   for (const auto& n : p.lowered.notes) p.notes.push_back("lowering: " + n);
+  if (!p.lowered.torch_ops.empty()) {
+    double torch_share = 0;
+    for (const auto& s : sol::sol_op_shares(p.hw, *cost, p.policy))
+      if (std::find(p.lowered.torch_ops.begin(), p.lowered.torch_ops.end(), s.id) != p.lowered.torch_ops.end())
+        torch_share += s.share;
+    p.kernel_share = 1 - torch_share;
+    p.notes.push_back(fmt::format("torch stages: {} operation{} run in PyTorch ({:.1f}% of the problem's work by "
+                                  "per-op rooflines); the kernel stages do {:.1f}%",
+                                  p.lowered.torch_ops.size(), p.lowered.torch_ops.size() == 1 ? "" : "s",
+                                  100 * torch_share, 100 * p.kernel_share));
+  }
   p.key = pipeline_memory_key(p.lowered.program, p.hw.name, o.policy);
   return p;
 }
@@ -218,7 +229,8 @@ nlohmann::json pipeline_report_json(const PreparedProblem& p, const RealSpace* s
   j["problem_json"] = p.problem_json;
   j["sol"] = sol::sol_report_json(p.sol, p.hw);
   j["memory_key"] = {{"class", p.key.cls}, {"bucket", p.key.bucket}, {"gpu", p.key.gpu}, {"policy", p.key.policy}};
-  j["lowering"] = {{"stages", p.lowered.program.stages.size()}, {"notes", p.lowered.notes}};
+  j["lowering"] = {{"stages", p.lowered.program.stages.size()}, {"notes", p.lowered.notes},
+                   {"torch_ops", p.lowered.torch_ops}, {"kernel_share", p.kernel_share}};
   if (space) {
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& s : space->stages())
@@ -258,6 +270,10 @@ std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* 
                    p.lowered.program.stages.size(), p.lowered.program.stages.size() == 1 ? "" : "s", p.key.cls,
                    p.key.bucket);
   for (const auto& n : p.lowered.notes) s += "- " + n + "\n";
+  if (!p.lowered.torch_ops.empty())
+    s += fmt::format("- torch stages (PyTorch runs {} operation{}): the kernel stages do {:.1f}% of the problem's work "
+                     "by per-op rooflines\n",
+                     p.lowered.torch_ops.size(), p.lowered.torch_ops.size() == 1 ? "" : "s", 100 * p.kernel_share);
   if (space) {
     s += fmt::format("\n## Search space\n\n{} valid configurations\n\n", space->valid_count());
     // Where the TF32 rounding bound fails, the plan below starts a rung up: say so beside the
@@ -268,7 +284,7 @@ std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* 
       if (!st.ranked.empty()) {
         const auto& c = st.ranked.front().candidate;
         best = ", best-ranked on its first precision rung `" + c.name + "`";
-        if (skips_tf32 && c.is_gemm && c.gemm.precision == dsl::Precision::tf32) best += ", which the TF32 bound skips";
+        if (skips_tf32 && c.is_gemm && (c.gemm.precision == dsl::Precision::tf32 || c.gemm.precision == dsl::Precision::tf32m)) best += ", which the TF32 bound skips";
       }
       s += fmt::format("- stage {}: {} valid{}{}\n", st.name, st.ranked.size(), best,
                        st.note.empty() ? "" : " (" + st.note + ")");

@@ -45,6 +45,9 @@ struct PreparedProblem {
   lower::LoweredProgram lowered;
   memory::MemoryKey key;
   std::vector<std::string> notes;
+  // The share of the problem's work (per-op rooflines, sol_op_shares) its kernel stages do: 1
+  // without torch stages; below where operations run in PyTorch (lowered.torch_ops).
+  double kernel_share = 1;
   double t_sol() const { return sol.reference().t_sol; }
 };
 

@@ -45,6 +45,26 @@ const SolBound* SolReport::reference_for(Policy p) const {
   return nullptr;
 }
 
+std::vector<OpShare> sol_op_shares(const HwSpec& hw, const ProblemCost& cost, Policy policy) {
+  const Peaks ds = peaks_datasheet(hw);
+  double total = 0;
+  std::vector<OpShare> shares;
+  for (const OpCost& oc : cost.ops) {
+    OpShare s;
+    s.id = oc.id;
+    s.op = oc.op;
+    s.line = oc.line;
+    double tc = div_or_zero(double(oc.flops), rate_for(ds, oc.cls, policy));
+    double tm = div_or_zero(double(oc.bytes), ds.mem_bw);
+    s.t = std::max(tc, tm);
+    s.compute_bound = tc > tm;
+    total += s.t;
+    if (s.t > 0) shares.push_back(s);
+  }
+  for (auto& s : shares) s.share = div_or_zero(s.t, total);
+  return shares;
+}
+
 SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
                        const std::optional<Calibration>& calibration, int top_n) {
   SolReport r;
@@ -67,21 +87,7 @@ SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
     for (Policy p : kAllPolicies) r.calibrated_by_policy.push_back(sol_bound(cal, cost, p));
   }
 
-  double total = 0;
-  std::vector<OpShare> shares;
-  for (const OpCost& oc : cost.ops) {
-    OpShare s;
-    s.id = oc.id;
-    s.op = oc.op;
-    s.line = oc.line;
-    double tc = div_or_zero(double(oc.flops), rate_for(ds, oc.cls, policy));
-    double tm = div_or_zero(double(oc.bytes), ds.mem_bw);
-    s.t = std::max(tc, tm);
-    s.compute_bound = tc > tm;
-    total += s.t;
-    if (s.t > 0) shares.push_back(s);
-  }
-  for (auto& s : shares) s.share = div_or_zero(s.t, total);
+  std::vector<OpShare> shares = sol_op_shares(hw, cost, policy);
   std::stable_sort(shares.begin(), shares.end(), [](const OpShare& a, const OpShare& b) { return a.t > b.t; });
   if (int(shares.size()) > top_n) shares.resize(size_t(std::max(0, top_n)));
   r.top_ops = std::move(shares);

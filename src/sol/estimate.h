@@ -60,6 +60,10 @@ struct SolReport {
 
 SolBound sol_bound(const Peaks& peaks, const ProblemCost& cost, Policy policy);
 
+// Every op's share of the unfused sum of per-op rooflines (datasheet peaks), in op order; ops of
+// no cost are left out. SolReport::top_ops are the largest of these.
+std::vector<OpShare> sol_op_shares(const HwSpec& hw, const ProblemCost& cost, Policy policy);
+
 SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
                        const std::optional<Calibration>& calibration = std::nullopt, int top_n = 5);
 

@@ -80,6 +80,7 @@ const char* precision_name(Precision p) {
     case Precision::tf32: return "tf32";
     case Precision::f32x3: return "f32x3";
     case Precision::f32x3s: return "f32x3s";
+    case Precision::tf32m: return "tf32m";
     case Precision::f32: return "f32";
   }
   return "?";
@@ -94,7 +95,8 @@ Rate gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy policy) {
   switch (prec) {
     case Precision::f16:
     case Precision::bf16: return {precision_name(prec), pk.bf16};
-    case Precision::tf32: return {"tf32", pk.tf32};
+    case Precision::tf32:
+    case Precision::tf32m: return {precision_name(prec), pk.tf32};
     case Precision::f32x3: return {"f32x3", pk.tf32 / 3.0};
     case Precision::f32x3s: return {"f32x3s", pk.tf32 / 3.0};
     case Precision::f32: return {"f32", pk.fp32_simt};
@@ -189,6 +191,11 @@ ProgramEstimate sol_program_estimate(const HwSpec& hw, const Program& prog, Poli
             const bool half = q && q->dtype != DType::f32;  // f32 data: 3xTF32
             rate = gemm_rate(pk, half ? Precision::auto_ : Precision::f32x3, half, policy);
             line.flops = dsl_attention_flops(body);
+          } else if constexpr (std::is_same_v<T, TorchStage>) {
+            // PyTorch's operations: their traffic is counted, their FLOPs are not known here
+            // (no shape inference for them); the host's time is what the search measures.
+            line.kind = "torch";
+            reads = body.reads;
           }
         },
         st.body);

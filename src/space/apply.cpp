@@ -22,6 +22,7 @@ std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
   const std::string kind = dsl::dsl_stage_kind(st);
   auto num = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("A"); };
   if (std::holds_alternative<dsl::AttentionStage>(st.body)) return kind + "_th" + num(c.simt.threads);
+  if (std::holds_alternative<dsl::TorchStage>(st.body)) return kind;
   if (c.simt.order == dsl::ScanOrder::torch)  // a warp a row; segments of u chunks of 32
     return kind + "_torch_th" + num(c.simt.threads) + "_u" + num(c.simt.items_per_thread);
   std::string n = kind + "_th" + num(c.simt.threads);

@@ -26,20 +26,23 @@ namespace {
 const std::vector<int> kSimtSplits = {1, 2, 3, 4, 6, 8, 12, 16};
 }  // namespace
 
-std::vector<Precision> space_precision_ladder(sol::Policy policy, dsl::DType t) {
-  if (t == dsl::DType::f16) return {Precision::f16};
-  if (t == dsl::DType::bf16) return {Precision::bf16};
+std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, dsl::DType t) {
+  if (t == dsl::DType::f16) return {{Precision::f16}};
+  if (t == dsl::DType::bf16) return {{Precision::bf16}};
   switch (policy) {
     // f32x3s (3xTF32 on wgmma, split stages) before f32x3 (the one-kernel SM80 3xTF32): ~1.45x
     // faster on 4096 x 8192 x 8192, a little less accurate (docs/benchmarks.md run Y). FP32 SIMT
     // last on every ladder: the slowest, but it sums each output in one FMA chain in K order, as
     // PyTorch's fp32 GEMM does, so it passes where the reference's own rounding fails every
     // tensor-core kernel (SearchSpace::summation_order_rung; docs/optimizer.md).
-    case sol::Policy::exact: return {Precision::f32x3s, Precision::f32x3, Precision::f32};
+    // TF32's rung holds both kernels: wgmma's (K-major operands) and mma.sync's (any layout; an
+    // x @ W with W [K, N] would otherwise skip TF32 for 3xTF32 even where TF32 passes).
+    case sol::Policy::exact: return {{Precision::f32x3s}, {Precision::f32x3}, {Precision::f32}};
     case sol::Policy::tf32:
-    case sol::Policy::bf16: return {Precision::tf32, Precision::f32x3s, Precision::f32x3, Precision::f32};
+    case sol::Policy::bf16:
+      return {{Precision::tf32, Precision::tf32m}, {Precision::f32x3s}, {Precision::f32x3}, {Precision::f32}};
   }
-  return {Precision::f32x3};
+  return {{Precision::f32x3}};
 }
 
 namespace {
@@ -78,12 +81,12 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
   std::vector<Candidate> out;
   const dsl::Tensor* a = p.find_tensor(g.a.tensor);
   dsl::DType data = a ? a->dtype : dsl::DType::f32;
-  std::vector<Precision> ladder = space_precision_ladder(o.policy, data);
-  if (o.keep_precision && g.knobs.precision != Precision::auto_) ladder = {g.knobs.precision};
+  std::vector<std::vector<Precision>> ladder = space_precision_ladder(o.policy, data);
+  if (o.keep_precision && g.knobs.precision != Precision::auto_) ladder = {{g.knobs.precision}};
   const dsl::GemmKnobs& fx = g.knobs;
   bool keep = o.keep_explicit;
   for (size_t rung = 0; rung < ladder.size(); ++rung) {
-    Precision prec = ladder[rung];
+   for (Precision prec : ladder[rung]) {
     auto push = [&](dsl::GemmKnobs k) {
       Candidate c;
       c.stage = si;
@@ -172,6 +175,7 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
                   push(k);
                 }
             }
+   }
   }
   return out;
 }
@@ -185,6 +189,13 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
   if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) fx = &r->knobs;
   std::vector<Candidate> out;
   bool keep = o.keep_explicit;
+  if (std::holds_alternative<dsl::TorchStage>(st.body)) {  // no knobs: the host runs it
+    Candidate c;
+    c.stage = si;
+    c.is_gemm = false;
+    out.push_back(std::move(c));
+    return out;
+  }
   if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
     // one knob: the block (the Hopper kernel, 64 or 128 query rows of mma.sync), those the data
     // takes (dsl_attention_threads_ok: the Hopper kernel on 16-bit data only); every plan computes

@@ -60,12 +60,19 @@ constexpr double kSwizzleGain = 0.005;
 
 // One more kernel launch in the library's stream (SIMT stages, split-K reduction).
 constexpr double kLaunchSeconds = 2e-6;
+// TF32 through mma.sync (the SM80 kernel) on Hopper: the warp-level MMA issues at about half
+// wgmma's rate (an estimate until measured; docs/benchmarks.md).
+constexpr double kMmaSyncTf32Fraction = 0.5;
+// One operation of a torch stage: the library's call back into Python, the operation's dispatch
+// and its kernel launch (an estimate; the host's measurement is what counts).
+constexpr double kTorchOpSeconds = 30e-6;
 
 double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   switch (p) {
     case dsl::Precision::f16:
     case dsl::Precision::bf16: return hw.bf16;
     case dsl::Precision::tf32: return hw.tf32;
+    case dsl::Precision::tf32m: return hw.tf32 * kMmaSyncTf32Fraction;
     case dsl::Precision::f32x3s: return hw.tf32 / 3;
     case dsl::Precision::f32x3: return hw.tf32 / 3.0;  // three TF32 MMAs per product (EVAL-CONTRACT §3)
     case dsl::Precision::f32:
@@ -217,6 +224,15 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
   RankedCandidate r;
   r.candidate = c;
   SimtFacts f = simt_facts(p, st);
+  if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
+    // PyTorch's own kernels, one launch and a Python call per operation, and the copy of each
+    // result into the stage's output: its traffic about twice over.
+    r.mainloop_eff = 0.5;
+    r.wave_eff = r.tile_eff = 1;
+    r.t_sol = static_cast<double>(f.bytes) / hw.mem_bw;
+    r.t_est = r.t_sol / r.mainloop_eff + kTorchOpSeconds * static_cast<double>(t->ops.size());
+    return r;
+  }
   int th = c.simt.threads.value_or(256), vw = c.simt.vector_width.value_or(1);
   // order torch: a warp reads 32 consecutive elements, the transactions of 16-byte vectors
   if (c.simt.order == dsl::ScanOrder::torch) vw = std::max(1, 16 / std::max(1, f.elem_bytes));

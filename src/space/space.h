@@ -58,10 +58,12 @@ struct RankedCandidate {
   double epilogue_s = 0;     // epilogue time not hidden behind the mainloop
 };
 
-// The precision ladder of a GEMM stage under a policy: first entry tried first. f32 data:
-// exact -> f32x3s, f32x3, f32; tf32 -> tf32, f32x3s, f32x3, f32; bf16 -> as tf32 (bf16 math on
-// f32 data needs the lowering's conversion stages). f16/bf16 data: that dtype only.
-std::vector<dsl::Precision> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
+// The precision ladder of a GEMM stage under a policy: its rungs, first tried first, each the
+// precisions of one accuracy (a candidate's `rung`). f32 data: exact -> f32x3s, f32x3, f32;
+// tf32 -> {tf32, tf32m}, f32x3s, f32x3, f32 (tf32m: TF32 on mma.sync, for the operand layouts
+// wgmma's TF32 does not read); bf16 -> as tf32 (bf16 math on f32 data needs the lowering's
+// conversion stages). f16/bf16 data: that dtype only.
+std::vector<std::vector<dsl::Precision>> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
 
 // Every knob combination considered for `stage` (not yet validated), in a fixed order.
 // Errors: the stage index is out of range.

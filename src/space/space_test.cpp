@@ -88,11 +88,33 @@ TEST(Space, GemvCandidates) {
 
 TEST(Space, Ladder) {
   using P = dsl::Precision;
+  using R = std::vector<std::vector<P>>;
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
-            (std::vector<P>{P::tf32, P::f32x3s, P::f32x3, P::f32}));
-  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
-            (std::vector<P>{P::f32x3s, P::f32x3, P::f32}));
-  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (std::vector<P>{P::bf16}));
+            (R{{P::tf32, P::tf32m}, {P::f32x3s}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32), (R{{P::f32x3s}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
+}
+
+// A plain x @ W (W [K, N], N contiguous) cannot run wgmma's TF32; its TF32 rung is mma.sync's
+// (tf32m), so a tolerance TF32 meets (kb-v01) is tried at TF32's speed before 3xTF32 (issue 25:
+// the level-1 fp32 GEMMs stayed on 3xTF32 under kb-v01 while the ceiling assumed TF32).
+TEST(Space, KNByBGetsTf32OnMmaSyncAtTheFirstRung) {
+  using P = dsl::Precision;
+  auto p = dsl::dsl_compile(SourceFile{"t.ucut", "ucut 1\nin a : f32[4096, 4096]\nin b : f32[4096, 4096]\n"
+                                                 "out y : f32[4096, 4096]\nstage y = gemm(a, b)\n"}).program;
+  ASSERT_TRUE(p);
+  auto valid = space_valid(*p, 0, {});
+  ASSERT_TRUE(valid);
+  int tf32m = 0, tf32 = 0;
+  for (const auto& c : *valid) {
+    if (c.gemm.precision == P::tf32m) {
+      ++tf32m;
+      EXPECT_EQ(c.rung, 0);
+    }
+    if (c.gemm.precision == P::tf32) ++tf32;
+  }
+  EXPECT_GT(tf32m, 0);
+  EXPECT_EQ(tf32, 0);  // wgmma's TF32 reads B only K-major
 }
 
 TEST(Space, EnumerationCountsAreFixed) {
@@ -102,17 +124,19 @@ TEST(Space, EnumerationCountsAreFixed) {
   // 9 tile MxN x 2 K x 3 clusters x 2 schedules x (persistent + stream-K x (1 + splits 2,4,8))
   // x 2 rasters x 4 swizzles.
   EXPECT_EQ(all->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4);
-  // f32 data: the sm90 tf32 rung, the f32x3s rung (cooperative stream-K, K in 4 or 8 pieces:
-  // 9 x 2 x 3 clusters x 2 splits x 2 rasters x 4 swizzles), the sm80 f32x3 rung (6 tiles x
-  // 2 stages x 3 splits x 3 swizzles) and the FP32 SIMT rung (5 tiles x 3 stages x 8 splits, the
-  // summation orders, x 3 swizzles).
+  // f32 data: the tf32 rung (sm90 tf32, and sm80 tf32m: 6 tiles x 2 stages x 3 splits x 3
+  // swizzles), the f32x3s rung (cooperative stream-K, K in 4 or 8 pieces: 9 x 2 x 3 clusters x 2
+  // splits x 2 rasters x 4 swizzles), the sm80 f32x3 rung (as tf32m) and the FP32 SIMT rung
+  // (5 tiles x 3 stages x 8 splits, the summation orders, x 3 swizzles).
   auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 8 * 3);
+  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3 +
+                           5 * 3 * 8 * 3);
   // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4
   auto s = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 9 * 2 * 3 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 8 * 3);
+  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 4 + 6 * 2 * 3 * 3 +
+                           5 * 3 * 8 * 3);
   EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
 }
 

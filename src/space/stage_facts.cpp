@@ -72,6 +72,10 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
     f.kind = "attention";
     data = r->q;
     reads = {r->q, r->k, r->v};
+  } else if (auto* r = std::get_if<dsl::TorchStage>(&st.body)) {
+    f.kind = "torch";
+    data = st.outputs.at(0);
+    reads = r->reads;
   }
   if (const dsl::Tensor* t = p.find_tensor(data)) {
     f.last_dim = t->shape.empty() ? 1 : t->shape.back();
