@@ -27,6 +27,12 @@ struct Fixture : ::testing::Test {
     w.start_timeout = std::chrono::milliseconds(10000);
     return w;
   }
+  PoolOptions pool_options(std::vector<int> gpus) {
+    PoolOptions po;
+    po.gpus = std::move(gpus);
+    po.worker = options();
+    return po;
+  }
   int starts() {
     std::ifstream in(log);
     int n = 0;
@@ -123,10 +129,7 @@ TEST_F(Fixture, BadProblemIsAnErrorNamingTheFile) {
 // loads the problem: docs/eval-contract.md "Memory") is refused up front: no baselines, and every
 // candidate a launch_error in phase memory whose message names the sizes and the fix, never counted.
 TEST_F(Fixture, ProblemThatCannotFitIsRefusedWithTheSizesAndTheFix) {
-  PoolOptions po;
-  po.gpus = {0};
-  po.worker = options();
-  WorkerPool pool(po);
+  WorkerPool pool(pool_options({0}));
   ProblemContext ctx;
   std::string notes;
   ASSERT_TRUE(pool.prepare("huge.py", ctx, notes));
@@ -168,10 +171,7 @@ TEST_F(Fixture, WorkerThatCannotStartIsAnError) {
 }
 
 TEST_F(Fixture, PoolSpreadsCandidatesOverGpusAndKeepsOrder) {
-  PoolOptions po;
-  po.gpus = {0, 1};
-  po.worker = options();
-  WorkerPool pool(po);
+  WorkerPool pool(pool_options({0, 1}));
   ProblemContext ctx;
   std::string notes;
   ASSERT_TRUE(pool.prepare("p.py", ctx, notes));
@@ -213,10 +213,7 @@ TEST_F(Fixture, PoolUnderCudaVisibleDevicesUsesTheNamedGpus) {
   setenv("CUDA_VISIBLE_DEVICES", "5,7", 1);
   auto all = pool_parse_gpus("all");
   {
-    PoolOptions po;
-    po.gpus = {1};
-    po.worker = options();
-    WorkerPool pool(po);
+    WorkerPool pool(pool_options({1}));
     ProblemContext ctx;
     std::string notes;
     EXPECT_TRUE(pool.prepare("p.py", ctx, notes));
