@@ -219,7 +219,8 @@ def cases():
     yield "zero reference", torch.full((5, 3), 1e-3), torch.zeros(5, 3)
     yield "float64", ref.double() + 1e-3, ref.double()
     yield "float16", (ref + 0.02).half(), ref.half()
-    yield "integers", torch.arange(12).reshape(3, 4) + (torch.arange(12).reshape(3, 4) == 7), torch.arange(12).reshape(3, 4)
+    ints = torch.arange(12).reshape(3, 4)
+    yield "integers", ints + (ints == 7), ints
     t = ref.t()  # a non-contiguous reference
     yield "non-contiguous ref", t.contiguous() + (torch.arange(42).reshape(7, 6) == 20) * 1.0, t
     yield "declared shape", (ref + (torch.arange(42).reshape(6, 7) == 9) * 1.0).reshape(42), ref

@@ -446,8 +446,8 @@ class _Protocol:
 
 def _trial(p: _Protocol, k: int, seed: int, kind: str, reference64) -> Any:
     """One trial; returns (TrialResult, reference_limited, the second run alone failed), or a
-    string when a rescaled trial is skipped. Everything it allocates is released when it returns (the trial's inputs, the
-    reference's outputs, the candidate's outputs), so trials never stack up."""
+    string when a rescaled trial is skipped. Everything it allocates (its inputs and their clones,
+    the reference's outputs, the candidate's) is released when it returns: trials never stack up."""
     inputs = p.make_inputs(seed)
     if kind == "rescaled":
         if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs):

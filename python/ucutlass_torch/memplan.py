@@ -129,6 +129,7 @@ def host_available() -> int:
 
 
 def host_total() -> int:
+    """The host's physical memory (0 when unknown)."""
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
@@ -138,7 +139,7 @@ def host_total() -> int:
 def release(device: torch.device, collect: bool = True) -> None:
     """Returns freed memory to the device: unreachable objects are collected (``collect``: a
     previous problem's module or a compiled baseline may hold tensors in reference cycles; a
-    candidate's evaluation makes none, and a collection costs ~0.3 s) and the caching
+    candidate's evaluation makes none, and a collection takes tenths of a second) and the caching
     allocator's idle blocks given back, so the free memory measured next is what a new
     allocation can get and other processes see it free."""
     if collect:

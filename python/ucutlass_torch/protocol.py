@@ -30,8 +30,9 @@ client maps it onto RunRecord.status and adds ``timeout`` and ``rejected`` itsel
 ``phase`` says where it ended: ``load`` | ``memory`` | ``bind`` | ``correctness`` | ``timing`` |
 ``recheck`` | ``done``. ``memory``: the problem's memory plan (memplan, made at load_problem) says
 its evaluation cannot fit; the verdict is ``launch_error`` with the plan's message (the sizes and
-the fix), nothing ran, and ``baseline`` answers ``status: error`` with the same message. ``fatal: true`` means the CUDA context is unusable (e.g. an illegal address): the worker
-exits after replying and the client starts a new one.
+the fix), nothing ran, and ``baseline`` answers ``status: error`` with the same message.
+``fatal: true`` means the CUDA context is unusable (e.g. an illegal address): the worker exits
+after replying and the client starts a new one.
 
 A request the worker cannot serve (bad JSON, unknown cmd, no problem loaded, a problem file that
 fails to load) gets ``{"status": "error", "error": "<message naming the fix>"}``; the worker keeps
