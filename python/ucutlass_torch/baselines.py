@@ -87,11 +87,14 @@ def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.
         return {"mode": mode, "error": f"{type(e).__name__}: {e}".strip()[:2000], "cached": False}
     setup_s = time.perf_counter() - t0
     sm_clock_mhz = read_clock() if read_clock else ""  # read only when measuring (not on a cache hit)
-    stats = timing.time_fn(call, device, **timing_kw)
-    # Timed twice: a baseline measured slow (runs D/E of docs/benchmarks.md saw eager times 1.2-2.3x
-    # their own re-measurement, cause open) would overstate every speedup. The faster median is
-    # kept, both are recorded, and a spread over 10% is noted.
-    again = timing.time_fn(call, device, **timing_kw)
+    try:
+        stats = timing.time_fn(call, device, **timing_kw)
+        # Timed twice: a baseline measured slow (runs D/E of docs/benchmarks.md saw eager times
+        # 1.2-2.3x their own re-measurement, cause open) would overstate every speedup. The faster
+        # median is kept, both are recorded, and a spread over 10% is noted.
+        again = timing.time_fn(call, device, **timing_kw)
+    except torch.cuda.OutOfMemoryError as e:  # a baseline out of memory is reported, not fatal
+        return {"mode": mode, "error": f"out of memory: {str(e).strip().splitlines()[0]}", "cached": False}
     first_ms = stats.median_ms
     if again.median_ms < stats.median_ms:
         stats = again

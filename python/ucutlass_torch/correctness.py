@@ -12,6 +12,13 @@ stand-in on CPU tensors in the tests:
 one rescaled trial kept only if the reference stays finite, runs the candidate twice per trial
 (determinism: both runs must pass), and detects degenerate problems. :func:`recheck` is the check
 after the timing loop. Tolerance: ``|out − ref| ≤ atol + rtol·|ref|`` elementwise; NaN never passes.
+
+Memory (docs/eval-contract.md, "Memory"; memplan counts it): a trial holds only its inputs, the
+clone one party runs on, the reference's outputs and the candidate's; everything is released when
+the trial ends. Comparisons run in pieces of :data:`CHUNK` elements; the determinism run is
+compared bit for bit with the first through a fingerprint, not a copy; degenerate detection
+compares each trial with the first trial's outputs as it ends (kept for the re-check anyway,
+on the host when the plan says so) and keeps running statistics.
 """
 
 from __future__ import annotations
@@ -69,9 +76,86 @@ def _verdict(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float):
     return ok, diff, bound, ref_finite, same_special
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> Comparison:
+# Comparisons run over pieces of at most CHUNK elements, so a check of a 6 GiB output holds a few
+# chunk-sized temporaries instead of several full-size ones (docs/eval-contract.md, "Memory").
+CHUNK = 1 << 22
+# Bytes of scratch per chunk element a comparison may hold at once (up to ~10 temporaries of 8
+# bytes in float64, the kept reference's piece moved from the host included); memplan counts
+# CHUNK × this, and test_eval_memory_cpu checks the bound.
+SCRATCH_PER_ELEMENT = 96
+
+
+def scratch_bytes(chunk: Optional[int] = None) -> int:
+    return (chunk or CHUNK) * SCRATCH_PER_ELEMENT
+
+
+def pieces(shape: Tuple[int, ...], chunk: Optional[int] = None, prefix: tuple = (), offset: int = 0):
+    """Yields (index, flat offset) pairs that cut a tensor of ``shape`` into pieces of at most
+    ``chunk`` elements in row-major order: groups of whole rows of the leading dimension, or one
+    row at a time (recursively) when a row is longer. ``t[index].reshape(-1)`` is a piece (a view
+    when ``t`` is contiguous, else a copy of one piece)."""
+    chunk = chunk or CHUNK
+    n = math.prod(shape)
+    if n <= chunk:
+        yield prefix, offset
+    elif len(shape) == 1:
+        for a in range(0, n, chunk):
+            yield prefix + (slice(a, min(a + chunk, n)),), offset + a
+    else:
+        row = math.prod(shape[1:])
+        if row <= chunk:
+            step = chunk // row
+            for a in range(0, shape[0], step):
+                yield prefix + (slice(a, min(a + step, shape[0])),), offset + a * row
+        else:
+            for i in range(shape[0]):
+                yield from pieces(shape[1:], chunk, prefix + (i,), offset + i * row)
+
+
+def _piece(t: torch.Tensor, index: tuple, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    return t[index].reshape(-1).to(device=device, dtype=dtype)
+
+
+def _nanmax(a: float, b: float) -> float:
+    """max() that keeps a NaN, as torch's max does (Python's drops it or not by argument order)."""
+    return math.nan if math.isnan(a) or math.isnan(b) else max(a, b)
+
+
+def abs_max(t: torch.Tensor, chunk: Optional[int] = None) -> float:
+    """max|t| over every element (NaN when any is NaN; 0 for an empty tensor), piece by piece."""
+    m = 0.0
+    for index, _ in pieces(tuple(t.shape), chunk):
+        if t[index].numel():
+            m = _nanmax(m, float(t[index].abs().max().item()))
+    return m
+
+
+def all_finite(t: torch.Tensor, chunk: Optional[int] = None) -> bool:
+    return all(bool(torch.isfinite(t[index]).all()) for index, _ in pieces(tuple(t.shape), chunk))
+
+
+def fingerprint(t: torch.Tensor, chunk: Optional[int] = None) -> tuple:
+    """A digest of ``t``'s bits, to tell whether the determinism run repeated the first run bit
+    for bit without keeping the first run's output: its 16-bit words (bytes for 1-byte dtypes)
+    summed, and summed weighted by position. Sums stay below 2**63 per piece (≤ 2**24 words of
+    < 2**16, weights ≤ 2**16) and are added up in Python integers."""
+    word = torch.int16 if t.element_size() % 2 == 0 else torch.uint8
+    total, weighted = 0, 0
+    for index, _ in pieces(tuple(t.shape), chunk):
+        w = t[index].reshape(-1).view(word).to(torch.int64)
+        pos = torch.arange(w.numel(), dtype=torch.int64, device=w.device) % 65521 + 1
+        total += int(w.sum().item())
+        weighted += int((w * pos).sum().item())
+    return (tuple(t.shape), t.dtype, total, weighted)
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
+            chunk: Optional[int] = None) -> Comparison:
     """Elementwise ``|out − ref| ≤ atol + rtol·|ref|``. A NaN in ``out`` never passes; a NaN in
-    ``ref`` passes only against NaN at the same place (and inf only against the same inf)."""
+    ``ref`` passes only against NaN at the same place (and inf only against the same inf). Runs
+    piece by piece on ``out``'s device (``ref`` may be kept on the host); the verdict and every
+    statistic equal those of one pass over the whole tensor (the worst element is the first of
+    the highest violation score, as torch.argmax picks)."""
     if tuple(out.shape) != tuple(ref.shape) and out.numel() == ref.numel():
         # A kernel library declares its own shapes (a kept reduction dim [M, 1] is written [M],
         # a 0-d loss [1]); element count and row-major order are what must agree.
@@ -85,25 +169,40 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> C
     if out.numel() == 0:
         return Comparison(True, 0.0, 0.0, [], 0.0, 0.0, 0, 0, atol, rtol)
     wide = torch.float64 if ref.dtype == torch.float64 else torch.float32
-    o = out.detach().to(wide)
-    r = ref.detach().to(wide)
-    ok, diff, bound, ref_finite, same_special = _verdict(o, r, atol, rtol)
-    bad = ~ok
-    n_bad = int(bad.sum().item())
-    n_nan = int((ref_finite & ~torch.isfinite(o)).sum().item())
-    # Violation score: how far past the bound (NaN/inf in out counts as infinitely far).
-    score = torch.where(ref_finite & ~torch.isfinite(o), torch.full_like(diff, math.inf), diff - bound)
-    score = torch.where(same_special, torch.full_like(diff, -math.inf), score)
-    score = torch.nan_to_num(score, nan=math.inf)
-    flat = int(torch.argmax(score.reshape(-1)).item())
+    out, ref = out.detach(), ref.detach()
+    n_bad = n_nan = 0
+    max_abs, max_rel, any_nz = 0.0, 0.0, False
+    worst = None  # (score, flat index, out value, ref value)
+    for index, offset in pieces(tuple(ref.shape), chunk):
+        o = _piece(out, index, out.device, wide)
+        r = _piece(ref, index, out.device, wide)
+        ok, diff, bound, ref_finite, same_special = _verdict(o, r, atol, rtol)
+        n_bad += int((~ok).sum().item())
+        del ok
+        unwritten = ref_finite & ~torch.isfinite(o)
+        n_nan += int(unwritten.sum().item())
+        # Violation score: how far past the bound (NaN/inf in out counts as infinitely far).
+        score = torch.where(unwritten, torch.full_like(diff, math.inf), diff - bound)
+        del unwritten, bound
+        score = torch.where(same_special, torch.full_like(diff, -math.inf), score)
+        score = torch.nan_to_num(score, nan=math.inf)
+        at = int(torch.argmax(score).item())
+        s = float(score[at].item())
+        del score, same_special
+        if worst is None or s > worst[0]:
+            worst = (s, offset + at, o[at].item(), r[at].item())
+        finite_diff = torch.nan_to_num(torch.where(ref_finite, diff, torch.zeros_like(diff)), nan=math.inf,
+                                       posinf=math.inf)
+        del diff
+        max_abs = max(max_abs, float(finite_diff.max().item()))
+        nz = ref_finite & (r != 0)
+        if bool(nz.any()):
+            any_nz = True
+            max_rel = max(max_rel, float(torch.where(nz, finite_diff / r.abs(), torch.zeros_like(r)).max().item()))
+    if not any_nz:
+        max_rel = 0.0 if max_abs == 0 else math.inf
+    _, flat, ov, rv = worst
     idx = list(_unravel(flat, tuple(out.shape)))
-    finite_diff = torch.where(ref_finite, diff, torch.zeros_like(diff))
-    finite_diff = torch.nan_to_num(finite_diff, nan=math.inf, posinf=math.inf)
-    max_abs = float(finite_diff.max().item())
-    nz = ref_finite & (r != 0)
-    max_rel = float((finite_diff[nz] / r.abs()[nz]).max().item()) if bool(nz.any()) else (0.0 if max_abs == 0 else math.inf)
-    ov = o.reshape(-1)[flat].item()
-    rv = r.reshape(-1)[flat].item()
     msg = ""
     if n_bad:
         msg = (f"{n_bad} of {out.numel()} elements outside |out-ref| <= {atol:g} + {rtol:g}*|ref|"
@@ -175,11 +274,12 @@ def _finite(x):
 
 def rescale_inputs(inputs: Sequence[Any]) -> List[Any]:
     """Floating inputs ×4 then shifted by −2 (U[0,1) becomes U[−2,2): negative values and a wider
-    range challenge kernels that assume the default distribution)."""
+    range challenge kernels that assume the default distribution). The shift is in place on the
+    product, and the caller drops the originals, so the rescaled trial holds no extra copy."""
     out = []
     for x in inputs:
         if isinstance(x, torch.Tensor) and x.is_floating_point():
-            out.append(x * 4.0 - 2.0)
+            out.append(x.mul(4.0).sub_(2.0))
         else:
             out.append(x)
     return out
@@ -189,7 +289,7 @@ def _clone(inputs: Sequence[Any]) -> List[Any]:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
-def _as_list(v: Any) -> List[torch.Tensor]:
+def as_list(v: Any) -> List[torch.Tensor]:
     if isinstance(v, torch.Tensor):
         return [v]
     if isinstance(v, (list, tuple)):
@@ -197,7 +297,7 @@ def _as_list(v: Any) -> List[torch.Tensor]:
     raise TypeError(f"expected a tensor or a tuple of tensors, got {type(v).__name__}")
 
 
-def _compare_all(outs: List[torch.Tensor], refs: List[torch.Tensor], profile: str):
+def _compare_all(outs: List[torch.Tensor], refs: List[torch.Tensor], profile: str, chunk: Optional[int] = None):
     if len(outs) != len(refs):
         c = Comparison(False, math.inf, math.inf, [], math.nan, math.nan, -1, 0, 0, 0,
                        f"the kernel returns {len(outs)} output(s), the reference {len(refs)}")
@@ -205,7 +305,7 @@ def _compare_all(outs: List[torch.Tensor], refs: List[torch.Tensor], profile: st
     comps = []
     for o, r in zip(outs, refs):
         atol, rtol = tolerance(profile, r.dtype)
-        comps.append(compare(o, r, atol, rtol))
+        comps.append(compare(o, r, atol, rtol, chunk))
     return all(c.passed for c in comps), comps
 
 
@@ -221,52 +321,196 @@ def trial_seeds(n: int) -> List[int]:
     return [SEED_BASE + 7919 * k for k in range(n)]
 
 
+def _as_shape(t: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    return t if t.shape == shape else t.reshape(shape)
+
+
 def fp64_diagnosis(reference64: Callable[[List[Any]], Any], inputs: List[Any], outs: List[torch.Tensor],
-                   refs: List[torch.Tensor], output: int, profile: str) -> Tuple[str, bool]:
+                   refs: List[torch.Tensor], output: int, profile: str, chunk: Optional[int] = None) -> Tuple[str, bool]:
     """After a failed trial: evaluates the reference in float64 on the same inputs and says how far
     the candidate and the reference each are from it on the failing output. The verdict does not
     change (the contract's reference is the fp32 model); the text tells a wrong kernel from an
     fp32 reference whose own rounding exceeds the tolerance (long sums near zero). Returns the
     text and whether the failure is the reference's alone (reference-limited): every candidate
-    element within tolerance of float64, some reference element not."""
+    element within tolerance of float64, some reference element not. Compares piece by piece."""
     try:
-        wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in _clone(inputs)]
-        r64 = _as_list(reference64(wide))[output].double()
-        o = outs[output].detach().double().reshape(r64.shape)
-        r = refs[output].detach().double().reshape(r64.shape)
+        wide = [x.to(torch.float64, copy=True) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        r64 = as_list(reference64(wide))[output]
+        del wide
+        o = _as_shape(outs[output].detach(), r64.shape)
+        r = _as_shape(refs[output].detach(), r64.shape)
         atol, rtol = tolerance(profile, refs[output].dtype)
-        bad = ~_verdict(o, r, atol, rtol)[0]
-        cand_err = float((o - r64).abs().max())
-        ref_err = float((r - r64).abs().max())
-        cand_ok64 = _verdict(o, r64, atol, rtol)[0]
-        ok64 = int(cand_ok64[bad].sum())
-        limited = bool(cand_ok64.all()) and not bool(_verdict(r, r64, atol, rtol)[0].all())
+        cand_err = ref_err = 0.0
+        n_bad = ok64 = 0
+        cand_all_ok64 = ref_all_ok64 = True
+        for index, _ in pieces(tuple(r64.shape), chunk):
+            a = _piece(r64, index, r64.device, torch.float64)
+            op = _piece(o, index, r64.device, torch.float64)
+            rp = _piece(r, index, r64.device, torch.float64)
+            bad = ~_verdict(op, rp, atol, rtol)[0]
+            cand_ok64 = _verdict(op, a, atol, rtol)[0]
+            n_bad += int(bad.sum())
+            ok64 += int(cand_ok64[bad].sum())
+            cand_all_ok64 = cand_all_ok64 and bool(cand_ok64.all())
+            ref_all_ok64 = ref_all_ok64 and bool(_verdict(rp, a, atol, rtol)[0].all())
+            cand_err = _nanmax(cand_err, float((op - a).abs().max()))
+            ref_err = _nanmax(ref_err, float((rp - a).abs().max()))
+        limited = cand_all_ok64 and not ref_all_ok64
         text = (f"; against a float64 evaluation of the reference: candidate max error {cand_err:.3g}, the "
-                f"reference's own max error {ref_err:.3g}; {ok64} of the {int(bad.sum())} failing elements are "
+                f"reference's own max error {ref_err:.3g}; {ok64} of the {n_bad} failing elements are "
                 "within tolerance of float64")
         if limited:
             text += ("; reference-limited: the candidate is within tolerance of float64 everywhere, the fp32 "
                      "reference is not")
         return text, limited
     except Exception as e:  # noqa: BLE001 - a diagnosis must never change the verdict
-        return f"; (no float64 diagnosis: {type(e).__name__}: {str(e)[:120]})", False
+        return f"; (no float64 diagnosis: {type(e).__name__}: {str(e)[:160]})", False
+
+
+class DegenerateWatch:
+    """The degenerate-problem test without keeping every trial's outputs: the first random trial's
+    reference outputs (check() keeps them anyway, for the re-check) and, as each later trial ends,
+    whether its outputs still agree with them; max|ref| is a running maximum. A problem is
+    degenerate when every floating output has max|ref| ≤ atol (zeros would pass), or the outputs
+    of every seed agree within the tolerance (the output does not depend on the inputs, so a
+    constant would pass)."""
+
+    def __init__(self, profile: str, chunk: Optional[int] = None):
+        self.profile = profile
+        self.chunk = chunk
+        self.first: Optional[List[torch.Tensor]] = None
+        self.floats: List[int] = []
+        self.max_abs: Dict[int, float] = {}
+        self.trials = 0
+        self.same = True
+
+    def add(self, refs: List[torch.Tensor], kept: Optional[List[torch.Tensor]] = None) -> None:
+        """One random trial's reference outputs. The first trial's are held for the comparisons:
+        ``kept`` (a copy of ``refs``, perhaps on the host) when given, else ``refs`` themselves."""
+        if self.first is None:
+            self.first = kept if kept is not None else refs
+            self.floats = [i for i, r in enumerate(refs) if r.is_floating_point()]
+            self.max_abs = {i: 0.0 for i in self.floats}
+        for i in self.floats:
+            self.max_abs[i] = _nanmax(self.max_abs[i], abs_max(refs[i], self.chunk))
+        if self.trials and self.same:
+            for i in self.floats:
+                atol, rtol = tolerance(self.profile, self.first[i].dtype)
+                if not compare(refs[i], self.first[i], atol, rtol, self.chunk).passed:
+                    self.same = False
+                    break
+        self.trials += 1
+
+    def verdict(self) -> Tuple[bool, str]:
+        if not self.floats:
+            return False, ""
+        tiny = [(self.max_abs[i], tolerance(self.profile, self.first[i].dtype)[0]) for i in self.floats]
+        if all(m <= atol for m, atol in tiny):
+            return True, "max|ref| = %.3g <= atol = %g: an all-zero output would pass" % (max(m for m, _ in tiny),
+                                                                                          tiny[0][1])
+        if self.trials >= 2 and self.same:
+            return True, "the reference output is the same (within tolerance) for every input seed: a constant would pass"
+        return False, ""
+
+
+class _Protocol:
+    """What every trial of :func:`check` shares: the three callables, the options, the degenerate
+    watch and the first trial's kept reference outputs."""
+
+    def __init__(self, reference, candidate, make_inputs, profile, determinism, sync, chunk, keep_device):
+        self.reference, self.candidate, self.make_inputs = reference, candidate, make_inputs
+        self.profile, self.determinism, self.sync, self.chunk = profile, determinism, sync, chunk
+        self.keep_device = keep_device
+        self.watch = DegenerateWatch(profile, chunk)
+        self.keep: Dict[str, Any] = {}
+
+    def run(self, fn, inputs: List[Any]) -> List[torch.Tensor]:
+        # Each party gets its own clone, so a kernel (or a model) that writes its inputs cannot
+        # change what the other sees; the clone is dropped as soon as the call returns.
+        outs = as_list(fn(_clone(inputs)))
+        self.sync()
+        return outs
+
+    def observe(self, seed: int, refs: List[torch.Tensor]) -> None:
+        """A random trial's reference outputs: the first are kept (a copy, on keep_device when
+        given: the host, when the device has no room), every one is shown to the watch."""
+        if not self.keep:
+            kept = [r.detach().to(self.keep_device, copy=True) if self.keep_device is not None else r.detach().clone()
+                    for r in refs]
+            self.keep = {"seed": seed, "refs": kept}
+            self.watch.add(refs, kept)
+        else:
+            self.watch.add(refs)
+
+
+def _trial(p: _Protocol, k: int, seed: int, kind: str, reference64) -> Any:
+    """One trial; returns (TrialResult, reference_limited, the second run alone failed), or a
+    string when a rescaled trial is skipped. Everything it allocates (its inputs and their clones,
+    the reference's outputs, the candidate's) is released when it returns: trials never stack up."""
+    inputs = p.make_inputs(seed)
+    if kind == "rescaled":
+        if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs):
+            return "skipped: no floating-point inputs"
+        inputs = rescale_inputs(inputs)
+    cand_first = (k % 2 == 1)
+    if cand_first:
+        outs = p.run(p.candidate, inputs)
+        refs = p.run(p.reference, inputs)
+    else:
+        refs = p.run(p.reference, inputs)
+        outs = p.run(p.candidate, inputs)
+    if kind == "rescaled" and not all(all_finite(r, p.chunk) for r in refs if r.is_floating_point()):
+        return "skipped: reference not finite on rescaled inputs"
+    if kind == "random":
+        p.observe(seed, refs)
+    ok1, comps1 = _compare_all(outs, refs, p.profile, p.chunk)
+    diag, limited = "", False
+    if not ok1 and reference64 is not None:
+        diag, limited = fp64_diagnosis(reference64, inputs, outs, refs, _worst(comps1)[0], p.profile, p.chunk)
+    runs, ok2, rep, comps = 1, True, True, comps1
+    if p.determinism:
+        # The second run may write into the same buffers (the worker reuses them, NaN-filled
+        # again), so the first run is remembered by a fingerprint of its bits, not a copy.
+        first = [fingerprint(o, p.chunk) for o in outs]
+        del outs
+        outs = p.run(p.candidate, inputs)
+        ok2, comps2 = _compare_all(outs, refs, p.profile, p.chunk)
+        runs = 2
+        rep = first == [fingerprint(o, p.chunk) for o in outs]
+        if ok1 and not ok2:
+            comps = comps2
+    passed = ok1 and ok2
+    wi, wc = _worst(comps)
+    msg = ""
+    if not passed:
+        which = "second run" if ok1 and not ok2 else "first run"
+        msg = f"trial {k} ({kind}, seed {seed}, {'candidate' if cand_first else 'reference'} first, {which}): output {wi}: {wc.message}"
+        if ok1 and not ok2:
+            msg += " (the first run passed: the result is not deterministic)"
+        else:
+            msg += diag
+    result = TrialResult(seed, kind, "candidate-first" if cand_first else "reference-first", passed, runs,
+                         wc.max_abs, wc.max_rel, wi, wc.worst_index, rep, msg)
+    return result, limited, ok1 and not ok2
 
 
 def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]], Any],
           make_inputs: Callable[[int], List[Any]], profile: str = "default", trials: int = MIN_TRIALS,
           rescaled: bool = True, determinism: bool = True,
           sync: Callable[[], None] = lambda: None,
-          reference64: Optional[Callable[[List[Any]], Any]] = None) -> tuple:
+          reference64: Optional[Callable[[List[Any]], Any]] = None,
+          keep_device: Optional[Any] = None, chunk: Optional[int] = None) -> tuple:
     """Runs the correctness protocol. Returns (CorrectnessReport, keep) where keep holds the first
-    trial's inputs and reference outputs for :func:`recheck`. Exceptions raised by ``candidate``
-    (a launch failure) propagate to the caller, which records them as launch errors.
-    ``reference64`` (the model in float64), when given, diagnoses the first failing trial
-    (:func:`fp64_diagnosis`); it never changes a verdict."""
+    trial's seed and reference outputs for :func:`recheck` (on ``keep_device`` when given, e.g.
+    "cpu" when the GPU has no room for them: memplan). Exceptions raised by ``candidate`` (a launch
+    failure) propagate to the caller, which records them as launch errors. ``reference64`` (the
+    model in float64), when given, diagnoses the first failing trial (:func:`fp64_diagnosis`); it
+    never changes a verdict. Comparisons run in pieces of ``chunk`` elements (CHUNK)."""
     tolerance(profile, torch.float32)  # validates the profile name
     trials = max(MIN_TRIALS, int(trials))
+    proto = _Protocol(reference, candidate, make_inputs, profile, determinism, sync, chunk, keep_device)
     results: List[TrialResult] = []
-    refs_by_trial: List[List[torch.Tensor]] = []
-    keep: Dict[str, Any] = {}
     all_pass = True
     deterministic = True
     bitwise = True
@@ -278,123 +522,48 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
     plan = [(s, "random") for s in trial_seeds(trials)]
     if rescaled:
         plan.append((plan[0][0] + 1, "rescaled"))
-    tolerances: List[Dict[str, Any]] = []
     for k, (seed, kind) in enumerate(plan):
-        inputs = make_inputs(seed)
+        outcome = _trial(proto, k, seed, kind, reference64 if not first_msg else None)
+        if isinstance(outcome, str):
+            rescaled_note = outcome
+            continue
         if kind == "rescaled":
-            if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs):
-                rescaled_note = "skipped: no floating-point inputs"
-                continue
-            inputs = rescale_inputs(inputs)
-        cand_first = (k % 2 == 1)
-        if cand_first:
-            outs1 = [t.clone() for t in _as_list(candidate(_clone(inputs)))]
-            sync()
-            refs = _as_list(reference(_clone(inputs)))
-            sync()
-        else:
-            refs = _as_list(reference(_clone(inputs)))
-            sync()
-            outs1 = [t.clone() for t in _as_list(candidate(_clone(inputs)))]
-            sync()
-        if kind == "rescaled":
-            if not all(bool(torch.isfinite(r).all()) for r in refs if r.is_floating_point()):
-                rescaled_note = "skipped: reference not finite on rescaled inputs"
-                continue
             rescaled_note = "kept"
-        else:
-            refs_by_trial.append([r.detach().clone() for r in refs])
-        if not tolerances:
-            tolerances = [{"output": i, "dtype": str(r.dtype).replace("torch.", ""),
-                           "atol": tolerance(profile, r.dtype)[0], "rtol": tolerance(profile, r.dtype)[1]}
-                          for i, r in enumerate(refs)]
-        ok1, comps1 = _compare_all(outs1, refs, profile)
-        runs = 1
-        ok2, rep = True, True
-        comps = comps1
-        if determinism:
-            outs2 = _as_list(candidate(_clone(inputs)))
-            sync()
-            ok2, comps2 = _compare_all(outs2, refs, profile)
-            runs = 2
-            rep = len(outs1) == len(outs2) and all(
-                a.shape == b.shape and torch.equal(torch.nan_to_num(a), torch.nan_to_num(b)) for a, b in zip(outs1, outs2))
-            if ok1 and not ok2:
-                comps = comps2
-        passed = ok1 and ok2
-        wi, wc = _worst(comps)
-        msg = ""
-        if not passed:
-            which = "second run" if ok1 and not ok2 else "first run"
-            msg = f"trial {k} ({kind}, seed {seed}, {'candidate' if cand_first else 'reference'} first, {which}): output {wi}: {wc.message}"
-            if ok1 and not ok2:
-                msg += " (the first run passed: the result is not deterministic)"
-                deterministic = False
-            elif reference64 is not None and not first_msg:
-                diag, limited = fp64_diagnosis(reference64, inputs, outs1, refs, wi, profile)
-                msg += diag
-                reference_limited = limited
-        results.append(TrialResult(seed, kind, "candidate-first" if cand_first else "reference-first", passed, runs,
-                                   wc.max_abs, wc.max_rel, wi, wc.worst_index, rep, msg))
-        bitwise = bitwise and rep
-        if not passed:
+        tr, limited, second_run_failed = outcome
+        results.append(tr)
+        bitwise = bitwise and tr.bitwise_repeatable
+        if not tr.passed:
             all_pass = False
-            first_msg = first_msg or msg
-        if (overall is None or (not passed and overall[0]) or
-                (passed == overall[0] and wc.max_abs > overall[1])):
-            overall = (passed, wc.max_abs, wi, wc.worst_index)
-        max_rel = max(max_rel, wc.max_rel)
-        if k == 0:
-            keep = {"seed": seed, "refs": [r.detach().clone() for r in refs]}
-    degenerate, reason = detect_degenerate(refs_by_trial, profile)
+            if second_run_failed:
+                deterministic = False
+            elif not first_msg:
+                reference_limited = limited
+            first_msg = first_msg or tr.message
+        if (overall is None or (not tr.passed and overall[0]) or
+                (tr.passed == overall[0] and tr.max_abs > overall[1])):
+            overall = (tr.passed, tr.max_abs, tr.worst_output, tr.worst_index)
+        max_rel = max(max_rel, tr.max_rel)
+    degenerate, reason = proto.watch.verdict()
+    refs0 = proto.keep.get("refs", [])
+    tolerances = [{"output": i, "dtype": str(r.dtype).replace("torch.", ""),
+                   "atol": tolerance(profile, r.dtype)[0], "rtol": tolerance(profile, r.dtype)[1]}
+                  for i, r in enumerate(refs0)]
     overall = overall or (True, 0.0, 0, [])
     report = CorrectnessReport(all_pass, profile, results, overall[1], max_rel, overall[2], overall[3], degenerate, reason,
                                deterministic, bitwise, first_msg, rescaled_note, tolerances,
                                reference_limited=reference_limited and not all_pass)
-    return report, keep
-
-
-def detect_degenerate(refs_by_trial: List[List[torch.Tensor]], profile: str) -> tuple:
-    """A problem is degenerate when every floating output has max|ref| ≤ atol (zeros would pass),
-    or the reference outputs of different seeds agree within the tolerance (the output does not
-    depend on the inputs, so a constant would pass)."""
-    if not refs_by_trial:
-        return False, ""
-    first = refs_by_trial[0]
-    floats = [i for i, r in enumerate(first) if r.is_floating_point()]
-    if not floats:
-        return False, ""
-    tiny = []
-    for i in floats:
-        atol, _ = tolerance(profile, first[i].dtype)
-        m = max(float(refs[i].abs().max().item()) if refs[i].numel() else 0.0 for refs in refs_by_trial)
-        tiny.append((m, atol))
-    if all(m <= atol for m, atol in tiny):
-        return True, "max|ref| = %.3g <= atol = %g: an all-zero output would pass" % (max(m for m, _ in tiny), tiny[0][1])
-    if len(refs_by_trial) >= 2:
-        same = True
-        for i in floats:
-            atol, rtol = tolerance(profile, first[i].dtype)
-            for other in refs_by_trial[1:]:
-                if not compare(other[i], first[i], atol, rtol).passed:
-                    same = False
-                    break
-            if not same:
-                break
-        if same:
-            return True, "the reference output is the same (within tolerance) for every input seed: a constant would pass"
-    return False, ""
+    return report, proto.keep
 
 
 def recheck(candidate: Callable[[List[Any]], Any], make_inputs: Callable[[int], List[Any]], keep: Dict[str, Any],
-            profile: str, sync: Callable[[], None] = lambda: None) -> Dict[str, Any]:
+            profile: str, sync: Callable[[], None] = lambda: None, chunk: Optional[int] = None) -> Dict[str, Any]:
     """The check after the timing loop: the first trial's inputs again, into NaN-poisoned outputs,
-    against the reference outputs kept from that trial."""
+    against the reference outputs kept from that trial (on the host or the device)."""
     if not keep:
         return {"passed": False, "message": "no kept trial to re-check against"}
-    outs = _as_list(candidate(make_inputs(keep["seed"])))
+    outs = as_list(candidate(make_inputs(keep["seed"])))
     sync()
-    ok, comps = _compare_all(outs, keep["refs"], profile)
+    ok, comps = _compare_all(outs, keep["refs"], profile, chunk)
     wi, wc = _worst(comps)
     return _finite({"passed": ok, "max_abs": wc.max_abs, "max_rel": wc.max_rel, "worst_output": wi,
                     "worst_index": wc.worst_index,

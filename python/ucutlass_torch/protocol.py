@@ -13,7 +13,10 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
                                           device, l2_bytes, matmul_tf32, cudnn_tf32, pid}}
   {"id": 2, "cmd": "load_problem", "problem": "path/to/problem.py", "seed": 42}
       -> {"status": "ok", "problem": {name, path, source_sha256, doc, seed,
-                                      outputs: [{shape, dtype}], inputs: [{shape, dtype}]}}
+                                      outputs: [{shape, dtype}], inputs: [{shape, dtype}],
+                                      memory: {fits, keep_on, need_bytes, free_bytes, total_bytes,
+                                               sizes: {inputs, outputs, params, forward_peak},
+                                               message}}}
   {"id": 3, "cmd": "evaluate", "so": "k.so", "profile": "default", "trials": 5,
    "rescaled": true, "min_reps": 30, "target_s": 0.25, "timing": true, "scalars": null}
       -> {"status": "ok", "result": {verdict, error, phase, kernel, correctness, timing,
@@ -24,9 +27,12 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
 
 ``result.verdict`` is ``ok`` | ``mismatch`` | ``launch_error`` (the candidate's outcome; the
 client maps it onto RunRecord.status and adds ``timeout`` and ``rejected`` itself).
-``phase`` says where it ended: ``load`` | ``bind`` | ``correctness`` | ``timing`` | ``recheck`` |
-``done``. ``fatal: true`` means the CUDA context is unusable (e.g. an illegal address): the worker
-exits after replying and the client starts a new one.
+``phase`` says where it ended: ``load`` | ``memory`` | ``bind`` | ``correctness`` | ``timing`` |
+``recheck`` | ``done``. ``memory``: the problem's memory plan (memplan, made at load_problem) says
+its evaluation cannot fit; the verdict is ``launch_error`` with the plan's message (the sizes and
+the fix), nothing ran, and ``baseline`` answers ``status: error`` with the same message.
+``fatal: true`` means the CUDA context is unusable (e.g. an illegal address): the worker exits
+after replying and the client starts a new one.
 
 A request the worker cannot serve (bad JSON, unknown cmd, no problem loaded, a problem file that
 fails to load) gets ``{"status": "error", "error": "<message naming the fix>"}``; the worker keeps

@@ -111,13 +111,19 @@ def gpu_sleep(seconds: float, device: torch.device) -> None:
         sleep(int(seconds * 2e9))  # cycles at ~2 GHz; only a head start, so the clock need not be exact
 
 
+def flush_bytes(device: torch.device) -> int:
+    """The L2-flush buffer's size on ``device``: ≥2× the L2 size, at least 128 MiB."""
+    props = torch.cuda.get_device_properties(device)
+    l2 = int(getattr(props, "L2_cache_size", 0) or 0) or 64 * 2**20
+    return max(2 * l2, 128 * 2**20)
+
+
 class L2Flusher:
-    """Owns a buffer of ≥2× the L2 size; ``flush(stream)`` overwrites all of it on that stream."""
+    """Owns a buffer of ≥2× the L2 size; ``flush(stream)`` overwrites all of it on that stream.
+    The worker makes one and reuses it for every candidate and baseline."""
 
     def __init__(self, device: torch.device):
-        props = torch.cuda.get_device_properties(device)
-        l2 = int(getattr(props, "L2_cache_size", 0) or 0) or 64 * 2**20
-        self.bytes = max(2 * l2, 128 * 2**20)
+        self.bytes = flush_bytes(device)
         self.buf = torch.empty(self.bytes // 4, dtype=torch.int32, device=device)
 
     def flush(self) -> None:

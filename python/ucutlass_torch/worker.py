@@ -1,9 +1,11 @@
 """The evaluation worker: ``python -m ucutlass_torch.worker`` (protocol: protocol.py's docstring).
 
 One persistent process per GPU (the client sets CUDA_VISIBLE_DEVICES). It holds the loaded
-problem, the fp32 reference Model built under seed 42, and the L2-flush buffer, so evaluating a
-candidate costs only its trials and timing. The :class:`Worker` class is the whole logic and is
-used directly by the CPU tests with stand-in kernels (kernel.PyKernel).
+problem, the fp32 reference Model built under seed 42, the problem's memory plan (memplan) and
+the L2-flush buffer, so evaluating a candidate costs only its trials and timing; whatever a
+candidate allocated is released when its evaluation ends, whatever a problem held when the next
+one loads. The :class:`Worker` class is the whole logic and is used directly by the CPU tests
+with stand-in kernels (kernel.PyKernel).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from . import baselines, correctness, kernel, protocol, timing
+from . import baselines, correctness, kernel, memplan, protocol, timing
 from .loader import ProblemError, build_model, load_problem, make_inputs
 
 MODEL_SEED = 42
@@ -87,6 +89,7 @@ class Worker:
         self.loaded = None
         self.model = None
         self.problem_info: Dict[str, Any] = {}
+        self.memory: Optional[memplan.MemoryPlan] = None
         self.flusher = None
         self.tmpdir = tempfile.mkdtemp(prefix="ucut-worker-")
         self.n_loaded = 0
@@ -137,20 +140,43 @@ class Worker:
             raise protocol.RequestError("no problem loaded: send {\"cmd\": \"load_problem\", \"problem\": PATH} first")
 
     def load(self, path: str, seed: int = MODEL_SEED) -> Dict[str, Any]:
-        self.loaded = load_problem(path)
-        self.model = build_model(self.loaded, seed=seed, device=str(self.device))
+        """Loads a problem, runs its eager forward once to measure it, and plans the memory of its
+        evaluation (memplan). A file that does not load leaves the previous problem in place;
+        otherwise the previous problem is released before the new model is built."""
+        loaded = load_problem(path)
+        had_problem = self.loaded is not None
+        self.loaded = self.model = self.memory = None
+        memplan.release(self.device, collect=had_problem)
+        self.loaded = loaded
+        try:
+            self.model = build_model(self.loaded, seed=seed, device=str(self.device))
+        except torch.cuda.OutOfMemoryError as e:
+            self.loaded = None
+            raise protocol.RequestError(f"{path}: the model's parameters do not fit in GPU memory "
+                                        f"({str(e).strip().splitlines()[0]}); free the GPU or use one with more memory")
         self.seed = seed
-        inputs = self.inputs(TIMING_SEED)
-        with torch.no_grad():
-            outs = correctness._as_list(self.model(*inputs))
+        m = memplan.measure(self.model, lambda: self.inputs(TIMING_SEED), self.device)
+        memplan.release(self.device, collect=False)
+        self.memory = self._plan(m)
         self.problem_info = {
             "name": self.loaded.name, "path": self.loaded.path, "source_sha256": self.loaded.source_sha256,
             "doc": self.loaded.doc, "seed": seed,
-            "inputs": [{"shape": list(x.shape), "dtype": kernel.dtype_name(x.dtype)} for x in inputs
-                       if isinstance(x, torch.Tensor)],
-            "outputs": [{"shape": list(o.shape), "dtype": kernel.dtype_name(o.dtype)} for o in outs],
+            "inputs": [{"shape": shape, "dtype": kernel.dtype_name(dt)} for shape, dt in m.inputs],
+            "outputs": [{"shape": shape, "dtype": kernel.dtype_name(dt)} for shape, dt in m.outputs],
+            "memory": self.memory.to_json(),
         }
         return self.problem_info
+
+    def _plan(self, m: memplan.Measured) -> memplan.MemoryPlan:
+        free, total = memplan.device_memory(self.device)
+        cuda = self.device.type == "cuda"
+        where = "GPU" if cuda else "host"
+        if m.error:
+            return memplan.forward_refusal(m.sizes, free, total, m.error, where)
+        flush = timing.flush_bytes(self.device) if cuda and self.flusher is None else 0
+        # On a GPU the kept reference outputs may move to the host; on a CPU they are there already.
+        host = memplan.host_available() if cuda else 0
+        return memplan.plan(m.sizes, free, total, host, flush, correctness.scratch_bytes(), where)
 
     def inputs(self, seed: int) -> List[Any]:
         return make_inputs(self.loaded, seed=seed, device=str(self.device))
@@ -160,14 +186,21 @@ class Worker:
             return self.model(*inputs)
 
     def reference64(self, inputs: List[Any]) -> Any:
-        """The reference model in float64 (built on first use, per problem): only for diagnosing a
-        mismatch (correctness.fp64_diagnosis), never for a verdict."""
-        if getattr(self, "_model64_of", None) is not self.model:
-            import copy
-            self._model64 = copy.deepcopy(self.model).double()
-            self._model64_of = self.model
+        """The reference model in float64, built for one diagnosis of a mismatch
+        (correctness.fp64_diagnosis, never a verdict) and dropped after it. Where its parameters
+        (a copy, then widened), the widened inputs and the widened forward would not fit in free
+        memory it raises MemoryError, which the diagnosis reports instead of its numbers."""
+        import copy
+
+        s = self.memory.sizes
+        need = 3 * s.params + 2 * (s.inputs + s.forward_peak)
+        free, _ = memplan.device_memory(self.device)
+        if need > free * (1 - memplan.HEADROOM):
+            raise MemoryError(f"the float64 model and forward need about {memplan.gib(need)}, "
+                              f"{memplan.gib(free)} is free")
+        model64 = copy.deepcopy(self.model).double()
         with torch.no_grad():
-            return self._model64(*inputs)
+            return model64(*inputs)
 
     def sync(self) -> None:
         if self.device.type == "cuda":
@@ -195,12 +228,24 @@ class Worker:
             return self._result("launch_error", "load", str(e), t0=t0)
         return self.evaluate(k, **kw)
 
-    def evaluate(self, k: Any, profile: str = "default", trials: int = correctness.MIN_TRIALS,
-                 rescaled: bool = True, do_timing: bool = True, min_reps: int = timing.MIN_REPS,
-                 target_s: float = timing.TARGET_S, scalars: Optional[list] = None) -> Dict[str, Any]:
+    def evaluate(self, k: Any, **kw) -> Dict[str, Any]:
+        """One candidate under the contract (:meth:`_evaluate`); what it allocated, passing or
+        failing, is released before the next."""
+        try:
+            return self._evaluate(k, **kw)
+        finally:
+            memplan.release(self.device, collect=False)
+
+    def _evaluate(self, k: Any, profile: str = "default", trials: int = correctness.MIN_TRIALS,
+                  rescaled: bool = True, do_timing: bool = True, min_reps: int = timing.MIN_REPS,
+                  target_s: float = timing.TARGET_S, scalars: Optional[list] = None) -> Dict[str, Any]:
         t0 = time.perf_counter()
         correctness.tolerance(profile, torch.float32)
         info = {key: k.describe.get(key) for key in ("name", "program_hash", "abi", "ucutlass", "cutlass", "arch", "stages")}
+        if not self.memory.fits:
+            return self._result("launch_error", "memory", self.memory.message, kernel_info=info, t0=t0)
+        # The first trial's reference outputs stay on the device unless the plan moved them to the host.
+        keep_device = "cpu" if self.memory.keep_on == "host" else None
         phase = "bind"
         try:
             bound = kernel.bind(k, self.model, self.device, scalars)
@@ -220,7 +265,7 @@ class Worker:
             tc = time.perf_counter()
             report, keep = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
                                              rescaled=rescaled, determinism=True, sync=self.sync,
-                                             reference64=self.reference64)
+                                             reference64=self.reference64, keep_device=keep_device)
             seconds["correctness"] = time.perf_counter() - tc
             if not report.passed:
                 return self._result("mismatch", phase, report.message, kernel_info=info, corr=report, t0=t0,
@@ -251,8 +296,7 @@ class Worker:
         except kernel.KernelError as e:
             self._check_context()
             return self._result("launch_error", phase, str(e), kernel_info=info, corr=report, t0=t0, seconds=seconds)
-        except torch.cuda.OutOfMemoryError as e:
-            torch.cuda.empty_cache()
+        except torch.cuda.OutOfMemoryError as e:  # evaluate() releases the memory on the way out
             return self._result("launch_error", phase, f"out of memory: {str(e).splitlines()[0]}", kernel_info=info,
                                 corr=report, t0=t0, seconds=seconds)
         except RuntimeError as e:
@@ -281,6 +325,19 @@ class Worker:
                 "timing": stats.to_json() if stats is not None else None, "seconds": seconds}
 
     def baselines(self, modes: List[str], cache_dir: Optional[str], min_reps: int = timing.MIN_REPS) -> Dict[str, Any]:
+        """The baselines' timings (baselines.measure); a problem whose evaluation cannot fit is
+        refused, as its candidates are. The compiled models, their graphs and the inputs are
+        released afterwards."""
+        if not self.memory.fits:
+            raise protocol.RequestError(self.memory.message)
+        try:
+            return self._baselines(modes, cache_dir, min_reps)
+        finally:
+            if any(m != "eager" for m in modes):
+                torch._dynamo.reset()
+            memplan.release(self.device)
+
+    def _baselines(self, modes: List[str], cache_dir: Optional[str], min_reps: int) -> Dict[str, Any]:
         inputs = self.inputs(TIMING_SEED)
         out = {}
         for mode in modes:

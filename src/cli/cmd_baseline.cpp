@@ -40,6 +40,7 @@ int run_baseline(const BaselineArgs& a) {
                  a.compile_mode.c_str());
     return 2;
   }
+  if (!cli_require_gpu("baseline")) return 2;
   eval::WorkerOptions wo;
   wo.gpu = a.gpu;
   eval::WorkerClient w(wo);

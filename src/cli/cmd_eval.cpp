@@ -64,6 +64,7 @@ int run_eval(const EvalArgs& a) {
     std::fprintf(stderr, "ucutlass eval: error: %s\n", gpus.error().render().c_str());
     return 2;
   }
+  if (!cli_require_gpu("eval")) return 2;
   std::vector<eval::Candidate> cands;
   std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
   for (const auto& p : a.programs) cands.push_back(eval::candidate_build(p, build_root));

@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "build/cache_gc.h"
+#include "search/adapters_eval.h"
 #include "support/diagnostics.h"
 #include "support/fs.h"
 
@@ -37,6 +39,17 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
   return sub.add_option("--profile", profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
       ->check(CLI::IsMember({"default", "kb-v01"}))
       ->capture_default_str();
+}
+
+bool cli_require_gpu(const char* command) {
+  if (search::gpu_present()) return true;
+  const char* forced = std::getenv("UCUTLASS_NO_GPU");
+  std::fprintf(stderr,
+               "ucutlass %s: error: no CUDA GPU (%s): nothing was measured or stored\n"
+               "hint: run on a machine with an NVIDIA GPU; 'ucutlass optimize --plan' ranks and compiles candidates "
+               "without one\n",
+               command, forced && *forced ? "UCUTLASS_NO_GPU is set" : "nvidia-smi lists none");
+  return false;
 }
 
 void cli_apply_cache_cap() {

@@ -39,6 +39,11 @@ void cli_apply_cache_cap();
 // value, with a message and hint of its own.)
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
+// eval and baseline measure on a GPU and nothing else. Without one (search::gpu_present(): nvidia-smi
+// lists none, or UCUTLASS_NO_GPU is set) they refuse at once, before compiling a program or starting
+// a worker, and store nothing: prints the refusal for `command` and returns false.
+bool cli_require_gpu(const char* command);
+
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);
 CommandRun cmd_optimize(CLI::App& sub);

@@ -70,6 +70,12 @@ Status WorkerClient::ensure_started() {
   if (pong->value("status", "") != "ok")
     return make_error(ErrorCode::subprocess, "the worker failed to start: " + pong->value("error", pong->dump()));
   env_ = pong->value("env", nlohmann::json::object());
+  if (env_.value("gpu", "") == "cpu")
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("no CUDA GPU: PyTorch in the evaluation worker sees none (torch {}, CUDA build {})",
+                                  env_.value("torch", "?"), env_.value("cuda", "").empty() ? "none" : env_.value("cuda", "")),
+                      "run on a machine with an NVIDIA GPU and a CUDA build of PyTorch; 'ucutlass optimize --plan' "
+                      "ranks and compiles candidates without one");
   if (!problem_path_.empty()) {
     auto loaded = raw_request({{"cmd", "load_problem"}, {"problem", problem_path_}}, options_.start_timeout);
     if (!loaded) return loaded.error();

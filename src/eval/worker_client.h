@@ -2,7 +2,8 @@
 // `python -m ucutlass_torch.worker` per GPU, spoken to in JSON lines with a deadline per request.
 // A request past its deadline kills the worker's process group (a hung kernel cannot be stopped
 // any other way); a worker that dies or reports a fatal CUDA error is replaced on the next request,
-// and the problem it had loaded is loaded again, so one bad candidate never ends a run.
+// and the problem it had loaded is loaded again, so one bad candidate never ends a run. A worker
+// whose PyTorch sees no CUDA GPU (its ping says gpu "cpu") is refused: it would time the CPU.
 #pragma once
 
 #include <chrono>

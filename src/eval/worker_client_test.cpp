@@ -3,6 +3,7 @@
 // one record and one restart, after which the next candidate evaluates normally.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -25,6 +26,12 @@ struct Fixture : ::testing::Test {
     w.env["FAKE_WORKER_LOG"] = log;
     w.start_timeout = std::chrono::milliseconds(10000);
     return w;
+  }
+  PoolOptions pool_options(std::vector<int> gpus) {
+    PoolOptions po;
+    po.gpus = std::move(gpus);
+    po.worker = options();
+    return po;
   }
   int starts() {
     std::ifstream in(log);
@@ -118,6 +125,42 @@ TEST_F(Fixture, BadProblemIsAnErrorNamingTheFile) {
   EXPECT_NE(r.error().message.find("missing.py"), std::string::npos);
 }
 
+// A problem whose evaluation cannot fit in GPU memory (the worker's memory plan, made when it
+// loads the problem: docs/eval-contract.md "Memory") is refused up front: no baselines, and every
+// candidate a launch_error in phase memory whose message names the sizes and the fix, never counted.
+TEST_F(Fixture, ProblemThatCannotFitIsRefusedWithTheSizesAndTheFix) {
+  WorkerPool pool(pool_options({0}));
+  ProblemContext ctx;
+  std::string notes;
+  ASSERT_TRUE(pool.prepare("huge.py", ctx, notes));
+  EXPECT_EQ(notes.rfind("baselines failed: does not fit in GPU memory", 0), 0u) << notes;
+  EXPECT_TRUE(std::isnan(ctx.eager_ms));
+  auto recs = pool.evaluate_all({{"a", "/k/ok.so", ""}, {"b", "/k/ok.so", ""}}, ctx, fast());
+  ASSERT_EQ(recs.size(), 2u);
+  for (const auto& r : recs) {
+    EXPECT_EQ(r.status, "launch_error");
+    EXPECT_EQ(r.phase, "memory");
+    EXPECT_NE(r.error.find("needs about 160.5 GiB of GPU memory (inputs 2 x 40.0 GiB"), std::string::npos) << r.error;
+    EXPECT_NE(r.error.find("make get_inputs() smaller"), std::string::npos) << r.error;
+    EXPECT_FALSE(r.counted);
+  }
+  EXPECT_NE(run_records_markdown(recs).find("- a (launch_error): does not fit in GPU memory"), std::string::npos);
+  EXPECT_EQ(starts(), 1);  // refused, not crashed: the worker stays
+}
+
+// PyTorch without a CUDA GPU makes a worker that would time the CPU: it is refused at start.
+TEST_F(Fixture, WorkerWithoutAGpuIsRefused) {
+  WorkerOptions o = options();
+  o.env["FAKE_WORKER_GPU"] = "cpu";
+  WorkerClient w(o);
+  auto r = w.load_problem("p.py", std::chrono::milliseconds(5000));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_input);
+  EXPECT_NE(r.error().message.find("no CUDA GPU: PyTorch in the evaluation worker sees none"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().hint.find("optimize --plan"), std::string::npos);
+}
+
 TEST_F(Fixture, WorkerThatCannotStartIsAnError) {
   WorkerOptions o;
   o.argv = {"/nonexistent/python"};
@@ -128,10 +171,7 @@ TEST_F(Fixture, WorkerThatCannotStartIsAnError) {
 }
 
 TEST_F(Fixture, PoolSpreadsCandidatesOverGpusAndKeepsOrder) {
-  PoolOptions po;
-  po.gpus = {0, 1};
-  po.worker = options();
-  WorkerPool pool(po);
+  WorkerPool pool(pool_options({0, 1}));
   ProblemContext ctx;
   std::string notes;
   ASSERT_TRUE(pool.prepare("p.py", ctx, notes));
@@ -173,10 +213,7 @@ TEST_F(Fixture, PoolUnderCudaVisibleDevicesUsesTheNamedGpus) {
   setenv("CUDA_VISIBLE_DEVICES", "5,7", 1);
   auto all = pool_parse_gpus("all");
   {
-    PoolOptions po;
-    po.gpus = {1};
-    po.worker = options();
-    WorkerPool pool(po);
+    WorkerPool pool(pool_options({1}));
     ProblemContext ctx;
     std::string notes;
     EXPECT_TRUE(pool.prepare("p.py", ctx, notes));

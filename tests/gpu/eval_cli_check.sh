@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CPU check of the eval/baseline/export commands' input handling (CTest eval_cli, label eval):
-# every bad invocation exits with the documented code and a message naming the problem.
+# every bad invocation exits with the documented code and a message naming the problem, and
+# without a GPU eval and baseline refuse at once and store nothing.
 # Usage: eval_cli_check.sh path/to/ucutlass
 set -uo pipefail
 bin="$1"
@@ -33,4 +34,26 @@ expect 2 "max-autotune" -- "$bin" baseline "$prob" --compile-mode fastest
 expect 2 "--kernelbench" -- "$bin" export --so x.so --problem "$prob" -o /tmp/x.py
 expect 1 "no such file" -- "$bin" export --so x.so --kernelbench --problem /nonexistent/p.py -o /tmp/x.py
 expect 2 "either a .ucut program or --so" -- "$bin" export --kernelbench --problem "$prob" -o /tmp/x.py
+# Without a GPU, eval and baseline refuse at once (before compiling or starting a worker: the
+# bogus UCUTLASS_PYTHON would fail otherwise) with exit 2, and store nothing. UCUTLASS_NO_GPU=1
+# stands in for a missing GPU everywhere; where nvidia-smi lists none, the plain command is checked too.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/home" "$tmp/cache"
+printf 'not touched\n' > "$tmp/kept.db"
+cp "$tmp/kept.db" "$tmp/kept.before"
+no_gpu_env=(env UCUTLASS_HOME="$tmp/home" UCUTLASS_CACHE="$tmp/cache" UCUTLASS_PYTHON=/nonexistent/python)
+for forced in 1 0; do
+  if [ "$forced" = 0 ] && nvidia-smi -L >/dev/null 2>&1; then continue; fi
+  run=("${no_gpu_env[@]}" UCUTLASS_NO_GPU="$forced" "$bin")
+  expect 2 "ucutlass eval: error: no CUDA GPU" -- "${run[@]}" eval "$prob" --so "$prob"
+  expect 2 "nothing was measured or stored" -- "${run[@]}" eval "$prob" --so "$prob" --store "$tmp/kept.db"
+  expect 2 "ucutlass baseline: error: no CUDA GPU" -- "${run[@]}" baseline "$prob"
+  expect 2 "optimize --plan" -- "${run[@]}" baseline "$prob" --no-compile
+done
+if [ -n "$(find "$tmp/home" "$tmp/cache" -mindepth 1)" ] || ! cmp -s "$tmp/kept.db" "$tmp/kept.before"; then
+  echo "FAIL: a refused eval or baseline wrote a store or a cache entry:"
+  ls -laR "$tmp/home" "$tmp/cache"
+  fail=1
+fi
 exit $fail
