@@ -371,7 +371,8 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
                                "avoid Python-side use of tensor values (sizes are fine)", line=line)
         out_infos = [info_of(v) for v in outs_vals]
         args = _normalise(tgt, node, operand)
-        if getattr(tgt._schema, "is_mutable", False) or (packet.endswith("_") and not packet.startswith("_")):
+        if packet not in IDENTITY_OPS and (getattr(tgt._schema, "is_mutable", False)
+                                           or (packet.endswith("_") and not packet.startswith("_"))):
             packet = _inplace_to_functional(lp, packet, args, producer_of, line)
 
         if packet in IDENTITY_OPS or (packet == "dropout" and not args.get("train")):
@@ -471,7 +472,7 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
     if not doc["ops"]:
         raise ProblemError(lp.path, "forward performs no operation (it returns its inputs unchanged)",
                            "a problem must compute something")
-    return doc
+    return _jsonable(doc)  # non-finite numbers anywhere (a masked_fill with -inf, ...) as strings
 
 
 _VIEW_PRODUCERS = {"view", "reshape", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze",
@@ -687,10 +688,15 @@ def summary(doc: Dict[str, Any]) -> Dict[str, int]:
     return {"flops_tensor": flops["tensor"], "flops_simt": flops["simt"], "bytes_min": by}
 
 
+def dumps(doc: Dict[str, Any]) -> str:
+    """problem.json's text: strict JSON (a NaN or infinity left as a number is a bug of ours)."""
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
 def write_json(doc: Dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.write_text(dumps(doc))
     os.replace(tmp, out)
 
 
@@ -747,7 +753,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return 1
             continue
         if a.output is None:
-            sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+            sys.stdout.write(dumps(doc))
         elif many or a.output.endswith(os.sep) or Path(a.output).is_dir():
             write_json(doc, Path(a.output) / f"{f.stem}.json")
         else:

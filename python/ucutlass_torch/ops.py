@@ -113,12 +113,16 @@ def _scalar_or(v):
 
 
 def _jsonable(v):
+    """A JSON value for ``v``; non-finite floats become "inf", "-inf", "nan" (JSON has no literal
+    for them; docs/problem-ir.md), at any depth of lists and dicts."""
     if isinstance(v, float) and (math.isinf(v) or math.isnan(v)):
-        return str(v)  # "inf", "-inf", "nan": JSON has no literal for them
+        return str(v)
     if isinstance(v, (bool, int, float, str)) or v is None:
         return v
     if isinstance(v, (list, tuple)):
         return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
     return str(v)
 
 
@@ -563,7 +567,8 @@ HANDLERS["negative"] = _elementwise_unary("neg")
 HANDLERS["absolute"] = _elementwise_unary("abs")
 
 # Operators that are the identity for our purposes: their output takes the input's name.
-IDENTITY_OPS = {"alias", "detach", "lift_fresh_copy", "lift_fresh", "_assert_tensor_metadata",
+# detach_ too: torch.tensor([...]) in forward is lift_fresh_copy then detach_, which changes no value.
+IDENTITY_OPS = {"alias", "detach", "detach_", "lift_fresh_copy", "lift_fresh", "_assert_tensor_metadata",
                 "_assert_scalar", "_assert_async", "sym_constrain_range_for_size", "feature_dropout",
                 "alpha_dropout", "feature_alpha_dropout"}
 # Factories whose value is a known fill: they become `constant` tensors, not ops.

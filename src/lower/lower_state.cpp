@@ -247,9 +247,8 @@ double attr_number(const problem::Op& op, const char* key, double def) {
 std::optional<double> attr_opt_number(const problem::Op& op, const char* key) {
   if (!op.attrs.is_object() || !op.attrs.contains(key)) return std::nullopt;
   const auto& v = op.attrs.at(key);
-  if (v.is_number()) return v.get<double>();
   if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
-  return std::nullopt;
+  return problem::problem_number(v);  // "inf", "-inf", "nan" included
 }
 
 std::string attr_string(const problem::Op& op, const char* key, const std::string& def) {
@@ -286,15 +285,9 @@ std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank) {
 std::optional<double> lower_norm_order(const problem::Op& op) {
   if (!op.attrs.contains("p") || op.attrs.at("p").is_null()) return 2.0;
   const auto& p = op.attrs.at("p");
-  if (p.is_string()) {
-    std::string v = p.get<std::string>();
-    if (v == "fro") return 2.0;
-    if (v == "inf" || v == "Infinity") return std::numeric_limits<double>::infinity();
-    return std::nullopt;
-  }
-  if (!p.is_number()) return std::nullopt;
-  double v = p.get<double>();
-  if (v == 1 || v == 2 || v == std::numeric_limits<double>::infinity()) return v;
+  if (p.is_string() && p.get<std::string>() == "fro") return 2.0;
+  auto v = problem::problem_number(p);
+  if (v && (*v == 1 || *v == 2 || *v == std::numeric_limits<double>::infinity())) return v;
   return std::nullopt;
 }
 
