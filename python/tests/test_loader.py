@@ -147,6 +147,43 @@ def test_make_inputs_seeded(tmp_path):
     assert make_inputs(lp, seed=1, dtype=torch.bfloat16)[0].dtype == torch.bfloat16
 
 
+CONVERTING = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.fc = nn.Linear(k, n).half().cuda()
+        self.out = nn.Linear(n, n).to("cuda")
+
+    def forward(self, x):
+        return self.out(self.fc(x.half()).float())
+
+
+def get_inputs():
+    return [torch.randn(4, 8, device="cuda")]
+
+
+def get_init_inputs():
+    return [8, 3]
+'''
+
+
+def test_build_model_keeps_conversions_and_places_on_the_device(tmp_path):
+    # The model's own .half() stays (the worker's reference is the problem as written); the devices
+    # it names mean the evaluation's device, so this builds and runs on a CPU-only machine too.
+    import torch
+
+    lp = load_problem(write(tmp_path, "conv.py", CONVERTING))
+    m = build_model(lp, seed=42, device="cpu")
+    assert (m.fc.weight.dtype, m.fc.weight.device.type) == (torch.float16, "cpu")
+    assert (m.out.weight.dtype, m.out.weight.device.type) == (torch.float32, "cpu")
+    (x,) = make_inputs(lp, seed=1, device="cpu")
+    assert x.device.type == "cpu" and m(x).dtype == torch.float32
+
+
 def test_iter_folder_and_kernelbench_layout(tmp_path):
     d = tmp_path / "suite"
     d.mkdir()

@@ -142,11 +142,14 @@ def _trace(lp: LoadedProblem, seed: int):
     import torch
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
+    from .placement import Redirect, fake_module_conversions
+
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     torch.manual_seed(seed)
-    with fake:
+    with fake, Redirect("cpu"):  # .cuda() and device="cuda" stay on the (fake) CPU
         try:
-            model = lp.Model(*lp.init_inputs)
+            with fake_module_conversions():
+                model = lp.Model(*lp.init_inputs)
         except Exception as e:  # noqa: BLE001
             raise ProblemError(lp.path, f"Model(*get_init_inputs()) raised {type(e).__name__}: {_first_line(e)}",
                                "check that get_init_inputs() returns the constructor arguments of Model",
@@ -157,7 +160,7 @@ def _trace(lp: LoadedProblem, seed: int):
                   for v in inputs]
     bound, names, tensor_pos = _check_and_bind(lp, model, inputs)
     try:
-        with torch.no_grad(), _quiet_stderr():
+        with torch.no_grad(), _quiet_stderr(), Redirect("cpu"):
             ep = torch.export.export(bound, tuple(inputs[i] for i in tensor_pos), strict=False)
     except ProblemError:
         raise
