@@ -95,6 +95,17 @@ def test_import_time_exception_names_line(tmp_path):
     assert str(e.value).startswith(f"{p}:3: error: executing the file failed: ZeroDivisionError: division by zero")
 
 
+def test_missing_import_names_the_module_and_the_fix(tmp_path):
+    # used to surface in `ucutlass optimize` as "the Python extractor cannot run ... set UCUTLASS_PYTHON"
+    p = write(tmp_path, "needs.py", "import torch\nimport einops_not_installed.layers\n")
+    with pytest.raises(ProblemError) as e:
+        load_problem(p)
+    assert str(e.value) == (
+        f"{p}:2: error: the file imports `einops_not_installed`, which {sys.executable} cannot find\n"
+        "hint: install the package that provides `einops_not_installed` into that Python (e.g. "
+        f"`{sys.executable} -m pip install einops_not_installed`), or set UCUTLASS_PYTHON to a Python that has it")
+
+
 def test_model_not_module(tmp_path):
     p = write(tmp_path, "notmod.py", GOOD.replace("class Model(nn.Module):", "class Model:"))
     with pytest.raises(ProblemError) as e:

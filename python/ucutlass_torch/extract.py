@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from . import SCHEMA
+from . import SCHEMA, deadline
 from .loader import LoadedProblem, ProblemError, call_user, load_problem, problem_files, user_frame_line
 from .ops import (DTYPE_NAMES, FILL_FACTORIES, IDENTITY_OPS, HANDLERS, Call, Mapped, Operand, Shape,
                   _jsonable)
@@ -713,9 +713,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--tracer", choices=TRACERS, default=None,
                     help=f"auto (default, or ${TRACER_ENV}): the fast tracer, falling back to torch.export; "
                          "fast: the fast tracer only; export: torch.export only")
+    ap.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help=f"time limit per problem (default ${deadline.ENV}, else {deadline.DEFAULT_S:g})")
     a = ap.parse_args(argv)
     if a.tracer is None and (os.environ.get(TRACER_ENV) or "auto").strip().lower() not in TRACERS:
         print(f"error: {TRACER_ENV}={os.environ[TRACER_ENV]!r} is not one of {', '.join(TRACERS)}", file=sys.stderr)
+        return 2
+    try:
+        limit = a.timeout if a.timeout is not None else deadline.limit_from_env()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not limit > 0:
+        print("error: --timeout must be a positive number of seconds", file=sys.stderr)
         return 2
     t0 = time.time()
     try:
@@ -738,8 +748,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     failures = 0
     for f in files:
         try:
-            doc = extract(f, seed=a.seed, tracer=a.tracer)
-        except ProblemError as e:
+            with deadline.deadline(str(f), limit):
+                doc = extract(f, seed=a.seed, tracer=a.tracer)
+        except (ProblemError, deadline.ExtractTimeout) as e:
             print(e, file=sys.stderr)
             failures += 1
             if not a.keep_going:

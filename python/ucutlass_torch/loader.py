@@ -135,9 +135,15 @@ def load_problem(path: str | os.PathLike, call_init_inputs: bool = True) -> Load
         raise ProblemError(path, f"the file called exit({e.code}) while loading",
                            "a problem file must not exit at import time")
     except BaseException as e:  # noqa: BLE001 - any failure of user code is reported, not raised
-        if isinstance(e, KeyboardInterrupt):
-            raise
+        if not isinstance(e, Exception):
+            raise  # an interrupt (Ctrl-C, the extraction's time limit), not the file's failure
         line = user_frame_line(e.__traceback__, str(p))
+        if isinstance(e, ModuleNotFoundError) and e.name:
+            top = e.name.split(".")[0]
+            raise ProblemError(path, f"the file imports `{e.name}`, which {sys.executable} cannot find",
+                               f"install the package that provides `{top}` into that Python (e.g. "
+                               f"`{sys.executable} -m pip install {top}`), or set UCUTLASS_PYTHON to a Python "
+                               "that has it", line=line) from e
         raise ProblemError(path, f"executing the file failed: {type(e).__name__}: {e}",
                            "the file must import and run top-level code without errors",
                            line=line) from e
