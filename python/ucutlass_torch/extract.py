@@ -41,8 +41,8 @@ from typing import Any, Dict, List, Optional
 
 from . import SCHEMA, deadline
 from .loader import LoadedProblem, ProblemError, call_user, load_problem, problem_files, user_frame_line
-from .ops import (DTYPE_NAMES, FILL_FACTORIES, IDENTITY_OPS, HANDLERS, Call, Mapped, Operand, Shape,
-                  _jsonable)
+from .ops import (DTYPE_NAMES, FILL_FACTORIES, IDENTITY_OPS, HANDLERS, Call, Mapped, Operand, Shape, Step,
+                  Unmapped, _jsonable)
 
 DEFAULT_SEED = 42
 
@@ -71,6 +71,7 @@ class OpRec:
     flops: int
     flop_class: str
     line: int
+    origin: str = ""               # the call an expansion came from ("einsum('ij,jk->ik')"): JSON "from"
 
 
 class _Bound:
@@ -413,25 +414,37 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
             _ir_dtype(lp, o.dtype, f"the result of aten::{packet}" + (f" (output {i})" if len(outs_vals) > 1 else ""),
                       line)
         call = Call(packet, overload, args, out_infos)
-        mapped: Optional[Mapped] = None
+        mapped: Any = None
+        why = ""
         h = HANDLERS.get(packet)
         if h is not None:
             try:
                 mapped = h(call)
+            except Unmapped as e:
+                why = str(e)
             except (KeyError, TypeError, IndexError):
                 mapped = None
         if mapped is None:
             if fake is None:
                 raise Unsupported(f"aten::{packet} would be opaque")  # FLOPs are counted on fake tensors
-            mapped = _opaque(tgt, node, fake)
-        outs = [_new(lp, o, tensors, line) for o in out_infos]
-        recs[node] = outs if isinstance(val, (list, tuple)) else outs[0]
-        inputs_ir = [x.ref if isinstance(x, Operand) else x for x in mapped.inputs]
-        if mapped.op == "opaque":
-            inputs_ir = [x.ref for x in _operands_in(args)]
-        ops.append(OpRec(mapped.op, inputs_ir, outs, mapped.attrs, int(mapped.flops), mapped.flop_class, line))
-        for o in outs:
-            producer_of[id(o)] = mapped.op
+            mapped = _opaque(tgt, node, fake, args, why)
+        steps = mapped if isinstance(mapped, list) else [mapped]
+        if steps[-1].out is not None and steps[-1].out.shape != out_infos[0].shape:
+            raise AssertionError(f"aten::{packet}'s expansion computes {steps[-1].out.shape}, "
+                                 f"not the traced {out_infos[0].shape}")
+        made: List[List[TensorRec]] = []
+        for k, m in enumerate(steps):
+            last = k == len(steps) - 1
+            outs = [_new(lp, o, tensors, line) for o in (out_infos if last else [m.out])]
+            made.append(outs)
+            inputs_ir = [x.ref if isinstance(x, Operand) else made[x.index][0] if isinstance(x, Step) else x
+                         for x in m.inputs]
+            if m.op == "opaque":
+                inputs_ir = [x.ref for x in _operands_in(args)]
+            ops.append(OpRec(m.op, inputs_ir, outs, m.attrs, int(m.flops), m.flop_class, line, m.origin))
+            for o in outs:
+                producer_of[id(o)] = m.op
+        recs[node] = made[-1] if isinstance(val, (list, tuple)) else made[-1][0]
 
     # Outputs.
     output_recs: List[TensorRec] = []
@@ -562,7 +575,7 @@ def _operands_in(args: Dict[str, Any]) -> List[Operand]:
     return res
 
 
-def _opaque(tgt, node, fake) -> Mapped:
+def _opaque(tgt, node, fake, args: Dict[str, Any], why: str) -> Mapped:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -578,8 +591,11 @@ def _opaque(tgt, node, fake) -> Mapped:
         cls = "tensor" if flops > 0 else "simt"
     except Exception:  # noqa: BLE001 - counting is best effort; unknown stays flops_known=false
         pass
-    name = f"{tgt._schema.name}.{tgt._overloadname}"
-    return Mapped("opaque", [], {"target": name, "flops_known": known}, flops, cls)
+    attrs: Dict[str, Any] = {"target": f"{tgt._schema.name}.{tgt._overloadname}", "flops_known": known}
+    attrs.update((k, v) for k, v in args.items() if isinstance(v, str))  # einsum's equation, ...
+    if why:
+        attrs["why"] = why
+    return Mapped("opaque", [], attrs, flops, cls)
 
 
 def _fold_scans(ops: List[OpRec], outputs: List[TensorRec]) -> List[OpRec]:
@@ -672,8 +688,11 @@ def _op_json(i: int, op: OpRec) -> Dict[str, Any]:
             ins.append(x.name)
         else:
             ins.append(x)
-    return {"id": i, "op": op.op, "inputs": ins, "outputs": [o.name for o in op.outputs],
-            "attrs": op.attrs, "flops": op.flops, "flop_class": op.flop_class, "line": op.line}
+    d = {"id": i, "op": op.op, "inputs": ins, "outputs": [o.name for o in op.outputs],
+         "attrs": op.attrs, "flops": op.flops, "flop_class": op.flop_class, "line": op.line}
+    if op.origin:
+        d["from"] = op.origin
+    return d
 
 
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "bool": 1}

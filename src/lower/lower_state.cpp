@@ -150,18 +150,43 @@ int LowerState::producer(const std::string& tensor_name) const {
   return -1;
 }
 
+namespace {
+
+// The problem op an op comes from (a step of an op pass_expand_ops wrote out: the original).
+const problem::Op& source_op(const LowerState& s, int id) {
+  const int from = s.origin[static_cast<size_t>(id)];
+  return from >= 0 ? s.problem.ops[static_cast<size_t>(from)] : s.ops[static_cast<size_t>(id)];
+}
+
+// An op the extractor wrote out from a torch.einsum, or an einsum it kept opaque.
+bool from_einsum(const problem::Op& op) {
+  return op.from.rfind("einsum(", 0) == 0 ||
+         (op.op == "opaque" && op.attrs.value("target", std::string()) == "aten::einsum.default");
+}
+
+}  // namespace
+
 std::string LowerState::op_label(int id) const {
   const problem::Op& op = ops[static_cast<size_t>(id)];
-  // the problem's op numbers; a step of an expanded op names both
+  // the problem's op numbers; a step of an expanded op names both, an op written out from an
+  // einsum names the einsum
   const int from = origin[static_cast<size_t>(id)];
-  const problem::Op* src = from >= 0 ? &problem.ops[static_cast<size_t>(from)] : nullptr;
+  const problem::Op& src = source_op(*this, id);
   std::string s = "op " + std::to_string(from >= 0 ? from : id) + " (" + op.op +
-                  (src && src->op != op.op ? ", from " + src->op : "") + ")";
+                  (src.op != op.op ? ", from " + src.op : "") + (src.from.empty() ? "" : ", from " + src.from) +
+                  ")";
   if (op.line > 0) s += " at line " + std::to_string(op.line);
   return s;
 }
 
 Error LowerState::unsupported(int op_id, const std::string& why, const std::string& hint) const {
+  // The user wrote an einsum, not the permute or reshape it became: say what einsums lower.
+  if (from_einsum(source_op(*this, op_id)))
+    return make_error(ErrorCode::unsupported, label() + ": " + op_label(op_id) + ": " + why,
+                      "an einsum lowers when it is a sum, or a (batched) matmul whose operands are "
+                      "[batch.., M, K] and [batch.., K, N] (either one's last two indices may be swapped) "
+                      "and whose output is [batch.., M, N], e.g. 'bik,bkj->bij' or 'bik,bjk->bij'; rewrite it "
+                      "so, or this step stays on PyTorch");
   return make_error(ErrorCode::unsupported, label() + ": " + op_label(op_id) + ": " + why, hint);
 }
 

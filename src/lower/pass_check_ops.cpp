@@ -46,6 +46,8 @@ std::string why_unsupported(const problem::Op& op) {
   };
   auto it = reasons.find(op.op);
   if (it != reasons.end()) return it->second;
+  if (op.op == "opaque" && op.attrs.contains("equation") && op.attrs.contains("why"))  // an einsum the IR cannot write
+    return "einsum('" + op.attrs.value("equation", std::string()) + "') " + op.attrs.value("why", std::string());
   if (op.op == "opaque")
     return "an operation outside the Problem IR vocabulary (" + op.attrs.value("target", std::string("?")) + ")";
   static const std::set<std::string> cmp = {"eq", "ne", "lt", "le", "gt", "ge"};
