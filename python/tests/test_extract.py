@@ -510,24 +510,7 @@ def test_model_converting_its_parameters_and_moving_devices(tmp_path):
 
 # ------------------------------------------------------------------------------- time limit
 
-HANGS = '''\
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return x * 2
-
-
-def get_inputs():
-    while True:
-        pass
-
-
-def get_init_inputs():
-    return []
-'''
+HANGS = (ROOT / "tests" / "data" / "problems" / "inputs_never_return.py").read_text()
 
 
 def test_deadline_notes_progress_then_stops_naming_the_line(tmp_path, capsys):
@@ -542,12 +525,12 @@ def test_deadline_notes_progress_then_stops_naming_the_line(tmp_path, capsys):
             extract(p)
     assert time.time() - t0 < 30
     assert str(e.value) == (
-        f"{p}:11: error: extraction did not finish within 1.5 s (stopped in get_inputs())\n"
+        f"{p}:12: error: extraction did not finish within 1.5 s (stopped in get_inputs())\n"
         "hint: make get_inputs() finish on a CPU (a loop that never ends?), or allow more time: "
         "ucutlass extract --timeout SECONDS, or UCUTLASS_EXTRACT_TIMEOUT=SECONDS")
     err = capsys.readouterr().err
     assert err.split("still extracting after ")[0] == f"{p}: note: ", err
-    assert err.split(" s, ", 1)[1].startswith("in get_inputs() at line 11 (limit 1.5 s)\n"), err
+    assert err.split(" s, ", 1)[1].startswith("in get_inputs() at line 12 (limit 1.5 s)\n"), err
 
 
 def test_cli_time_limit_keeps_going_and_ends_a_stuck_c_call(tmp_path):
@@ -560,18 +543,18 @@ def test_cli_time_limit_keeps_going_and_ends_a_stuck_c_call(tmp_path):
     (d / "b_relu.py").write_text((SUITE / "act_relu.py").read_text())
     r, _ = run_cli(d, "-o", tmp_path / "out", "--keep-going", "--timeout", "2")
     assert r.returncode == 1
-    assert f"{d / 'a_hangs.py'}:11: error: extraction did not finish within 2 s (stopped in get_inputs())" in r.stderr
+    assert f"{d / 'a_hangs.py'}:12: error: extraction did not finish within 2 s (stopped in get_inputs())" in r.stderr
     assert (tmp_path / "out" / "b_relu.json").exists()
 
     stuck = write(tmp_path, "stuck.py", "import hashlib\n" + HANGS.replace(
         "while True:\n        pass", "return [hashlib.pbkdf2_hmac('sha256', b'x', b'y', 2_000_000_000)]"))
     r, secs = run_cli(stuck, "--timeout", "3")
     assert r.returncode == 1 and secs < 60
-    assert f"{stuck}:12: error: extraction did not finish within 3 s (stopped in get_inputs())" in r.stderr
+    assert f"{stuck}:13: error: extraction did not finish within 3 s (stopped in get_inputs())" in r.stderr
     held = write(tmp_path, "held.py", HANGS.replace("while True:\n        pass", "return [sum(range(10**15))]"))
     r, secs = run_cli(held, "--timeout", "3")
     assert r.returncode == 1 and secs < 60
-    assert f'File "{held}", line 11 in get_inputs' in r.stderr
+    assert f'File "{held}", line 12 in get_inputs' in r.stderr
 
 
 def test_cli_rejects_a_bad_time_limit(tmp_path):
