@@ -592,7 +592,7 @@ def _opaque(tgt, node, fake, args: Dict[str, Any], why: str) -> Mapped:
     except Exception:  # noqa: BLE001 - counting is best effort; unknown stays flops_known=false
         pass
     attrs: Dict[str, Any] = {"target": f"{tgt._schema.name}.{tgt._overloadname}", "flops_known": known}
-    attrs.update((k, v) for k, v in args.items() if isinstance(v, str))  # einsum's equation, ...
+    attrs.update((k, v) for k, v in args.items() if isinstance(v, str) and k not in attrs)  # einsum's equation
     if why:
         attrs["why"] = why
     return Mapped("opaque", [], attrs, flops, cls)

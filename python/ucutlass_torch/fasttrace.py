@@ -167,7 +167,6 @@ _DEVICE_PROPS = {"device", "is_cuda", "is_cpu", "is_meta", "is_xpu", "is_mps", "
                  "is_ipu", "is_vulkan", "is_maia"}
 _DEVICE_METHODS = {"get_device", "numpy", "tolist", "item", "data_ptr", "untyped_storage",
                    "storage", "__array__", "__dlpack__", "__dlpack_device__"}
-_META = None  # torch.device("meta"), set by _modes()
 
 
 _MODES = None
@@ -175,7 +174,7 @@ _MODES = None
 
 def _modes():
     """The mode classes, built on first use (after torch is imported)."""
-    global _MODES, _META
+    global _MODES
     if _MODES is not None:
         return _MODES
     import torch
@@ -185,7 +184,7 @@ def _modes():
 
     from .placement import redirect
 
-    _META = torch.device("meta")
+    meta = torch.device("meta")
 
     class Guard(PreDispatchTorchFunctionMode):
         """Rejects what the meta device would answer differently from torch.export's fake CPU
@@ -198,7 +197,7 @@ def _modes():
             self.rec = tracer
 
         def __torch_function__(self, func, types_, args=(), kwargs=None):
-            func, args, kwargs = redirect(func, tuple(args), dict(kwargs or {}), _META)
+            func, args, kwargs = redirect(func, tuple(args), dict(kwargs or {}), meta)
             name = getattr(func, "__name__", "")
             if name in _RECORDED_BY_EXPORT:
                 # No exception here: autocast's __enter__ has already switched autocast on when it
@@ -218,7 +217,7 @@ def _modes():
         device probes, as Guard does."""
 
         def __torch_function__(self, func, types_, args=(), kwargs=None):
-            func, args, kwargs = redirect(func, tuple(args), dict(kwargs or {}), _META)
+            func, args, kwargs = redirect(func, tuple(args), dict(kwargs or {}), meta)
             name = getattr(func, "__name__", "")
             why = _device_probe(name, func, args, kwargs)
             if why is not None:
