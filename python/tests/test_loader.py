@@ -195,6 +195,20 @@ def test_build_model_keeps_conversions_and_places_on_the_device(tmp_path):
     assert x.device.type == "cpu" and m(x).dtype == torch.float32
 
 
+def test_build_model_on_a_gpu_keeps_conversions(tmp_path):
+    # What the worker does on the GPU (skipped without one): the f16 layer stays f16, on the device.
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    lp = load_problem(write(tmp_path, "conv.py", CONVERTING))
+    m = build_model(lp, seed=42, device="cuda:0")
+    assert (m.fc.weight.dtype, m.fc.weight.device.type) == (torch.float16, "cuda")
+    (x,) = make_inputs(lp, seed=1, device="cuda:0")
+    y = m(x)
+    assert y.dtype == torch.float32 and y.device.type == "cuda" and torch.isfinite(y).all()
+
+
 def test_iter_folder_and_kernelbench_layout(tmp_path):
     d = tmp_path / "suite"
     d.mkdir()
