@@ -363,17 +363,19 @@ def test_opaque_op_keeps_flops(tmp_path):
         import torch
         import torch.nn as nn
         class Model(nn.Module):
-            def forward(self, a, b):
-                return torch.sort(torch.einsum("ik,kj->ij", a, b), dim=1).values
+            def forward(self, a, b, c):
+                return torch.sort(torch.einsum("ik,kj,j->ij", a, b, c), dim=1).values
         def get_inputs():
-            return [torch.randn(64, 32), torch.randn(32, 16)]
+            return [torch.randn(64, 32), torch.randn(32, 16), torch.randn(16)]
         def get_init_inputs():
             return []
         ''')
     doc = extract(p)
     assert validate(doc) == []
     eins, srt = doc["ops"][0], doc["ops"][1]
-    assert eins["op"] == "opaque" and eins["attrs"] == {"target": "aten::einsum.default", "flops_known": True}
+    assert eins["op"] == "opaque" and eins["attrs"] == {
+        "target": "aten::einsum.default", "flops_known": True, "equation": "ik,kj,j->ij",
+        "why": "has 3 operands; one or two lower (as sums and one matmul)"}
     assert eins["flops"] == 2 * 64 * 32 * 16 and eins["flop_class"] == "tensor"
     assert srt["attrs"] == {"target": "aten::sort.default", "flops_known": False} and srt["flops"] == 0
     assert srt["outputs"] == ["out0", "t0"] or len(srt["outputs"]) == 2
@@ -412,3 +414,152 @@ def test_cli_bad_problem_exit_1(tmp_path):
     assert r.returncode == 1
     assert r.stderr.startswith(f"{p}: error: missing `Model`, `get_inputs`, `get_init_inputs`")
     assert not (tmp_path / "bad.json").exists()
+
+
+# ------------------------------------------------------------- non-finite values, conversions
+
+NON_FINITE = '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, lim):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(4, 4)))
+        self.lim = lim
+
+    def forward(self, x, fill):
+        y = x.masked_fill(self.mask == 0, float("-inf"))
+        y = F.hardtanh(torch.clamp(y, max=self.lim), min_val=float("-inf"), max_val=1.0)
+        c = torch.full((4,), float("nan"))
+        t = torch.tensor([float("-inf"), 0.0, 1.0, 2.0])
+        return torch.softmax(y, -1) + c + t * fill
+
+
+def get_inputs():
+    return [torch.randn(4, 4), float("inf")]
+
+
+def get_init_inputs():
+    return [float("inf")]
+'''
+
+
+def test_non_finite_numbers_are_strings_everywhere(tmp_path):
+    # a causal mask's -inf (level-3 attention, Mamba2's segsum) used to write bare -Infinity, which
+    # the C++ reader refused as invalid JSON
+    from ucutlass_torch.extract import dumps
+
+    doc = extract(write(tmp_path, "nonfinite.py", NON_FINITE))
+    assert validate(doc) == []
+    text = dumps(doc)  # strict: raises on a float NaN or infinity
+    assert "Infinity" not in text and "NaN" not in text
+    ops = {o["op"]: o for o in doc["ops"]}
+    assert ops["masked_fill"]["inputs"][2] == {"scalar": "-inf"}
+    assert ops["clamp"]["attrs"] == {"min": None, "max": "inf"}
+    assert ops["hardtanh"]["attrs"] == {"min_val": "-inf", "max_val": 1.0}
+    assert ops["mul"]["inputs"][1] == {"scalar": "inf"}
+    values = [t.get("value") for t in doc["tensors"] if t["kind"] == "constant"]
+    assert "nan" in values and ["-inf", 0.0, 1.0, 2.0] in values
+    assert doc["init_args"] == ["inf"] and doc["extra_inputs"] == [{"index": 1, "value": "inf"}]
+
+
+CONVERTS = '''\
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda")
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16).half()
+        self.pair = nn.Sequential(nn.Linear(16, 16), nn.Linear(16, 16, bias=False))
+        self.pair[1].weight = self.pair[0].weight  # tied: converted once, still shared
+        self.pair.to(device).bfloat16()
+
+    def forward(self, x):
+        h = self.fc(x.to(device).half())
+        h = self.pair(h.to(self.pair[0].weight.dtype))
+        return h.float().to(x.device)
+
+
+def get_inputs():
+    return [torch.randn(4, 8).cuda()]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_model_converting_its_parameters_and_moving_devices(tmp_path):
+    # nn.Linear(...).half() in __init__ used to fail: "_apply(): Couldn't swap Linear.weight"
+    doc = extract(write(tmp_path, "converts.py", CONVERTS))
+    assert validate(doc) == []
+    dt = {t["name"]: t["dtype"] for t in doc["tensors"] if t["kind"] != "intermediate"}
+    tied = doc["ops"][3]["inputs"][1]
+    assert dt == {"x": "f32", "fc.weight": "f16", "fc.bias": "f16", "pair.0.bias": "bf16", tied: "bf16", "out0": "f32"}
+    assert [(o["op"], o["attrs"].get("dtype")) for o in doc["ops"]] == [
+        ("to", "f16"), ("linear", None), ("to", "bf16"), ("linear", None), ("linear", None), ("to", "f32")]
+    assert doc["ops"][4]["inputs"][1] == tied  # still one tensor
+
+
+# ------------------------------------------------------------------------------- time limit
+
+HANGS = (ROOT / "tests" / "data" / "problems" / "inputs_never_return.py").read_text()
+
+
+def test_deadline_notes_progress_then_stops_naming_the_line(tmp_path, capsys):
+    # a get_inputs() that never returns used to keep extraction silent for ten minutes
+    import torch  # noqa: F401 - imported before the clock starts, as the command line does
+    from ucutlass_torch.deadline import ExtractTimeout, deadline
+
+    p = write(tmp_path, "hangs.py", HANGS)
+    t0 = time.time()
+    with pytest.raises(ExtractTimeout) as e:
+        with deadline(str(p), 1.5, note_after_s=0.5):
+            extract(p)
+    assert time.time() - t0 < 30
+    assert str(e.value) == (
+        f"{p}:12: error: extraction did not finish within 1.5 s (stopped in get_inputs())\n"
+        "hint: make get_inputs() finish on a CPU (a loop that never ends?), or allow more time: "
+        "ucutlass extract --timeout SECONDS, or UCUTLASS_EXTRACT_TIMEOUT=SECONDS")
+    err = capsys.readouterr().err
+    assert err.split("still extracting after ")[0] == f"{p}: note: ", err
+    assert err.split(" s, ", 1)[1].startswith("in get_inputs() at line 12 (limit 1.5 s)\n"), err
+
+
+def test_cli_time_limit_keeps_going_and_ends_a_stuck_c_call(tmp_path):
+    # --keep-going: the next problem still extracts. A C call that never returns to the
+    # interpreter cannot take the exception: the watchdog ends the process (one that releases the
+    # GIL: with the diagnostic; one that holds it: faulthandler, with the stacks).
+    d = tmp_path / "two"
+    d.mkdir()
+    write(d, "a_hangs.py", HANGS)
+    (d / "b_relu.py").write_text((SUITE / "act_relu.py").read_text())
+    r, _ = run_cli(d, "-o", tmp_path / "out", "--keep-going", "--timeout", "2")
+    assert r.returncode == 1
+    assert f"{d / 'a_hangs.py'}:12: error: extraction did not finish within 2 s (stopped in get_inputs())" in r.stderr
+    assert (tmp_path / "out" / "b_relu.json").exists()
+
+    stuck = write(tmp_path, "stuck.py", "import hashlib\n" + HANGS.replace(
+        "while True:\n        pass", "return [hashlib.pbkdf2_hmac('sha256', b'x', b'y', 2_000_000_000)]"))
+    r, secs = run_cli(stuck, "--timeout", "3")
+    assert r.returncode == 1 and secs < 60
+    assert f"{stuck}:13: error: extraction did not finish within 3 s (stopped in get_inputs())" in r.stderr
+    held = write(tmp_path, "held.py", HANGS.replace("while True:\n        pass", "return [sum(range(10**15))]"))
+    r, secs = run_cli(held, "--timeout", "3")
+    assert r.returncode == 1 and secs < 60
+    assert f'File "{held}", line 12 in get_inputs' in r.stderr
+
+
+def test_cli_rejects_a_bad_time_limit(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(PYDIR), UCUTLASS_EXTRACT_TIMEOUT="soon")
+    r = subprocess.run([sys.executable, "-m", "ucutlass_torch.extract", str(SUITE / "act_relu.py")], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2
+    assert r.stderr == "error: UCUTLASS_EXTRACT_TIMEOUT='soon' is not a positive number of seconds\n"

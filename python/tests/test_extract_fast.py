@@ -117,6 +117,27 @@ HANDLED = {
         def get_init_inputs():
             return []
         ''',
+    "conversions_and_device_moves": '''
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.Linear(8, 16).half()
+                self.b = nn.Linear(16, 16).to(torch.bfloat16).cuda()
+                self.c = nn.Linear(16, 4).to("cuda", torch.float16)
+
+            def forward(self, x):
+                h = self.a(x.cuda().half())
+                h = self.b(h.to(torch.bfloat16))
+                return self.c(h.to(self.c.weight.dtype)).float()
+
+
+        def get_inputs():
+            return [torch.randn(4, 8, device="cuda")]
+
+
+        def get_init_inputs():
+            return []
+        ''',
 }
 
 
@@ -140,7 +161,7 @@ def get_init_inputs():
 REFUSED = {
     "device_probe": ("reads Tensor.device", "return x + torch.zeros(8, device=x.device)"),
     "tensor_constant": ("tensor constant", "return x * torch.tensor([2.0])"),
-    "opaque_op": ("would be opaque", "return torch.einsum('ij,kj->ik', x, x)"),
+    "opaque_op": ("would be opaque", "return torch.einsum('ij,ij,ij->i', x, x, x)"),
     "grad_mode": ("grad", "with torch.enable_grad():\n            y = x * 2\n        return y"),
 }
 

@@ -95,6 +95,17 @@ def test_import_time_exception_names_line(tmp_path):
     assert str(e.value).startswith(f"{p}:3: error: executing the file failed: ZeroDivisionError: division by zero")
 
 
+def test_missing_import_names_the_module_and_the_fix(tmp_path):
+    # used to surface in `ucutlass optimize` as "the Python extractor cannot run ... set UCUTLASS_PYTHON"
+    p = write(tmp_path, "needs.py", "import torch\nimport einops_not_installed.layers\n")
+    with pytest.raises(ProblemError) as e:
+        load_problem(p)
+    assert str(e.value) == (
+        f"{p}:2: error: the file imports `einops_not_installed`, which {sys.executable} cannot find\n"
+        "hint: install the package that provides `einops_not_installed` into that Python (e.g. "
+        f"`{sys.executable} -m pip install einops_not_installed`), or set UCUTLASS_PYTHON to a Python that has it")
+
+
 def test_model_not_module(tmp_path):
     p = write(tmp_path, "notmod.py", GOOD.replace("class Model(nn.Module):", "class Model:"))
     with pytest.raises(ProblemError) as e:
@@ -145,6 +156,57 @@ def test_make_inputs_seeded(tmp_path):
     c = make_inputs(lp, seed=2)
     assert torch.equal(a[0], b[0]) and not torch.equal(a[0], c[0])
     assert make_inputs(lp, seed=1, dtype=torch.bfloat16)[0].dtype == torch.bfloat16
+
+
+CONVERTING = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.fc = nn.Linear(k, n).half().cuda()
+        self.out = nn.Linear(n, n).to("cuda")
+
+    def forward(self, x):
+        return self.out(self.fc(x.half()).float())
+
+
+def get_inputs():
+    return [torch.randn(4, 8, device="cuda")]
+
+
+def get_init_inputs():
+    return [8, 3]
+'''
+
+
+def test_build_model_keeps_conversions_and_places_on_the_device(tmp_path):
+    # The model's own .half() stays (the worker's reference is the problem as written); the devices
+    # it names mean the evaluation's device, so this builds and runs on a CPU-only machine too.
+    import torch
+
+    lp = load_problem(write(tmp_path, "conv.py", CONVERTING))
+    m = build_model(lp, seed=42, device="cpu")
+    assert (m.fc.weight.dtype, m.fc.weight.device.type) == (torch.float16, "cpu")
+    assert (m.out.weight.dtype, m.out.weight.device.type) == (torch.float32, "cpu")
+    (x,) = make_inputs(lp, seed=1, device="cpu")
+    assert x.device.type == "cpu" and m(x).dtype == torch.float32
+
+
+def test_build_model_on_a_gpu_keeps_conversions(tmp_path):
+    # What the worker does on the GPU (skipped without one): the f16 layer stays f16, on the device.
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    lp = load_problem(write(tmp_path, "conv.py", CONVERTING))
+    m = build_model(lp, seed=42, device="cuda:0")
+    assert (m.fc.weight.dtype, m.fc.weight.device.type) == (torch.float16, "cuda")
+    (x,) = make_inputs(lp, seed=1, device="cuda:0")
+    y = m(x)
+    assert y.dtype == torch.float32 and y.device.type == "cuda" and torch.isfinite(y).all()
 
 
 def test_iter_folder_and_kernelbench_layout(tmp_path):

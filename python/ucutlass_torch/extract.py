@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from . import SCHEMA
+from . import SCHEMA, deadline
 from .loader import LoadedProblem, ProblemError, call_user, load_problem, problem_files, user_frame_line
-from .ops import (DTYPE_NAMES, FILL_FACTORIES, IDENTITY_OPS, HANDLERS, Call, Mapped, Operand, Shape,
-                  _jsonable)
+from .ops import (DTYPE_NAMES, FILL_FACTORIES, IDENTITY_OPS, HANDLERS, Call, Mapped, Operand, Shape, Step,
+                  Unmapped, _jsonable)
 
 DEFAULT_SEED = 42
 
@@ -71,6 +71,7 @@ class OpRec:
     flops: int
     flop_class: str
     line: int
+    origin: str = ""               # the call an expansion came from ("einsum('ij,jk->ik')"): JSON "from"
 
 
 class _Bound:
@@ -142,11 +143,14 @@ def _trace(lp: LoadedProblem, seed: int):
     import torch
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
+    from .placement import Redirect, fake_module_conversions
+
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     torch.manual_seed(seed)
-    with fake:
+    with fake, Redirect("cpu"):  # .cuda() and device="cuda" stay on the (fake) CPU
         try:
-            model = lp.Model(*lp.init_inputs)
+            with fake_module_conversions():
+                model = lp.Model(*lp.init_inputs)
         except Exception as e:  # noqa: BLE001
             raise ProblemError(lp.path, f"Model(*get_init_inputs()) raised {type(e).__name__}: {_first_line(e)}",
                                "check that get_init_inputs() returns the constructor arguments of Model",
@@ -157,7 +161,7 @@ def _trace(lp: LoadedProblem, seed: int):
                   for v in inputs]
     bound, names, tensor_pos = _check_and_bind(lp, model, inputs)
     try:
-        with torch.no_grad(), _quiet_stderr():
+        with torch.no_grad(), _quiet_stderr(), Redirect("cpu"):
             ep = torch.export.export(bound, tuple(inputs[i] for i in tensor_pos), strict=False)
     except ProblemError:
         raise
@@ -371,7 +375,8 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
                                "avoid Python-side use of tensor values (sizes are fine)", line=line)
         out_infos = [info_of(v) for v in outs_vals]
         args = _normalise(tgt, node, operand)
-        if getattr(tgt._schema, "is_mutable", False) or (packet.endswith("_") and not packet.startswith("_")):
+        if packet not in IDENTITY_OPS and (getattr(tgt._schema, "is_mutable", False)
+                                           or (packet.endswith("_") and not packet.startswith("_"))):
             packet = _inplace_to_functional(lp, packet, args, producer_of, line)
 
         if packet in IDENTITY_OPS or (packet == "dropout" and not args.get("train")):
@@ -409,25 +414,37 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
             _ir_dtype(lp, o.dtype, f"the result of aten::{packet}" + (f" (output {i})" if len(outs_vals) > 1 else ""),
                       line)
         call = Call(packet, overload, args, out_infos)
-        mapped: Optional[Mapped] = None
+        mapped: Any = None
+        why = ""
         h = HANDLERS.get(packet)
         if h is not None:
             try:
                 mapped = h(call)
+            except Unmapped as e:
+                why = str(e)
             except (KeyError, TypeError, IndexError):
                 mapped = None
         if mapped is None:
             if fake is None:
                 raise Unsupported(f"aten::{packet} would be opaque")  # FLOPs are counted on fake tensors
-            mapped = _opaque(tgt, node, fake)
-        outs = [_new(lp, o, tensors, line) for o in out_infos]
-        recs[node] = outs if isinstance(val, (list, tuple)) else outs[0]
-        inputs_ir = [x.ref if isinstance(x, Operand) else x for x in mapped.inputs]
-        if mapped.op == "opaque":
-            inputs_ir = [x.ref for x in _operands_in(args)]
-        ops.append(OpRec(mapped.op, inputs_ir, outs, mapped.attrs, int(mapped.flops), mapped.flop_class, line))
-        for o in outs:
-            producer_of[id(o)] = mapped.op
+            mapped = _opaque(tgt, node, fake, args, why)
+        steps = mapped if isinstance(mapped, list) else [mapped]
+        if steps[-1].out is not None and steps[-1].out.shape != out_infos[0].shape:
+            raise AssertionError(f"aten::{packet}'s expansion computes {steps[-1].out.shape}, "
+                                 f"not the traced {out_infos[0].shape}")
+        made: List[List[TensorRec]] = []
+        for k, m in enumerate(steps):
+            last = k == len(steps) - 1
+            outs = [_new(lp, o, tensors, line) for o in (out_infos if last else [m.out])]
+            made.append(outs)
+            inputs_ir = [x.ref if isinstance(x, Operand) else made[x.index][0] if isinstance(x, Step) else x
+                         for x in m.inputs]
+            if m.op == "opaque":
+                inputs_ir = [x.ref for x in _operands_in(args)]
+            ops.append(OpRec(m.op, inputs_ir, outs, m.attrs, int(m.flops), m.flop_class, line, m.origin))
+            for o in outs:
+                producer_of[id(o)] = m.op
+        recs[node] = made[-1] if isinstance(val, (list, tuple)) else made[-1][0]
 
     # Outputs.
     output_recs: List[TensorRec] = []
@@ -471,7 +488,7 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
     if not doc["ops"]:
         raise ProblemError(lp.path, "forward performs no operation (it returns its inputs unchanged)",
                            "a problem must compute something")
-    return doc
+    return _jsonable(doc)  # non-finite numbers anywhere (a masked_fill with -inf, ...) as strings
 
 
 _VIEW_PRODUCERS = {"view", "reshape", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze",
@@ -558,7 +575,7 @@ def _operands_in(args: Dict[str, Any]) -> List[Operand]:
     return res
 
 
-def _opaque(tgt, node, fake) -> Mapped:
+def _opaque(tgt, node, fake, args: Dict[str, Any], why: str) -> Mapped:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -574,8 +591,11 @@ def _opaque(tgt, node, fake) -> Mapped:
         cls = "tensor" if flops > 0 else "simt"
     except Exception:  # noqa: BLE001 - counting is best effort; unknown stays flops_known=false
         pass
-    name = f"{tgt._schema.name}.{tgt._overloadname}"
-    return Mapped("opaque", [], {"target": name, "flops_known": known}, flops, cls)
+    attrs: Dict[str, Any] = {"target": f"{tgt._schema.name}.{tgt._overloadname}", "flops_known": known}
+    attrs.update((k, v) for k, v in args.items() if isinstance(v, str) and k not in attrs)  # einsum's equation
+    if why:
+        attrs["why"] = why
+    return Mapped("opaque", [], attrs, flops, cls)
 
 
 def _fold_scans(ops: List[OpRec], outputs: List[TensorRec]) -> List[OpRec]:
@@ -668,8 +688,11 @@ def _op_json(i: int, op: OpRec) -> Dict[str, Any]:
             ins.append(x.name)
         else:
             ins.append(x)
-    return {"id": i, "op": op.op, "inputs": ins, "outputs": [o.name for o in op.outputs],
-            "attrs": op.attrs, "flops": op.flops, "flop_class": op.flop_class, "line": op.line}
+    d = {"id": i, "op": op.op, "inputs": ins, "outputs": [o.name for o in op.outputs],
+         "attrs": op.attrs, "flops": op.flops, "flop_class": op.flop_class, "line": op.line}
+    if op.origin:
+        d["from"] = op.origin
+    return d
 
 
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "bool": 1}
@@ -687,10 +710,15 @@ def summary(doc: Dict[str, Any]) -> Dict[str, int]:
     return {"flops_tensor": flops["tensor"], "flops_simt": flops["simt"], "bytes_min": by}
 
 
+def dumps(doc: Dict[str, Any]) -> str:
+    """problem.json's text: strict JSON (a NaN or infinity left as a number is a bug of ours)."""
+    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
 def write_json(doc: Dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.write_text(dumps(doc))
     os.replace(tmp, out)
 
 
@@ -704,9 +732,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--tracer", choices=TRACERS, default=None,
                     help=f"auto (default, or ${TRACER_ENV}): the fast tracer, falling back to torch.export; "
                          "fast: the fast tracer only; export: torch.export only")
+    ap.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help=f"time limit per problem (default ${deadline.ENV}, else {deadline.DEFAULT_S:g})")
     a = ap.parse_args(argv)
     if a.tracer is None and (os.environ.get(TRACER_ENV) or "auto").strip().lower() not in TRACERS:
         print(f"error: {TRACER_ENV}={os.environ[TRACER_ENV]!r} is not one of {', '.join(TRACERS)}", file=sys.stderr)
+        return 2
+    try:
+        limit = a.timeout if a.timeout is not None else deadline.limit_from_env()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not limit > 0:
+        print("error: --timeout must be a positive number of seconds", file=sys.stderr)
         return 2
     t0 = time.time()
     try:
@@ -729,8 +767,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     failures = 0
     for f in files:
         try:
-            doc = extract(f, seed=a.seed, tracer=a.tracer)
-        except ProblemError as e:
+            with deadline.deadline(str(f), limit):
+                doc = extract(f, seed=a.seed, tracer=a.tracer)
+        except (ProblemError, deadline.ExtractTimeout) as e:
             print(e, file=sys.stderr)
             failures += 1
             if not a.keep_going:
@@ -747,7 +786,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return 1
             continue
         if a.output is None:
-            sys.stdout.write(json.dumps(doc, indent=1) + "\n")
+            sys.stdout.write(dumps(doc))
         elif many or a.output.endswith(os.sep) or Path(a.output).is_dir():
             write_json(doc, Path(a.output) / f"{f.stem}.json")
         else:

@@ -31,9 +31,9 @@ parameters, buffers and op results (module tensor attributes, torch.tensor(...) 
 (non-meta) tensors, tied parameters, tensor subclasses, data-dependent operators and non-tensor
 results (.item(), bool(tensor)), grad-mode / autocast / vmap switches inside forward, code that
 looks at a tensor's device (torch.export sees a "cpu" fake tensor where this sees "meta", and
-device-dependent Python code, e.g. nn.MultiheadAttention's fast path, could branch differently),
-parameter conversions in Model.__init__ (module.half(): the FakeTensorMode of the torch.export
-path fails on them), forward assigning module attributes, operators extract.py would record as
+device-dependent Python code, e.g. nn.MultiheadAttention's fast path, could branch differently;
+device moves themselves, `.cuda()` or `.to(device)`, stay on meta: placement.py), forward
+assigning module attributes, operators extract.py would record as
 `opaque` (their FLOPs are counted on fake tensors), and any exception.
 
 It relies on torch internals (the PreDispatch mode slot, ProxyTorchDispatchMode and
@@ -165,7 +165,7 @@ def _dynamo_wrappers_inline():
 
 _DEVICE_PROPS = {"device", "is_cuda", "is_cpu", "is_meta", "is_xpu", "is_mps", "is_xla", "is_hpu", "is_mtia",
                  "is_ipu", "is_vulkan", "is_maia"}
-_DEVICE_METHODS = {"get_device", "cpu", "cuda", "numpy", "tolist", "item", "data_ptr", "untyped_storage",
+_DEVICE_METHODS = {"get_device", "numpy", "tolist", "item", "data_ptr", "untyped_storage",
                    "storage", "__array__", "__dlpack__", "__dlpack_device__"}
 
 
@@ -182,6 +182,10 @@ def _modes():
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    from .placement import redirect
+
+    meta = torch.device("meta")
+
     class Guard(PreDispatchTorchFunctionMode):
         """Rejects what the meta device would answer differently from torch.export's fake CPU
         tensors, and the calls torch.export's own PreDispatchTorchFunctionMode records (grad mode,
@@ -193,7 +197,7 @@ def _modes():
             self.rec = tracer
 
         def __torch_function__(self, func, types_, args=(), kwargs=None):
-            kwargs = kwargs or {}
+            func, args, kwargs = redirect(func, tuple(args), dict(kwargs or {}), meta)
             name = getattr(func, "__name__", "")
             if name in _RECORDED_BY_EXPORT:
                 # No exception here: autocast's __enter__ has already switched autocast on when it
@@ -208,15 +212,13 @@ def _modes():
             return func(*args, **kwargs)
 
     class BuildGuard(TorchFunctionMode):
-        """While Model(*get_init_inputs()) and get_inputs() run: rejects converting a parameter
-        (module.half(), .to(dtype), ...), which the FakeTensorMode of the torch.export path cannot
-        do (nn.Module's _apply fails to swap fake parameters), and device probes, as Guard does."""
+        """While Model(*get_init_inputs()) and get_inputs() run: keeps every tensor on the meta
+        device (placement.redirect, as the torch.export path keeps them on the CPU) and rejects
+        device probes, as Guard does."""
 
         def __torch_function__(self, func, types_, args=(), kwargs=None):
-            kwargs = kwargs or {}
+            func, args, kwargs = redirect(func, tuple(args), dict(kwargs or {}), meta)
             name = getattr(func, "__name__", "")
-            if name in _CONVERSIONS and args and isinstance(args[0], torch.nn.Parameter):
-                raise Unsupported(f"Model(...) converts a parameter with Tensor.{name}")
             why = _device_probe(name, func, args, kwargs)
             if why is not None:
                 raise Unsupported("building the model or the inputs " + why)
@@ -244,25 +246,14 @@ def _modes():
     return _MODES
 
 
-_CONVERSIONS = {"to", "type", "half", "float", "double", "bfloat16", "cuda", "cpu", "char", "short", "int", "long",
-                "bool", "byte"}
-
-
 def _device_probe(name: str, func, args, kwargs) -> Optional[str]:
-    """Why a torch function call would see the meta device where torch.export sees "cpu", or None."""
-    import torch
-
+    """Why a torch function call (after placement.redirect) would see the meta device where
+    torch.export sees "cpu", or None."""
     if name == "__get__":
         prop = getattr(getattr(func, "__self__", None), "__name__", "")
         return f"reads Tensor.{prop}" if prop in _DEVICE_PROPS else None
     if name in _DEVICE_METHODS:
         return f"calls Tensor.{name}"
-    if name == "to" and any(isinstance(a, (torch.device, str, int)) and not isinstance(a, bool)
-                            for a in list(args[1:]) + list(kwargs.values())):
-        return "moves a tensor to another device"
-    device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "meta":
-        return f"creates a tensor on {device}"  # refused before a real (maybe huge) allocation
     return None
 
 

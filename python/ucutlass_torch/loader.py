@@ -135,9 +135,15 @@ def load_problem(path: str | os.PathLike, call_init_inputs: bool = True) -> Load
         raise ProblemError(path, f"the file called exit({e.code}) while loading",
                            "a problem file must not exit at import time")
     except BaseException as e:  # noqa: BLE001 - any failure of user code is reported, not raised
-        if isinstance(e, KeyboardInterrupt):
-            raise
+        if not isinstance(e, Exception):
+            raise  # an interrupt (Ctrl-C, the extraction's time limit), not the file's failure
         line = user_frame_line(e.__traceback__, str(p))
+        if isinstance(e, ModuleNotFoundError) and e.name:
+            top = e.name.split(".")[0]
+            raise ProblemError(path, f"the file imports `{e.name}`, which {sys.executable} cannot find",
+                               f"install the package that provides `{top}` into that Python (e.g. "
+                               f"`{sys.executable} -m pip install {top}`), or set UCUTLASS_PYTHON to a Python "
+                               "that has it", line=line) from e
         raise ProblemError(path, f"executing the file failed: {type(e).__name__}: {e}",
                            "the file must import and run top-level code without errors",
                            line=line) from e
@@ -194,7 +200,9 @@ def call_user(lp: LoadedProblem, what: str, fn: Callable[[], Any]) -> List[Any]:
 
 def build_model(loaded: LoadedProblem, seed: int = 42, device: str = "cpu", dtype=None):
     """``Model(*get_init_inputs())`` under ``torch.manual_seed(seed)``, moved to device/dtype, in
-    eval mode. ``get_init_inputs()`` is called again under the same seed (KernelBench does the same)."""
+    eval mode. ``get_init_inputs()`` is called again under the same seed (KernelBench does the same).
+    The model's own conversions (``nn.Linear(a, b).half()``) stay; the devices it names
+    (``.cuda()``, ``.to("cuda")``) mean ``device`` (placement.Redirect)."""
     import torch
 
     torch.manual_seed(seed)
@@ -204,7 +212,7 @@ def build_model(loaded: LoadedProblem, seed: int = 42, device: str = "cpu", dtyp
     try:
         # Parameters are created (and initialised) on the target device directly: nn.Linear(8192,
         # 8192) takes ~0.6 s to initialise on a CPU and milliseconds on a GPU.
-        with _default_device(device):
+        with _placed(device):
             model = loaded.Model(*init)
     except Exception as e:  # noqa: BLE001
         line = user_frame_line(e.__traceback__, loaded.path)
@@ -219,25 +227,33 @@ def build_model(loaded: LoadedProblem, seed: int = 42, device: str = "cpu", dtyp
     return model
 
 
-def _default_device(device: Optional[str]):
-    """torch's default-device context for a CUDA device; a no-op for the CPU or None."""
+def _placed(device: Optional[str]) -> contextlib.ExitStack:
+    """Where Model() and get_inputs() build: factories default to ``device`` when it is a CUDA
+    device (the CPU is torch's default anyway), and every device the file names means ``device``
+    (placement.Redirect). None: as the file says."""
     import torch
 
-    if device is None or not str(device).startswith("cuda"):
-        return contextlib.nullcontext()
-    return torch.device(device)
+    from .placement import Redirect
+
+    stack = contextlib.ExitStack()
+    if device is not None:
+        if str(device).startswith("cuda"):
+            stack.enter_context(torch.device(device))
+        stack.enter_context(Redirect(device))
+    return stack
 
 
 def make_inputs(loaded: LoadedProblem, seed: int = 42, device: Optional[str] = "cpu", dtype=None) -> List[Any]:
     """``get_inputs()`` under ``torch.manual_seed(seed)``; tensors moved to device (and floating
-    tensors cast to dtype when given). Non-tensor values pass through."""
+    tensors cast to dtype when given). Non-tensor values pass through. The devices get_inputs()
+    names (``torch.randn(..., device="cuda")``) mean ``device``."""
     import torch
 
     torch.manual_seed(seed)
     # Factory calls in get_inputs() (torch.randn, ...) allocate on the target device: a 1 GB
     # torch.randn takes seconds on a CPU. The values differ from a CPU draw under the same seed,
     # but every party (reference, candidate, baselines) sees the same tensors.
-    with _default_device(device):
+    with _placed(device):
         values = call_user(loaded, "get_inputs", loaded.get_inputs)
     out = []
     for v in values:

@@ -96,10 +96,23 @@ class Operand:
 @dataclass
 class Mapped:
     op: str
-    inputs: List[Any]              # Operand, {"scalar": v}, or None (absent optional operand)
+    inputs: List[Any]              # Operand, {"scalar": v}, None (absent optional operand), or Step
     attrs: Dict[str, Any] = field(default_factory=dict)
     flops: int = 0
     flop_class: str = "simt"
+    out: Optional[Shape] = None    # a step of an expansion: its result (the last step's is the call's)
+    origin: str = ""               # a step of an expansion: the call it comes from (JSON "from")
+
+
+class Unmapped(Exception):
+    """Raised by a handler: this call stays `opaque`; the message says why (recorded as attrs.why)."""
+
+
+@dataclass
+class Step:
+    """An operand that is the result of an earlier op of the same expansion (a handler returning a
+    list of Mapped: one ATen call written as several IR ops, e.g. einsum)."""
+    index: int
 
 
 def _scalar_or(v):
@@ -113,12 +126,16 @@ def _scalar_or(v):
 
 
 def _jsonable(v):
+    """A JSON value for ``v``; non-finite floats become "inf", "-inf", "nan" (JSON has no literal
+    for them; docs/problem-ir.md), at any depth of lists and dicts."""
     if isinstance(v, float) and (math.isinf(v) or math.isnan(v)):
-        return str(v)  # "inf", "-inf", "nan": JSON has no literal for them
+        return str(v)
     if isinstance(v, (bool, int, float, str)) or v is None:
         return v
     if isinstance(v, (list, tuple)):
         return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
     return str(v)
 
 
@@ -146,7 +163,8 @@ def _trim(inputs: List[Any]) -> List[Any]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Handlers: each takes a Call and returns Mapped (or None: not handled -> opaque).
+# Handlers: each takes a Call and returns Mapped, a list of Mapped (an expansion into several IR
+# ops, see Step), or None (not handled -> opaque).
 
 def _elementwise_unary(name: str, attrs_fn: Optional[Callable[[Call], Dict[str, Any]]] = None):
     def h(c: Call) -> Mapped:
@@ -499,8 +517,14 @@ def _expand(c: Call) -> Mapped:
     return Mapped("expand", [c.args["self"]], {"shape": list(c.out.shape)}, 0)
 
 
+def _einsum(c: Call) -> List[Mapped]:
+    from .einsum import expand  # einsum.py builds on this module's classes
+
+    return expand(c)
+
+
 # Table: ATen packet name -> handler. Overload-specific behaviour lives inside the handlers.
-HANDLERS: Dict[str, Callable[[Call], Optional[Mapped]]] = {
+HANDLERS: Dict[str, Callable[[Call], Any]] = {
     # matmul family
     "matmul": _matmul, "mm": _mm("mm"), "bmm": _mm("bmm"), "linear": _linear,
     "addmm": _addmm("addmm"), "baddbmm": _addmm("baddbmm"),
@@ -560,10 +584,12 @@ for _u in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "square", 
            "log_sigmoid", "erf", "sign", "floor", "ceil", "round"):
     HANDLERS.setdefault(_u, _elementwise_unary(_u))
 HANDLERS["negative"] = _elementwise_unary("neg")
+HANDLERS["einsum"] = _einsum
 HANDLERS["absolute"] = _elementwise_unary("abs")
 
 # Operators that are the identity for our purposes: their output takes the input's name.
-IDENTITY_OPS = {"alias", "detach", "lift_fresh_copy", "lift_fresh", "_assert_tensor_metadata",
+# detach_ too: torch.tensor([...]) in forward is lift_fresh_copy then detach_, which changes no value.
+IDENTITY_OPS = {"alias", "detach", "detach_", "lift_fresh_copy", "lift_fresh", "_assert_tensor_metadata",
                 "_assert_scalar", "_assert_async", "sym_constrain_range_for_size", "feature_dropout",
                 "alpha_dropout", "feature_alpha_dropout"}
 # Factories whose value is a known fill: they become `constant` tensors, not ops.

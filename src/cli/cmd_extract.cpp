@@ -1,15 +1,19 @@
 // `ucutlass extract problem.py -o problem.json`: the Problem IR (docs/problem-ir.md) of a
 // KernelBench-format problem, a folder of them, or a KernelBench checkout. The tracing is PyTorch's,
 // so this command runs `python -m ucutlass_torch.extract` (support/python.h picks the interpreter and
-// PYTHONPATH) and relays its diagnostics; it never imports PyTorch itself.
+// PYTHONPATH) and shows its diagnostics and progress notes as they come; it never imports PyTorch
+// itself. The time limit is per problem (--timeout, $UCUTLASS_EXTRACT_TIMEOUT, default 120 s): the
+// extractor stops a problem at it and names the line it was in.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
+#include "eval/sol_link.h"
 #include "support/python.h"
 #include "support/subprocess.h"
 
@@ -21,7 +25,7 @@ struct ExtractOptions {
   std::string output;
   int seed = 42;
   bool keep_going = false;
-  int timeout_s = 600;
+  int timeout_s = 0;  // 0: eval::extract_timeout_s()
 };
 
 // The last `n` lines of `text` (a Python traceback's tail names the failure).
@@ -46,16 +50,20 @@ int run_extract(const ExtractOptions& o) {
                  o.path.c_str());
     return 1;
   }
+  const int limit = o.timeout_s > 0 ? o.timeout_s : eval::extract_timeout_s();
   ProcessSpec spec;
   std::string python = python_interpreter();
-  spec.argv = {python, "-m", "ucutlass_torch.extract", o.path, "--seed", std::to_string(o.seed)};
+  spec.argv = {python, "-m", "ucutlass_torch.extract", o.path, "--seed", std::to_string(o.seed),
+               "--timeout", std::to_string(limit)};
   if (!o.output.empty()) {
     spec.argv.push_back("-o");
     spec.argv.push_back(o.output);
   }
   if (o.keep_going) spec.argv.push_back("--keep-going");
   spec.env_set = python_env();
-  spec.timeout = std::chrono::seconds(o.timeout_s);
+  // A folder's problems each get the limit; a single file's hung interpreter is killed after it.
+  if (!std::filesystem::is_directory(o.path)) spec.timeout = std::chrono::seconds(limit + kExtractBackstopS);
+  spec.on_err = [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stderr); };
 
   auto run = subprocess_run(spec);
   if (!run) {
@@ -66,8 +74,8 @@ int run_extract(const ExtractOptions& o) {
   const ProcessResult& r = *run;
   if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stdout);
   if (r.timed_out) {
-    std::fprintf(stderr, "%s: error: extraction did not finish within %d s\nhint: raise --timeout, or check that forward does not loop forever\n",
-                 o.path.c_str(), o.timeout_s);
+    std::fprintf(stderr, "%s: error: extraction did not finish within %d s\nhint: check that Model(), get_inputs() and forward() finish on a CPU, or raise --timeout\n",
+                 o.path.c_str(), limit);
     return 1;
   }
   if (r.signaled) {
@@ -75,14 +83,12 @@ int run_extract(const ExtractOptions& o) {
                  tail_lines(r.err, 5).c_str());
     return 2;
   }
-  if (r.err.find("No module named ucutlass_torch") != std::string::npos ||
-      r.err.find("No module named 'ucutlass_torch'") != std::string::npos) {
+  if (python_lacks_package(r.err)) {
     std::fprintf(stderr, "error: %s cannot run the extractor: %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch, or run `pip install -e python` with it\n",
                  python.c_str(), tail_lines(r.err, 1).c_str());
     return 2;
   }
-  // The extractor prints finished diagnostics ("file:line: error: ...\nhint: ..."); relay them.
-  if (!r.err.empty()) std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+  // The extractor's finished diagnostics ("file:line: error: ...\nhint: ...") were shown as they came.
   if (r.exit_code == 0) return 0;
   if (r.exit_code == 2) return 2;  // environment (e.g. PyTorch missing), already explained
   if (r.err.find("Traceback (most recent call last)") != std::string::npos)
@@ -100,8 +106,10 @@ CommandRun cmd_extract(CLI::App& sub) {
                  "output problem.json (a folder when the input is a folder); default: standard output");
   sub.add_option("--seed", o->seed, "seed recorded as init_seed for Model(*get_init_inputs())")->capture_default_str();
   sub.add_flag("--keep-going", o->keep_going, "for folders: report bad problems and continue");
-  sub.add_option("--timeout", o->timeout_s, "wall-clock limit in seconds for the whole extraction")
-      ->capture_default_str()
+  sub.add_option("--timeout", o->timeout_s,
+                 "time limit in seconds per problem file (default 120); the extractor stops a problem at it and "
+                 "names the line it was in")
+      ->envname("UCUTLASS_EXTRACT_TIMEOUT")
       ->check(CLI::Range(1, 86400));
   return [o] { return run_extract(*o); };
 }

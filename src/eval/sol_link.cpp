@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 
 #include "problem/problem.h"
 #include "sol/cost.h"
@@ -14,26 +17,77 @@
 
 namespace ucut::eval {
 
+namespace {
+
+// A progress note of the extractor (python/ucutlass_torch/deadline.py NOTE), one whole line.
+bool is_progress_note(std::string_view line) {
+  return line.find(": note: still extracting after ") != std::string_view::npos;
+}
+
+// Shows the extractor's progress notes as they come; the rest of its stderr is the message.
+class NoteRelay {
+ public:
+  void feed(std::string_view chunk) {
+    pending_.append(chunk);
+    for (size_t nl; (nl = pending_.find('\n')) != std::string::npos; pending_.erase(0, nl + 1)) {
+      std::string_view line(pending_.data(), nl + 1);
+      if (is_progress_note(line)) std::fwrite(line.data(), 1, line.size(), stderr);
+    }
+  }
+
+  static std::string without_notes(const std::string& err) {
+    std::string out;
+    for (size_t pos = 0; pos < err.size();) {
+      size_t nl = err.find('\n', pos);
+      size_t end = nl == std::string::npos ? err.size() : nl + 1;
+      std::string_view line(err.data() + pos, end - pos);
+      if (!is_progress_note(line)) out.append(line);
+      pos = end;
+    }
+    return out;
+  }
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace
+
+int extract_timeout_s() {
+  const char* v = std::getenv("UCUTLASS_EXTRACT_TIMEOUT");
+  int s = v ? std::atoi(v) : 0;
+  return s > 0 ? s : 120;
+}
+
 Status run_extractor(const std::string& problem_py, const std::string& json_path, int timeout_s) {
+  const int limit = timeout_s > 0 ? timeout_s : extract_timeout_s();
   ProcessSpec ps;
-  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", problem_py, "-o", json_path};
+  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.extract", problem_py, "-o", json_path, "--timeout",
+             std::to_string(limit)};
   ps.env_set = python_env();
-  ps.timeout = std::chrono::seconds(timeout_s);
+  // The extractor stops the problem at the limit and says where; this only catches a Python that
+  // never got that far (a hung import of torch).
+  ps.timeout = std::chrono::seconds(limit + kExtractBackstopS);
+  NoteRelay notes;
+  ps.on_err = [&notes](std::string_view chunk) { notes.feed(chunk); };
   auto r = subprocess_run(ps);
   if (!r)
     return make_error(ErrorCode::subprocess, "cannot start the Python extractor: " + r.error().message,
                       "set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup");
   if (r->timed_out)
     return make_error(ErrorCode::invalid_input,
-                      problem_py + ": extraction did not finish within " + std::to_string(timeout_s) + " s",
-                      "check that forward() and get_inputs() finish on the CPU");
+                      problem_py + ": extraction did not finish within " + std::to_string(limit) + " s",
+                      "check that Model(), get_inputs() and forward() finish on a CPU, or allow more time: "
+                      "UCUTLASS_EXTRACT_TIMEOUT=SECONDS");
   if (r->success()) return ok_status();
-  std::string msg = r->err.empty() ? r->out : r->err;
+  std::string msg = NoteRelay::without_notes(r->err.empty() ? r->out : r->err);
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
   if (msg.size() > 2000) msg = "..." + msg.substr(msg.size() - 2000);
-  if (msg.find("No module named") != std::string::npos || r->exit_code == 2)
-    return make_error(ErrorCode::subprocess, "the Python extractor cannot run:\n" + msg,
+  if (python_lacks_package(msg))
+    return make_error(ErrorCode::subprocess, python_interpreter() + " cannot run the extractor:\n" + msg,
                       "set UCUTLASS_PYTHON to a Python with PyTorch, or run scripts/setup");
+  if (r->exit_code == 2)  // the environment (no PyTorch, a bad UCUTLASS_EXTRACT_TIMEOUT): explained
+    return make_error(ErrorCode::subprocess, "the Python extractor cannot run:\n" + msg);
   // The extractor's message names the line and the fix; add ours only when it did not.
   std::string hint = msg.find("hint:") == std::string::npos
                          ? "fix the problem file, or extract it yourself: " + subprocess_format(ps.argv)

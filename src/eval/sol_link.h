@@ -30,11 +30,18 @@ class TempProblemJson {
   std::string path_;
 };
 
-// Runs `python -m ucutlass_torch.extract problem_py -o json_path` with the project's Python
-// (the one way every command runs the extractor). Errors name the problem and the fix: the
-// extractor's own message (it names the line) when it failed on the problem, invalid_input;
-// a Python that cannot run it, subprocess; a run past timeout_s, invalid_input.
-Status run_extractor(const std::string& problem_py, const std::string& json_path, int timeout_s = 300);
+// The extractor's time limit per problem file, in seconds (docs/problem-ir.md): the value of
+// $UCUTLASS_EXTRACT_TIMEOUT when it is a positive number, else 120 (python/ucutlass_torch/deadline.py
+// has the same default).
+int extract_timeout_s();
+
+// Runs `python -m ucutlass_torch.extract problem_py -o json_path --timeout T` with the project's
+// Python (the one way every command but `extract` runs the extractor); T = timeout_s, or
+// extract_timeout_s() when 0. Its progress notes ("still extracting after 5 s, in get_inputs() at
+// line 14") are shown on stderr as they come. Errors name the problem and the fix: the extractor's
+// own message (it names the line, a missing import, the time limit) when it failed on the problem,
+// invalid_input; a Python that cannot run it, subprocess.
+Status run_extractor(const std::string& problem_py, const std::string& json_path, int timeout_s = 0);
 
 // Runs the Python extractor on problem_py into a temporary problem.json. `eval` starts it
 // beside the worker start-up (both import torch: done one after the other they cost twice).

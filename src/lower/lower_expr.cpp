@@ -104,7 +104,9 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
       p.value = *t.value;
       return p;
     }
-    why = "constant tensor '" + t.name + "' has no known value";
+    why = t.values.empty() ? "constant tensor '" + t.name + "' has no known value"
+                           : "constant tensor '" + t.name + "' is a literal of " + std::to_string(t.values.size()) +
+                                 " values; expressions read constants of one value";
     return std::nullopt;
   }
   if (v.transposed) {

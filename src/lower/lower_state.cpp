@@ -154,19 +154,44 @@ int LowerState::producer(const std::string& tensor_name) const {
   return -1;
 }
 
+namespace {
+
+// The problem op an op comes from (a step of an op pass_expand_ops wrote out: the original).
+const problem::Op& source_op(const LowerState& s, int id) {
+  const int from = s.origin[static_cast<size_t>(id)];
+  return from >= 0 ? s.problem.ops[static_cast<size_t>(from)] : s.ops[static_cast<size_t>(id)];
+}
+
+// An op the extractor wrote out from a torch.einsum, or an einsum it kept opaque.
+bool from_einsum(const problem::Op& op) {
+  return op.from.rfind("einsum(", 0) == 0 ||
+         (op.op == "opaque" && op.attrs.value("target", std::string()) == "aten::einsum.default");
+}
+
+}  // namespace
+
 std::string LowerState::op_label(int id) const {
   const problem::Op& op = ops[static_cast<size_t>(id)];
-  // the problem's op numbers; a step of an expanded op names both
+  // the problem's op numbers; a step of an expanded op names both, an op written out from an
+  // einsum names the einsum
   const int from = origin[static_cast<size_t>(id)];
-  const problem::Op* src = from >= 0 ? &problem.ops[static_cast<size_t>(from)] : nullptr;
+  const problem::Op& src = source_op(*this, id);
   std::string s = "op " + std::to_string(from >= 0 ? from : id) + " (" + op.op +
-                  (src && src->op != op.op ? ", from " + src->op : "") + ")";
+                  (src.op != op.op ? ", from " + src.op : "") + (src.from.empty() ? "" : ", from " + src.from) +
+                  ")";
   if (op.line > 0) s += " at line " + std::to_string(op.line);
   return s;
 }
 
 Error LowerState::unsupported(int op_id, const std::string& why, const std::string& hint) const {
   if (op_id >= 0 && static_cast<size_t>(op_id) < origin.size()) unsupported_op = origin[static_cast<size_t>(op_id)];
+  // The user wrote an einsum, not the permute or reshape it became: say what einsums lower.
+  if (from_einsum(source_op(*this, op_id)))
+    return make_error(ErrorCode::unsupported, label() + ": " + op_label(op_id) + ": " + why,
+                      "an einsum lowers when it is a sum, or a (batched) matmul whose operands are "
+                      "[batch.., M, K] and [batch.., K, N] (either one's last two indices may be swapped) "
+                      "and whose output is [batch.., M, N], e.g. 'bik,bkj->bij' or 'bik,bjk->bij'; rewrite it "
+                      "so, or this step stays on PyTorch");
   return make_error(ErrorCode::unsupported, label() + ": " + op_label(op_id) + ": " + why, hint);
 }
 
@@ -256,9 +281,8 @@ double attr_number(const problem::Op& op, const char* key, double def) {
 std::optional<double> attr_opt_number(const problem::Op& op, const char* key) {
   if (!op.attrs.is_object() || !op.attrs.contains(key)) return std::nullopt;
   const auto& v = op.attrs.at(key);
-  if (v.is_number()) return v.get<double>();
   if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
-  return std::nullopt;
+  return problem::problem_number(v);  // "inf", "-inf", "nan" included
 }
 
 std::string attr_string(const problem::Op& op, const char* key, const std::string& def) {
@@ -295,15 +319,9 @@ std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank) {
 std::optional<double> lower_norm_order(const problem::Op& op) {
   if (!op.attrs.contains("p") || op.attrs.at("p").is_null()) return 2.0;
   const auto& p = op.attrs.at("p");
-  if (p.is_string()) {
-    std::string v = p.get<std::string>();
-    if (v == "fro") return 2.0;
-    if (v == "inf" || v == "Infinity") return std::numeric_limits<double>::infinity();
-    return std::nullopt;
-  }
-  if (!p.is_number()) return std::nullopt;
-  double v = p.get<double>();
-  if (v == 1 || v == 2 || v == std::numeric_limits<double>::infinity()) return v;
+  if (p.is_string() && p.get<std::string>() == "fro") return 2.0;
+  auto v = problem::problem_number(p);
+  if (v && (*v == 1 || *v == 2 || *v == std::numeric_limits<double>::infinity())) return v;
   return std::nullopt;
 }
 

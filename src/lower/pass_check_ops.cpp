@@ -1,7 +1,8 @@
 // pass_check_ops: rejects, before any stage is formed, every live op the language cannot
 // express, naming the op and why (convolutions, data movement, functions missing
 // from functions.def, reshaped or transposed views read outside a GEMM, unsupported dtypes).
-// Runs after pass_views. Golden test: tests/golden/lower/unsupported_conv.json (an error).
+// Runs after pass_views. Each refusal says what the user can do (convolutions, integer tensors).
+// Golden tests: tests/golden/lower/unsupported_conv.json, integer_input_unsupported.json (errors).
 #include <map>
 
 #include "lower/lower_expr.h"
@@ -45,6 +46,8 @@ std::string why_unsupported(const problem::Op& op) {
   };
   auto it = reasons.find(op.op);
   if (it != reasons.end()) return it->second;
+  if (op.op == "opaque" && op.attrs.contains("equation") && op.attrs.contains("why"))  // an einsum the IR cannot write
+    return "einsum('" + op.attrs.value("equation", std::string()) + "') " + op.attrs.value("why", std::string());
   if (op.op == "opaque")
     return "an operation outside the Problem IR vocabulary (" + op.attrs.value("target", std::string("?")) + ")";
   static const std::set<std::string> cmp = {"eq", "ne", "lt", "le", "gt", "ge"};
@@ -56,6 +59,20 @@ bool float_dtype(problem::DType t) {
   return t == problem::DType::f32 || t == problem::DType::f16 || t == problem::DType::bf16;
 }
 
+// What the user can do about an op that does not lower (beside why_unsupported's reason).
+std::string hint_unsupported(const problem::Op& op) {
+  if (op.op.rfind("conv", 0) == 0)
+    return "ucutlass cannot speed up this problem until the language has convolutions: it stays on PyTorch "
+           "(optimize stops here; a bench suite counts it at 1.0x eager)";
+  return {};
+}
+
+// Integer and bool tensors lower only in these roles (pass_check_ops's exceptions below).
+constexpr const char* kIntegerRoles =
+    "integer and bool tensors lower only as cross_entropy's class labels, a masked cumsum's mask and the indices "
+    "argmax/argmin/max/min write; make the tensor f32, f16 or bf16 in the problem if the computation allows "
+    "(e.g. .float() in get_inputs()), else this problem stays on PyTorch";
+
 }  // namespace
 
 Status pass_check_ops(LowerState& s) {
@@ -64,7 +81,7 @@ Status pass_check_ops(LowerState& s) {
     if (s.dead[i]) continue;
     OpClass c = s.cls[i];
     if (c == OpClass::torch) continue;  // PyTorch runs it (pass_emit checks it can be declared)
-    if (c == OpClass::unsupported) return s.unsupported(op.id, why_unsupported(op));
+    if (c == OpClass::unsupported) return s.unsupported(op.id, why_unsupported(op), hint_unsupported(op));
     if (c == OpClass::view) continue;
     std::string why;
     if (c == OpClass::elementwise && !lower_expr_supported(op, why)) return s.unsupported(op.id, why);
@@ -77,7 +94,8 @@ Status pass_check_ops(LowerState& s) {
       bool label_input = (op.op == "cross_entropy" || op.op == "cumsum") && k == 1;
       if (!float_dtype(base.dtype) && !label_input)
         return s.unsupported(op.id, "operand '" + in.tensor + "' is " + problem::dtype_name(base.dtype) +
-                                        "; stages read f16, bf16 or f32 tensors");
+                                        "; stages read f16, bf16 or f32 tensors",
+                             kIntegerRoles);
       if (c == OpClass::gemm) continue;  // operands may be transposed or reshaped (pass_match_gemm)
       if (v.transposed)
         return s.unsupported(op.id, "reads '" + in.tensor + "', a transposed view of '" + v.base +
@@ -94,7 +112,8 @@ Status pass_check_ops(LowerState& s) {
       bool index_out = op.op == "argmax" || op.op == "argmin" || ((op.op == "max" || op.op == "min") && &o != &op.outputs[0]);
       if (!float_dtype(t.dtype) && !index_out)
         return s.unsupported(op.id, "writes '" + o + "' as " + problem::dtype_name(t.dtype) +
-                                        "; stages write f16, bf16 or f32");
+                                        "; stages write f16, bf16 or f32",
+                             kIntegerRoles);
       if (t.dtype == problem::DType::f64 || t.shape.size() > 6)
         return s.unsupported(op.id, "'" + o + "' is " + problem::dtype_name(t.dtype) + shape_str(t.shape) +
                                         ", outside the language's tensors");

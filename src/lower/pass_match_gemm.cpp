@@ -1,9 +1,12 @@
 // pass_match_gemm: one gemm draft per GEMM-family op (linear, matmul, mm, bmm, addmm, baddbmm):
-// operands through their views (a swap of the last two dims is `X.T`), M, N, K and the batch
-// (3-D x 2-D folds the batch into M, as a Linear over [B, S, K] does; rank-4+ operands fold
-// their leading dims into the batch), linear's bias as
-// `acc + b[col]`, addmm's `alpha*acc + beta*c`. Runs after pass_check_ops.
-// Golden tests: tests/golden/lower/linear_bias_gelu.json, bmm_scale.json, addmm.json.
+// operands through their views (a swap of the last two dims is `X.T`; a reshape redeclares the
+// stored tensor in the shape the product reads, e.g. an einsum's flattened index groups or a
+// vector as [K, 1]), M, N, K and the batch (3-D x 2-D folds the batch into M, as a Linear over
+// [B, S, K] does; rank-4+ operands fold their leading dims into the batch, so a [b, i, j, l] A
+// times a 2-D B is one GEMM of b*i*j rows), linear's bias as `acc + b[col]`, addmm's
+// `alpha*acc + beta*c`. Runs after pass_check_ops.
+// Golden tests: tests/golden/lower/linear_bias_gelu.json, bmm_scale.json, addmm.json,
+// einsum_4d_matmul.json, einsum_gemv.json.
 #include "lower/lower_expr.h"
 #include "lower/passes.h"
 
@@ -17,9 +20,29 @@ struct Operand {
   std::vector<int64_t> shape;  // of the stored tensor
 };
 
-Operand operand(const LowerState& s, const std::string& name) {
+// Declares `base` as `shape` for the GEMM stages that read it (the bridge views the contiguous
+// tensor so), or says why it cannot be: a tensor has one declared shape, so only tensors no other
+// kind of op reads, and not already declared otherwise, are redeclared.
+std::string redeclare(LowerState& s, const std::string& base, const std::vector<int64_t>& shape) {
+  for (int c : s.consumers(base))
+    if (s.cls[static_cast<size_t>(c)] != OpClass::gemm)
+      return "it is also read as " + shape_str(s.need(base).shape) + " by " + s.op_label(c);
+  auto it = s.decl_shape.find(base);
+  if (it != s.decl_shape.end() && it->second != shape)
+    return "another stage already declares it " + shape_str(it->second);
+  s.decl_shape[base] = shape;
+  return {};
+}
+
+// The operand in the shape the product reads it: through a reshape (an einsum's flattened index
+// groups, a vector as [K, 1]) the stored tensor is redeclared in that shape where it can be; else
+// its stored shape stands and the checks below refuse what that cannot express.
+Operand operand(LowerState& s, const std::string& name) {
   View v = s.resolve(name);
-  return Operand{v.base, v.transposed, lower_decl_shape(s, v.base)};
+  std::vector<int64_t> read = s.need(name).shape, decl = lower_decl_shape(s, v.base);
+  if (v.transposed && read.size() >= 2) std::swap(read[read.size() - 1], read[read.size() - 2]);
+  if (read != decl && read.size() >= 2 && redeclare(s, v.base, read).empty()) decl = read;
+  return Operand{v.base, v.transposed, decl};
 }
 
 // rows x cols of the matrix the GEMM reads (after the transpose).
@@ -48,18 +71,11 @@ Status fold_batch(LowerState& s, int op_id, Operand& a, Operand& b) {
     int64_t batch = 1;
     for (int64_t d : lead(*o)) batch *= d;
     std::vector<int64_t> flat = {batch, o->shape[o->shape.size() - 2], o->shape.back()};
-    for (int c : s.consumers(o->base))
-      if (s.cls[static_cast<size_t>(c)] != OpClass::gemm)
-        return s.unsupported(op_id, "'" + o->base + "' " + shape_str(o->shape) + " is read as a batch of " +
-                                        std::to_string(batch) + " matrices here and as a " +
-                                        std::to_string(o->shape.size()) + "-D tensor by " + s.op_label(c) +
-                                        "; a tensor has one declared shape",
-                             "flatten the leading dimensions in PyTorch");
-    auto it = s.decl_shape.find(o->base);
-    if (it != s.decl_shape.end() && it->second != flat)
-      return s.unsupported(op_id, "'" + o->base + "' is already declared " + shape_str(it->second) +
-                                      " by another stage; a tensor has one declared shape");
-    s.decl_shape[o->base] = flat;
+    if (std::string why = redeclare(s, o->base, flat); !why.empty())
+      return s.unsupported(op_id, "'" + o->base + "' " + shape_str(o->shape) + " is read as a batch of " +
+                                      std::to_string(batch) + " matrices here, but " + why +
+                                      "; a tensor has one declared shape",
+                           "flatten the leading dimensions in PyTorch");
     o->shape = flat;
   }
   return ok_status();

@@ -1,5 +1,7 @@
-// Small helpers of the Problem IR types: dtype and kind names, sizes, lookups.
+// Small helpers of the Problem IR types: dtype and kind names, numbers, sizes, lookups.
 #include "problem/problem.h"
+
+#include <limits>
 
 namespace ucut::problem {
 
@@ -30,6 +32,17 @@ constexpr KindRow kKinds[] = {
 };
 
 }  // namespace
+
+std::optional<double> problem_number(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (!j.is_string()) return std::nullopt;
+  const std::string& s = j.get_ref<const std::string&>();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (s == "inf") return inf;
+  if (s == "-inf") return -inf;
+  if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+  return std::nullopt;
+}
 
 const char* dtype_name(DType t) {
   for (const auto& row : kDTypes)

@@ -29,6 +29,10 @@ bool dtype_is_16bit_float(DType t);                       // f16, bf16: tensor c
 
 enum class TensorKind { input, parameter, buffer, intermediate, output, constant };
 
+// A number as problem.json writes it: a JSON number, or one of the strings "inf", "-inf", "nan" that
+// stand for the values JSON has no literal for (docs/problem-ir.md). nullopt for anything else.
+std::optional<double> problem_number(const nlohmann::json& j);
+
 const char* tensor_kind_name(TensorKind k);
 std::optional<TensorKind> tensor_kind_from_name(const std::string& name);
 
@@ -40,6 +44,7 @@ struct Tensor {
   std::optional<int> index;            // input / output position
   std::string state_dict;              // parameter / buffer key
   std::optional<double> value;         // constant: the fill value when known
+  std::vector<double> values;          // constant: a small literal tensor's elements, row-major
 
   int64_t numel() const;
   int64_t bytes() const { return numel() * dtype_bytes(dtype); }
@@ -65,6 +70,7 @@ struct Op {
   int64_t flops = 0;
   FlopClass flop_class = FlopClass::simt;
   int line = 0;
+  std::string from;                    // the call this op was written out from ("einsum('ij,jk->ik')"), or ""
 };
 
 struct Problem {

@@ -1,6 +1,7 @@
 // problem_parse / problem_load: reads problem.json (docs/problem-ir.md, schema v1) and validates
 // every field, reporting the first problem with its JSON path ("ops[3].inputs[1]: unknown tensor
-// 't9'"). Fields this version does not know are ignored, so the schema can grow additively.
+// 't9'"). Fields this version does not know are ignored, so the schema can grow additively. Numbers
+// may be written "inf", "-inf" or "nan" (problem_number).
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -8,8 +9,6 @@
 #include <unordered_set>
 
 #include "problem/problem.h"
-
-#include <cstdlib>
 #include "support/diagnostics.h"
 #include "support/fs.h"
 
@@ -90,6 +89,22 @@ const json& as_object(const json& j, const std::string& where) {
   return j;
 }
 
+// A number in problem.json: a JSON number or a non-finite one's string (problem_number).
+double number(const json& j, const std::string& where) {
+  if (auto v = problem_number(j)) return *v;
+  reject(where, fmt::format("expected a number (or \"inf\", \"-inf\", \"nan\"), found {}",
+                            j.is_string() ? "'" + j.get<std::string>() + "'" : type_name(j)));
+}
+
+// A constant's nested literal list, flattened row-major.
+void read_values(const json& j, const std::string& where, std::vector<double>& out) {
+  if (!j.is_array()) {
+    out.push_back(number(j, where));
+    return;
+  }
+  for (size_t i = 0; i < j.size(); ++i) read_values(j[i], index_path(where, i), out);
+}
+
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
   std::string guess = diag_closest(word, candidates);
   return guess.empty() ? std::string() : fmt::format("did you mean '{}'?", guess);
@@ -136,9 +151,14 @@ Tensor read_tensor(const json& j, const std::string& where) {
   if (const json* sd = field(j, "state_dict"); sd && !sd->is_null())
     t.state_dict = as_string(*sd, join_path(where, "state_dict"));
   if (const json* v = field(j, "value"); v && !v->is_null()) {
-    if (!v->is_number())
-      reject(join_path(where, "value"), fmt::format("expected a number, found {}", type_name(*v)));
-    t.value = v->get<double>();
+    std::string vp = join_path(where, "value");
+    if (v->is_array()) {
+      read_values(*v, vp, t.values);
+      if (int64_t(t.values.size()) != t.numel())
+        reject(vp, fmt::format("a literal of {} elements for a tensor of {}", t.values.size(), t.numel()));
+    } else {
+      t.value = number(*v, vp);
+    }
   }
   return t;
 }
@@ -184,15 +204,7 @@ Op read_op(const json& j, const std::string& where, size_t position, const Tenso
       names.check(operand.tensor, p);
     } else if (ins[i].is_object() && ins[i].contains("scalar")) {
       const json& s = ins[i]["scalar"];
-      if (s.is_number()) {
-        operand.scalar = s.get<double>();
-      } else if (s.is_boolean()) {
-        operand.scalar = s.get<bool>() ? 1.0 : 0.0;
-      } else if (s.is_string() && (s == "inf" || s == "-inf" || s == "nan")) {
-        operand.scalar = std::strtod(s.get<std::string>().c_str(), nullptr);
-      } else {
-        reject(p + ".scalar", fmt::format("expected a number, found {}", type_name(s)));
-      }
+      operand.scalar = s.is_boolean() ? (s.get<bool>() ? 1.0 : 0.0) : number(s, p + ".scalar");
     } else {
       reject(p, fmt::format("expected a tensor name, {{\"scalar\": number}} or null, found {}", type_name(ins[i])));
     }
@@ -219,6 +231,7 @@ Op read_op(const json& j, const std::string& where, size_t position, const Tenso
            "use 'tensor' (tensor-core eligible) or 'simt'");
   }
   if (const json* l = field(j, "line"); l && !l->is_null()) op.line = int(as_int(*l, join_path(where, "line"), 0));
+  if (const json* f = field(j, "from"); f && !f->is_null()) op.from = as_string(*f, join_path(where, "from"));
   return op;
 }
 

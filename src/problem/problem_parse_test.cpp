@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace ucut::problem {
@@ -79,6 +81,35 @@ TEST(ProblemParse, AbsentOperandIsNull) {
   EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[0]: expected a tensor name, {\"scalar\": number} or null, found a number");
 }
 
+// Non-finite numbers are the strings "inf", "-inf", "nan" (JSON has no literal for them): a causal
+// mask's masked_fill(..., float('-inf')) used to make the whole document invalid JSON.
+TEST(ProblemParse, NonFiniteNumbersAreStrings) {
+  json j = valid();
+  j["ops"][1]["inputs"][1] = json::parse(R"({"scalar": "-inf"})");
+  j["tensors"][3]["value"] = "nan";
+  j["tensors"].push_back(json::parse(
+      R"({"name": "lit", "kind": "constant", "dtype": "f32", "shape": [2, 2], "value": [["-inf", 0], [1.5, "inf"]]})"));
+  j["ops"][0]["from"] = "einsum('ik,nk->in')";
+  auto r = problem_parse(j.dump(), "p.json");
+  ASSERT_TRUE(r.ok()) << r.error().render();
+  EXPECT_EQ(*r->ops[1].inputs[1].scalar, -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(*r->tensors[3].value));
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(r->find_tensor("lit")->values, (std::vector<double>{-inf, 0, 1.5, inf}));
+  EXPECT_FALSE(r->find_tensor("lit")->value.has_value());
+  EXPECT_EQ(r->ops[0].from, "einsum('ik,nk->in')");
+  EXPECT_EQ(r->ops[1].from, "");
+  EXPECT_EQ(problem_number(json("inf")), inf);
+  EXPECT_FALSE(problem_number(json("Infinity")).has_value());
+  EXPECT_FALSE(problem_number(json::array()).has_value());
+
+  j["tensors"].back()["value"] = json::parse(R"([["-inf", 0], [1.5]])");
+  EXPECT_EQ(error_of(j), "p.json: tensors[6].value: a literal of 3 elements for a tensor of 4");
+  j["tensors"].back()["value"] = json::parse(R"([["-inf", 0], [1.5, "-Infinity"]])");
+  EXPECT_EQ(error_of(j), "p.json: tensors[6].value[1][1]: expected a number (or \"inf\", \"-inf\", \"nan\"), "
+                         "found '-Infinity'");
+}
+
 TEST(ProblemParse, UnknownSchemaVersion) {
   json j = valid();
   j["schema"] = "ucutlass.problem/2";
@@ -151,7 +182,7 @@ TEST(ProblemParse, OpFields) {
   EXPECT_EQ(error_of(j), "p.json: ops[0]: missing field 'flops'");
   j = valid();
   j["ops"][1]["inputs"][1] = json::parse(R"({"scalar": "two"})");
-  EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[1].scalar: expected a number, found a string");
+  EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[1].scalar: expected a number (or \"inf\", \"-inf\", \"nan\"), found 'two'");
   j["ops"][1]["inputs"][1] = 7;
   EXPECT_EQ(error_of(j), "p.json: ops[1].inputs[1]: expected a tensor name, {\"scalar\": number} or null, found a number");
 }

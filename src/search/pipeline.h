@@ -30,7 +30,7 @@ struct PrepareOptions {
   std::string policy = "tf32";
   std::string gpu = "h200";        // hardware table row for SOL and ranking until a GPU says otherwise
   std::string out_dir = "out";     // problem.json goes to <out_dir>/<name>/
-  int extract_timeout_s = 600;
+  int extract_timeout_s = 0;       // per problem file; 0: $UCUTLASS_EXTRACT_TIMEOUT or 120 (eval::extract_timeout_s)
 };
 
 struct PreparedProblem {

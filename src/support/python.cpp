@@ -18,4 +18,9 @@ std::map<std::string, std::string> python_env() {
   return {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}};
 }
 
+bool python_lacks_package(const std::string& err) {
+  return err.find("No module named 'ucutlass_torch'") != std::string::npos ||
+         err.find("No module named ucutlass_torch") != std::string::npos;
+}
+
 }  // namespace ucut

@@ -139,6 +139,7 @@ Result<ProcessResult> subprocess_run(const ProcessSpec& spec) {
         else err.close_end(0);
       } else {
         (p.fd == out.fd[0] ? result.out : result.err).append(buf, static_cast<size_t>(r));
+        if (p.fd == err.fd[0] && spec.on_err) spec.on_err(std::string_view(buf, static_cast<size_t>(r)));
       }
     }
   }

@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "support/result.h"
@@ -21,6 +23,9 @@ struct ProcessSpec {
   // When it becomes true the child's process group is killed (a run stopping early: its
   // compiles in flight are no longer wanted). nullptr: never.
   const std::atomic<bool>* abort = nullptr;
+  // Called with each piece of the child's stderr as it arrives (ProcessResult::err still gets all
+  // of it): a command showing a child's progress while it runs. Empty: none.
+  std::function<void(std::string_view)> on_err;
 };
 
 struct ProcessResult {

@@ -46,6 +46,21 @@ TEST(Subprocess, AbortFlagKillsTheProcessGroup) {
   EXPECT_FALSE(r->success());
 }
 
+// on_err sees stderr while the child runs (the extractor's progress notes), before it ends.
+TEST(Subprocess, StderrArrivesWhileTheChildRuns) {
+  std::string seen;
+  bool before_exit = false;
+  auto r = subprocess_run({.argv = {"sh", "-c", "echo first >&2; sleep 0.3; echo second >&2"},
+                           .on_err = [&](std::string_view chunk) {
+                             seen.append(chunk);
+                             if (seen == "first\n") before_exit = true;  // not yet "second"
+                           }});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(seen, "first\nsecond\n");
+  EXPECT_EQ(r->err, seen);
+  EXPECT_TRUE(before_exit);
+}
+
 TEST(Subprocess, MissingProgramIsAnError) {
   auto r = subprocess_run({.argv = {"definitely-not-a-program-ucut"}});
   ASSERT_FALSE(r.ok());
