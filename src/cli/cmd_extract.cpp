@@ -41,11 +41,9 @@ std::string tail_lines(const std::string& text, int n) {
 
 int run_extract(const ExtractOptions& o) {
   std::error_code ec;
-  if (!std::filesystem::exists(o.path, ec)) {
-    std::fprintf(stderr, "%s: error: no such file or folder\nhint: pass a KernelBench-format .py file, a folder of them, or a KernelBench checkout\n",
-                 o.path.c_str());
-    return 1;
-  }
+  if (!std::filesystem::exists(o.path, ec))
+    return cli_fail("extract", make_error(ErrorCode::not_found, o.path + ": no such file or folder",
+                                          "pass a KernelBench-format .py file, a folder of them, or a KernelBench checkout"));
   ProcessSpec spec;
   std::string python = python_interpreter();
   spec.argv = {python, "-m", "ucutlass_torch.extract", o.path, "--seed", std::to_string(o.seed)};
@@ -58,36 +56,33 @@ int run_extract(const ExtractOptions& o) {
   spec.timeout = std::chrono::seconds(o.timeout_s);
 
   auto run = subprocess_run(spec);
-  if (!run) {
-    std::fprintf(stderr, "error: cannot start the Python extractor (%s): %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup\n",
-                 python.c_str(), run.error().message.c_str());
-    return 2;
-  }
+  if (!run)
+    return cli_fail("extract", make_error(ErrorCode::subprocess,
+                                          "cannot start the Python extractor (" + python + "): " + run.error().message,
+                                          "set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup"));
   const ProcessResult& r = *run;
   if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stdout);
   if (r.timed_out) {
-    std::fprintf(stderr, "%s: error: extraction did not finish within %d s\nhint: raise --timeout, or check that forward does not loop forever\n",
-                 o.path.c_str(), o.timeout_s);
-    return 1;
+    return cli_fail("extract", make_error(ErrorCode::timeout,
+                                          o.path + ": extraction did not finish within " + std::to_string(o.timeout_s) + " s",
+                                          "raise --timeout, or check that forward does not loop forever"));
   }
   if (r.signaled) {
-    std::fprintf(stderr, "%s: error: the Python extractor was killed by signal %d\n%s\n", o.path.c_str(), r.signal,
-                 tail_lines(r.err, 5).c_str());
-    return 2;
+    return cli_fail("extract", make_error(ErrorCode::subprocess, o.path + ": the Python extractor was killed by signal " +
+                                                                     std::to_string(r.signal) + "\n" + tail_lines(r.err, 5)));
   }
   if (r.err.find("No module named ucutlass_torch") != std::string::npos ||
       r.err.find("No module named 'ucutlass_torch'") != std::string::npos) {
-    std::fprintf(stderr, "error: %s cannot run the extractor: %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch, or run `pip install -e python` with it\n",
-                 python.c_str(), tail_lines(r.err, 1).c_str());
-    return 2;
+    return cli_fail("extract", make_error(ErrorCode::subprocess, python + " cannot run the extractor: " + tail_lines(r.err, 1),
+                                          "set UCUTLASS_PYTHON to a Python with PyTorch, or run `pip install -e python` with it"));
   }
   // The extractor prints finished diagnostics ("file:line: error: ...\nhint: ..."); relay them.
   if (!r.err.empty()) std::fwrite(r.err.data(), 1, r.err.size(), stderr);
-  if (r.exit_code == 0) return 0;
-  if (r.exit_code == 2) return 2;  // environment (e.g. PyTorch missing), already explained
+  if (r.exit_code == 0) return kExitOk;
+  if (r.exit_code == 2) return kExitEnvironment;  // e.g. PyTorch missing, already explained
   if (r.err.find("Traceback (most recent call last)") != std::string::npos)
     std::fprintf(stderr, "error: the extractor failed unexpectedly (above); please report it with the problem file\n");
-  return 1;
+  return kExitFailed;
 }
 
 }  // namespace
@@ -96,8 +91,8 @@ CommandRun cmd_extract(CLI::App& sub) {
   auto o = std::make_shared<ExtractOptions>();
   sub.add_option("problem", o->path, "KernelBench-format problem .py, a folder of them, or a KernelBench checkout")
       ->required();
-  sub.add_option("-o,--output", o->output,
-                 "output problem.json (a folder when the input is a folder); default: standard output");
+  cli_add_output_file_option(sub, o->output,
+                             "output problem.json (a folder when the input is a folder); default: standard output");
   sub.add_option("--seed", o->seed, "seed recorded as init_seed for Model(*get_init_inputs())")->capture_default_str();
   sub.add_flag("--keep-going", o->keep_going, "for folders: report bad problems and continue");
   sub.add_option("--timeout", o->timeout_s, "wall-clock limit in seconds for the whole extraction")
