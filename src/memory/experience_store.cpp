@@ -197,13 +197,17 @@ Result<std::vector<Prior>> MemoryDb::load_priors(const std::string& where,
   return out;
 }
 
-Result<int64_t> MemoryDb::add_experience(const Experience& e) {
+Result<int64_t> MemoryDb::add_and_curate(const std::function<Result<int64_t>()>& insert) {
   return sqlite_transaction_value<int64_t>(db_, path_, [&]() -> Result<int64_t> {
-    auto id = insert_experience(e);
+    auto id = insert();
     if (!id) return id;
     if (auto c = evict_over_caps(); !c) return c.error();
     return id;
   });
+}
+
+Result<int64_t> MemoryDb::add_experience(const Experience& e) {
+  return add_and_curate([&] { return insert_experience(e); });
 }
 
 Result<int64_t> MemoryDb::insert_experience(const Experience& e) {
@@ -234,12 +238,7 @@ Result<int64_t> MemoryDb::insert_experience(const Experience& e) {
 }
 
 Result<int64_t> MemoryDb::add_prior(const Prior& p) {
-  return sqlite_transaction_value<int64_t>(db_, path_, [&]() -> Result<int64_t> {
-    auto id = insert_prior(p);
-    if (!id) return id;
-    if (auto c = evict_over_caps(); !c) return c.error();
-    return id;
-  });
+  return add_and_curate([&] { return insert_prior(p); });
 }
 
 Result<int64_t> MemoryDb::insert_prior(const Prior& p) {

@@ -95,6 +95,8 @@ class MemoryDb {
   Result<int64_t> insert_experience(const Experience& e);
   Result<int64_t> insert_prior(const Prior& p);
   Result<int> evict_over_caps();
+  // One record's insert and the curation it may need, as one transaction.
+  Result<int64_t> add_and_curate(const std::function<Result<int64_t>()>& insert);
   Status bump_meta(const std::string& key, int64_t by);
   int64_t meta(const std::string& key);
   Result<std::vector<Experience>> load_experiences(const std::string& where, const std::vector<std::string>& args);
