@@ -51,8 +51,8 @@ struct Tensor {
   std::vector<int64_t> shape;  // row-major, contiguous
   std::string binding;         // param: state_dict key; others empty
   Span span;
-  // The checker refuses a tensor of more than kMaxElements, so this cannot
-  // overflow for a checked program; a product that would is our bug, stopped here.
+  // The checker refuses a tensor of more than kMaxElements, so this cannot overflow for a checked
+  // program; a product that would is our bug, stopped here.
   int64_t numel() const {
     auto n = checked_product(shape);
     UCUT_CHECK(n.has_value(), "element count of '" + name + "' overflows");
