@@ -25,7 +25,8 @@ function(ucut_module name)
   target_include_directories(ucut_${name} ${scope} "${CMAKE_SOURCE_DIR}/src")
   target_link_libraries(ucut_${name} ${scope} ${M_DEPS})
   target_compile_definitions(ucut_${name} ${scope}
-    UCUTLASS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" UCUTLASS_CUTLASS_DIR="${CUTLASS_DIR}")
+    UCUTLASS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" UCUTLASS_CUTLASS_DIR="${CUTLASS_DIR}"
+    UCUTLASS_VERSION="${PROJECT_VERSION}")
   foreach(src IN LISTS test_sources)
     get_filename_component(test_name "${src}" NAME_WE)
     add_executable(${test_name} "${src}")

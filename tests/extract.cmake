@@ -19,8 +19,8 @@ ucut_extract_test(missing_get_inputs 1
 ucut_extract_test(untraceable 1
   "tests/extract/untraceable.py:11: error: cannot trace Model.forward: "
   "tests/extract/untraceable.py")
-ucut_extract_test(no_such_file 1
-  "tests/extract/nope.py: error: no such file or folder"
+ucut_extract_test(no_such_file 2
+  "ucutlass extract: error: tests/extract/nope.py: no such file or folder"
   "tests/extract/nope.py")
 
 # KernelBench files as they ship (tests/data/problems/*.py): each used to fail extraction or

@@ -44,7 +44,7 @@ set_tests_properties(sol_exit_ok PROPERTIES LABELS "sol" ENVIRONMENT "${sol_env}
 add_test(NAME sol_exit_usage COMMAND $<TARGET_FILE:ucutlass> sol ${sol_fixtures}/sdpa.json --gpu nope)
 set_tests_properties(sol_exit_usage PROPERTIES LABELS "sol" ENVIRONMENT "${sol_env}" WILL_FAIL TRUE)
 
-# calibrate on a machine without a GPU (CI): says so and fails (exit 2). GPU machines run the
+# calibrate on a machine without a GPU (CI): says so and fails (exit 3). GPU machines run the
 # real measurement through scripts/gpu-check instead (label gpu).
 add_test(NAME calibrate_without_gpu COMMAND $<TARGET_FILE:ucutlass> calibrate --quick)
 set_tests_properties(calibrate_without_gpu PROPERTIES LABELS "sol" ENVIRONMENT "${sol_env}"

@@ -49,7 +49,7 @@ def ucut_eval(prob, libs, *extra, timeout=900):
     store = os.path.join(KERNELS, "store.db")
     paths = [l if l.endswith(".so") else so(l) for l in libs]
     cmd = [BIN, "eval", problem(prob)] + [a for l in paths for a in ("--so", l)] + \
-          ["--json", "--gpus", os.environ.get("UCUT_GPU_LIST", "0"), "--store", store] + list(extra)
+          ["--json", "--gpus", os.environ.get("UCUT_GPU_LIST", "0"), "--db", store] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert p.stdout.strip().startswith("["), f"rc={p.returncode}\nstdout:{p.stdout}\nstderr:{p.stderr}"
     recs = json.loads(p.stdout)

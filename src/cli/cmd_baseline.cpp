@@ -31,38 +31,25 @@ std::string ms_text(const nlohmann::json& t, const char* key) {
 }
 
 int run_baseline(const BaselineArgs& a) {
-  if (!fs_exists(a.problem)) {
-    std::fprintf(stderr, "ucutlass baseline: error: %s: no such problem file\n", a.problem.c_str());
-    return 1;
-  }
-  if (a.compile_mode != "default" && a.compile_mode != "max-autotune") {
-    std::fprintf(stderr, "ucutlass baseline: error: --compile-mode '%s'\nhint: default or max-autotune\n",
-                 a.compile_mode.c_str());
-    return 2;
-  }
-  if (!cli_require_gpu("baseline")) return 2;
+  if (!fs_exists(a.problem))
+    return cli_fail("baseline", make_error(ErrorCode::not_found, a.problem + ": no such problem file"));
+  if (a.compile_mode != "default" && a.compile_mode != "max-autotune")
+    return cli_usage("baseline", "--compile-mode '" + a.compile_mode + "'", "default or max-autotune");
+  if (int rc = cli_require_gpu("baseline"); rc != kExitOk) return rc;
   eval::WorkerOptions wo;
   wo.gpu = a.gpu;
   eval::WorkerClient w(wo);
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   auto info = w.load_problem(std::filesystem::absolute(a.problem).string(), timeout);
-  if (!info) {
-    std::fprintf(stderr, "ucutlass baseline: error: %s\n", info.error().render().c_str());
-    return info.error().code == ErrorCode::invalid_input ? 1 : 2;
-  }
+  if (!info) return cli_fail("baseline", info.error());
   nlohmann::json modes = {"eager"};
   if (!a.no_compile) modes.push_back(a.compile_mode == "default" ? "compile" : "max-autotune");
   nlohmann::json req = {{"cmd", "baseline"}, {"modes", modes}};
   if (!a.refresh) req["cache_dir"] = fs_cache_dir() + "/baselines";
   auto resp = w.request(req, timeout);
-  if (!resp) {
-    std::fprintf(stderr, "ucutlass baseline: error: %s\n", resp.error().render().c_str());
-    return 2;
-  }
-  if (resp->value("status", "") != "ok") {
-    std::fprintf(stderr, "ucutlass baseline: error: %s\n", resp->value("error", resp->dump()).c_str());
-    return 1;
-  }
+  if (!resp) return cli_fail("baseline", resp.error());
+  if (resp->value("status", "") != "ok")
+    return cli_fail("baseline", make_error(ErrorCode::invalid_input, resp->value("error", resp->dump())));
   auto env = w.environment();
   nlohmann::json out = {{"problem", *info}, {"env", env ? *env : nlohmann::json()}, {"baselines", (*resp)["baselines"]}};
   if (a.json) {

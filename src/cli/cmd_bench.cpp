@@ -154,10 +154,7 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
   (void)fs_mkdirs(a.out);
   Status st = fs_write_atomic(a.out + "/report.json", j.dump(2) + "\n");
   if (st) st = fs_write_atomic(a.out + "/report.md", md);
-  if (!st) {
-    std::fprintf(stderr, "ucutlass bench: %s\n", st.error().render().c_str());
-    return 2;
-  }
+  if (!st) return cli_fail("bench", st.error());
   std::printf("%s\n%d of %zu problems planned; report: %s/report.md\n", why.c_str(), planned, files.size(),
               a.out.c_str());
   return 0;
@@ -170,20 +167,16 @@ int run_bench(const BenchArgs& a) {
   std::vector<std::string> files;
   if (!synthetic) {
     files = suite_files(a.dir, a.match);
-    if (files.empty()) {
-      std::fprintf(stderr, "ucutlass bench: %s: no problem .py files found%s\n"
-                           "hint: pass a folder of KernelBench-format problems (e.g. problems/), or 'synthetic'\n",
-                   a.dir.c_str(), a.match.empty() ? "" : (" matching --match " + a.match).c_str());
-      return 1;
-    }
+    if (files.empty())
+      return cli_fail("bench", make_error(fs_exists(a.dir) ? ErrorCode::invalid_input : ErrorCode::not_found,
+                                          a.dir + ": no problem .py files found" +
+                                              (a.match.empty() ? "" : " matching --match " + a.match),
+                                          "pass a folder of KernelBench-format problems (e.g. problems/), or 'synthetic'"));
   }
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
     auto db = memory::MemoryDb::open(a.db.empty() ? memory::store_default_path() : a.db);
-    if (!db) {
-      std::fprintf(stderr, "ucutlass bench: %s\n", db.error().render().c_str());
-      return 2;
-    }
+    if (!db) return cli_fail("bench", db.error());
     mem = std::move(*db);
   }
   search::DriverOptions o;
@@ -210,10 +203,7 @@ int run_bench(const BenchArgs& a) {
   if (synthetic) {
     for (int i = 0; i < a.problems; ++i) {
       auto r = search::ProblemRun::synthetic(fmt::format("synthetic:p{}", i), o);
-      if (!r) {
-        std::fprintf(stderr, "ucutlass bench: %s\n", r.error().render().c_str());
-        return 2;
-      }
+      if (!r) return cli_fail("bench", r.error());
       sessions.push_back(&(*r)->session());
       runs.push_back(std::move(*r));
     }
@@ -221,10 +211,7 @@ int run_bench(const BenchArgs& a) {
     if (a.plan || !search::gpu_present())
       return plan_suite(a, files, o, a.plan ? "planning only (--plan): nothing was measured" : "no GPU: nothing was measured");
     auto gpus = search::gpus_parse(a.gpus);
-    if (!gpus) {
-      std::fprintf(stderr, "ucutlass bench: %s\n", gpus.error().render().c_str());
-      return 2;
-    }
+    if (!gpus) return cli_fail("bench", gpus.error(), kExitUsage);
     workers = std::make_unique<search::GpuWorkers>(*gpus);
     search::RealRunSetup setup;
     setup.workers = workers.get();
@@ -301,7 +288,7 @@ int run_bench(const BenchArgs& a) {
   parallel_for(runs.size(), python_width, [&](size_t i, size_t) { finished[i] = runs[i]->finish(); });
   for (size_t i = 0; i < runs.size(); ++i) {
     auto& r = runs[i];
-    if (!finished[i]) std::fprintf(stderr, "ucutlass bench: %s\n", finished[i].error().render().c_str());
+    if (!finished[i]) std::fprintf(stderr, "ucutlass bench: warning: %s\n", finished[i].error().render().c_str());
     auto rep = r->report();
     auto oc = search::run_report_outcome(rep);
     cost.wall_s = std::max(cost.wall_s, rep.cost.wall_s);
@@ -349,11 +336,8 @@ int run_bench(const BenchArgs& a) {
   }
   if (st) st = fs_write_atomic(a.out + "/report.md", md);
   if (st) st = fs_write_atomic(a.html.empty() ? a.out + "/bench.html" : a.html, report::html_render(html));
-  if (!st) {
-    std::fprintf(stderr, "ucutlass bench: %s\n", st.error().render().c_str());
-    return 2;
-  }
-  return 0;
+  if (!st) return cli_fail("bench", st.error());
+  return kExitOk;
 }
 }  // namespace
 
@@ -372,9 +356,10 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--budget", a->budget, "attempts per problem (the suite pool is budget x problems)")->capture_default_str();
   sub.add_option("--problems", a->problems, "synthetic suite size")->capture_default_str();
   sub.add_option("--html", a->html, "HTML report path (default OUT/bench.html)");
-  sub.add_option("--out", a->out, "output folder")->capture_default_str();
-  sub.add_option("--db", a->db, "result store holding the memory")->envname("UCUTLASS_STORE");
-  sub.add_option("--policy", a->policy, "precision policy")->capture_default_str();
+  cli_add_output_dir_option(sub, a->out, "output folder")->capture_default_str();
+  cli_add_db_option(sub, a->db, "result store holding the memory");
+  sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
+      ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);
   sub.add_option("--eps", a->eps, "SOL proximity stop rule")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();

@@ -48,17 +48,11 @@ int run_cache(const CacheArgs& a) {
   o.all = a.all;
   if (!a.max_size.empty()) {
     auto v = build::cache_parse_size(a.max_size);
-    if (!v) {
-      std::fprintf(stderr, "ucutlass cache clean: --max-size %s\n", v.error().render().c_str());
-      return 2;
-    }
+    if (!v) return cli_fail("cache", make_error(v.error().code, "--max-size " + v.error().message, v.error().hint), kExitUsage);
     o.max_bytes = *v;
   } else if (!a.all) {
     auto cap = build::cache_max_bytes();
-    if (!cap) {
-      std::fprintf(stderr, "ucutlass cache clean: %s\n", cap.error().render().c_str());
-      return 2;
-    }
+    if (!cap) return cli_fail("cache", cap.error(), kExitUsage);
     o.max_bytes = *cap == 0 ? -1 : *cap;
   }
   build::CacheCleanResult r = build::cache_clean(root, o);

@@ -50,11 +50,9 @@ int run_calibrate(const CalibrateOptions& o) {
   spec.timeout = std::chrono::minutes(15);
   std::fprintf(stderr, "ucutlass calibrate: measuring copy bandwidth and GEMM throughput (about a minute)...\n");
   auto run = subprocess_run(spec);
-  if (!run) {
-    std::fprintf(stderr, "ucutlass calibrate: cannot start %s: %s\nhint: set UCUTLASS_PYTHON to a Python with "
-                 "CUDA-enabled torch\n", spec.argv[0].c_str(), run.error().render().c_str());
-    return 2;
-  }
+  if (!run)
+    return cli_fail("calibrate", make_error(ErrorCode::subprocess, "cannot start " + spec.argv[0] + ": " + run.error().message,
+                                            "set UCUTLASS_PYTHON to a Python with CUDA-enabled torch"));
   if (!run->success()) {
     std::string msg = run->err;
     while (!msg.empty() && msg.back() == '\n') msg.pop_back();
@@ -62,18 +60,13 @@ int run_calibrate(const CalibrateOptions& o) {
     if (!run->timed_out && !run->signaled && run->exit_code == 2) {
       // calibrate.py's "no GPU" exit: an environment problem, said plainly.
       if (msg.rfind("calibrate: ", 0) == 0) msg = msg.substr(11);
-      std::fprintf(stderr, "ucutlass calibrate: no CUDA GPU to calibrate: %s\n", msg.c_str());
-      return 2;
+      return cli_fail("calibrate", make_error(ErrorCode::subprocess, "no CUDA GPU to calibrate: " + msg));
     }
-    std::fprintf(stderr, "ucutlass calibrate: the measurement failed (%s):\n%s\n",
-                 subprocess_format(spec.argv).c_str(), msg.c_str());
-    return 2;
+    return cli_fail("calibrate", make_error(ErrorCode::subprocess, "the measurement failed (" +
+                                                                       subprocess_format(spec.argv) + "):\n" + msg));
   }
   auto cal = sol::calibration_parse(run->out, "calibrate.py output");
-  if (!cal) {
-    std::fprintf(stderr, "ucutlass calibrate: %s\n", cal.error().render().c_str());
-    return 2;
-  }
+  if (!cal) return cli_fail("calibrate", cal.error(), kExitEnvironment);
   std::string name = o.gpu_name;
   if (name.empty()) name = sol::hw_match_device(cal->device_name);
   if (name.empty()) name = slug(cal->device_name);
@@ -82,10 +75,7 @@ int run_calibrate(const CalibrateOptions& o) {
   cal->gpu = name;
 
   std::string path = sol::calibration_path(name);
-  if (auto st = fs_write_atomic(path, sol::calibration_to_json(*cal)); !st) {
-    std::fprintf(stderr, "ucutlass calibrate: %s\n", st.error().render().c_str());
-    return 2;
-  }
+  if (auto st = fs_write_atomic(path, sol::calibration_to_json(*cal)); !st) return cli_fail("calibrate", st.error());
   auto hw = sol::hw_lookup(name);
   auto pct = [&](double measured, double sheet, bool bandwidth) {
     if (!hw || sheet <= 0) return std::string();

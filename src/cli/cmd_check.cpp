@@ -26,15 +26,9 @@ CommandRun cmd_check(CLI::App& sub) {
       std::fputs(dsl::dsl_function_table_markdown().c_str(), stdout);
       return 0;
     }
-    if (o->path.empty()) {
-      std::fprintf(stderr, "ucutlass check: no program given\nhint: ucutlass check prog.ucut\n");
-      return 2;
-    }
+    if (o->path.empty()) return cli_usage("check", "no program given", "ucutlass check prog.ucut");
     auto text = fs_read(o->path);
-    if (!text) {
-      std::fprintf(stderr, "ucutlass check: %s\n", text.error().render().c_str());
-      return 2;
-    }
+    if (!text) return cli_fail("check", text.error());
     SourceFile src{o->path, *text};
     dsl::CheckResult r = dsl::dsl_compile(src);
     if (o->json) {
@@ -50,11 +44,12 @@ CommandRun cmd_check(CLI::App& sub) {
         j["stages"] = r.program->stages.size();
         j["hash"] = dsl::dsl_hash(*r.program);
       }
-      std::printf("%s\n", j.dump(2).c_str());
-      return r.program ? 0 : 1;
+      // Diagnostics quote the source, which may hold bytes that are not UTF-8: replace them.
+      std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      return r.program ? kExitOk : kExitFailed;
     }
     std::fputs(diag_render_all(src, r.diagnostics).c_str(), stderr);
-    if (!r.program) return 1;
+    if (!r.program) return kExitFailed;
     const auto& p = *r.program;
     std::printf("ok: %s (%zu stage%s), hash %s\n", p.name.c_str(), p.stages.size(), p.stages.size() == 1 ? "" : "s",
                 dsl::dsl_hash(p).substr(0, 12).c_str());

@@ -16,6 +16,7 @@
 #include "codegen/simt_common.h"
 #include "dsl/dsl.h"
 #include "support/fs.h"
+#include "support/paths.h"
 
 namespace ucut {
 
@@ -29,7 +30,7 @@ struct CompileOpts {
   int jobs = 0;
   int sample = 0;
   uint64_t seed = 1;
-  std::string cutlass_dir = UCUTLASS_CUTLASS_DIR;
+  std::string cutlass_dir = paths_cutlass_dir();
 };
 
 double since(std::chrono::steady_clock::time_point t0) {
@@ -40,15 +41,9 @@ int build_and_report(const CompileOpts& o, std::vector<build::BuildRequest> reqs
                      const std::vector<std::vector<std::string>>& configs) {
   if (o.emit_only) {
     for (auto& r : reqs) {
-      if (auto st = fs_mkdirs(r.out_dir); !st) {
-        std::fprintf(stderr, "ucutlass compile: %s\n", st.error().render().c_str());
-        return 2;
-      }
+      if (auto st = fs_mkdirs(r.out_dir); !st) return cli_fail("compile", st.error());
       std::string cu = r.out_dir + "/" + r.name + ".cu";
-      if (auto st = fs_write_atomic(cu, r.source); !st) {
-        std::fprintf(stderr, "ucutlass compile: %s\n", st.error().render().c_str());
-        return 2;
-      }
+      if (auto st = fs_write_atomic(cu, r.source); !st) return cli_fail("compile", st.error());
       std::printf("wrote %s\n", cu.c_str());
     }
     return 0;
@@ -82,7 +77,7 @@ int build_and_report(const CompileOpts& o, std::vector<build::BuildRequest> reqs
   bool built = false;
   for (const auto& r : results) built = built || !r.cache_hit;
   if (built) cli_apply_cache_cap();
-  return failed ? 1 : 0;
+  return failed ? kExitFailed : kExitOk;
 }
 
 }  // namespace
@@ -90,7 +85,7 @@ int build_and_report(const CompileOpts& o, std::vector<build::BuildRequest> reqs
 CommandRun cmd_compile(CLI::App& sub) {
   auto o = std::make_shared<CompileOpts>();
   sub.add_option("program", o->path, "the .ucut program to compile");
-  sub.add_option("-o,--out", o->out_dir, "output folder for <name>.cu and <name>.so")->required();
+  cli_add_output_dir_option(sub, o->out_dir, "output folder for <name>.cu and <name>.so")->required();
   sub.add_flag("--emit-only", o->emit_only, "write the .cu and stop (no nvcc)");
   sub.add_flag("--no-cache", o->no_cache, "always run nvcc, ignoring the kernel cache")->envname("UCUTLASS_NO_CACHE");
   sub.add_option("--jobs,-j", o->jobs, "parallel nvcc jobs (default: by cores and memory, ~3.5 GB each)")
@@ -111,19 +106,13 @@ CommandRun cmd_compile(CLI::App& sub) {
         inputs.push_back("ucutlass compile --sample " + std::to_string(o->sample) + " --seed " + std::to_string(o->seed));
       }
     } else {
-      if (o->path.empty()) {
-        std::fprintf(stderr, "ucutlass compile: no program given\nhint: ucutlass compile prog.ucut -o DIR\n");
-        return 2;
-      }
+      if (o->path.empty()) return cli_usage("compile", "no program given", "ucutlass compile prog.ucut -o DIR");
       auto text = fs_read(o->path);
-      if (!text) {
-        std::fprintf(stderr, "ucutlass compile: %s\n", text.error().render().c_str());
-        return 2;
-      }
+      if (!text) return cli_fail("compile", text.error());
       SourceFile src{o->path, *text};
       dsl::CheckResult r = dsl::dsl_compile(src);
       std::fputs(diag_render_all(src, r.diagnostics).c_str(), stderr);
-      if (!r.program) return 1;
+      if (!r.program) return kExitFailed;
       hashes.push_back(dsl::dsl_hash(*r.program));
       inputs.push_back(o->path);
       programs.push_back(std::move(*r.program));
@@ -132,10 +121,8 @@ CommandRun cmd_compile(CLI::App& sub) {
     for (size_t i = 0; i < programs.size(); ++i) {
       const auto& p = programs[i];
       auto lib = codegen::codegen_emit_library(p, {inputs[i], hashes[i]});
-      if (!lib) {
-        std::fprintf(stderr, "ucutlass compile: %s: %s\n", inputs[i].c_str(), lib.error().render().c_str());
-        return 1;
-      }
+      if (!lib)
+        return cli_fail("compile", make_error(lib.error().code, inputs[i] + ": " + lib.error().message, lib.error().hint));
       build::BuildRequest req{p.name, lib->source, o->out_dir, {}};
       for (const auto& u : lib->units) req.units.push_back({u.name, u.source});
       if (lib->needs_cutlass) {
@@ -152,12 +139,10 @@ CommandRun cmd_compile(CLI::App& sub) {
       configs.push_back(lib->config_names);
       reqs.push_back(std::move(req));
     }
-    if (need_cutlass && !o->emit_only && !fs_exists(o->cutlass_dir + "/include/cutlass/version.h")) {
-      std::fprintf(stderr, "ucutlass compile: CUTLASS headers not found under %s\n"
-                           "hint: run scripts/setup, or pass --cutlass-dir / set UCUTLASS_CUTLASS_DIR\n",
-                   o->cutlass_dir.c_str());
-      return 2;
-    }
+    if (need_cutlass && !o->emit_only && !fs_exists(o->cutlass_dir + "/include/cutlass/version.h"))
+      return cli_fail("compile", make_error(ErrorCode::not_found, "CUTLASS headers not found under " + o->cutlass_dir,
+                                            "run scripts/setup, or pass --cutlass-dir / set UCUTLASS_CUTLASS_DIR"),
+                      kExitEnvironment);
     return build_and_report(*o, std::move(reqs), configs);
   };
 }

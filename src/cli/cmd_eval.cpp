@@ -41,30 +41,20 @@ struct EvalArgs {
 };
 
 int run_eval(const EvalArgs& a) {
-  if (!fs_exists(a.problem)) {
-    std::fprintf(stderr, "ucutlass eval: error: %s: no such problem file\nhint: pass a KernelBench-format .py file\n",
-                 a.problem.c_str());
-    return 1;
-  }
-  if (a.programs.empty() && a.libs.empty()) {
-    std::fprintf(stderr, "ucutlass eval: error: nothing to evaluate\nhint: name a .ucut program or pass --so LIB.so\n");
-    return 2;
-  }
-  if (a.profile != "default" && a.profile != "kb-v01") {
-    std::fprintf(stderr, "ucutlass eval: error: unknown --profile '%s'\nhint: default or kb-v01\n", a.profile.c_str());
-    return 2;
-  }
+  if (!fs_exists(a.problem))
+    return cli_fail("eval", make_error(ErrorCode::not_found, a.problem + ": no such problem file",
+                                       "pass a KernelBench-format .py file"));
+  if (a.programs.empty() && a.libs.empty())
+    return cli_usage("eval", "nothing to evaluate", "name a .ucut program or pass --so LIB.so");
+  if (a.profile != "default" && a.profile != "kb-v01")
+    return cli_usage("eval", "unknown --profile '" + a.profile + "'", "default or kb-v01");
   for (const auto& l : a.libs)
-    if (!fs_exists(l)) {
-      std::fprintf(stderr, "ucutlass eval: error: --so %s: no such file\n", l.c_str());
-      return 1;
-    }
+    if (!fs_exists(l)) return cli_fail("eval", make_error(ErrorCode::not_found, "--so " + l + ": no such file"));
+  for (const auto& p : a.programs)
+    if (!fs_exists(p)) return cli_fail("eval", make_error(ErrorCode::not_found, p + ": no such file"));
   auto gpus = eval::pool_parse_gpus(a.gpus);
-  if (!gpus) {
-    std::fprintf(stderr, "ucutlass eval: error: %s\n", gpus.error().render().c_str());
-    return 2;
-  }
-  if (!cli_require_gpu("eval")) return 2;
+  if (!gpus) return cli_fail("eval", gpus.error(), kExitUsage);
+  if (int rc = cli_require_gpu("eval"); rc != kExitOk) return rc;
   std::vector<eval::Candidate> cands;
   std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
   for (const auto& p : a.programs) cands.push_back(eval::candidate_build(p, build_root));
@@ -86,10 +76,7 @@ int run_eval(const EvalArgs& a) {
   eval::ProblemContext ctx;
   std::string notes;
   std::string problem_abs = std::filesystem::absolute(a.problem).string();
-  if (auto st = pool.prepare(problem_abs, ctx, notes); !st) {
-    std::fprintf(stderr, "ucutlass eval: error: %s\n", st.error().render().c_str());
-    return st.error().code == ErrorCode::invalid_input ? 1 : 2;
-  }
+  if (auto st = pool.prepare(problem_abs, ctx, notes); !st) return cli_fail("eval", st.error());
   if (!notes.empty()) std::fprintf(stderr, "ucutlass eval: warning: %s\n", notes.c_str());
   if (a.sol_ms > 0) {
     ctx.t_sol_ms = a.sol_ms;
@@ -151,8 +138,8 @@ int run_eval(const EvalArgs& a) {
     std::fputs(eval::run_records_markdown(records).c_str(), stdout);
   }
   for (const auto& r : records)
-    if (r.status != "ok") return 1;
-  return 0;
+    if (r.status != "ok") return kExitFailed;
+  return kExitOk;
 }
 
 }  // namespace
@@ -165,7 +152,7 @@ CommandRun cmd_eval(CLI::App& sub) {
   sub.add_option("--profile", a->profile, "tolerance profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
       ->capture_default_str()->envname("UCUTLASS_PROFILE");
   sub.add_option("--policy", a->policy, "precision policy named in the record and used for SOL: exact|tf32|bf16")
-      ->capture_default_str();
+      ->capture_default_str()->envname("UCUTLASS_POLICY");
   sub.add_option("--trials", a->trials, "correctness trials (at least 5)")->capture_default_str();
   sub.add_option("--timeout", a->timeout_s, "seconds per candidate evaluation before the worker is killed")
       ->capture_default_str()->envname("UCUTLASS_EVAL_TIMEOUT");
@@ -179,19 +166,14 @@ CommandRun cmd_eval(CLI::App& sub) {
   sub.add_flag("--no-sol", a->no_sol, "no SOL bound (the SOL guard is off)");
   sub.add_flag("--json", a->json, "print the records as JSON");
   sub.add_flag("--csv", a->csv, "print the records as CSV");
-  sub.add_option("--store", a->store, "result store (SQLite)")->envname("UCUTLASS_STORE");
+  cli_add_db_option(sub, a->store, "result store the records are saved in");
+  sub.add_option("--store", a->store, "the former name of --db")->group("");  // hidden: old scripts
   sub.add_flag("--no-store", a->no_store, "do not save the records");
   sub.add_option("--build-dir", a->build_dir, "where programs are compiled (default: the cache folder)");
   return [a] {
-    int bad = (a->json ? 1 : 0) + (a->csv ? 1 : 0);
-    if (bad > 1) {
-      std::fprintf(stderr, "ucutlass eval: error: --json and --csv exclude each other\n");
-      return 2;
-    }
-    if (a->trials < 5) {
-      std::fprintf(stderr, "ucutlass eval: error: --trials %d: the contract needs at least 5\n", a->trials);
-      return 2;
-    }
+    if (a->json && a->csv) return cli_usage("eval", "--json and --csv exclude each other");
+    if (a->trials < 5)
+      return cli_usage("eval", "--trials " + std::to_string(a->trials) + ": the contract needs at least 5");
     return run_eval(*a);
   };
 }

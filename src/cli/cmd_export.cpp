@@ -25,30 +25,21 @@ struct ExportArgs {
 };
 
 int run_export(const ExportArgs& a) {
-  if (!a.kernelbench) {
-    std::fprintf(stderr, "ucutlass export: error: choose an export format\nhint: --kernelbench (the only one so far)\n");
-    return 2;
-  }
-  if (a.program.empty() == a.so.empty()) {
-    std::fprintf(stderr, "ucutlass export: error: give either a .ucut program or --so LIB.so\n");
-    return 2;
-  }
-  if (!fs_exists(a.problem)) {
-    std::fprintf(stderr, "ucutlass export: error: --problem %s: no such file\nhint: the KernelBench problem the "
-                 "kernel implements; ModelNew embeds its Model to own the same parameters\n", a.problem.c_str());
-    return 1;
-  }
+  if (!a.kernelbench) return cli_usage("export", "choose an export format", "--kernelbench (the only one so far)");
+  if (a.program.empty() == a.so.empty()) return cli_usage("export", "give either a .ucut program or --so LIB.so");
+  if (!fs_exists(a.problem))
+    return cli_fail("export", make_error(ErrorCode::not_found, "--problem " + a.problem + ": no such file",
+                                         "the KernelBench problem the kernel implements; ModelNew embeds its Model "
+                                         "to own the same parameters"));
   std::string so = a.so;
+  if (!a.program.empty() && !fs_exists(a.program))
+    return cli_fail("export", make_error(ErrorCode::not_found, a.program + ": no such file"));
   if (!a.program.empty()) {
     auto c = eval::candidate_build(a.program, a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir);
-    if (!c.compile_error.empty()) {
-      std::fprintf(stderr, "ucutlass export: error: %s\n", c.compile_error.c_str());
-      return 1;
-    }
+    if (!c.compile_error.empty()) return cli_fail("export", make_error(ErrorCode::invalid_input, c.compile_error));
     so = c.so_path;
   } else if (!fs_exists(so)) {
-    std::fprintf(stderr, "ucutlass export: error: --so %s: no such file\n", so.c_str());
-    return 1;
+    return cli_fail("export", make_error(ErrorCode::not_found, "--so " + so + ": no such file"));
   }
   ProcessSpec ps;
   ps.argv = {python_interpreter(), "-m", "ucutlass_torch.export", "--so", std::filesystem::absolute(so).string(),
@@ -56,13 +47,10 @@ int run_export(const ExportArgs& a) {
   ps.env_set = python_env();
   ps.timeout = std::chrono::milliseconds(120000);
   auto r = subprocess_run(ps);
-  if (!r) {
-    std::fprintf(stderr, "ucutlass export: error: %s\n", r.error().render().c_str());
-    return 2;
-  }
+  if (!r) return cli_fail("export", r.error(), kExitEnvironment);
   if (!r->success()) {
     std::fputs(r->err.c_str(), stderr);
-    return 1;
+    return kExitFailed;
   }
   std::printf("wrote %s (ModelNew runs %s)\n", a.output.c_str(), so.c_str());
   return 0;
@@ -76,7 +64,7 @@ CommandRun cmd_export(CLI::App& sub) {
   sub.add_option("--so", a->so, "export this prebuilt kernel library instead of compiling a program");
   sub.add_flag("--kernelbench", a->kernelbench, "write a KernelBench solution (class ModelNew)");
   sub.add_option("--problem", a->problem, "the KernelBench problem file the kernel implements")->required();
-  sub.add_option("-o,--output", a->output, "the .py file to write")->required();
+  cli_add_output_file_option(sub, a->output, "the .py file to write")->required();
   sub.add_option("--build-dir", a->build_dir, "where the program is compiled (default: the cache folder)");
   return [a] { return run_export(*a); };
 }

@@ -45,11 +45,9 @@ std::string tail_lines(const std::string& text, int n) {
 
 int run_extract(const ExtractOptions& o) {
   std::error_code ec;
-  if (!std::filesystem::exists(o.path, ec)) {
-    std::fprintf(stderr, "%s: error: no such file or folder\nhint: pass a KernelBench-format .py file, a folder of them, or a KernelBench checkout\n",
-                 o.path.c_str());
-    return 1;
-  }
+  if (!std::filesystem::exists(o.path, ec))
+    return cli_fail("extract", make_error(ErrorCode::not_found, o.path + ": no such file or folder",
+                                          "pass a KernelBench-format .py file, a folder of them, or a KernelBench checkout"));
   const int limit = o.timeout_s > 0 ? o.timeout_s : eval::extract_timeout_s();
   ProcessSpec spec;
   std::string python = python_interpreter();
@@ -66,34 +64,31 @@ int run_extract(const ExtractOptions& o) {
   spec.on_err = [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stderr); };
 
   auto run = subprocess_run(spec);
-  if (!run) {
-    std::fprintf(stderr, "error: cannot start the Python extractor (%s): %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup\n",
-                 python.c_str(), run.error().message.c_str());
-    return 2;
-  }
+  if (!run)
+    return cli_fail("extract", make_error(ErrorCode::subprocess,
+                                          "cannot start the Python extractor (" + python + "): " + run.error().message,
+                                          "set UCUTLASS_PYTHON to a Python with PyTorch installed, or run scripts/setup"));
   const ProcessResult& r = *run;
   if (!r.out.empty()) std::fwrite(r.out.data(), 1, r.out.size(), stdout);
   if (r.timed_out) {
-    std::fprintf(stderr, "%s: error: extraction did not finish within %d s\nhint: check that Model(), get_inputs() and forward() finish on a CPU, or raise --timeout\n",
-                 o.path.c_str(), limit);
-    return 1;
+    return cli_fail("extract", make_error(ErrorCode::timeout,
+                                          o.path + ": extraction did not finish within " + std::to_string(limit) + " s",
+                                          "check that Model(), get_inputs() and forward() finish on a CPU, or raise "
+                                          "--timeout"));
   }
   if (r.signaled) {
-    std::fprintf(stderr, "%s: error: the Python extractor was killed by signal %d\n%s\n", o.path.c_str(), r.signal,
-                 tail_lines(r.err, 5).c_str());
-    return 2;
+    return cli_fail("extract", make_error(ErrorCode::subprocess, o.path + ": the Python extractor was killed by signal " +
+                                                                     std::to_string(r.signal) + "\n" + tail_lines(r.err, 5)));
   }
-  if (python_lacks_package(r.err)) {
-    std::fprintf(stderr, "error: %s cannot run the extractor: %s\nhint: set UCUTLASS_PYTHON to a Python with PyTorch, or run `pip install -e python` with it\n",
-                 python.c_str(), tail_lines(r.err, 1).c_str());
-    return 2;
-  }
+  if (python_lacks_package(r.err))
+    return cli_fail("extract", make_error(ErrorCode::subprocess, python + " cannot run the extractor: " + tail_lines(r.err, 1),
+                                          "set UCUTLASS_PYTHON to a Python with PyTorch, or run `pip install -e python` with it"));
   // The extractor's finished diagnostics ("file:line: error: ...\nhint: ...") were shown as they came.
-  if (r.exit_code == 0) return 0;
-  if (r.exit_code == 2) return 2;  // environment (e.g. PyTorch missing), already explained
+  if (r.exit_code == 0) return kExitOk;
+  if (r.exit_code == 2) return kExitEnvironment;  // e.g. PyTorch missing, already explained
   if (r.err.find("Traceback (most recent call last)") != std::string::npos)
     std::fprintf(stderr, "error: the extractor failed unexpectedly (above); please report it with the problem file\n");
-  return 1;
+  return kExitFailed;
 }
 
 }  // namespace
@@ -102,8 +97,8 @@ CommandRun cmd_extract(CLI::App& sub) {
   auto o = std::make_shared<ExtractOptions>();
   sub.add_option("problem", o->path, "KernelBench-format problem .py, a folder of them, or a KernelBench checkout")
       ->required();
-  sub.add_option("-o,--output", o->output,
-                 "output problem.json (a folder when the input is a folder); default: standard output");
+  cli_add_output_file_option(sub, o->output,
+                             "output problem.json (a folder when the input is a folder); default: standard output");
   sub.add_option("--seed", o->seed, "seed recorded as init_seed for Model(*get_init_inputs())")->capture_default_str();
   sub.add_flag("--keep-going", o->keep_going, "for folders: report bad problems and continue");
   sub.add_option("--timeout", o->timeout_s,

@@ -19,25 +19,19 @@ CommandRun cmd_fmt(CLI::App& sub) {
   sub.add_flag("-w,--write", o->write, "rewrite the file instead of printing");
   return [o] {
     auto text = fs_read(o->path);
-    if (!text) {
-      std::fprintf(stderr, "ucutlass fmt: %s\n", text.error().render().c_str());
-      return 2;
-    }
+    if (!text) return cli_fail("fmt", text.error());
     SourceFile src{o->path, *text};
     dsl::CheckResult r = dsl::dsl_compile(src);
     std::fputs(diag_render_all(src, r.diagnostics).c_str(), stderr);
-    if (!r.program) return 1;
+    if (!r.program) return kExitFailed;
     std::string out = dsl::dsl_print(*r.program);
     if (!o->write) {
       std::fputs(out.c_str(), stdout);
       return 0;
     }
     if (out == *text) return 0;
-    if (auto st = fs_write_atomic(o->path, out); !st) {
-      std::fprintf(stderr, "ucutlass fmt: %s\n", st.error().render().c_str());
-      return 2;
-    }
-    return 0;
+    if (auto st = fs_write_atomic(o->path, out); !st) return cli_fail("fmt", st.error());
+    return kExitOk;
   };
 }
 

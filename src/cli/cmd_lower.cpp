@@ -22,29 +22,26 @@ struct LowerCliOptions {
 };
 
 int run_lower(const LowerCliOptions& o) {
-  auto fail = [](const Error& e, int code) {
-    std::fprintf(stderr, "ucutlass lower: %s\n", e.render().c_str());
-    return code;
-  };
+  auto fail = [](const Error& e, int code = -1) { return cli_fail("lower", e, code); };
   auto policy = sol::policy_parse(o.policy);
-  if (!policy) return fail(policy.error(), 2);
+  if (!policy) return fail(policy.error(), kExitUsage);
   if (o.problem.size() >= 3 && o.problem.compare(o.problem.size() - 3, 3, ".py") == 0)
     return fail(make_error(ErrorCode::invalid_input, "'" + o.problem + "' is a Python problem file",
                            "extract it first: ucutlass extract " + o.problem + " -o problem.json"),
-                2);
+                kExitUsage);
   auto p = problem::problem_load(o.problem);
-  if (!p) return fail(p.error(), p.error().code == ErrorCode::invalid_input ? 1 : 2);
+  if (!p) return fail(p.error());
   lower::LowerOptions lo;
   lo.policy = *policy;
   lo.gpu = o.gpu;
   auto r = lower::lower_problem(*p, lo);
-  if (!r) return fail(r.error(), r.error().code == ErrorCode::internal ? 2 : 1);
+  if (!r) return fail(r.error());
   for (const auto& n : r->notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   if (o.out.empty()) {
     std::fputs(r->text.c_str(), stdout);
     return 0;
   }
-  if (auto st = fs_write_atomic(o.out, r->text); !st) return fail(st.error(), 2);
+  if (auto st = fs_write_atomic(o.out, r->text); !st) return fail(st.error());
   std::fprintf(stderr, "wrote %s (%zu stage%s)\n", o.out.c_str(), r->program.stages.size(),
                r->program.stages.size() == 1 ? "" : "s");
   return 0;
@@ -55,7 +52,7 @@ int run_lower(const LowerCliOptions& o) {
 CommandRun cmd_lower(CLI::App& sub) {
   auto o = std::make_shared<LowerCliOptions>();
   sub.add_option("problem", o->problem, "problem.json (from 'ucutlass extract')")->required();
-  sub.add_option("-o,--output", o->out, "write the program here instead of stdout");
+  cli_add_output_file_option(sub, o->out, "write the program here instead of stdout");
   sub.add_option("--policy", o->policy, "precision policy: exact, tf32 or bf16")
       ->capture_default_str()
       ->envname("UCUTLASS_POLICY");

@@ -1,5 +1,6 @@
 // `ucutlass memory stats|list|show ID|export FILE|import FILE`: look at, move and merge the
-// optimization memory (experiences and priors, docs/memory.md) in the result store.
+// optimization memory (experiences and priors, docs/memory.md) in the result store. Only import
+// writes (one transaction, after checking the whole file); the others never create a store.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -8,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "memory/experience_store.h"
+#include "memory/export_check.h"
 #include "memory/store.h"
 #include "support/fs.h"
 
@@ -22,14 +24,38 @@ struct MemoryArgs {
   std::string cls;
 };
 
-int fail(const Error& e) {
-  std::fprintf(stderr, "ucutlass memory: %s\n", e.render().c_str());
-  return e.code == ErrorCode::invalid_input || e.code == ErrorCode::not_found ? 1 : 2;
+int fail(const Error& e) { return cli_fail("memory", e); }
+
+// The memory export in `path`, parsed; a syntax error names its line and column.
+Result<nlohmann::json> read_export(const std::string& path) {
+  auto text = fs_read(path);
+  if (!text) return text.error();
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    if (auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);  // drop "[json.exception...]"
+    return make_error(ErrorCode::invalid_input, path + ": not valid JSON: " + what,
+                      "create the file with 'ucutlass memory export FILE'; nothing was imported");
+  }
 }
 
 int run_memory(const MemoryArgs& a) {
+  if ((a.action == "show" || a.action == "export" || a.action == "import") && a.arg.empty())
+    return cli_usage("memory", "memory " + a.action + " needs " + (a.action == "show" ? "an ID" : "a FILE"),
+                     a.action == "show" ? "ucutlass memory show e12" : "ucutlass memory " + a.action + " memory.json");
+  // An import is checked whole before the store is even opened: a bad file changes nothing.
+  nlohmann::json doc;
+  if (a.action == "import") {
+    auto d = read_export(a.arg);
+    if (!d) return fail(d.error());
+    if (auto st = memory::memory_check_export(*d, a.arg); !st) return fail(st.error());
+    doc = std::move(*d);
+  }
   const std::string path = a.db.empty() ? memory::store_default_path() : a.db;
-  auto db = memory::MemoryDb::open(path);
+  // Only import writes; the other actions read and never create a store.
+  auto db = memory::MemoryDb::open(path, {}, a.action == "import" ? memory::StoreAccess::create
+                                                                 : memory::StoreAccess::existing);
   if (!db) return fail(db.error());
   auto& m = **db;
   if (a.action == "stats") {
@@ -68,8 +94,8 @@ int run_memory(const MemoryArgs& a) {
     char* end = nullptr;
     long long n = std::strtoll(id.c_str(), &end, 10);
     if (id.empty() || *end)
-      return fail(make_error(ErrorCode::invalid_input, "memory show: '" + a.arg + "' is not a record id",
-                             "use an id from 'ucutlass memory list', e.g. e12 or p3"));
+      return cli_usage("memory", "memory show: '" + a.arg + "' is not a record id",
+                       "use an id from 'ucutlass memory list', e.g. e12 or p3");
     nlohmann::json j;
     if (prior) {
       auto r = m.prior(n);
@@ -88,8 +114,6 @@ int run_memory(const MemoryArgs& a) {
     return 0;
   }
   if (a.action == "export") {
-    if (a.arg.empty())
-      return fail(make_error(ErrorCode::invalid_input, "memory export needs a FILE", "ucutlass memory export memory.json"));
     auto doc = m.export_json();
     if (!doc) return fail(doc.error());
     if (auto s = fs_write_atomic(a.arg, doc->dump(2) + "\n"); !s) return fail(s.error());
@@ -98,22 +122,13 @@ int run_memory(const MemoryArgs& a) {
     return 0;
   }
   if (a.action == "import") {
-    if (a.arg.empty())
-      return fail(make_error(ErrorCode::invalid_input, "memory import needs a FILE", "ucutlass memory import memory.json"));
-    auto text = fs_read(a.arg);
-    if (!text) return fail(text.error());
-    auto doc = nlohmann::json::parse(*text, nullptr, false);
-    if (doc.is_discarded())
-      return fail(make_error(ErrorCode::invalid_input, a.arg + ": not valid JSON",
-                             "create the file with 'ucutlass memory export FILE'"));
     auto n = m.import_json(doc, a.arg);
     if (!n) return fail(n.error());
     std::printf("imported %d experiences and %d priors from %s (duplicates merged)\n", n->experiences,
                 n->priors, a.arg.c_str());
     return 0;
   }
-  return fail(make_error(ErrorCode::invalid_input, "memory: unknown action '" + a.action + "'",
-                         "use one of stats, list, show ID, export FILE, import FILE"));
+  return cli_usage("memory", "unknown action '" + a.action + "'", "use one of stats, list, show ID, export FILE, import FILE");
 }
 }  // namespace
 
@@ -123,8 +138,7 @@ CommandRun cmd_memory(CLI::App& sub) {
       ->required()
       ->check(CLI::IsMember({"stats", "list", "show", "export", "import"}));
   sub.add_option("arg", a->arg, "record id (show) or file (export/import)");
-  sub.add_option("--db", a->db, "result store (default $UCUTLASS_STORE or the XDG data folder)")
-      ->envname("UCUTLASS_STORE");
+  cli_add_db_option(sub, a->db, "result store holding the memory (stats, list, show and export never create one)");
   sub.add_option("--limit", a->limit, "records to list")->capture_default_str();
   sub.add_option("--class", a->cls, "list only this problem class");
   return [a] { return run_memory(*a); };

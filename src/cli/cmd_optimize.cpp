@@ -42,28 +42,16 @@ struct OptimizeArgs {
   double eval_timeout_s = 120;
 };
 
-int exit_code_for(const Error& e) {
-  return e.code == ErrorCode::invalid_input || e.code == ErrorCode::not_found || e.code == ErrorCode::unsupported
-             ? 1
-             : 2;
-}
-
 // Runs a prepared search to its stop (Ctrl-C finishes the current record and still writes the
 // report), then prints the stop reason and where the report is.
 int drive(search::ProblemRun& run) {
   std::signal(SIGINT, on_sigint);
   auto& s = run.session();
-  if (auto st = s.start(); !st) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
-    return 2;
-  }
+  if (auto st = s.start(); !st) return cli_fail("optimize", st.error());
   auto reason = s.run(&g_interrupt);
   std::signal(SIGINT, SIG_DFL);
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
-  if (auto st = run.finish(); !st) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", st.error().render().c_str());
-    return 2;
-  }
+  if (auto st = run.finish(); !st) return cli_fail("optimize", st.error());
   std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
   std::printf("report: %s/report.md\n", run.out_dir().c_str());
   return 0;
@@ -78,18 +66,15 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   std::fprintf(stderr, "ucutlass optimize: %s: extracting, estimating SOL, lowering\n", a.problem.c_str());
   auto prepared = search::pipeline_prepare(a.problem, po);
   if (!prepared) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", prepared.error().render().c_str());
     if (prepared.error().code != ErrorCode::unsupported || a.problem.ends_with(".json"))
-      return exit_code_for(prepared.error());
+      return cli_fail("optimize", prepared.error());
+    std::fprintf(stderr, "ucutlass optimize: %s\n", prepared.error().render().c_str());
     // Outside the language: the result is PyTorch itself (measured where a GPU is).
     std::unique_ptr<search::GpuWorkers> workers;
     search::RealRunSetup setup;
     if (gpu) {
       auto gpus = search::gpus_parse(a.gpus);
-      if (!gpus) {
-        std::fprintf(stderr, "ucutlass optimize: %s\n", gpus.error().render().c_str());
-        return 2;
-      }
+      if (!gpus) return cli_fail("optimize", gpus.error(), kExitUsage);
       workers = std::make_unique<search::GpuWorkers>(*gpus);
       setup.workers = workers.get();
       setup.compile_mode = a.compile_mode == "none" ? "" : a.compile_mode;
@@ -101,7 +86,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
                  "the reference Model)%s\n", oc.name.c_str(),
                  oc.fallback() ? fmt::format(", eager {:.4g} ms", oc.eager_s * 1e3).c_str() : "");
     std::printf("report: %s/%s/report.md\n", a.out.c_str(), oc.name.c_str());
-    return gpu && !oc.fallback() ? 1 : 0;
+    return gpu && !oc.fallback() ? kExitFailed : kExitOk;
   }
   const search::PreparedProblem& p = *prepared;
   std::fprintf(stderr, "  SOL %s on %s (%s); %zu stage%s lowered\n", sol::fmt_time(p.t_sol()).c_str(),
@@ -130,10 +115,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     }
     std::fprintf(stderr, "%s: planning\n", why.c_str());
     auto r = search::plan_problem(p, plan, o, why);
-    if (!r) {
-      std::fprintf(stderr, "ucutlass optimize: %s\n", r.error().render().c_str());
-      return 2;
-    }
+    if (!r) return cli_fail("optimize", r.error());
     std::printf("%s: %s\n", p.name.c_str(), why.c_str());
     std::printf("  %zu valid configurations; the %zu a search would measure first (best-ranked per "
                 "tile/schedule/scheduler shape):\n", r->plan.valid, r->plan.top.size());
@@ -153,10 +135,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     return 0;
   }
   auto gpus = search::gpus_parse(a.gpus);
-  if (!gpus) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", gpus.error().render().c_str());
-    return 2;
-  }
+  if (!gpus) return cli_fail("optimize", gpus.error(), kExitUsage);
   search::GpuWorkers workers(*gpus);
   search::RealRunSetup setup;
   setup.workers = &workers;
@@ -168,10 +147,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   setup.eval.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.eval_timeout_s * 1000));
   setup.eval.tool_commit = eval::tool_commit();
   auto run = search::ProblemRun::real(std::make_shared<const search::PreparedProblem>(std::move(*prepared)), setup, o);
-  if (!run) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", run.error().render().c_str());
-    return exit_code_for(run.error());
-  }
+  if (!run) return cli_fail("optimize", run.error());
   return drive(**run);
 }
 
@@ -179,10 +155,7 @@ int run_optimize(const OptimizeArgs& a) {
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
     auto db = memory::MemoryDb::open(a.db.empty() ? memory::store_default_path() : a.db);
-    if (!db) {
-      std::fprintf(stderr, "ucutlass optimize: %s\n", db.error().render().c_str());
-      return 2;
-    }
+    if (!db) return cli_fail("optimize", db.error());
     mem = std::move(*db);
   }
   search::DriverOptions o;
@@ -208,10 +181,7 @@ int run_optimize(const OptimizeArgs& a) {
     return run_real(a, o);
   }
   auto run = search::ProblemRun::synthetic(a.problem, o);
-  if (!run) {
-    std::fprintf(stderr, "ucutlass optimize: %s\n", run.error().render().c_str());
-    return 2;
-  }
+  if (!run) return cli_fail("optimize", run.error());
   if (a.dry_run) {
     std::printf("would search %s: budget %d attempts, eps %.2f, stagnation %d, seed %llu\n",
                 (*run)->name().c_str(), a.budget, a.eps, a.stagnation,
@@ -227,14 +197,15 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("problem", a->problem, "problem.py (KernelBench format), a problem.json (planning only), or 'synthetic[:name]'")->required();
   sub.add_option("--budget", a->budget, "attempts (every evaluation counts)")->capture_default_str();
   sub.add_option("--time-budget", a->time_budget_min, "wall-time limit in minutes (0: none)")->capture_default_str();
-  sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")->capture_default_str();
+  sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
+      ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);
   sub.add_option("--eps", a->eps, "stop when t_best <= (1+eps)*t_SOL and beating eager (<0: off)")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();
   sub.add_option("--top-k", a->top_k, "ranked candidates tried before refinement")->capture_default_str();
-  sub.add_option("--db", a->db, "result store holding the memory")->envname("UCUTLASS_STORE");
-  sub.add_option("--out", a->out, "output folder; results go to OUT/<problem>/")->capture_default_str();
+  cli_add_db_option(sub, a->db, "result store holding the memory");
+  cli_add_output_dir_option(sub, a->out, "output folder; results go to OUT/<problem>/")->capture_default_str();
   sub.add_option("--gpus", a->gpus, "GPUs to evaluate on: a count, a list of indices (0,2) or all")
       ->capture_default_str()->envname("UCUTLASS_GPUS");
   sub.add_option("--gpu", a->gpu, "hardware table row assumed for SOL and ranking when no GPU says otherwise")
@@ -247,7 +218,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--compile-mode", a->compile_mode, "torch.compile baseline: default, max-autotune or none")
       ->capture_default_str();
   sub.add_option("--eval-timeout", a->eval_timeout_s, "seconds per candidate evaluation before the worker is killed")
-      ->capture_default_str();
+      ->capture_default_str()->envname("UCUTLASS_EVAL_TIMEOUT");
   sub.add_flag("--resume", a->resume, "continue from OUT/<problem>/attempts.jsonl");
   sub.add_flag("--dry-run", a->dry_run, "say what would be searched, run nothing");
   sub.add_flag("--no-memory", a->no_memory, "neither seed from nor learn into the memory");

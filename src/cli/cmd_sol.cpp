@@ -37,10 +37,7 @@ struct SolOptions {
   std::string program;
 };
 
-int fail(const Error& e, int code) {
-  std::fprintf(stderr, "ucutlass sol: %s\n", e.render().c_str());
-  return code;
-}
+int fail(const Error& e, int code = -1) { return cli_fail("sol", e, code); }
 
 // Runs the extractor on a .py problem and loads what it wrote.
 Result<problem::Problem> extract_and_load(const std::string& py_path) {
@@ -61,43 +58,42 @@ std::string shapes_text(const std::vector<std::vector<int64_t>>& shapes) {
 
 int run_sol(const SolOptions& o) {
   auto hw = sol::hw_lookup(o.gpu);
-  if (!hw) return fail(hw.error(), 2);
+  if (!hw) return fail(hw.error(), kExitUsage);
   auto policy = sol::policy_parse(o.policy);
-  if (!policy) return fail(policy.error(), 2);
+  if (!policy) return fail(policy.error(), kExitUsage);
 
   std::optional<sol::Calibration> calibration;
   if (!o.calibration.empty()) {
     auto text = fs_read(o.calibration);
-    if (!text) return fail(text.error(), 2);
+    if (!text) return fail(text.error());
     auto c = sol::calibration_parse(*text, o.calibration);
-    if (!c) return fail(c.error(), 2);
+    if (!c) return fail(c.error());
     calibration = *c;
   } else {
     auto c = sol::calibration_find(hw->name);
-    if (!c) return fail(c.error(), 2);
+    if (!c) return fail(c.error());
     calibration = *c;
   }
 
   Result<problem::Problem> prob = o.problem.ends_with(".py") ? extract_and_load(o.problem)
                                                               : problem::problem_load(o.problem);
-  if (!prob) return fail(prob.error(), prob.error().code == ErrorCode::not_found ? 2 : 1);
+  if (!prob) return fail(prob.error());
 
   auto cost = sol::sol_problem_cost(*prob);
-  if (!cost) return fail(cost.error(), 1);
+  if (!cost) return fail(cost.error());
   sol::SolReport report = sol::sol_estimate(*hw, *cost, *policy, calibration, o.top);
 
   // The program floor is computed with the same peaks (datasheet or calibrated) as the report.
   std::optional<sol::ProgramEstimate> floor;
   if (!o.program.empty()) {
     auto text = fs_read(o.program);
-    if (!text) return fail(text.error(), 2);
+    if (!text) return fail(text.error());
     SourceFile src{o.program, *text};
     dsl::CheckResult checked = dsl::dsl_compile(src);
     if (!checked.program) {
       std::fputs(diag_render_all(src, checked.diagnostics).c_str(), stderr);
       return fail(make_error(ErrorCode::invalid_input, "--program " + o.program + " does not check",
-                             "fix the diagnostics above ('ucutlass check " + o.program + "')"),
-                  1);
+                             "fix the diagnostics above ('ucutlass check " + o.program + "')"));
     }
     // A floor is only comparable with the problem's SOL when the program computes the same outputs.
     std::vector<std::vector<int64_t>> program_outs, problem_outs;
@@ -109,11 +105,10 @@ int run_sol(const SolOptions& o) {
       return fail(make_error(ErrorCode::invalid_input,
                              "--program " + o.program + " has outputs " + shapes_text(program_outs) +
                                  " but the problem's outputs are " + shapes_text(problem_outs),
-                             "pass a program written for this problem (e.g. 'ucutlass lower problem.json')"),
-                  1);
+                             "pass a program written for this problem (e.g. 'ucutlass lower problem.json')"));
     // The floor of what runs: an f32x3s stage is five (splits, three TF32 GEMMs, partials).
     auto runs = codegen::codegen_expand_split_gemms(*checked.program);
-    if (!runs) return fail(runs.error(), 1);
+    if (!runs) return fail(runs.error());
     floor = sol::sol_program_estimate(*hw, *runs, *policy, calibration);
   }
 

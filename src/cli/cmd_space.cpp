@@ -26,21 +26,18 @@ struct SpaceCliOptions {
 };
 
 int run_space(const SpaceCliOptions& o) {
-  auto fail = [](const Error& e, int code) {
-    std::fprintf(stderr, "ucutlass space: %s\n", e.render().c_str());
-    return code;
-  };
+  auto fail = [](const Error& e, int code = -1) { return cli_fail("space", e, code); };
   auto policy = sol::policy_parse(o.policy);
-  if (!policy) return fail(policy.error(), 2);
+  if (!policy) return fail(policy.error(), kExitUsage);
   auto hw = sol::hw_lookup(o.gpu);
-  if (!hw) return fail(hw.error(), 2);
+  if (!hw) return fail(hw.error(), kExitUsage);
   auto text = fs_read(o.program);
-  if (!text) return fail(text.error(), 2);
+  if (!text) return fail(text.error());
   SourceFile src{o.program, *text};
   auto checked = dsl::dsl_compile(src);
   if (!checked.program) {
     std::fputs(diag_render_all(src, checked.diagnostics).c_str(), stderr);
-    return 1;
+    return kExitFailed;
   }
   const dsl::Program& p = *checked.program;
   int n = static_cast<int>(p.stages.size());
@@ -48,7 +45,7 @@ int run_space(const SpaceCliOptions& o) {
     return fail(make_error(ErrorCode::invalid_input, "--stage " + std::to_string(o.stage) + ": the program has " +
                                                          std::to_string(n) + " stage(s)",
                            "stages are numbered from 0"),
-                2);
+                kExitUsage);
   space::SpaceOptions so;
   so.policy = *policy;
   if (hw->sms > 0) so.sms = hw->sms;  // the gemv schedules' chunk count, as the search does

@@ -1,4 +1,5 @@
-// `ucutlass version`: the tool's version, the kernel ABI version and the CUTLASS headers in use.
+// `ucutlass version` (and `ucutlass --version`): the tool's version, the kernel ABI version and the
+// folders in use (CUTLASS headers, runtime headers, Python package).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
@@ -9,7 +10,7 @@ namespace ucut {
 CommandRun cmd_version(CLI::App& sub) {
   (void)sub;
   return [] {
-    std::printf("ucutlass 0.1.0\nkernel ABI 1\nCUTLASS headers: %s\n", UCUTLASS_CUTLASS_DIR);
+    std::fputs(cli_version_text().c_str(), stdout);
     return 0;
   };
 }

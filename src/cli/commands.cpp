@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "build/cache_gc.h"
 #include "search/adapters_eval.h"
 #include "support/diagnostics.h"
 #include "support/fs.h"
+#include "support/paths.h"
 
 namespace ucut {
 
@@ -38,18 +41,34 @@ const std::vector<CommandSpec>& cli_commands() {
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
   return sub.add_option("--profile", profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
       ->check(CLI::IsMember({"default", "kb-v01"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->envname("UCUTLASS_PROFILE");
 }
 
-bool cli_require_gpu(const char* command) {
-  if (search::gpu_present()) return true;
+CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help) {
+  return sub.add_option("--db", db, help + " (default: $UCUTLASS_STORE, else <data folder>/ucutlass.db)")
+      ->envname("UCUTLASS_STORE");
+}
+
+CLI::Option* cli_add_output_file_option(CLI::App& sub, std::string& path, const std::string& help) {
+  return sub.add_option("-o,--output", path, help);
+}
+
+CLI::Option* cli_add_output_dir_option(CLI::App& sub, std::string& dir, const std::string& help) {
+  return sub.add_option("-o,--out", dir, help);
+}
+
+int cli_require_gpu(const char* command) {
+  if (search::gpu_present()) return kExitOk;
   const char* forced = std::getenv("UCUTLASS_NO_GPU");
-  std::fprintf(stderr,
-               "ucutlass %s: error: no CUDA GPU (%s): nothing was measured or stored\n"
-               "hint: run on a machine with an NVIDIA GPU; 'ucutlass optimize --plan' ranks and compiles candidates "
-               "without one\n",
-               command, forced && *forced ? "UCUTLASS_NO_GPU is set" : "nvidia-smi lists none");
-  return false;
+  return cli_fail(command,
+                  make_error(ErrorCode::unsupported,
+                             std::string("no CUDA GPU (") +
+                                 (forced && *forced ? "UCUTLASS_NO_GPU is set" : "nvidia-smi lists none") +
+                                 "): nothing was measured or stored",
+                             "run on a machine with an NVIDIA GPU; 'ucutlass optimize --plan' ranks and compiles "
+                             "candidates without one"),
+                  kExitEnvironment);
 }
 
 void cli_apply_cache_cap() {
@@ -57,10 +76,101 @@ void cli_apply_cache_cap() {
   if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
 }
 
+namespace {
+
+// Set by cli_main when the command line holds --json: errors then go to stdout as JSON too.
+bool g_json_errors = false;
+
+// The command a command line names (its first word that is one), or "".
+std::string named_command(int argc, char** argv, const std::vector<std::string>& names) {
+  for (int i = 1; i < argc; ++i)
+    for (const auto& n : names)
+      if (n == argv[i]) return n;
+  return "";
+}
+
+// Every spelling of the options of `app` ("--policy", "-o", ...), for "did you mean".
+std::vector<std::string> option_spellings(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) out.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) out.push_back("-" + s);
+  }
+  return out;
+}
+
+// "'ucutlass sol --help' lists the options", or the commands without one.
+std::string help_hint(const std::string& command) {
+  return command.empty() ? "'ucutlass --help' lists the commands" : "'ucutlass " + command + " --help' lists the options";
+}
+
+// The arguments no option took, in the order they were given, each with what to do instead.
+int report_extras(CLI::App& app, const std::string& command) {
+  const CLI::App* sub = command.empty() ? &app : app.get_subcommand(command);
+  const std::vector<std::string> spellings = option_spellings(*sub);
+  std::string message;
+  for (const auto& arg : app.remaining(true)) {
+    if (!message.empty()) message += "; ";
+    if (arg.size() > 1 && arg[0] == '-') {
+      const std::string flag = arg.substr(0, arg.find('='));
+      const std::string guess = diag_closest(flag, spellings);
+      message += "unknown option '" + flag + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)");
+    } else {
+      message += "unexpected argument '" + arg + "'";
+    }
+  }
+  return cli_usage(command, message, help_hint(command));
+}
+
+}  // namespace
+
+int cli_exit_code(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::invalid_input:
+    case ErrorCode::unsupported:
+    case ErrorCode::timeout: return kExitFailed;
+    case ErrorCode::not_found: return kExitUsage;
+    case ErrorCode::io:
+    case ErrorCode::subprocess: return kExitEnvironment;
+    case ErrorCode::internal: return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+int cli_fail(const std::string& command, const Error& e, int exit_code) {
+  const int rc = exit_code >= 0 ? exit_code : cli_exit_code(e);
+  const std::string who = command.empty() ? "ucutlass" : "ucutlass " + command;
+  std::fprintf(stderr, "%s: error: %s\n", who.c_str(), e.render().c_str());
+  if (g_json_errors) {
+    const nlohmann::ordered_json j = {
+        {"ok", false},
+        {"error", {{"command", command}, {"code", error_code_name(e.code)}, {"message", e.message},
+                   {"hint", e.hint}, {"exit_code", rc}}}};
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  return rc;
+}
+
+int cli_usage(const std::string& command, const std::string& message, const std::string& hint) {
+  return cli_fail(command, make_error(ErrorCode::invalid_input, message, hint), kExitUsage);
+}
+
+std::string cli_version_text() {
+  return "ucutlass " UCUTLASS_VERSION "\nkernel ABI 1\nCUTLASS headers: " + paths_cutlass_dir() +
+         "\nruntime headers: " + paths_runtime_dir() + "\nPython package: " + paths_python_dir() + "\n";
+}
+
 int cli_main(int argc, char** argv) {
   CLI::App app{"ucutlass: writes, checks and tunes CUTLASS kernels for PyTorch programs"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");
+  app.set_version_flag("-V,--version", [] {
+    std::string text = cli_version_text();
+    text.pop_back();  // CLI11 ends the line itself
+    return text;
+  }, "print the version and the folders in use");
+  app.footer("Exit codes: 0 ok, 1 the input is wrong or the work failed, 2 usage, 3 environment, 4 internal "
+             "error (docs/cli.md).");
   std::vector<std::pair<CLI::App*, CommandRun>> runners;
   std::vector<std::string> names;
   for (const auto& spec : cli_commands()) {
@@ -68,21 +178,20 @@ int cli_main(int argc, char** argv) {
     runners.emplace_back(sub, spec.setup(*sub));
     names.emplace_back(spec.name);
   }
+  for (int i = 1; i < argc; ++i) g_json_errors = g_json_errors || std::string_view(argv[i]) == "--json";
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (argc > 1 && argv[1][0] != '-') {
-      bool known = false;
-      for (const auto& n : names) known = known || n == argv[1];
-      if (!known) {
-        std::string guess = diag_closest(argv[1], names);
-        std::fprintf(stderr, "ucutlass: unknown command '%s'%s\n", argv[1],
-                     guess.empty() ? "" : ("; did you mean '" + guess + "'?").c_str());
-        std::fprintf(stderr, "hint: 'ucutlass --help' lists the commands\n");
-        return 2;
-      }
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all, --version
+    const std::string command = named_command(argc, argv, names);
+    if (command.empty() && argc > 1 && argv[1][0] != '-') {
+      const std::string guess = diag_closest(argv[1], names);
+      return cli_usage("", std::string("unknown command '") + argv[1] + "'" +
+                               (guess.empty() ? "" : "; did you mean '" + guess + "'?"),
+                       help_hint(""));
     }
-    return app.exit(e) == 0 ? 0 : 2;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e)) return report_extras(app, command);
+    return cli_usage(command, e.what(), help_hint(command));
   }
   for (auto& [sub, run] : runners) {
     if (!sub->parsed()) continue;
@@ -91,7 +200,7 @@ int cli_main(int argc, char** argv) {
     if (sub->get_name() == "optimize" || sub->get_name() == "bench") cli_apply_cache_cap();
     return rc;
   }
-  return 2;
+  return kExitUsage;
 }
 
 }  // namespace ucut

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "support/result.h"
+
 namespace CLI {
 class App;
 class Option;
@@ -13,9 +15,31 @@ class Option;
 
 namespace ucut {
 
+// The exit codes of every command (docs/cli.md has the table with examples).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;       // the input is wrong or unsupported, or the work failed
+inline constexpr int kExitUsage = 2;        // a bad command line, or a named file/store/record is missing
+inline constexpr int kExitEnvironment = 3;  // no GPU, nvcc, CUTLASS, Python; a file that cannot be written
+inline constexpr int kExitInternal = 4;     // a ucutlass bug
+
+// The exit code an error stands for, by its ErrorCode.
+int cli_exit_code(const Error& e);
+
+// Reports an error of `command` on stderr as "ucutlass <command>: error: <message>\nhint: <hint>" and,
+// when the command line asked for --json, also as one JSON object on stdout
+// ({"ok": false, "error": {"command", "code", "message", "hint", "exit_code"}}). Returns the exit
+// code: `exit_code` when given, else cli_exit_code(e).
+int cli_fail(const std::string& command, const Error& e, int exit_code = -1);
+// The same for a usage error (exit 2) given as message and hint.
+int cli_usage(const std::string& command, const std::string& message, const std::string& hint = {});
+
+// What `ucutlass version` and `ucutlass --version` print: the tool, the kernel ABI and the
+// folders it uses (support/paths.h).
+std::string cli_version_text();
+
 // Called once with the command's CLI11 subcommand: adds the options (with defaults shown and a
 // UCUTLASS_* environment mirror where it helps) and returns the function that runs the command
-// and gives the process exit code (0 ok, 1 the input was rejected, 2 usage or environment error).
+// and gives the process exit code (kExit*).
 using CommandRun = std::function<int()>;
 using CommandSetup = CommandRun (*)(CLI::App& sub);
 
@@ -39,10 +63,17 @@ void cli_apply_cache_cap();
 // value, with a message and hint of its own.)
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
+// The conventions every command shares (docs/cli.md): the result store is `--db` (UCUTLASS_STORE);
+// the output is `-o`: `-o,--output FILE` where it is a file, `-o,--out DIR` where it is a folder.
+CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help);
+CLI::Option* cli_add_output_file_option(CLI::App& sub, std::string& path, const std::string& help);
+CLI::Option* cli_add_output_dir_option(CLI::App& sub, std::string& dir, const std::string& help);
+
 // eval and baseline measure on a GPU and nothing else. Without one (search::gpu_present(): nvidia-smi
 // lists none, or UCUTLASS_NO_GPU is set) they refuse at once, before compiling a program or starting
-// a worker, and store nothing: prints the refusal for `command` and returns false.
-bool cli_require_gpu(const char* command);
+// a worker, and store nothing: returns 0 with a GPU, else reports the refusal for `command`
+// (cli_fail, exit kExitEnvironment) and returns that exit code.
+int cli_require_gpu(const char* command);
 
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);

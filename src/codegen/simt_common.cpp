@@ -5,10 +5,11 @@
 #include "codegen/functors.h"
 #include "dsl/names.h"
 #include "support/diagnostics.h"
+#include "support/paths.h"
 
 namespace ucut::codegen {
 
-std::string simt_runtime_include_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/src/codegen/runtime"; }
+std::string simt_runtime_include_dir() { return paths_runtime_dir(); }
 
 std::vector<std::string> simt_runtime_headers() {
   std::vector<std::string> out;

@@ -1,6 +1,7 @@
 #include "dsl/checker.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "dsl/names.h"
 
@@ -216,10 +217,15 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     }
     if (!good) continue;
     t.shape = d.shape;
-    int64_t numel = 1;  // each dim is at most 2^40 (parser), so one step cannot overflow
-    for (int64_t dim : t.shape) numel = numel > (int64_t(1) << 40) ? numel : numel * dim;
-    if (numel > (int64_t(1) << 40)) {
-      error(d.shape_span, "tensor '" + t.name + "' is too large", "the largest tensor has 2^40 elements");
+    // The element count, checked: a product that overflows 64 bits once wrapped to a small (or
+    // zero) count that passed here and crashed a later division.
+    if (auto numel = checked_product(t.shape); !numel || *numel > kMaxElements) {
+      double approx = 1;
+      for (int64_t dim : t.shape) approx *= static_cast<double>(dim);
+      char count[32];
+      std::snprintf(count, sizeof count, "%.3g", approx);
+      error(d.shape_span, "tensor '" + t.name + "' has " + count + " elements, more than a tensor may have (2^40)",
+            "a tensor holds at most 2^40 (about 1.1e12) elements; check the sizes, or split the problem");
       continue;
     }
     if (t.role == TensorRole::param) {

@@ -115,3 +115,30 @@ TEST(Checker, NeverCrashesOnEmptyOrHeaderOnly) {
   EXPECT_FALSE(compile("ucut 1").program);
   EXPECT_FALSE(compile("ucut 2 in x : f32[1]").program);
 }
+
+TEST(Checker, BytesThatAreNotUtf8AreADiagnosticAtTheirPlace) {
+  // In a comment, in code, a truncated sequence, an overlong '/' and a surrogate: each is named at
+  // its line and column; valid UTF-8 in a comment is fine.
+  const std::string body = "out y : f32[4]\nstage y = elementwise { body { y = 1 } }\n";
+  for (const auto& [bad, col] : std::vector<std::pair<std::string, int>>{
+           {"# caf\xff\n", 6}, {"# \xe2\x82\n", 3}, {"# \xc0\xaf\n", 3}, {"# \xed\xa0\x80\n", 3}}) {
+    auto r = compile("ucut 1\n" + bad + body);
+    ASSERT_FALSE(r.program) << bad;
+    ASSERT_EQ(r.diagnostics.size(), 1u);
+    EXPECT_EQ(r.diagnostics[0].span.begin.line, 2) << bad;
+    EXPECT_EQ(r.diagnostics[0].span.begin.col, col) << bad;
+    EXPECT_EQ(r.diagnostics[0].message.rfind("the file is not valid UTF-8 (byte 0x", 0), 0u);
+  }
+  EXPECT_TRUE(compile("ucut 1\n# μCUTLASS, 日本 \xf0\x9f\x99\x82\n" + body).program);
+}
+
+TEST(Checker, ElementCountsThatOverflowAreRefusedNotWrapped) {
+  // 2^32 · (2^32 + 1) wraps to 2^32 in 64 bits; 2^32 · 2^32 wraps to 0. Both are refused.
+  for (const char* shape : {"[4294967296, 4294967297]", "[4294967296, 4294967296]", "[1099511627776, 2]"}) {
+    auto r = compile(std::string("ucut 1\nin x : f32") + shape + "\nout y : f32" + shape +
+                     "\nstage y = elementwise { body { y = x } }\n");
+    ASSERT_FALSE(r.program) << shape;
+    EXPECT_NE(r.diagnostics[0].message.find("more than a tensor may have (2^40)"), std::string::npos)
+        << r.diagnostics[0].message;
+  }
+}

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "dsl/lexer.h"
+#include "dsl/program.h"
 
 namespace ucut::dsl {
 
@@ -148,7 +149,7 @@ class Parser {
         const Token& t = peek();
         if (t.kind != Tok::number) fail(t, "expected a dimension size, found " + describe(t), "dimensions are positive integers: [1024, 4096]");
         d.dim_spans.push_back(t.span);
-        d.shape.push_back(integer(next(), int64_t(1) << 40));
+        d.shape.push_back(integer(next(), kMaxElements));
         if (is_punct(',')) {
           next();
           continue;

@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "support/checked.h"
 #include "support/diagnostics.h"
 
 namespace ucut::dsl {
@@ -39,6 +40,10 @@ enum class TensorRole {
   tmp,    // an intermediate between stages, allocated in the kernel library's workspace
 };
 
+// The most elements a tensor (and a dimension) may have: 2^40, 4.4 TB of f32, far beyond any GPU,
+// small enough that products of two sizes (M*N*K, bytes) stay well inside 64 bits.
+inline constexpr int64_t kMaxElements = int64_t(1) << 40;
+
 struct Tensor {
   std::string name;
   TensorRole role = TensorRole::in;
@@ -46,10 +51,12 @@ struct Tensor {
   std::vector<int64_t> shape;  // row-major, contiguous
   std::string binding;         // param: state_dict key; others empty
   Span span;
+  // The checker refuses a tensor of more than kMaxElements, so this cannot overflow for a checked
+  // program; a product that would is our bug, stopped here.
   int64_t numel() const {
-    int64_t n = 1;
-    for (auto d : shape) n *= d;
-    return n;
+    auto n = checked_product(shape);
+    UCUT_CHECK(n.has_value(), "element count of '" + name + "' overflows");
+    return *n;
   }
 };
 

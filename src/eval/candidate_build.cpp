@@ -4,18 +4,10 @@
 
 #include "support/fs.h"
 #include "support/hash.h"
+#include "support/paths.h"
 #include "support/subprocess.h"
 
 namespace ucut::eval {
-namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("ucutlass") : p.string();
-}
-
-}  // namespace
 
 Candidate candidate_build(const std::string& program, const std::string& build_root) {
   Candidate c;
@@ -27,7 +19,8 @@ Candidate candidate_build(const std::string& program, const std::string& build_r
   }
   std::string dir = build_root + "/" + sha256_hex(*text).substr(0, 16);
   ProcessSpec ps;
-  ps.argv = {self_exe(), "compile", program, "-o", dir};
+  const std::string self = paths_self_exe();
+  ps.argv = {self.empty() ? "ucutlass" : self, "compile", program, "-o", dir};
   ps.timeout = std::chrono::milliseconds(900000);
   auto r = subprocess_run(ps);
   if (!r) {

@@ -4,11 +4,8 @@ namespace ucut::eval {
 
 Result<int64_t> record_save(memory::Store& store, int64_t run_id, const RunRecord& r) {
   memory::CandidateInfo c{r.problem, r.problem_sha256, r.candidate, r.program_hash, r.config, r.so_path};
-  auto cid = store.upsert_candidate(c);
-  if (!cid) return cid.error();
   memory::MeasurementRow m;
   m.run_id = run_id;
-  m.candidate_id = *cid;
   m.schema_version = r.schema_version;
   m.status = r.status;
   m.median_ms = r.median_ms;
@@ -19,7 +16,19 @@ Result<int64_t> record_save(memory::Store& store, int64_t run_id, const RunRecor
   m.counted = r.counted;
   m.created_at = r.timestamp;
   m.record_json = run_record_to_json(r).dump();
-  return store.add_measurement(m);
+  // The candidate row and its measurement are stored together or not at all.
+  int64_t id = 0;
+  auto st = store.transaction([&]() -> Status {
+    auto cid = store.upsert_candidate(c);
+    if (!cid) return cid.error();
+    m.candidate_id = *cid;
+    auto mid = store.add_measurement(m);
+    if (!mid) return mid.error();
+    id = *mid;
+    return ok_status();
+  });
+  if (!st) return st.error();
+  return id;
 }
 
 Result<std::vector<RunRecord>> record_load_run(memory::Store& store, int64_t run_id) {

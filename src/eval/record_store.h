@@ -1,5 +1,5 @@
 // Saving RunRecords in the result store (memory/store.h): the candidate row (deduplicated), then
-// one measurement row with the indexed columns and the whole record as JSON.
+// one measurement row with the indexed columns and the whole record as JSON, in one transaction.
 #pragma once
 
 #include "eval/run_record.h"

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <set>
 
+#include "memory/export_check.h"
+#include "memory/sqlite_tx.h"
 #include "memory/store.h"
 
 namespace ucut::memory {
@@ -95,12 +97,12 @@ std::string where_of(const MemoryQuery& q, std::vector<std::string>& args) {
 
 }  // namespace
 
-Result<std::unique_ptr<MemoryDb>> MemoryDb::open(const std::string& path, MemoryCaps caps) {
+Result<std::unique_ptr<MemoryDb>> MemoryDb::open(const std::string& path, MemoryCaps caps, StoreAccess access) {
   if (path == ":memory:")
     return make_error(ErrorCode::invalid_input, "the optimization memory needs a file, not :memory:",
                       "give --db a file path (tests use a temporary file)");
   {
-    auto migrated = store_open_sqlite(path);  // creates the file and applies every migration
+    auto migrated = store_open_sqlite(path, access);  // creates the file as allowed, applies every migration
     if (!migrated) return migrated.error();
   }
   sqlite3* db = nullptr;
@@ -114,6 +116,8 @@ Result<std::unique_ptr<MemoryDb>> MemoryDb::open(const std::string& path, Memory
 }
 
 MemoryDb::~MemoryDb() { sqlite3_close(db_); }
+
+Status MemoryDb::transaction(const std::function<Status()>& body) { return sqlite_transaction(db_, path_, body); }
 
 Status MemoryDb::exec(const std::string& sql) {
   char* err = nullptr;
@@ -193,7 +197,20 @@ Result<std::vector<Prior>> MemoryDb::load_priors(const std::string& where,
   return out;
 }
 
+Result<int64_t> MemoryDb::add_and_curate(const std::function<Result<int64_t>()>& insert) {
+  return sqlite_transaction_value<int64_t>(db_, path_, [&]() -> Result<int64_t> {
+    auto id = insert();
+    if (!id) return id;
+    if (auto c = evict_over_caps(); !c) return c.error();
+    return id;
+  });
+}
+
 Result<int64_t> MemoryDb::add_experience(const Experience& e) {
+  return add_and_curate([&] { return insert_experience(e); });
+}
+
+Result<int64_t> MemoryDb::insert_experience(const Experience& e) {
   const std::string key = experience_dedupe_key(e);
   {
     Q find(db_, "SELECT id FROM experiences WHERE dedupe = ?");
@@ -217,12 +234,14 @@ Result<int64_t> MemoryDb::add_experience(const Experience& e) {
       .text(14, e.diff).text(15, e.lesson).integer(16, std::max(1, e.seen)).integer(17, e.uses)
       .integer(18, e.helps).text(19, e.created_at.empty() ? now_iso() : e.created_at);
   if (ins.step() != SQLITE_DONE) return db_error(path_, "adding an experience", ins.error());
-  int64_t id = sqlite3_last_insert_rowid(db_);
-  if (auto c = curate(); !c) return c.error();
-  return id;
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
 Result<int64_t> MemoryDb::add_prior(const Prior& p) {
+  return add_and_curate([&] { return insert_prior(p); });
+}
+
+Result<int64_t> MemoryDb::insert_prior(const Prior& p) {
   const std::string key = prior_dedupe_key(p);
   {
     Q find(db_, "SELECT id FROM priors WHERE dedupe = ?");
@@ -246,9 +265,7 @@ Result<int64_t> MemoryDb::add_prior(const Prior& p) {
       .real(10, p.speedup).real(11, p.frac_sol).integer(12, std::max(1, p.wins)).integer(13, p.uses)
       .integer(14, p.helps).text(15, p.created_at.empty() ? now_iso() : p.created_at);
   if (ins.step() != SQLITE_DONE) return db_error(path_, "adding a prior", ins.error());
-  int64_t id = sqlite3_last_insert_rowid(db_);
-  if (auto c = curate(); !c) return c.error();
-  return id;
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
 Result<std::vector<Experience>> MemoryDb::experiences(const MemoryQuery& q) {
@@ -302,6 +319,10 @@ Status MemoryDb::mark_experience_used(int64_t id, bool helped) {
 }
 
 Result<int> MemoryDb::curate() {
+  return sqlite_transaction_value<int>(db_, path_, [&] { return evict_over_caps(); });
+}
+
+Result<int> MemoryDb::evict_over_caps() {
   int evicted = 0;
   auto exps = load_experiences("1=1", {});
   if (!exps) return exps.error();
@@ -368,24 +389,22 @@ Result<nlohmann::json> MemoryDb::export_json() {
 }
 
 Result<ImportCounts> MemoryDb::import_json(const nlohmann::json& doc, const std::string& source) {
-  if (!doc.is_object() || doc.value("schema", "") != "ucutlass.memory/1")
-    return make_error(ErrorCode::invalid_input,
-                      source + ": not a ucutlass memory export (expected \"schema\": \"ucutlass.memory/1\")",
-                      "create one with 'ucutlass memory export FILE'");
-  ImportCounts n;
-  if (doc.contains("experiences") && doc["experiences"].is_array())
+  if (auto s = memory_check_export(doc, source); !s) return s.error();
+  return sqlite_transaction_value<ImportCounts>(db_, path_, [&]() -> Result<ImportCounts> {
+    ImportCounts n;
     for (const auto& j : doc["experiences"]) {
-      Experience e = experience_from_json(j);
-      if (e.slow_hash.empty() || e.fast_hash.empty()) continue;
-      if (auto r = add_experience(e); !r) return r.error();
+      if (auto r = insert_experience(experience_from_json(j)); !r) return r.error();
       ++n.experiences;
     }
-  if (doc.contains("priors") && doc["priors"].is_array())
     for (const auto& j : doc["priors"]) {
-      if (auto r = add_prior(prior_from_json(j)); !r) return r.error();
+      if (auto r = insert_prior(prior_from_json(j)); !r) return r.error();
       ++n.priors;
     }
-  return n;
+    auto evicted = evict_over_caps();
+    if (!evicted) return evicted.error();
+    n.evicted = *evicted;
+    return n;
+  });
 }
 
 }  // namespace ucut::memory

@@ -4,16 +4,19 @@
 // winning configuration merges into the existing row: seen / wins grow, the best gain is kept);
 // the memory is capped, and when over the cap the least useful records are evicted, by
 // usefulness (experience_usefulness / prior_usefulness), counted in memory_meta and reported;
-// nothing is ever deleted any other way. Import merges through the same dedup path.
+// nothing is ever deleted any other way. Import merges through the same dedup path. Every write
+// is one transaction (memory/sqlite_tx.h): a record with its curation, a whole import.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "memory/experience.h"
+#include "memory/store.h"
 #include "support/result.h"
 
 struct sqlite3;
@@ -48,8 +51,10 @@ struct ImportCounts {
 
 class MemoryDb {
  public:
-  // Opens the store at `path` (creating and migrating it through store_open_sqlite).
-  static Result<std::unique_ptr<MemoryDb>> open(const std::string& path, MemoryCaps caps = {});
+  // Opens the store at `path` (creating it as `access` allows, and migrating it, through
+  // store_open_sqlite).
+  static Result<std::unique_ptr<MemoryDb>> open(const std::string& path, MemoryCaps caps = {},
+                                                StoreAccess access = StoreAccess::create);
   ~MemoryDb();
   MemoryDb(const MemoryDb&) = delete;
   MemoryDb& operator=(const MemoryDb&) = delete;
@@ -75,11 +80,23 @@ class MemoryDb {
 
   // {"schema": "ucutlass.memory/1", "experiences": [...], "priors": [...]}
   Result<nlohmann::json> export_json();
+  // Checks the whole document first (memory_check_export), then merges it in one transaction:
+  // on any error nothing is imported.
   Result<ImportCounts> import_json(const nlohmann::json& doc, const std::string& source);
+
+  // Runs `body` as one transaction (sqlite_transaction): its writes are kept together or not at all.
+  Status transaction(const std::function<Status()>& body);
 
  private:
   MemoryDb(sqlite3* db, std::string path, MemoryCaps caps) : db_(db), path_(std::move(path)), caps_(caps) {}
   Status exec(const std::string& sql);
+  // The writes themselves, without a transaction or curation of their own (the public calls add
+  // those around them).
+  Result<int64_t> insert_experience(const Experience& e);
+  Result<int64_t> insert_prior(const Prior& p);
+  Result<int> evict_over_caps();
+  // One record's insert and the curation it may need, as one transaction.
+  Result<int64_t> add_and_curate(const std::function<Result<int64_t>()>& insert);
   Status bump_meta(const std::string& key, int64_t by);
   int64_t meta(const std::string& key);
   Result<std::vector<Experience>> load_experiences(const std::string& where, const std::vector<std::string>& args);

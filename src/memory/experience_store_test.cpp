@@ -4,6 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sqlite3.h>
+#include <sstream>
 
 #include "memory/priors.h"
 #include "memory/store.h"
@@ -122,6 +126,102 @@ TEST(MemoryDb, ExportImportRoundTripMergesDuplicates) {
   auto bad = (*b)->import_json(nlohmann::json{{"schema", "other"}}, "y.json");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("y.json"), std::string::npos);
+}
+
+// The file's bytes, to show an import that fails leaves the store exactly as it was.
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(MemoryDb, ImportChecksTheWholeFileFirstAndNamesTheBadElement) {
+  TempDb t;
+  nlohmann::json doc;
+  {
+    auto a = MemoryDb::open(t.path);
+    ASSERT_TRUE(a);
+    ASSERT_TRUE((*a)->add_experience(exp("s", "f", 1.3)));
+    ASSERT_TRUE((*a)->add_experience(exp("s2", "f2", 1.4)));
+    auto d = (*a)->export_json();
+    ASSERT_TRUE(d);
+    doc = *d;
+  }
+  TempDb t2;
+  { ASSERT_TRUE(MemoryDb::open(t2.path)); }
+  const std::string before = file_bytes(t2.path);
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](nlohmann::json& d) { d["experiences"][1]["seen"] = "many"; },
+       "x.json: $.experiences[1].seen: expected a whole number >= 0, found \"many\""},
+      {[](nlohmann::json& d) { d["priors"] = nlohmann::json::array({nlohmann::json::object()}); },
+       "x.json: $.priors[0].key: missing (an object)"},
+      {[](nlohmann::json& d) { d["experiences"] = "nope"; }, "x.json: $.experiences: expected an array, found \"nope\""},
+      {[](nlohmann::json& d) { d.erase("priors"); }, "x.json: $.priors: missing (an array; [] for none)"},
+      {[](nlohmann::json& d) { d["experiences"][0]["key"]["gpu"] = 7; },
+       "x.json: $.experiences[0].key.gpu: expected a non-empty string, found 7"},
+      {[](nlohmann::json& d) { d["experiences"][1] = 3; }, "x.json: $.experiences[1]: expected an object, found 3"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json d = doc;
+    c.edit(d);
+    {
+      auto b = MemoryDb::open(t2.path);
+      ASSERT_TRUE(b);
+      auto n = (*b)->import_json(d, "x.json");
+      ASSERT_FALSE(n) << c.message;
+      EXPECT_EQ(n.error().code, ErrorCode::invalid_input);
+      EXPECT_EQ(n.error().message, c.message);
+      EXPECT_NE(n.error().hint.find("nothing was imported"), std::string::npos);
+    }
+    EXPECT_EQ(file_bytes(t2.path), before) << c.message;
+  }
+}
+
+TEST(MemoryDb, AFailureHalfWayThroughAWriteKeepsNothingOfIt) {
+  TempDb t;
+  auto db = MemoryDb::open(t.path);
+  ASSERT_TRUE(db);
+  auto seed = (*db)->add_prior([] {
+    Prior p;
+    p.key = key();
+    p.config = {{"tile", "x"}};
+    return p;
+  }());
+  ASSERT_TRUE(seed);
+  {
+    // Crediting the seed fails after the search's experiences were added: none of them stay.
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(t.path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "CREATE TRIGGER no_credit BEFORE UPDATE ON priors BEGIN SELECT RAISE(ABORT, 'boom'); END;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  LearnInput in;
+  in.key = key();
+  in.problem = "p";
+  auto att = [](std::string h, double t, int64_t prior = 0) {
+    MemoryAttempt a;
+    a.name = a.hash = h;
+    a.config = {{"tile", h}};
+    a.ok = true;
+    a.time_s = t;
+    a.prior_id = prior;
+    return a;
+  };
+  in.attempts = {att("a", 2e-3, *seed), att("b", 1e-3)};
+  auto n = memory_learn(**db, in);
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("boom"), std::string::npos) << n.error().render();
+  auto st = (*db)->stats();
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->experiences, 0);
+  EXPECT_EQ(st->priors, 1);
 }
 
 TEST(MemoryDb, SharesTheResultStoreFileWithoutTouchingItsTables) {

@@ -45,35 +45,41 @@ std::optional<Prior> memory_learn_prior(const LearnInput& in) {
 }
 
 Result<LearnCounts> memory_learn(MemoryDb& db, const LearnInput& in) {
+  // What one search learns is stored together: a failure leaves the memory as it was.
   LearnCounts n;
-  for (const auto& e : memory_learn_experiences(in)) {
-    if (auto r = db.add_experience(e); !r) return r.error();
-    ++n.experiences;
-  }
-  if (auto p = memory_learn_prior(in)) {
-    if (auto r = db.add_prior(*p); !r) return r.error();
-    ++n.priors;
-  }
-  // Credit the records that seeded this search.
-  std::string best_hash;
-  double best_t = 0;
-  for (const auto& a : in.attempts)
-    if (a.ok && a.time_s > 0 && (best_hash.empty() || a.time_s < best_t)) {
-      best_hash = a.hash;
-      best_t = a.time_s;
+  auto st = db.transaction([&]() -> Status {
+    n = {};
+    for (const auto& e : memory_learn_experiences(in)) {
+      if (auto r = db.add_experience(e); !r) return r.error();
+      ++n.experiences;
     }
-  std::set<int64_t> priors_done, exps_done;
-  for (const auto& a : in.attempts) {
-    const bool helped = !best_hash.empty() && a.hash == best_hash;
-    if (a.prior_id && priors_done.insert(a.prior_id).second) {
-      if (auto s = db.mark_prior_used(a.prior_id, helped); !s) return s.error();
-      ++n.credited;
+    if (auto p = memory_learn_prior(in)) {
+      if (auto r = db.add_prior(*p); !r) return r.error();
+      ++n.priors;
     }
-    if (a.experience_id && exps_done.insert(a.experience_id).second) {
-      if (auto s = db.mark_experience_used(a.experience_id, helped); !s) return s.error();
-      ++n.credited;
+    // Credit the records that seeded this search.
+    std::string best_hash;
+    double best_t = 0;
+    for (const auto& a : in.attempts)
+      if (a.ok && a.time_s > 0 && (best_hash.empty() || a.time_s < best_t)) {
+        best_hash = a.hash;
+        best_t = a.time_s;
+      }
+    std::set<int64_t> priors_done, exps_done;
+    for (const auto& a : in.attempts) {
+      const bool helped = !best_hash.empty() && a.hash == best_hash;
+      if (a.prior_id && priors_done.insert(a.prior_id).second) {
+        if (auto s = db.mark_prior_used(a.prior_id, helped); !s) return s;
+        ++n.credited;
+      }
+      if (a.experience_id && exps_done.insert(a.experience_id).second) {
+        if (auto s = db.mark_experience_used(a.experience_id, helped); !s) return s;
+        ++n.credited;
+      }
     }
-  }
+    return ok_status();
+  });
+  if (!st) return st.error();
   return n;
 }
 

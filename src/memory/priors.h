@@ -42,7 +42,8 @@ std::optional<Prior> memory_learn_prior(const LearnInput& in);
 struct LearnCounts {
   int experiences = 0, priors = 0, credited = 0;
 };
-// Adds what memory_learn_* produce and credits the records that seeded the search.
+// Adds what memory_learn_* produce and credits the records that seeded the search, in one
+// transaction: all of it is stored or none.
 Result<LearnCounts> memory_learn(MemoryDb& db, const LearnInput& in);
 
 struct MemorySeeds {

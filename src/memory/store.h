@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,10 +65,18 @@ class Store {
   virtual Result<std::vector<MeasurementRow>> measurements(int64_t run_id) = 0;
   virtual Result<std::vector<MeasurementRow>> measurements_for_problem(const std::string& problem_sha256) = 0;
   virtual int schema_version() const = 0;
+  // Runs `body` as one transaction: every write it makes is stored, or none (memory/sqlite_tx.h).
+  virtual Status transaction(const std::function<Status()>& body) = 0;
 };
 
-// Opens (creating and migrating as needed) the SQLite store at `path`; ":memory:" for tests.
-Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path);
+// How a command opens the store: commands that write create it (and its folder) when missing;
+// commands that only read never create one, and a missing store is an error naming the path.
+enum class StoreAccess { create, existing };
+
+// Opens (creating as `access` allows, and migrating as needed) the SQLite store at `path`;
+// ":memory:" for tests.
+Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path,
+                                                 StoreAccess access = StoreAccess::create);
 // $UCUTLASS_STORE, else <fs_data_dir()>/ucutlass.db.
 std::string store_default_path();
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "memory/sqlite_tx.h"
 #include "memory/store.h"
 #include "support/fs.h"
 
@@ -148,6 +149,8 @@ class SqliteStore final : public Store {
 
   int schema_version() const override { return version_; }
 
+  Status transaction(const std::function<Status()>& body) override { return sqlite_transaction(db_, path_, body); }
+
  private:
   sqlite3* db_;
   std::string path_;
@@ -166,14 +169,20 @@ std::string store_default_path() {
   return fs_data_dir() + "/ucutlass.db";
 }
 
-Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path) {
-  if (path != ":memory:") {
+Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path, StoreAccess access) {
+  const bool create = access == StoreAccess::create;
+  if (!create && path != ":memory:" && !fs_exists(path))
+    return make_error(ErrorCode::not_found, path + ": no result store there",
+                      "a store is created by the first optimize, bench, eval or 'memory import'; pass --db "
+                      "(or set UCUTLASS_STORE) to read another");
+  if (create && path != ":memory:") {
     auto slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0)
       if (auto st = fs_mkdirs(path.substr(0, slash)); !st) return st.error();
   }
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0), nullptr) !=
+      SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return make_error(ErrorCode::io, path + ": cannot open the result store: " + msg,

@@ -94,6 +94,47 @@ TEST(Store, ForeignKeysAreEnforced) {
   EXPECT_FALSE((*s)->add_measurement(m));
 }
 
+TEST(Store, ReadersNeverCreateAStore) {
+  const std::string dir = ::testing::TempDir() + "/no_such_dir" + std::to_string(::getpid());
+  auto s = store_open_sqlite(dir + "/x.db", StoreAccess::existing);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, ErrorCode::not_found);
+  EXPECT_NE(s.error().message.find(dir + "/x.db: no result store there"), std::string::npos) << s.error().render();
+  FILE* f = std::fopen(dir.c_str(), "r");
+  EXPECT_EQ(f, nullptr) << "the folder was created";
+  if (f) std::fclose(f);
+}
+
+TEST(Store, ATransactionKeepsAllOrNothing) {
+  auto s = store_open_sqlite(":memory:");
+  ASSERT_TRUE(s);
+  auto run = (*s)->begin_run({"eval", "", "", "", ""});
+  ASSERT_TRUE(run);
+  auto failed = (*s)->transaction([&]() -> Status {
+    if (auto c = (*s)->upsert_candidate({"p", "sha", "k", "ph", "cfg", "/k.so"}); !c) return c.error();
+    return make_error(ErrorCode::invalid_input, "stop here");
+  });
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().message, "stop here");
+  // Nested: the inner failure undoes only the inner write.
+  auto outer = (*s)->transaction([&]() -> Status {
+    if (auto c = (*s)->upsert_candidate({"p", "sha", "a", "ph", "cfg", "/a.so"}); !c) return c.error();
+    auto inner = (*s)->transaction([&]() -> Status {
+      if (auto c = (*s)->upsert_candidate({"p", "sha", "b", "ph", "cfg", "/b.so"}); !c) return c.error();
+      return make_error(ErrorCode::invalid_input, "inner");
+    });
+    EXPECT_FALSE(inner);
+    return ok_status();
+  });
+  ASSERT_TRUE(outer) << outer.error().render();
+  // Ids restart where the undone rows were: only 'a' was kept.
+  auto a = (*s)->upsert_candidate({"p", "sha", "a", "ph", "cfg", "/a.so"});
+  auto k = (*s)->upsert_candidate({"p", "sha", "k", "ph", "cfg", "/k.so"});
+  ASSERT_TRUE(a && k);
+  EXPECT_EQ(*a, 1);
+  EXPECT_EQ(*k, 2);
+}
+
 TEST(Store, MigrationsAreNonEmptyAndVersioned) {
   ASSERT_GE(store_latest_version(), 1);
   for (const auto& m : store_migrations()) EXPECT_NE(m.find("CREATE"), std::string::npos);

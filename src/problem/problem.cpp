@@ -3,6 +3,9 @@
 
 #include <limits>
 
+#include "support/checked.h"
+#include "support/diagnostics.h"
+
 namespace ucut::problem {
 
 namespace {
@@ -86,9 +89,10 @@ std::optional<TensorKind> tensor_kind_from_name(const std::string& name) {
 }
 
 int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
+  // problem_parse refuses a tensor beyond 2^62 bytes, so this cannot overflow for a loaded problem.
+  auto n = checked_product(shape);
+  UCUT_CHECK(n.has_value(), "element count of '" + name + "' overflows");
+  return *n;
 }
 
 const Tensor* Problem::find_tensor(const std::string& n) const {

@@ -95,6 +95,10 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   auto calib = sol::calibration_find(p.hw.name);
   if (!calib) p.notes.push_back("calibration ignored: " + calib.error().message);
   p.sol = sol::sol_estimate(p.hw, *cost, p.policy, calib ? *calib : std::nullopt);
+  // A problem the GPU cannot hold is neither searched nor planned: no configuration could run.
+  if (const std::string over = sol::sol_memory_overflow(p.sol); !over.empty())
+    return make_error(ErrorCode::unsupported, path + ": " + over,
+                      "use smaller sizes in get_inputs() / get_init_inputs(), or name a GPU with more memory (--gpu)");
   lower::LowerOptions lo;
   lo.policy = p.policy;
   lo.gpu = p.hw.name;

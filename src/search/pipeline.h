@@ -56,8 +56,8 @@ std::string pipeline_problem_name(const std::string& path);
 
 // Extracts (for a .py), loads, estimates SOL and lowers. Error codes: invalid_input (the file
 // or its IR is wrong; the extractor's diagnostics are in the message), unsupported (the problem
-// does not lower: the message names the op), environment / subprocess (Python or PyTorch
-// missing), not_found.
+// does not lower: the message names the op; or its tensors do not fit in the GPU's memory),
+// environment / subprocess (Python or PyTorch missing), not_found.
 Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareOptions& options);
 
 // The TF32 rounding bound (space/precision.h) of the lowered program under the problem's policy and

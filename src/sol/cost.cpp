@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "support/checked.h"
 
 namespace ucut::sol {
 
@@ -47,9 +51,31 @@ std::vector<const Tensor*> tensor_inputs(const Problem& p, const Op& op) {
   return out;
 }
 
-int64_t prod_from(const std::vector<int64_t>& s, size_t first) {
+// The op's FLOPs when they fit in 64 bits; shapes far beyond any GPU give an error, not a wrapped
+// count.
+Result<int64_t> fitting(const Op& op, std::optional<int64_t> flops) {
+  if (flops) return *flops;
+  return make_error(ErrorCode::invalid_input,
+                    fmt::format("ops[{}] ({}): its FLOP count does not fit in 64 bits", op.id, op.op),
+                    "the problem's sizes are far beyond any GPU; check the shapes get_inputs() makes");
+}
+
+// sum += v, false when the sum no longer fits.
+bool add_to(int64_t& sum, int64_t v) {
+  auto r = checked_add(sum, v);
+  if (r) sum = *r;
+  return r.has_value();
+}
+
+// a * b * c ... checked.
+std::optional<int64_t> mul(std::initializer_list<std::optional<int64_t>> factors) {
   int64_t n = 1;
-  for (size_t i = first; i < s.size(); ++i) n *= s[i];
+  for (const auto& f : factors) {
+    if (!f) return std::nullopt;
+    auto next = checked_mul(n, *f);
+    if (!next) return std::nullopt;
+    n = *next;
+  }
   return n;
 }
 
@@ -89,20 +115,20 @@ Result<int64_t> sol_tensor_op_flops(const Problem& p, const Op& op) {
     if (k != kb)
       return op_error(op, fmt::format("operands disagree on K: '{}' {} has K={}, '{}' {} has K={}", a->name,
                                       shape_str(a->shape), k, b->name, shape_str(b->shape), kb));
-    int64_t flops = 2 * k * out->numel();
-    if (op.op == "linear" && ins.size() >= 3) flops += out->numel();  // bias add
-    if (with_c) flops += 2 * out->numel();                            // alpha·AB + beta·C
-    return flops;
+    std::optional<int64_t> flops = mul({2, k, out->numel()});
+    if (flops && op.op == "linear" && ins.size() >= 3) flops = checked_add(*flops, out->numel());  // bias add
+    if (flops && with_c) flops = checked_add(*flops, 2 * out->numel());                          // alpha·AB + beta·C
+    return fitting(op, flops);
   }
   if (is_conv(op.op)) {
     // w: [C_out, C_in/groups, k...]: each output element is a dot product of C_in/groups·prod(k).
     if (ins[1]->shape.size() < 3) return op_error(op, "convolution weight must have rank >= 3");
-    return 2 * out->numel() * prod_from(ins[1]->shape, 1);
+    return fitting(op, mul({2, out->numel(), checked_product(ins[1]->shape, 1)}));
   }
   if (is_conv_t(op.op)) {
     // w: [C_in, C_out/groups, k...]: each input element scatters to C_out/groups·prod(k) outputs.
     if (ins[1]->shape.size() < 3) return op_error(op, "transposed-convolution weight must have rank >= 3");
-    return 2 * ins[0]->numel() * prod_from(ins[1]->shape, 1);
+    return fitting(op, mul({2, ins[0]->numel(), checked_product(ins[1]->shape, 1)}));
   }
   // sdpa: q [.., Lq, Dqk], k [.., Lk, Dqk], v [.., Lk, Dv]: QK^T then PV.
   const Tensor *q = ins[0], *k = ins[1], *v = ins[2];
@@ -113,10 +139,10 @@ Result<int64_t> sol_tensor_op_flops(const Problem& p, const Op& op) {
                                     shape_str(k->shape)));
   int64_t dqk = q->shape.back(), lk = k->shape[k->shape.size() - 2], dv = v->shape.back();
   int64_t rows = dqk ? q->numel() / dqk : 0;  // batch·heads·Lq
-  int64_t flops = 2 * rows * lk * dqk + 2 * rows * lk * dv;
+  auto flops = mul({2, rows, lk, checked_add(dqk, dv)});
   auto causal = op.attrs.find("is_causal");
-  if (causal != op.attrs.end() && causal->is_boolean() && causal->get<bool>()) flops /= 2;
-  return flops;
+  if (flops && causal != op.attrs.end() && causal->is_boolean() && causal->get<bool>()) *flops /= 2;
+  return fitting(op, flops);
 }
 
 // True when `name` holds f16/bf16 values widened to fp32: produced (through views) by a `to`
@@ -145,6 +171,7 @@ Result<ProblemCost> sol_problem_cost(const Problem& p) {
   ProblemCost cost;
   cost.name = p.name;
   std::unordered_set<std::string> read;  // tensors some op reads
+  bool fits = true;                      // every sum below stayed inside 64 bits
   for (const Op& op : p.ops) {
     OpCost oc;
     oc.id = op.id;
@@ -177,14 +204,14 @@ Result<ProblemCost> sol_problem_cost(const Problem& p) {
     std::unordered_set<std::string> seen;
     if (!kViewOps.count(op.op)) {
       for (const Tensor* t : ins)
-        if (seen.insert(t->name).second && t->kind != TensorKind::constant) oc.bytes += t->bytes();
-      for (const auto& o : op.outputs) oc.bytes += p.find_tensor(o)->bytes();
+        if (seen.insert(t->name).second && t->kind != TensorKind::constant) fits = fits && add_to(oc.bytes, t->bytes());
+      for (const auto& o : op.outputs) fits = fits && add_to(oc.bytes, p.find_tensor(o)->bytes());
     }
     for (const Tensor* t : ins) read.insert(t->name);
     switch (oc.cls) {
-      case CostClass::tensor_f32: cost.flops_tensor_f32 += oc.flops; break;
-      case CostClass::tensor_16: cost.flops_tensor_16 += oc.flops; break;
-      case CostClass::simt: cost.flops_simt += oc.flops; break;
+      case CostClass::tensor_f32: fits = fits && add_to(cost.flops_tensor_f32, oc.flops); break;
+      case CostClass::tensor_16: fits = fits && add_to(cost.flops_tensor_16, oc.flops); break;
+      case CostClass::simt: fits = fits && add_to(cost.flops_simt, oc.flops); break;
     }
     cost.ops.push_back(std::move(oc));
   }
@@ -193,12 +220,18 @@ Result<ProblemCost> sol_problem_cost(const Problem& p) {
   std::unordered_set<std::string> counted;
   for (const Tensor& t : p.tensors) {
     bool source = t.kind == TensorKind::input || t.kind == TensorKind::parameter || t.kind == TensorKind::buffer;
-    if (source && read.count(t.name) && counted.insert(t.name).second) cost.min_bytes += t.bytes();
+    if (source || t.kind == TensorKind::output) fits = fits && add_to(cost.tensor_bytes, t.bytes());
+    if (source && read.count(t.name) && counted.insert(t.name).second) fits = fits && add_to(cost.min_bytes, t.bytes());
   }
   for (const auto& name : p.outputs) {
     const Tensor* t = p.find_tensor(name);
-    if (t->kind == TensorKind::output && counted.insert(t->name).second) cost.min_bytes += t->bytes();
+    if (t->kind == TensorKind::output && counted.insert(t->name).second) fits = fits && add_to(cost.min_bytes, t->bytes());
   }
+  fits = fits && checked_add(cost.flops_tensor_f32, cost.flops_tensor_16) &&
+         checked_add(cost.flops_tensor(), cost.flops_simt);
+  if (!fits)
+    return make_error(ErrorCode::invalid_input, p.name + ": the problem's FLOPs or bytes do not fit in 64 bits",
+                      "its sizes are far beyond any GPU; check the shapes get_inputs() makes");
   return cost;
 }
 

@@ -37,6 +37,7 @@ struct ProblemCost {
   int64_t flops_tensor_16 = 0;
   int64_t flops_simt = 0;
   int64_t min_bytes = 0;          // inputs, parameters, buffers (that ops read) + outputs, once each
+  int64_t tensor_bytes = 0;       // every input, parameter, buffer and output, once: what the GPU must hold
   std::vector<OpCost> ops;
   std::vector<std::string> notes; // e.g. IR FLOP counts replaced by the recomputed ones
 

@@ -109,6 +109,24 @@ TEST(SolCost, InconsistentMatmulShapesAreRejected) {
             "ops[0] (mm): operands disagree on K: 'a' [65536, 256] has K=256, 'b' [128, 256] has K=128");
 }
 
+TEST(SolCost, FlopsThatOverflowAreAnErrorNotAWrappedCount) {
+  auto p = problem::problem_load(fixture("conv2d_3x3"));
+  ASSERT_TRUE(p.ok());
+  p->tensors[1].shape = {128, int64_t(1) << 31, int64_t(1) << 20, 1};  // 2 · out 2^25 · 2^51 = 2^77
+  auto c = sol_problem_cost(*p);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "ops[0] (conv2d): its FLOP count does not fit in 64 bits");
+}
+
+TEST(SolCost, TensorBytesCountEveryResidentTensorOnce) {
+  // a, b, out of 131072² f32 each: 3 · 68.7 GB, what the GPU must hold to run it at all.
+  auto p = problem::problem_load(fixture("gemm_too_large"));
+  ASSERT_TRUE(p.ok()) << p.error().render();
+  auto c = sol_problem_cost(*p);
+  ASSERT_TRUE(c.ok()) << c.error().render();
+  EXPECT_EQ(c->tensor_bytes, 3 * int64_t(131072) * 131072 * 4);
+}
+
 TEST(SolCost, CausalSdpaHalvesTheFlops) {
   auto p = problem::problem_load(fixture("sdpa"));
   ASSERT_TRUE(p.ok());

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "sol/format.h"
+
 namespace ucut::sol {
 
 namespace {
@@ -75,6 +77,8 @@ SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
   r.flops_tensor_16 = cost.flops_tensor_16;
   r.flops_simt = cost.flops_simt;
   r.min_bytes = cost.min_bytes;
+  r.tensor_bytes = cost.tensor_bytes;
+  r.gpu_memory_bytes = hw.mem_bytes;
   r.intensity = div_or_zero(double(cost.flops_total()), double(cost.min_bytes));
   r.notes = cost.notes;
 
@@ -92,6 +96,12 @@ SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
   if (int(shares.size()) > top_n) shares.resize(size_t(std::max(0, top_n)));
   r.top_ops = std::move(shares);
   return r;
+}
+
+std::string sol_memory_overflow(const SolReport& r) {
+  if (r.fits_memory()) return "";
+  return "the problem's tensors (inputs, parameters and outputs) need " + fmt_bytes(double(r.tensor_bytes)) +
+         ", more than the " + r.gpu + "'s " + fmt_bytes(r.gpu_memory_bytes) + " of memory: it cannot run there";
 }
 
 SolGap sol_gap(const SolBound& bound, double t_measured) {

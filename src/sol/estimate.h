@@ -51,7 +51,12 @@ struct SolReport {
   std::vector<SolBound> calibrated_by_policy;
   std::vector<OpShare> top_ops;         // at most `top_n`, largest first
   std::vector<std::string> notes;
+  int64_t tensor_bytes = 0;             // the problem's inputs, parameters, buffers and outputs
+  double gpu_memory_bytes = 0;          // the GPU's DRAM capacity (hardware table)
 
+  // Whether the problem's tensors fit in the GPU's memory; a problem that does not fit cannot run
+  // there, and is neither searched nor planned.
+  bool fits_memory() const { return gpu_memory_bytes <= 0 || double(tensor_bytes) <= gpu_memory_bytes; }
   // The bound the contract's comparisons use: calibrated when available (EVAL-CONTRACT §4).
   const SolBound& reference() const { return calibrated ? *calibrated : bound; }
   // Policy p's bound with reference()'s peaks (calibrated when available); nullptr if absent.
@@ -66,6 +71,10 @@ std::vector<OpShare> sol_op_shares(const HwSpec& hw, const ProblemCost& cost, Po
 
 SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
                        const std::optional<Calibration>& calibration = std::nullopt, int top_n = 5);
+
+// "" when the problem fits the GPU's memory, else the sentence that says it does not ("the
+// problem's tensors (inputs, parameters and outputs) need 206.2 GB, more than the h200's 141.0 GB ...").
+std::string sol_memory_overflow(const SolReport& r);
 
 // A measured time against a bound.
 struct SolGap {

@@ -127,6 +127,18 @@ TEST(SolEstimate, GapAndGamingGuard) {
   EXPECT_TRUE(sol_gap(r.bound, 0.85 * t).faster_than_light);
 }
 
+TEST(SolEstimate, AProblemBeyondTheGpusMemorySaysSo) {
+  // 3 · 131072² · 4 B = 206.2 GB of tensors against the H200's 141 GB; 4096³ fits.
+  SolReport big = sol_estimate(h200(), load_cost("gemm_too_large"), Policy::tf32);
+  EXPECT_FALSE(big.fits_memory());
+  EXPECT_EQ(sol_memory_overflow(big),
+            "the problem's tensors (inputs, parameters and outputs) need 206.2 GB, more than the h200's 141.0 GB "
+            "of memory: it cannot run there");
+  SolReport small = sol_estimate(h200(), load_cost("gemm_square"), Policy::tf32);
+  EXPECT_TRUE(small.fits_memory());
+  EXPECT_EQ(sol_memory_overflow(small), "");
+}
+
 TEST(SolEstimate, TopOpsByShare) {
   SolReport r = sol_estimate(h200(), load_cost("linear_relu_softmax"), Policy::tf32, std::nullopt, 2);
   ASSERT_EQ(r.top_ops.size(), 2u);

@@ -31,9 +31,9 @@ std::string normalize(const std::string& s) {
 
 const std::vector<HwSpec>& hw_table() {
   static const std::vector<HwSpec> table = {
-#define UCUT_GPU(id, name, aliases, arch, sms, mhz, fp32, tf32, bf16, fp8, gbps, l2_mb, smem_kb, source) \
-  HwSpec{name, split_words(aliases), arch, sms, mhz, (fp32) * 1e12, (tf32) * 1e12, (bf16) * 1e12,          \
-         (fp8) * 1e12, (gbps) * 1e9, (l2_mb) * 1024.0 * 1024.0, (smem_kb) * 1024.0, source},
+#define UCUT_GPU(id, name, aliases, arch, sms, mhz, fp32, tf32, bf16, fp8, gbps, mem_gb, l2_mb, smem_kb, source) \
+  HwSpec{name, split_words(aliases), arch, sms, mhz, (fp32) * 1e12, (tf32) * 1e12, (bf16) * 1e12,                  \
+         (fp8) * 1e12, (gbps) * 1e9, (mem_gb) * 1e9, (l2_mb) * 1024.0 * 1024.0, (smem_kb) * 1024.0, source},
 #include "sol/hardware.def"
 #undef UCUT_GPU
   };

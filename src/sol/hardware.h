@@ -21,6 +21,7 @@ struct HwSpec {
   double bf16 = 0;                   // FLOP/s, BF16/FP16 tensor cores with FP32 accumulation, dense
   double fp8 = 0;                    // FLOP/s, FP8 tensor cores, dense; 0 when the GPU has none
   double mem_bw = 0;                 // B/s, DRAM
+  double mem_bytes = 0;              // DRAM capacity, bytes (the datasheet's GB as 1e9 B)
   double l2_bytes = 0;
   double smem_per_sm_bytes = 0;
   std::string source;                // datasheet / whitepaper the numbers come from

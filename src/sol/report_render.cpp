@@ -65,6 +65,7 @@ std::string sol_report_text(const SolReport& r, const HwSpec& hw) {
                          s.compute_bound ? "compute" : "memory");
   }
   for (const auto& n : r.notes) out += "note: " + n + "\n";
+  if (const std::string over = sol_memory_overflow(r); !over.empty()) out += "warning: " + over + "\n";
   out += fmt::format("source: {}\n", hw.source);
   return out;
 }
@@ -77,6 +78,7 @@ nlohmann::ordered_json sol_report_json(const SolReport& r, const HwSpec& hw) {
               {"boost_mhz", hw.boost_mhz}, {"fp32_simt", hw.fp32_simt}, {"tf32", hw.tf32},
               {"bf16", hw.bf16},           {"fp8", hw.fp8},             {"mem_bw", hw.mem_bw},
               {"l2_bytes", hw.l2_bytes},   {"smem_per_sm_bytes", hw.smem_per_sm_bytes},
+              {"memory_bytes", hw.mem_bytes},
               {"source", hw.source}};
   j["policy"] = policy_name(r.policy);
   j["flops"] = {{"tensor_f32", r.flops_tensor_f32},
@@ -84,6 +86,8 @@ nlohmann::ordered_json sol_report_json(const SolReport& r, const HwSpec& hw) {
                 {"simt", r.flops_simt},
                 {"total", r.flops_tensor_f32 + r.flops_tensor_16 + r.flops_simt}};
   j["min_bytes"] = r.min_bytes;
+  j["tensor_bytes"] = r.tensor_bytes;
+  j["fits_memory"] = r.fits_memory();
   j["intensity_flop_per_byte"] = r.intensity;
   j["bound"] = bound_json(r.bound);
   j["by_policy"] = nlohmann::ordered_json::array();

@@ -59,6 +59,49 @@ std::string diag_render_all(const SourceFile& file, const std::vector<Diagnostic
   return out;
 }
 
+size_t diag_first_invalid_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence length and the range of its second byte (which rules out overlong forms,
+    // surrogates and code points past U+10FFFF), per Unicode's table of well-formed sequences.
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) len = 2;
+    else if (b == 0xe0) len = 3, lo = 0xa0;
+    else if (b == 0xed) len = 3, hi = 0x9f;
+    else if (b >= 0xe1 && b <= 0xef) len = 3;
+    else if (b == 0xf0) len = 4, lo = 0x90;
+    else if (b >= 0xf1 && b <= 0xf3) len = 4;
+    else if (b == 0xf4) len = 4, hi = 0x8f;
+    else return i;
+    if (i + len > text.size()) return i;
+    for (size_t k = 1; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xbf)) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+SourcePos diag_position(std::string_view text, size_t offset) {
+  SourcePos p;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++p.line;
+      p.col = 1;
+    } else {
+      ++p.col;
+    }
+  }
+  return p;
+}
+
 int diag_edit_distance(std::string_view a, std::string_view b) {
   std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);

@@ -43,6 +43,12 @@ struct SourceFile {
 std::string diag_render(const SourceFile& file, const Diagnostic& d);
 std::string diag_render_all(const SourceFile& file, const std::vector<Diagnostic>& ds);
 
+// The byte offset of the first byte of `text` that is not part of well-formed UTF-8 (overlong
+// forms, surrogates and code points past U+10FFFF included), or npos when all of it is.
+size_t diag_first_invalid_utf8(std::string_view text);
+// The 1-based line and column (in bytes) of byte `offset` of `text`.
+SourcePos diag_position(std::string_view text, size_t offset);
+
 // "did you mean" support: the candidate closest to `word` by edit distance, or "" when nothing is
 // close enough (distance > max(1, |word|/3)).
 std::string diag_closest(std::string_view word, const std::vector<std::string>& candidates);

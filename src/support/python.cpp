@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "support/paths.h"
+
 namespace ucut {
 
 std::string python_interpreter() {
@@ -13,7 +15,7 @@ std::string python_interpreter() {
 }
 
 std::map<std::string, std::string> python_env() {
-  std::string path = std::string(UCUTLASS_SOURCE_DIR) + "/python";
+  std::string path = paths_python_dir();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
   return {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}};
 }

@@ -9,8 +9,9 @@ namespace ucut {
 
 // $UCUTLASS_PYTHON, else <source>/.venv/bin/python when it exists, else "python3".
 std::string python_interpreter();
-// Environment additions so `python -m ucutlass_torch.<module>` imports our package from the source
-// tree: PYTHONPATH=<source>/python (prepended to any existing value), PYTHONUNBUFFERED=1.
+// Environment additions so `python -m ucutlass_torch.<module>` imports our package (installed
+// beside the binary, else the source tree's: support/paths.h): PYTHONPATH=<that folder> (prepended
+// to any existing value), PYTHONUNBUFFERED=1.
 std::map<std::string, std::string> python_env();
 // Whether a Python's stderr says it cannot import python/ucutlass_torch itself (not a module a
 // problem file imports: the extractor reports those with the file's name and line).

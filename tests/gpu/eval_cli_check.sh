@@ -22,17 +22,17 @@ expect() {  # expected-rc expected-text -- command...
     echo "ok: $*"
   fi
 }
-expect 1 "no such problem file" -- "$bin" eval /nonexistent/p.py --so x.so --no-store
+expect 2 "no such problem file" -- "$bin" eval /nonexistent/p.py --so x.so --no-store
 expect 2 "nothing to evaluate" -- "$bin" eval "$prob" --no-store
-expect 1 "no such file" -- "$bin" eval "$prob" --so /nonexistent/k.so --no-store
+expect 2 "no such file" -- "$bin" eval "$prob" --so /nonexistent/k.so --no-store
 expect 2 "unknown --profile 'loose'" -- "$bin" eval "$prob" --so "$prob" --profile loose --no-store
 expect 2 "at least 5" -- "$bin" eval "$prob" --so "$prob" --trials 3 --no-store
 expect 2 "not a GPU index" -- "$bin" eval "$prob" --so "$prob" --gpus 0,x --no-store
 expect 2 "exclude each other" -- "$bin" eval "$prob" --so "$prob" --json --csv --no-store
-expect 1 "no such problem file" -- "$bin" baseline /nonexistent/p.py
+expect 2 "no such problem file" -- "$bin" baseline /nonexistent/p.py
 expect 2 "max-autotune" -- "$bin" baseline "$prob" --compile-mode fastest
 expect 2 "--kernelbench" -- "$bin" export --so x.so --problem "$prob" -o /tmp/x.py
-expect 1 "no such file" -- "$bin" export --so x.so --kernelbench --problem /nonexistent/p.py -o /tmp/x.py
+expect 2 "no such file" -- "$bin" export --so x.so --kernelbench --problem /nonexistent/p.py -o /tmp/x.py
 expect 2 "either a .ucut program or --so" -- "$bin" export --kernelbench --problem "$prob" -o /tmp/x.py
 # Without a GPU, eval and baseline refuse at once (before compiling or starting a worker: the
 # bogus UCUTLASS_PYTHON would fail otherwise) with exit 2, and store nothing. UCUTLASS_NO_GPU=1
