@@ -5,6 +5,7 @@
 #include <string>
 
 #include "build/cache_gc.h"
+#include "memory/store.h"
 #include "support/diagnostics.h"
 #include "support/fs.h"
 
@@ -37,6 +38,18 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
   return sub.add_option("--profile", profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
       ->check(CLI::IsMember({"default", "kb-v01"}))
       ->capture_default_str();
+}
+
+CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db) {
+  // No environment mirror: UCUTLASS_STORE moves the default store (store_default_path), which a
+  // simulated run must not write to.
+  return sub.add_option("--db", db, "memory store (default: $UCUTLASS_STORE or the data folder; a synthetic run: "
+                                    "OUT/simulated-memory.db)");
+}
+
+std::string cli_memory_path(const std::string& db, bool simulated, const std::string& out) {
+  if (!db.empty()) return db;
+  return simulated ? out + "/simulated-memory.db" : memory::store_default_path();
 }
 
 void cli_apply_cache_cap() {

@@ -39,6 +39,13 @@ void cli_apply_cache_cap();
 // value, with a message and hint of its own.)
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
+// The --db option of optimize and bench, and the memory store they open: --db when given; else,
+// for a simulated run (the synthetic model surface), its own OUT/simulated-memory.db, so that
+// model-surface experiences never reach the user's memory; else the default store
+// ($UCUTLASS_STORE or the data folder, memory/store.h).
+CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db);
+std::string cli_memory_path(const std::string& db, bool simulated, const std::string& out);
+
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);
 CommandRun cmd_optimize(CLI::App& sub);
