@@ -28,6 +28,7 @@
 
 #include "cli/commands.h"
 #include "memory/store.h"
+#include "report/headline_figures.h"
 #include "report/html_report.h"
 #include "build/builder.h"
 #include "eval/evaluate.h"
@@ -296,9 +297,9 @@ int run_bench(const BenchArgs& a) {
   search::CostFigures cost;
   report::HtmlReport html;
   html.title = "ucutlass bench: " + a.dir + (synthetic ? " (SIMULATED)" : "");
-  html.contract = a.policy + " policy, " + a.profile + " profile";
-  if (synthetic)
-    html.note = std::string(search::kSimulatedBanner) + ": every figure comes from the synthetic cost model, not a GPU";
+  html.policy = a.policy;
+  html.profile = a.profile;
+  html.simulated = synthetic;
   for (const auto& oc : outcomes)
     html.problems.push_back({oc.name, 1.0, 0, oc.frac_sol(), oc.status(), "", 0, "not searched", {}});
   // Each problem's outputs and report, side by side: writing model_new.py starts Python (~2 s
@@ -337,9 +338,7 @@ int run_bench(const BenchArgs& a) {
                              {"time_to_best_s", oc.time_to_best_s},
                              {"stop_reason", oc.stop_reason}, {"best", oc.best_name},
                              {"reference_limited", oc.reference_limited}});
-  const nlohmann::json figures = search::headline_to_json(h);  // a named value: items() refers to it
-  for (const auto& [k, v] : figures.items())
-    if (!v.is_object()) html.figures.push_back({k, v.dump()});
+  html.figures = report::headline_figures(h);
   // A simulated suite's files say so in their names, beside any real report in the same folder.
   const std::string stem = a.out + (synthetic ? "/simulated-" : "/");
   (void)fs_mkdirs(a.out);

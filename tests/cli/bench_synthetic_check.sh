@@ -32,7 +32,7 @@ has "$s/simulated-report.md" '^\| problem \| status \| × eager'
 test "$(grep -c '^| synthetic_p' "$s/simulated-report.md")" -eq 3 || fail "not 3 problem rows"
 has "$s/simulated-report.json" '"simulated": true'
 has "$s/simulated-report.json" '"modelled": true'
-has "$s/simulated-bench.html" '<strong>SIMULATED \(model surface, nothing ran\)'
+has "$s/simulated-bench.html" '<p class="banner">SIMULATED \(model surface, nothing ran\)'
 has "$s/simulated-bench.html" '<title>ucutlass bench: synthetic \(SIMULATED\)</title>'
 has "$s/synthetic_p0/report.md" '^\*\*SIMULATED \(model surface, nothing ran\)\*\*'
 has "$s/synthetic_p0/report.md" '^- cost \(modelled on the model.s clock; nothing compiled or ran\)'
