@@ -19,6 +19,14 @@ std::string sig3(double v) {
   const int digits = static_cast<int>(std::floor(std::log10(std::abs(r)))) + 1;
   return fmt::format("{:.{}f}", r, std::max(0, 3 - digits));
 }
+
+// The words for a code, or the code with its underscores as spaces.
+std::string word_for(const std::map<std::string, std::string>& words, const std::string& code) {
+  if (auto it = words.find(code); it != words.end()) return it->second;
+  std::string s = code;
+  std::replace(s.begin(), s.end(), '_', ' ');
+  return s;
+}
 }  // namespace
 
 std::string html_fmt_speedup(double x) { return sig3(x) + "x"; }
@@ -53,10 +61,7 @@ std::string html_status_text(const std::string& status) {
       {"not_measured", "not measured (plan only)"},
       {"no_candidate", "no correct kernel"},
   };
-  if (auto it = words.find(status); it != words.end()) return it->second;
-  std::string s = status;
-  std::replace(s.begin(), s.end(), '_', ' ');
-  return s;
+  return word_for(words, status);
 }
 
 std::string html_stop_text(const std::string& stop) {
@@ -71,11 +76,7 @@ std::string html_stop_text(const std::string& stop) {
       {"interrupted", "interrupted"},
       {"reference_limited", "reference-limited"},
   };
-  if (stop.empty()) return "-";
-  if (auto it = words.find(stop); it != words.end()) return it->second;
-  std::string s = stop;
-  std::replace(s.begin(), s.end(), '_', ' ');
-  return s;
+  return stop.empty() ? "-" : word_for(words, stop);
 }
 
 std::vector<double> html_nice_ticks(double lo, double hi, int count) {
