@@ -8,9 +8,13 @@ std::vector<HtmlFigure> headline_figures(const search::Headline& h) {
   std::vector<HtmlFigure> f;
   f.push_back({"Problems", std::to_string(h.problems),
                fmt::format("{} counted; {} degenerate, reported apart", h.counted, h.degenerate)});
-  f.push_back({"Correct", fmt::format("{} of {}", h.correct, h.counted),
-               "a problem without a correct kernel counts as 1x: its user keeps PyTorch"});
-  f.push_back({"Speedup over PyTorch eager", html_fmt_speedup(h.geomean_eager), "geometric mean over the counted problems"});
+  std::string why;
+  for (const auto& [reason, n] : h.fallbacks) why += fmt::format("{}{} {}", why.empty() ? "" : ", ", html_status_text(reason), n);
+  f.push_back({"Correct kernel", fmt::format("{} of {}", h.correct, h.counted), "correct and at least as fast as eager"});
+  f.push_back({"PyTorch fallback", fmt::format("{} of {}", h.fallback, h.counted),
+               "the result is PyTorch itself, counted as 1x" + (why.empty() ? "" : ": " + why)});
+  f.push_back({"Speedup over PyTorch eager", html_fmt_speedup(h.geomean_eager),
+               "geometric mean over the counted problems; fallbacks and failures count as 1x"});
   f.push_back({"Speedup over torch.compile", h.compile_counted ? html_fmt_speedup(h.geomean_compile) : "not measured",
                h.compile_counted ? fmt::format("geometric mean over the {} problems it was timed on", h.compile_counted)
                                  : ""});
@@ -18,6 +22,7 @@ std::vector<HtmlFigure> headline_figures(const search::Headline& h) {
                fmt::format("{} / {} / {}", html_fmt_percent(h.fast_p.at("fast_1")),
                            html_fmt_percent(h.fast_p.at("fast_1.5")), html_fmt_percent(h.fast_p.at("fast_2"))),
                "share of the counted problems more than 1x / 1.5x / 2x faster (fast_p)"});
+  f.push_back({"At least as fast as eager", html_fmt_percent(h.at_least_eager), "correct kernels and fallbacks at 1x"});
   f.push_back({"Fraction of the speed of light", html_fmt_percent(h.geomean_frac_sol),
                "geometric mean of t_SOL over the time the user ends up with"});
   if (h.ceiling_counted)
@@ -31,7 +36,7 @@ std::vector<HtmlFigure> headline_figures(const search::Headline& h) {
                              h.simulated ? ", on the model's clock" : "")});
   std::string fails;
   for (const auto& [status, n] : h.failures) fails += fmt::format("{}{} {}", fails.empty() ? "" : ", ", html_status_text(status), n);
-  f.push_back({"Failures", fails.empty() ? "none" : fails,
+  f.push_back({"Failed", fails.empty() ? "none" : fails,
                h.reference_limited ? fmt::format("of which {} reference-limited (the fp32 reference's own rounding)",
                                                  h.reference_limited)
                                    : ""});

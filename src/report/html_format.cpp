@@ -45,10 +45,9 @@ std::string html_fmt_time(double s) {
 std::string html_status_text(const std::string& status) {
   static const std::map<std::string, std::string> words = {
       {"ok", "correct"},
-      {"fallback", "PyTorch fallback"},
       {"degenerate", "degenerate (excluded)"},
       {"mismatch", "wrong result"},
-      {"mismatch (reference-limited)", "wrong result (the fp32 reference's own rounding)"},
+      {"mismatch (reference-limited)", "wrong result: the fp32 reference's own rounding"},
       {"compile_error", "did not compile"},
       {"launch_error", "failed at launch"},
       {"timeout", "timed out"},
@@ -61,6 +60,9 @@ std::string html_status_text(const std::string& status) {
       {"not_measured", "not measured (plan only)"},
       {"no_candidate", "no correct kernel"},
   };
+  // "fallback (<why>)": PyTorch is the result; the why is a status or words of its own.
+  if (status.rfind("fallback (", 0) == 0 && status.back() == ')')
+    return "PyTorch fallback (" + word_for(words, status.substr(10, status.size() - 11)) + ")";
   return word_for(words, status);
 }
 

@@ -27,7 +27,7 @@ enum class Kind { correct, failed, fallback, excluded };
 
 Kind kind_of(const HtmlProblem& p) {
   if (p.status == "ok") return Kind::correct;
-  if (p.status == "fallback") return Kind::fallback;
+  if (p.status.rfind("fallback", 0) == 0) return Kind::fallback;
   if (p.status == "degenerate") return Kind::excluded;
   return Kind::failed;
 }
@@ -45,7 +45,7 @@ const char* kind_colour(Kind k) {
 const char* kind_legend(Kind k) {
   switch (k) {
     case Kind::correct: return "correct kernel";
-    case Kind::failed: return "no correct kernel (PyTorch kept, 1x)";
+    case Kind::failed: return "failed (not even PyTorch measured)";
     case Kind::fallback: return "PyTorch fallback (1x)";
     case Kind::excluded: return "degenerate (excluded)";
   }
@@ -376,7 +376,8 @@ std::string html_render(const HtmlReport& r) {
         "<tr><td>{}</td><td class=\"text{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"text\">{}</td><td class=\"text\">{}</td></tr>\n",
         html_escape(p.name), ok ? "" : k == Kind::failed ? " fail" : " fallback", html_escape(html_status_text(p.status)),
-        ok ? html_fmt_speedup(p.speedup) : "-", ok && p.speedup_compile > 0 ? html_fmt_speedup(p.speedup_compile) : "-",
+        ok ? html_fmt_speedup(p.speedup) : k == Kind::fallback ? html_fmt_speedup(1.0) : "-",
+        ok && p.speedup_compile > 0 ? html_fmt_speedup(p.speedup_compile) : "-",
         p.frac_sol > 0 ? html_fmt_percent(p.frac_sol) : "-", p.ceiling > 0 ? html_fmt_speedup(p.ceiling) : "-",
         p.attempts, html_escape(html_stop_text(p.stop_reason)), p.best.empty() ? "-" : html_escape(p.best));
   }

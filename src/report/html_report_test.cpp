@@ -102,28 +102,32 @@ TEST(HtmlReport, FailuresAreDrawnAtOneXInRedWithALegend) {
   EXPECT_NE(svg.find("<title>gemm_bias_gelu: 3.20x</title>"), std::string::npos);
   EXPECT_NE(svg.find("class=\"ref\""), std::string::npos);  // the 1x line
   EXPECT_NE(svg.find(">correct kernel</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">no correct kernel (PyTorch kept, 1x)</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">failed (not even PyTorch measured)</text>"), std::string::npos);
   EXPECT_NE(svg.find(">PyTorch eager (1x)</text>"), std::string::npos);
   EXPECT_EQ(svg.find("fallback"), std::string::npos);  // no fallback, no legend entry for one
 }
 
-// A problem whose result is PyTorch itself (status "fallback") is drawn and listed as such, not as
-// a failure or a kernel.
+// A problem whose result is PyTorch itself (status "fallback (<why>)", search/headline.h) is drawn
+// and listed as such, at 1x, not as a failure or a kernel.
 TEST(HtmlReport, PytorchFallbackIsShownAsSuch) {
   HtmlReport r = sample();
-  r.problems.push_back({"kb3_mamba2_y", 1.0, 0, 0.1, "fallback", "", 0, "none", {}});
+  r.problems.push_back({"kb3_mamba2_y", 1.0, 0, 0.1, "fallback (unsupported)", "", 0, "not searched", {}});
   const std::string page = html_render(r);
-  EXPECT_NE(page.find("fill=\"#8c8c8c\"><title>kb3_mamba2_y: PyTorch fallback, PyTorch's time: 10.0%</title>"), std::string::npos);
+  EXPECT_NE(page.find("fill=\"#8c8c8c\"><title>kb3_mamba2_y: PyTorch fallback (not supported yet), PyTorch's time: 10.0%</title>"), std::string::npos);
   EXPECT_NE(page.find(">PyTorch fallback (1x)</text>"), std::string::npos);
-  EXPECT_NE(page.find("<td>kb3_mamba2_y</td><td class=\"text fallback\">PyTorch fallback</td><td>-</td>"),
+  EXPECT_NE(page.find("<td>kb3_mamba2_y</td><td class=\"text fallback\">PyTorch fallback (not supported yet)</td><td>1.00x</td>"),
             std::string::npos) << page;
 }
 
 TEST(HtmlReport, StatusesAndStopReasonsAreWords) {
   EXPECT_EQ(html_status_text("ok"), "correct");
   EXPECT_EQ(html_status_text("compile_error"), "did not compile");
-  EXPECT_EQ(html_status_text("mismatch (reference-limited)"), "wrong result (the fp32 reference's own rounding)");
+  EXPECT_EQ(html_status_text("mismatch (reference-limited)"), "wrong result: the fp32 reference's own rounding");
   EXPECT_EQ(html_status_text("some_new_status"), "some new status");
+  EXPECT_EQ(html_status_text("fallback (mismatch (reference-limited))"),
+            "PyTorch fallback (wrong result: the fp32 reference's own rounding)");
+  EXPECT_EQ(html_status_text("fallback (slower than eager: best kernel 0.80x)"),
+            "PyTorch fallback (slower than eager: best kernel 0.80x)");
   EXPECT_EQ(html_stop_text("stagnation"), "no further gain");
   EXPECT_EQ(html_stop_text("none"), "-");
   const std::string page = html_render(sample());
