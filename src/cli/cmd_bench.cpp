@@ -299,7 +299,9 @@ int run_bench(const BenchArgs& a) {
   html.title = "ucutlass bench: " + a.dir + (synthetic ? " (SIMULATED)" : "");
   html.policy = a.policy;
   html.profile = a.profile;
-  html.simulated = synthetic;
+  if (synthetic)
+    html.banner = std::string(search::kSimulatedBanner) + ": every figure on this page comes from the synthetic cost "
+                  "model, a demo and test of the search, not from a GPU.";
   for (const auto& oc : outcomes)
     html.problems.push_back({oc.name, 1.0, 0, oc.frac_sol(), oc.status(), "", 0, "not searched", {}});
   // Each problem's outputs and report, side by side: writing model_new.py starts Python (~2 s

@@ -48,7 +48,7 @@ struct HtmlReport {
   std::string policy = "tf32";     // the contract, each explained in a line on the page
   std::string profile = "default";
   std::string note;                // e.g. "nothing was measured: planning only"
-  bool simulated = false;          // the synthetic model surface: nothing compiled or ran
+  std::string banner;              // shown first, in a red box (a simulated run's warning)
 };
 
 // The page's number formats, three significant digits: "2.38x", "12.4x", "123x"; a fraction as a
