@@ -50,7 +50,25 @@ def test_suite_is_large_enough():
         assert fam(pre), pre
 
 
-@pytest.mark.parametrize("path", SUITE_FILES, ids=[p.stem for p in SUITE_FILES])
+# KernelBench-shaped problems the extractor does not handle yet: the checklist of docs/benchmarks.md's
+# "kb suite plan" table. Strict: a fix makes its test pass unexpectedly, and the entry must go.
+NEG_INF = "masked_fill(..., float('-inf')) puts -inf in the IR, which strict JSON cannot hold"
+KB_GAPS = {
+    "kb1_cumsum_exclusive": "aten::narrow is opaque",
+    "kb1_diag_matmul": "aten::diag is opaque",
+    "kb1_einsum_4d": "aten::einsum is opaque",
+    "kb3_linear_half": "a module converted with .half() in __init__ cannot be built under fake tensors",
+    "kb3_mamba2_final_state": "aten::einsum and aten::bitwise_not (~mask) are opaque; segsum fills -inf",
+    "kb3_mamba2_y": "aten::einsum and aten::bitwise_not (~mask) are opaque; segsum fills -inf",
+    "kb3_mingpt_block": NEG_INF,
+    "kb3_mingpt_causal_attention": NEG_INF,
+    "kb3_relu_self_attention": NEG_INF,
+}
+SUITE_PARAMS = [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(strict=True, reason=KB_GAPS[p.stem]))
+                if p.stem in KB_GAPS else pytest.param(p, id=p.stem) for p in SUITE_FILES]
+
+
+@pytest.mark.parametrize("path", SUITE_PARAMS)
 def test_suite_problem_extracts_and_validates(path):
     doc = ir(path.stem)
     assert doc["schema"] == SCHEMA

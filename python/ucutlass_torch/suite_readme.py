@@ -13,7 +13,9 @@ from pathlib import Path
 
 FAMILIES = [("gemm_", "Plain GEMMs"), ("epi_", "GEMM + elementwise epilogue"), ("gred_", "GEMM + row reduction"),
             ("act_", "Activations (memory bound)"), ("red_", "Softmax and reductions"), ("norm_", "Normalisation"),
-            ("scan_", "Scans"), ("loss_", "Losses"), ("attn_", "Attention")]
+            ("scan_", "Scans"), ("loss_", "Losses"), ("attn_", "Attention"),
+            ("kb1_", "KernelBench level 1, at its sizes"), ("kb2_", "KernelBench level 2 (GEMM + epilogue), at its sizes"),
+            ("kb3_", "KernelBench level 3, at its sizes")]
 
 
 def render(root: Path) -> str:
@@ -22,6 +24,9 @@ def render(root: Path) -> str:
            "KernelBench-format problems written for this project (each file: `class Model(nn.Module)`,",
            "`get_inputs()`, `get_init_inputs()`, and a one-line docstring saying what it stresses). Sizes are",
            "chosen to fill an H200 (tens of µs or more per call); fp32 unless the name says bf16/fp16.",
+           "The `kb1_`, `kb2_` and `kb3_` problems mirror KernelBench's levels at its current (v0.1) shapes, sizes",
+           "and input distributions, so the suite meets what outside users run (6 GiB activations, einsum,",
+           "registered masks, `-inf` fills); each docstring names the KernelBench problem number.",
            "`ucutlass extract problems -o out/` writes the Problem IR of all of them (no GPU needed: tensors",
            "are fake during extraction).", "",
            f"{len(files)} problems. This file is generated from the docstrings; after adding a problem run",

@@ -1,6 +1,8 @@
 // `ucutlass bench DIR --budget N`: a suite under the SuiteScheduler (most headroom first), then
 // the headline figures of EVAL-CONTRACT §5 with cost figures, report.json/md and an HTML report.
-// DIR is a folder of KernelBench-format problem .py files (or 'synthetic'). Every problem is
+// DIR is a folder of KernelBench-format problem .py files, or 'synthetic': a simulated suite on
+// the model surface (search/fake_surface.h) whose reports say SIMULATED in their first line and
+// file names (simulated-report.md, ...) and whose memory is its own. Every problem is
 // extracted, estimated and lowered first; one that does not lower counts as a failure
 // ("unsupported", "extract_error") in the headline. Without a GPU (or with --plan) every problem
 // is planned instead (search/driver.h plan_problem) and the suite report says nothing was measured.
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <thread>
 #include <filesystem>
@@ -25,6 +28,7 @@
 
 #include "cli/commands.h"
 #include "memory/store.h"
+#include "report/headline_figures.h"
 #include "report/html_report.h"
 #include "build/builder.h"
 #include "eval/evaluate.h"
@@ -161,6 +165,7 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
 }
 
 int run_bench(const BenchArgs& a) {
+  const auto started = std::chrono::steady_clock::now();
   // Python processes (extraction, ~4 s each; model_new.py exports, ~2 s) run this many at once.
   const unsigned python_width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
   const bool synthetic = search::ProblemRun::is_synthetic(a.dir);
@@ -175,7 +180,7 @@ int run_bench(const BenchArgs& a) {
   }
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
-    auto db = memory::MemoryDb::open(a.db.empty() ? memory::store_default_path() : a.db);
+    auto db = memory::MemoryDb::open(cli_memory_path(a.db, synthetic, a.out));
     if (!db) return cli_fail("bench", db.error());
     mem = std::move(*db);
   }
@@ -278,8 +283,12 @@ int run_bench(const BenchArgs& a) {
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   search::CostFigures cost;
   report::HtmlReport html;
-  html.title = "ucutlass bench: " + a.dir;
-  html.contract = a.policy + " policy, " + a.profile + " profile";
+  html.title = "ucutlass bench: " + a.dir + (synthetic ? " (SIMULATED)" : "");
+  html.policy = a.policy;
+  html.profile = a.profile;
+  if (synthetic)
+    html.banner = std::string(search::kSimulatedBanner) + ": every figure on this page comes from the synthetic cost "
+                  "model, a demo and test of the search, not from a GPU.";
   for (const auto& oc : outcomes)
     html.problems.push_back({oc.name, 1.0, 0, oc.frac_sol(), oc.status(), "", 0, "not searched", {}});
   // Each problem's outputs and report, side by side: writing model_new.py starts Python (~2 s
@@ -303,9 +312,11 @@ int run_bench(const BenchArgs& a) {
     outcomes.push_back(std::move(oc));
   }
   auto h = search::headline_compute(outcomes, cost);
+  h.simulated = synthetic;
+  h.run_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::string text = search::headline_render(h);
   std::printf("%s", text.c_str());
-  nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", a.dir},
+  nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", a.dir}, {"simulated", synthetic},
                       {"headline", search::headline_to_json(h)}, {"problems", nlohmann::json::array()}};
   for (const auto& oc : outcomes)
     j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
@@ -316,12 +327,12 @@ int run_bench(const BenchArgs& a) {
                              {"time_to_best_s", oc.time_to_best_s},
                              {"stop_reason", oc.stop_reason}, {"best", oc.best_name},
                              {"reference_limited", oc.reference_limited}});
-  const nlohmann::json figures = search::headline_to_json(h);  // a named value: items() refers to it
-  for (const auto& [k, v] : figures.items())
-    if (!v.is_object()) html.figures.push_back({k, v.dump()});
+  html.figures = report::headline_figures(h);
+  // A simulated suite's files say so in their names, beside any real report in the same folder.
+  const std::string stem = a.out + (synthetic ? "/simulated-" : "/");
   (void)fs_mkdirs(a.out);
-  Status st = fs_write_atomic(a.out + "/report.json", j.dump(2) + "\n");
-  std::string md = "# ucutlass bench\n\n```\n" + text + "```\n\n";
+  Status st = fs_write_atomic(stem + "report.json", j.dump(2) + "\n");
+  std::string md = std::string("# ucutlass bench") + (synthetic ? " (SIMULATED)" : "") + "\n\n```\n" + text + "```\n\n";
   md += "| problem | status | × eager | × torch.compile | % SOL | ceiling × eager | attempts | best at | time to best "
         "| stop | best candidate |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& oc : outcomes) {
@@ -334,8 +345,8 @@ int run_bench(const BenchArgs& a) {
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
                       oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");
   }
-  if (st) st = fs_write_atomic(a.out + "/report.md", md);
-  if (st) st = fs_write_atomic(a.html.empty() ? a.out + "/bench.html" : a.html, report::html_render(html));
+  if (st) st = fs_write_atomic(stem + "report.md", md);
+  if (st) st = fs_write_atomic(a.html.empty() ? stem + "bench.html" : a.html, report::html_render(html));
   if (!st) return cli_fail("bench", st.error());
   return kExitOk;
 }
@@ -343,7 +354,10 @@ int run_bench(const BenchArgs& a) {
 
 CommandRun cmd_bench(CLI::App& sub) {
   auto a = std::make_shared<BenchArgs>();
-  sub.add_option("dir", a->dir, "suite folder of problem.py files, or 'synthetic'")->required();
+  sub.add_option("dir", a->dir,
+                 "suite folder of problem.py files, or 'synthetic': a SIMULATED suite on a model cost surface "
+                 "(nothing compiles or runs; a demo and test of the search; reports are named simulated-*)")
+      ->required();
   sub.add_option("--gpus", a->gpus, "GPUs to evaluate on: a count, a list of indices (0,2) or all")
       ->capture_default_str()->envname("UCUTLASS_GPUS");
   sub.add_option("--gpu", a->gpu, "hardware table row assumed for SOL and ranking when no GPU says otherwise")
@@ -355,9 +369,9 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--build-dir", a->build_dir, "where candidates are built (default: the cache folder)");
   sub.add_option("--budget", a->budget, "attempts per problem (the suite pool is budget x problems)")->capture_default_str();
   sub.add_option("--problems", a->problems, "synthetic suite size")->capture_default_str();
-  sub.add_option("--html", a->html, "HTML report path (default OUT/bench.html)");
+  sub.add_option("--html", a->html, "HTML report path (default OUT/bench.html; synthetic: OUT/simulated-bench.html)");
   cli_add_output_dir_option(sub, a->out, "output folder")->capture_default_str();
-  cli_add_db_option(sub, a->db, "result store holding the memory");
+  cli_add_db_option(sub, a->db, "result store holding the memory (a synthetic run: OUT/simulated-memory.db)");
   sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
       ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);

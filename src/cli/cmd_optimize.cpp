@@ -53,7 +53,8 @@ int drive(search::ProblemRun& run) {
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   if (auto st = run.finish(); !st) return cli_fail("optimize", st.error());
   std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
-  std::printf("report: %s/report.md\n", run.out_dir().c_str());
+  std::printf("%sreport: %s/report.md\n", run.simulated() ? (std::string(search::kSimulatedBanner) + ": ").c_str() : "",
+              run.out_dir().c_str());
   return 0;
 }
 
@@ -154,7 +155,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
 int run_optimize(const OptimizeArgs& a) {
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
-    auto db = memory::MemoryDb::open(a.db.empty() ? memory::store_default_path() : a.db);
+    auto db = memory::MemoryDb::open(cli_memory_path(a.db, search::ProblemRun::is_synthetic(a.problem), a.out));
     if (!db) return cli_fail("optimize", db.error());
     mem = std::move(*db);
   }
@@ -194,7 +195,10 @@ int run_optimize(const OptimizeArgs& a) {
 
 CommandRun cmd_optimize(CLI::App& sub) {
   auto a = std::make_shared<OptimizeArgs>();
-  sub.add_option("problem", a->problem, "problem.py (KernelBench format), a problem.json (planning only), or 'synthetic[:name]'")->required();
+  sub.add_option("problem", a->problem,
+                 "problem.py (KernelBench format), a problem.json (planning only), or 'synthetic[:name]': a "
+                 "SIMULATED problem on a model cost surface (nothing compiles or runs; a demo and test of the search)")
+      ->required();
   sub.add_option("--budget", a->budget, "attempts (every evaluation counts)")->capture_default_str();
   sub.add_option("--time-budget", a->time_budget_min, "wall-time limit in minutes (0: none)")->capture_default_str();
   sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
@@ -204,7 +208,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();
   sub.add_option("--top-k", a->top_k, "ranked candidates tried before refinement")->capture_default_str();
-  cli_add_db_option(sub, a->db, "result store holding the memory");
+  cli_add_db_option(sub, a->db, "result store holding the memory (a synthetic run: OUT/simulated-memory.db)");
   cli_add_output_dir_option(sub, a->out, "output folder; results go to OUT/<problem>/")->capture_default_str();
   sub.add_option("--gpus", a->gpus, "GPUs to evaluate on: a count, a list of indices (0,2) or all")
       ->capture_default_str()->envname("UCUTLASS_GPUS");

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "build/cache_gc.h"
+#include "memory/store.h"
 #include "search/adapters_eval.h"
 #include "support/diagnostics.h"
 #include "support/fs.h"
@@ -46,8 +47,9 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
 }
 
 CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help) {
-  return sub.add_option("--db", db, help + " (default: $UCUTLASS_STORE, else <data folder>/ucutlass.db)")
-      ->envname("UCUTLASS_STORE");
+  // No environment mirror: UCUTLASS_STORE moves the default store (store_default_path), which a
+  // simulated run must not write to (cli_memory_path).
+  return sub.add_option("--db", db, help + " (default: $UCUTLASS_STORE, else <data folder>/ucutlass.db)");
 }
 
 CLI::Option* cli_add_output_file_option(CLI::App& sub, std::string& path, const std::string& help) {
@@ -69,6 +71,11 @@ int cli_require_gpu(const char* command) {
                              "run on a machine with an NVIDIA GPU; 'ucutlass optimize --plan' ranks and compiles "
                              "candidates without one"),
                   kExitEnvironment);
+}
+
+std::string cli_memory_path(const std::string& db, bool simulated, const std::string& out) {
+  if (!db.empty()) return db;
+  return simulated ? out + "/simulated-memory.db" : memory::store_default_path();
 }
 
 void cli_apply_cache_cap() {

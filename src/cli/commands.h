@@ -63,7 +63,9 @@ void cli_apply_cache_cap();
 // value, with a message and hint of its own.)
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
-// The conventions every command shares (docs/cli.md): the result store is `--db` (UCUTLASS_STORE);
+// The conventions every command shares (docs/cli.md): the result store is `--db` (default: the
+// store UCUTLASS_STORE names, else the data folder's; no environment mirror of its own, so that a
+// simulated run never writes the user's store);
 // the output is `-o`: `-o,--output FILE` where it is a file, `-o,--out DIR` where it is a folder.
 CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help);
 CLI::Option* cli_add_output_file_option(CLI::App& sub, std::string& path, const std::string& help);
@@ -74,6 +76,12 @@ CLI::Option* cli_add_output_dir_option(CLI::App& sub, std::string& dir, const st
 // a worker, and store nothing: returns 0 with a GPU, else reports the refusal for `command`
 // (cli_fail, exit kExitEnvironment) and returns that exit code.
 int cli_require_gpu(const char* command);
+
+// The memory store optimize and bench open: --db when given; else, for a simulated run (the
+// synthetic model surface), its own OUT/simulated-memory.db, so that model-surface experiences
+// never reach the user's memory; else the default store ($UCUTLASS_STORE or the data folder,
+// memory/store.h).
+std::string cli_memory_path(const std::string& db, bool simulated, const std::string& out);
 
 // Declarations of every command's setup function (defined in cmd_<name>.cpp).
 CommandRun cmd_version(CLI::App& sub);

@@ -1,13 +1,17 @@
-// The HTML report of a suite or one problem: one self-contained file a person opens in a browser
-// (no external JavaScript, CSS or fonts). Plots are inline SVG drawn here: speedup over eager per
-// problem (log scale, 1x line, failures marked, each problem's ceiling under the contract as a
-// tick), fraction of SOL per problem (ceilings too), and best speedup
-// over attempts for every problem. Its input is plain data, filled from the search results by
-// the command that writes it (bench/optimize), so this module depends on nothing but fmt.
+// The HTML report of a suite: one self-contained page (no external JavaScript, CSS or fonts) that a
+// person can open and forward. It explains the contract (policy, tolerance profile) and the
+// ceiling in one line each, lists the headline figures under human labels, and draws three
+// inline SVG plots with labelled axes, "nice" ticks (0/25/50/75/100%, 1x/2x/4x, 1/5/10 ...) and a
+// legend: speedup over eager per problem (log scale, the 1x line, failures and PyTorch fallbacks
+// marked, each problem's ceiling under the contract as a tick), fraction of SOL per problem, and
+// the best speedup over attempts. Every number is rounded to three significant digits: x for
+// speedups, % for fractions, us/ms/s/min for times. A simulated run (the synthetic model surface)
+// says so in its title and in a banner. The input is plain data, filled by the command that writes
+// the page (bench; report/headline_figures.h for the headline), so this file depends on nothing
+// but fmt and computes no figure.
 #pragma once
 
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace ucut::report {
@@ -17,7 +21,9 @@ struct HtmlProblem {
   double speedup = 1.0;           // over eager; 1.0 for a failure (the user keeps PyTorch)
   double speedup_compile = 0;     // over torch.compile; 0 unknown
   double frac_sol = 0;            // 0 unknown
-  std::string status;             // "ok" or the failure status; "degenerate"
+  // "ok"; "fallback (<why>)": the result is PyTorch itself at 1x (search/headline.h); "degenerate";
+  // or a failure status (not even PyTorch was measured).
+  std::string status;
   std::string best;               // best configuration name
   int attempts = 0;
   std::string stop_reason;
@@ -28,15 +34,39 @@ struct HtmlProblem {
   double ceiling_frac_sol = 0;
 };
 
-struct HtmlReport {
-  std::string title;
-  std::vector<std::pair<std::string, std::string>> figures;  // headline label -> value text
-  std::vector<HtmlProblem> problems;
-  std::string contract;           // "tf32 policy, default profile (atol=rtol=1e-4)"
-  std::string note;               // e.g. "nothing was measured: planning only"
+// One row of the headline table.
+struct HtmlFigure {
+  std::string label;   // "Speedup over PyTorch eager"
+  std::string value;   // "2.38x"
+  std::string note;    // "geometric mean; a problem without a correct kernel counts as 1x"
 };
 
-// The SVG plots on their own (tested apart; each is one <svg> element).
+struct HtmlReport {
+  std::string title;
+  std::vector<HtmlFigure> figures;
+  std::vector<HtmlProblem> problems;
+  std::string policy = "tf32";     // the contract, each explained in a line on the page
+  std::string profile = "default";
+  std::string note;                // e.g. "nothing was measured: planning only"
+  std::string banner;              // shown first, in a red box (a simulated run's warning)
+};
+
+// The page's number formats, three significant digits: "2.38x", "12.4x", "123x"; a fraction as a
+// percentage, "74.9%", "100%"; a time in seconds as "750 us", "1.23 ms", "32.0 s", "75.0 min".
+std::string html_fmt_speedup(double x);
+std::string html_fmt_percent(double fraction);
+std::string html_fmt_time(double s);
+
+// Words for a problem's status ("mismatch" -> "wrong result") and a stop reason ("stagnation" ->
+// "no further gain"); an unknown code is shown with its underscores as spaces.
+std::string html_status_text(const std::string& status);
+std::string html_stop_text(const std::string& stop);
+
+// Axis ticks: multiples of 1, 2, 2.5 or 5 times a power of ten, from at or below lo to at or above
+// hi, about `count` steps apart ([0, 1] in 4: 0, 0.25, 0.5, 0.75, 1).
+std::vector<double> html_nice_ticks(double lo, double hi, int count);
+
+// The SVG plots on their own (tested apart; each is one <svg> element with its legend inside).
 std::string html_svg_speedup(const std::vector<HtmlProblem>& problems);
 std::string html_svg_frac_sol(const std::vector<HtmlProblem>& problems);
 std::string html_svg_over_attempts(const std::vector<HtmlProblem>& problems);

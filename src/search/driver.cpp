@@ -96,7 +96,8 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::synthetic(const std::string& pro
   spec.t_sol = spec.t_opt * (0.6 + (h % 5) / 20.0);
   spec.t_eager = spec.t_opt * (2 + (h % 3));
   r->key_ = {"synthetic gemm f32", "m12_n12_k12", "synthetic", opt.policy};
-  r->note_ = "synthetic problem: times come from a model surface, not a GPU";
+  r->simulated_ = true;
+  r->note_ = "synthetic problem: a GEMM-like cost surface with one optimum (search/fake_surface.h)";
   auto space = std::make_unique<FakeSpace>(spec);
   r->compiler_ = std::make_unique<FakeCompiler>(spec);
   r->evaluator_ = std::make_unique<FakeEvaluator>(*space, &r->fake_clock_);
@@ -196,6 +197,7 @@ RunReport ProblemRun::report() const {
   r.stop = session_->stop_reason();
   r.cost = session_->cost();
   r.note = note_;
+  r.simulated = simulated_;
   if (trace_.priors_applied > 0)
     r.note += fmt::format("; memory: {} prior{} applied", trace_.priors_applied, trace_.priors_applied == 1 ? "" : "s");
   if (trace_.start_rung > analytic_rung())

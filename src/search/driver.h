@@ -64,6 +64,8 @@ class ProblemRun {
 
   SearchSession& session() { return *session_; }
   const std::string& name() const { return name_; }
+  // The synthetic model surface: nothing compiles or runs (RunReport::simulated).
+  bool simulated() const { return simulated_; }
   std::string out_dir() const { return opt_.out_dir + "/" + name_; }
   // The report after (or during) the search.
   RunReport report() const;
@@ -86,6 +88,7 @@ class ProblemRun {
   // The lowest precision rung the problem's own analysis allows (1 where the TF32 bound fails).
   int analytic_rung() const { return tf32_bound_.fails ? 1 : 0; }
   double t_sol_contract_ = 0;    // real problems: RunReport::t_sol_contract
+  bool simulated_ = false;       // the synthetic surface: RunReport::simulated
   std::string note_;
   FakeClock fake_clock_;
   SteadyClock steady_;

@@ -136,22 +136,28 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"ceiling_geomean_speedup_eager", h.ceiling_eager},
           {"ceiling_geomean_speedup_compile", h.ceiling_compile},
           {"ceiling_geomean_frac_sol", h.ceiling_frac_sol},
+          {"simulated", h.simulated},
           {"cost",
            {{"wall_s", h.cost.wall_s},
             {"compiled", h.cost.compiled},
             {"compile_s", h.cost.compile_s},
             {"gpu_s", h.cost.gpu_s},
             {"tokens_in", h.cost.tokens_in},
-            {"tokens_out", h.cost.tokens_out}}}};
+            {"tokens_out", h.cost.tokens_out},
+            {"modelled", h.simulated},
+            {"run_wall_s", h.simulated ? h.run_wall_s : h.cost.wall_s}}}};
 }
 
 std::string headline_render(const Headline& h) {
   std::string s;
+  if (h.simulated)
+    s += std::string(kSimulatedBanner) + ": every figure below comes from the synthetic cost model, not a GPU\n";
   s += fmt::format("problems: {} ({} counted, {} degenerate excluded), correct kernel: {}/{}, PyTorch fallback: "
                    "{}/{}, failed: {}/{}\n",
                    h.problems, h.counted, h.degenerate, h.correct, h.counted, h.fallback, h.counted,
                    h.counted - h.correct - h.fallback, h.counted);
-  s += fmt::format("geomean speedup over eager: {:.2f}x (fallbacks and failures count as 1.0x)\n", h.geomean_eager);
+  s += fmt::format("geomean speedup over eager: {:.2f}x (fallbacks and failures count as 1.0x){}\n", h.geomean_eager,
+                   h.simulated ? ", simulated" : "");
   if (h.compile_counted)
     s += fmt::format("geomean speedup over torch.compile: {:.2f}x ({} problems)\n",
                      h.geomean_compile, h.compile_counted);
@@ -163,8 +169,8 @@ std::string headline_render(const Headline& h) {
                    100 * h.at_least_eager);
   s += fmt::format("geomean fraction of SOL: {:.0f}%\n", 100 * h.geomean_frac_sol);
   if (h.time_to_best_counted)
-    s += fmt::format("median time to best: {:.1f} min ({} correct problems; from the start of the search)\n",
-                     h.median_time_to_best_s / 60, h.time_to_best_counted);
+    s += fmt::format("median time to best: {:.1f} min ({} correct problems; from the start of the search{})\n",
+                     h.median_time_to_best_s / 60, h.time_to_best_counted, h.simulated ? ", on the model's clock" : "");
   if (h.ceiling_counted)
     s += fmt::format("ceiling under the contract (every problem at the speed of light of the precision its "
                      "tolerance leaves; {} problems): {:.2f}x over eager, {}, {:.0f}% of SOL\n",
@@ -185,9 +191,14 @@ std::string headline_render(const Headline& h) {
   constexpr size_t kListed = 12;  // the rest are in report.md's table
   for (size_t i = 0; i < h.failed.size() && i < kListed; ++i) s += "  " + h.failed[i] + "\n";
   if (h.failed.size() > kListed) s += fmt::format("  ... and {} more (report.md)\n", h.failed.size() - kListed);
-  s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
-                   h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
-                   h.cost.tokens_in, h.cost.tokens_out);
+  if (h.simulated)
+    s += fmt::format("cost: modelled, nothing compiled or ran (wall {:.0f} s, {} compiles of {:.0f} s, GPU {:.0f} s on "
+                     "the model's clock); this run took {:.2f} s\n",
+                     h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s, h.run_wall_s);
+  else
+    s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
+                     h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
+                     h.cost.tokens_in, h.cost.tokens_out);
   return s;
 }
 

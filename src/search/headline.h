@@ -23,6 +23,8 @@
 // measured) but no correct kernel beat it (none correct, slower than eager, or the problem did not
 // lower: the exported ModelNew then runs the reference); or a failure (not even the reference
 // could be measured: a broken problem file, planning without a GPU).
+// A simulated suite (the synthetic model surface, fake_surface.h) says so in its first line, and
+// its cost figures are labelled modelled beside the seconds the run really took.
 #pragma once
 
 #include <map>
@@ -108,7 +110,13 @@ struct Headline {
   double ceiling_eager = 0, ceiling_compile = 0, ceiling_frac_sol = 0;
   int ceiling_counted = 0;
   CostFigures cost;
+  // Every figure came from the synthetic model surface: nothing compiled or ran.
+  bool simulated = false;
+  double run_wall_s = 0;       // simulated: the seconds the run itself took (cost holds the model's)
 };
+
+// The first line of everything a simulated run prints or writes.
+inline constexpr const char* kSimulatedBanner = "SIMULATED (model surface, nothing ran)";
 
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost);
 nlohmann::json headline_to_json(const Headline& h);

@@ -220,5 +220,33 @@ TEST(RunReport, ABestSlowerThanEagerSaysKeepPyTorch) {
   EXPECT_EQ(run_report_markdown(r).find("keep PyTorch"), std::string::npos);
 }
 
+// A simulated suite (issue 29 item 1): its first line says nothing ran, its costs are the model's,
+// labelled so, beside the seconds the run really took; report.json says the same.
+TEST(Headline, SimulatedSaysSoAndNeverReportsModelledCostsAsMeasured) {
+  CostFigures cost;
+  cost.wall_s = 56;
+  cost.compiled = 100;
+  cost.compile_s = 4500;
+  cost.gpu_s = 50;
+  Headline h = headline_compute({ok("a", 2, 1, 0, 0)}, cost);
+  const std::string real = headline_render(h);
+  EXPECT_EQ(real.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(real.find("cost: wall 56 s, 100 compiled (4500 s), GPU 50 s"), std::string::npos) << real;
+  h.simulated = true;
+  h.run_wall_s = 0.09;
+  const std::string text = headline_render(h);
+  EXPECT_EQ(text.rfind("SIMULATED (model surface, nothing ran): every figure below comes from the synthetic cost "
+                       "model, not a GPU\n", 0), 0u) << text;
+  EXPECT_NE(text.find("geomean speedup over eager: 2.00x (fallbacks and failures count as 1.0x), simulated\n"), std::string::npos);
+  EXPECT_NE(text.find("cost: modelled, nothing compiled or ran (wall 56 s, 100 compiles of 4500 s, GPU 50 s on the "
+                      "model's clock); this run took 0.09 s\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("cost: wall"), std::string::npos);
+  const auto j = headline_to_json(h);
+  EXPECT_EQ(j["simulated"], true);
+  EXPECT_EQ(j["cost"]["modelled"], true);
+  EXPECT_DOUBLE_EQ(j["cost"]["run_wall_s"].get<double>(), 0.09);
+  EXPECT_EQ(headline_to_json(headline_compute({ok("a", 2, 1, 0, 0)}, cost))["cost"]["modelled"], false);
+}
+
 }  // namespace
 }  // namespace ucut::search

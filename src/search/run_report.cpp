@@ -89,6 +89,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"strategy", r.strategy},
           {"seed", r.seed},
           {"measured", r.measured},
+          {"simulated", r.simulated},
           {"note", r.note},
           {"t_sol_s", r.t_sol},
           {"t_sol_contract_s", r.t_sol_contract},
@@ -104,6 +105,9 @@ nlohmann::json run_report_json(const RunReport& r) {
 
 std::string run_report_markdown(const RunReport& r) {
   std::string s = fmt::format("# ucutlass optimize: {}\n\n", r.problem);
+  if (r.simulated)
+    s += std::string("**") + kSimulatedBanner + "**: every time, speedup and cost below comes from the synthetic cost "
+         "model (a demo and test surface), not a GPU.\n\n";
   if (!r.measured) s += "**Nothing was measured** (no GPU): this is a plan, not a result.\n\n";
   if (!r.note.empty()) s += r.note + "\n\n";
   s += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile,
@@ -121,9 +125,10 @@ std::string run_report_markdown(const RunReport& r) {
     s += "- best: none correct (the user keeps PyTorch)\n";
   s += "- result: " + run_report_result_text(r) + "\n";
   s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
-  s += fmt::format("- cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal, "
+  s += fmt::format("- cost{}: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal, "
                    "{} dropped unevaluated (below a raised precision floor, or summing like a mismatched kernel)\n\n",
-                   r.cost.wall_s, r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed, r.cost.dropped);
+                   r.simulated ? " (modelled on the model's clock; nothing compiled or ran)" : "", r.cost.wall_s,
+                   r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed, r.cost.dropped);
   s += "| # | candidate | origin | status | time ms | speedup | % SOL |\n|---|---|---|---|---|---|---|\n";
   for (const auto& a : r.state.attempts) {
     bool ok = a.status == AttemptStatus::ok;

@@ -31,6 +31,7 @@ struct RunReport {
   StopReason stop = StopReason::none;
   SessionCost cost;
   bool measured = true;        // false: planning only (no GPU), nothing was timed
+  bool simulated = false;      // the synthetic model surface: times and costs are the model's, nothing ran
   std::string note;
 };
 

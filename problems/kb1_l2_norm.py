@@ -1,0 +1,24 @@
+"""KB L1 #39: x / torch.norm(x, p=2, dim=1, keepdim=True) over rows of 65535 fp32 (32768 rows)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 32768
+DIM = 65535
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x / torch.norm(x, p=2, dim=1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.rand(BATCH, DIM)]
+
+
+def get_init_inputs():
+    return []

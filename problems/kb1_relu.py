@@ -1,0 +1,24 @@
+"""KB L1 #19: ReLU on 4096 x 393216 fp32 (6 GiB in, 6 GiB out): the v0.1 elementwise size."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 4096
+DIM = 393216
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.rand(BATCH, DIM)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,28 @@
+"""KB L2 #29: Linear 1024 x 8192 -> 8192 then F.mish twice: two transcendental epilogues."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH = 1024
+IN_FEATURES = 8192
+OUT_FEATURES = 8192
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        x = self.linear(x)
+        x = F.mish(x)
+        return F.mish(x)
+
+
+def get_inputs():
+    return [torch.rand(BATCH, IN_FEATURES)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]
