@@ -321,6 +321,7 @@ int run_bench(const BenchArgs& a) {
   for (const auto& oc : outcomes)
     j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
                              {"frac_sol", oc.frac_sol()}, {"ceiling_speedup_eager", oc.ceiling_eager()},
+                             {"kernel_share", oc.kernel_share},
                              {"failure", oc.failure}, {"status", oc.status()},
                              {"result", oc.correct() ? "kernel" : oc.fallback() ? "fallback" : "none"},
                              {"attempts", oc.attempts}, {"attempts_to_best", oc.attempts_to_best},
@@ -333,14 +334,16 @@ int run_bench(const BenchArgs& a) {
   (void)fs_mkdirs(a.out);
   Status st = fs_write_atomic(stem + "report.json", j.dump(2) + "\n");
   std::string md = std::string("# ucutlass bench") + (synthetic ? " (SIMULATED)" : "") + "\n\n```\n" + text + "```\n\n";
-  md += "| problem | status | × eager | × torch.compile | % SOL | ceiling × eager | attempts | best at | time to best "
-        "| stop | best candidate |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  md += "| problem | status | × eager | × torch.compile | % SOL | ceiling × eager | kernels' share | attempts | best at "
+        "| time to best | stop | best candidate |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& oc : outcomes) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, oc.status(),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, oc.status(),
                       oc.correct() || oc.fallback() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
                       oc.correct() && oc.compile_s > 0 ? fmt::format("{:.2f}", oc.speedup_compile()) : "-",
                       (oc.correct() || oc.fallback()) && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
                       oc.ceiling_eager() > 0 ? fmt::format("{:.2f}", oc.ceiling_eager()) : "-",
+                      // the work its kernel stages do; the rest runs in torch stages
+                      !oc.correct() ? "-" : oc.kernel_share < 1 ? fmt::format("{:.0f}%", 100 * oc.kernel_share) : "100%",
                       oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
                       oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");

@@ -4,6 +4,7 @@
 #include "lower/lower.h"
 
 #include <algorithm>
+#include <map>
 
 #include "lower/passes.h"
 
@@ -34,15 +35,23 @@ bool is_torch(const dsl::Stage& st) { return std::holds_alternative<dsl::TorchSt
 Result<LoweredProgram> lower_problem(const problem::Problem& problem, const LowerOptions& options) {
   LowerOptions o = options;
   std::vector<std::string> why;  // one line per op moved to a torch stage
+  std::map<int, Error> refused;   // each moved op's refusal, the diagnostic if a torch stage fails too
   for (;;) {
     LowerState s(problem, o);
     auto r = run_passes(s);
     if (!r) {
       const int op = s.unsupported_op;
+      if (auto it = refused.find(op); it != refused.end()) {
+        // The op cannot run in a torch stage either: its first refusal says what to change.
+        Error e = it->second;
+        e.message += "; it cannot run in a torch stage either (" + r.error().message + ")";
+        return e;
+      }
       if (!o.torch_stages || r.error().code != ErrorCode::unsupported || op < 0 || o.torch_ops.count(op))
         return r.error();
       o.torch_ops.insert(op);
       why.push_back(r.error().message);
+      refused.emplace(op, r.error());
       continue;
     }
     if (!o.torch_ops.empty() && std::all_of(r->program.stages.begin(), r->program.stages.end(), is_torch))

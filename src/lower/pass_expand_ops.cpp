@@ -20,6 +20,9 @@
 //     lse = logsumexp(x, dim, keepdim=True): a column logsumexp and one elementwise stage.
 //   triplet_margin_loss (p = 2, no swap) becomes the rowwise triplet_margin (one value per row)
 //     and the mean or sum of the rows.
+//   instance_norm with the input's own statistics and no weight, bias or running statistics
+//     (nn.InstanceNorm's default) normalizes each (sample, channel) over the spatial dims: on a
+//     contiguous [N, C, ...] tensor that is layer_norm over the trailing dims, rows of N * C.
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
 // pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
 // rmsnorm_manual.json, hinge_manual.json, cumsum_masked.json.
@@ -420,6 +423,25 @@ void expand_softmax_dim(LowerState& s, int i) {
                     "): a column logsumexp, then one elementwise stage");
 }
 
+// nn.InstanceNorm without affine or running statistics: a layer_norm over the dims after the
+// channels (its rows (sample, channel) are contiguous). Otherwise it stays (a torch stage).
+void expand_instance_norm(LowerState& s, int i) {
+  problem::Op& op = s.ops[static_cast<size_t>(i)];
+  if (op.inputs.empty() || !op.inputs[0].is_tensor()) return;
+  for (size_t k = 1; k < op.inputs.size(); ++k)
+    if (!op.inputs[k].is_absent()) return;
+  if (!attr_bool(op, "use_input_stats", true)) return;
+  const std::vector<int64_t> x = s.need(op.inputs[0].tensor).shape;
+  if (x.size() < 3) return;
+  op.op = "layer_norm";
+  op.inputs.resize(1);
+  const double eps = attr_number(op, "eps", 1e-5);
+  op.attrs = {{"normalized_shape", std::vector<int64_t>(x.begin() + 2, x.end())}, {"eps", eps}};
+  s.cls[static_cast<size_t>(i)] = OpClass::row_op;
+  s.notes.push_back(s.op_label(i) + ": instance_norm (no affine, no running statistics) is a layer_norm over the "
+                    "spatial dims, one row per (sample, channel)");
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
@@ -444,6 +466,8 @@ Status pass_expand_ops(LowerState& s) {
     if (at(i, {"mean"})) fuse_manual_rms_norm(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (at(i, {"mean", "sum"})) fuse_manual_hinge(s, static_cast<int>(i));
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (at(i, {"instance_norm"})) expand_instance_norm(s, static_cast<int>(i));
   const size_t n = s.ops.size();
   for (size_t i = 0; i < n; ++i) {
     if (!at(i, {"batch_norm"})) continue;

@@ -327,10 +327,17 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
     // Prefer the same tile at the new rung; else the rung's best-ranked configuration. On the
     // FP32 SIMT rung, K in one piece first: split-K would break the one-FMA-chain order that
     // makes the rung pass where the fp32 reference's rounding fails the others.
+    // A stage without configurations at the rung (p @ v has no f32x3s) takes the nearest rung
+    // above it, so the program as a whole lands on the requested one.
+    int target = -1;
+    for (const auto& r : list)
+      if (r.candidate.is_gemm && r.candidate.rung >= rung && (target < 0 || r.candidate.rung < target))
+        target = r.candidate.rung;
+    if (cur.rung > rung) target = rung;
     int best = -1, best_score = -1;
     for (size_t i = 0; i < list.size(); ++i) {
       const auto& o = list[i].candidate;
-      if (o.rung != rung) continue;
+      if (o.rung != target) continue;
       bool same_tile = o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
                        o.gemm.tile->n == cur.gemm.tile->n;
       bool one_chain = o.gemm.precision == dsl::Precision::f32 && o.gemm.split_k.value_or(1) == 1;

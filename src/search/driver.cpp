@@ -193,6 +193,7 @@ RunReport ProblemRun::report() const {
   r.seed = opt_.seed;
   r.t_sol = session_->options().t_sol;
   r.t_sol_contract = t_sol_contract_;
+  if (prepared_) r.kernel_share = prepared_->kernel_share;
   r.state = session_->state();
   r.stop = session_->stop_reason();
   r.cost = session_->cost();

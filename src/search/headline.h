@@ -45,6 +45,7 @@ struct ProblemOutcome {
   double compile_s = 0;        // torch.compile; 0 when not timed
   double t_sol = 0;
   double t_sol_contract = 0;   // SOL at the precision the tolerance leaves (RunReport); 0 unknown
+  double kernel_share = 1;     // the work its kernel stages do (RunReport::kernel_share)
   int attempts = 0;
   int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
   double time_to_best_s = 0;   // search seconds until the best was measured; 0 when none or unknown

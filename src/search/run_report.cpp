@@ -23,6 +23,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   p.compile_s = r.state.baselines.compile_s;
   p.t_sol = r.t_sol;
   p.t_sol_contract = r.t_sol_contract;
+  p.kernel_share = r.kernel_share;
   p.attempts = static_cast<int>(r.state.attempts.size());
   p.stop_reason = stop_reason_name(r.stop);
   p.best_so_far = run_report_best_so_far(r.state);
@@ -93,6 +94,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"note", r.note},
           {"t_sol_s", r.t_sol},
           {"t_sol_contract_s", r.t_sol_contract},
+          {"kernel_share", r.kernel_share},
           {"baselines", {{"eager_s", r.state.baselines.eager_s}, {"compile_s", r.state.baselines.compile_s}}},
           {"attempts", attempts},
           {"best", best},

@@ -27,6 +27,9 @@ struct RunReport {
   // kernel that passes can beat it, so eager / t_sol_contract is the most any search can gain.
   // 0: unknown.
   double t_sol_contract = 0;
+  // The share of the problem's work its kernel stages do (the rest runs in torch stages;
+  // PreparedProblem::kernel_share); 1 without torch stages.
+  double kernel_share = 1;
   SearchState state;
   StopReason stop = StopReason::none;
   SessionCost cost;

@@ -35,7 +35,7 @@ expect 2 "--kernelbench" -- "$bin" export --so x.so --problem "$prob" -o /tmp/x.
 expect 2 "no such file" -- "$bin" export --so x.so --kernelbench --problem /nonexistent/p.py -o /tmp/x.py
 expect 2 "either a .ucut program or --so" -- "$bin" export --kernelbench --problem "$prob" -o /tmp/x.py
 # Without a GPU, eval and baseline refuse at once (before compiling or starting a worker: the
-# bogus UCUTLASS_PYTHON would fail otherwise) with exit 2, and store nothing. UCUTLASS_NO_GPU=1
+# bogus UCUTLASS_PYTHON would fail otherwise) with exit 3 (the environment, docs/cli.md), and store nothing. UCUTLASS_NO_GPU=1
 # stands in for a missing GPU everywhere; where nvidia-smi lists none, the plain command is checked too.
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -46,10 +46,10 @@ no_gpu_env=(env UCUTLASS_HOME="$tmp/home" UCUTLASS_CACHE="$tmp/cache" UCUTLASS_P
 for forced in 1 0; do
   if [ "$forced" = 0 ] && nvidia-smi -L >/dev/null 2>&1; then continue; fi
   run=("${no_gpu_env[@]}" UCUTLASS_NO_GPU="$forced" "$bin")
-  expect 2 "ucutlass eval: error: no CUDA GPU" -- "${run[@]}" eval "$prob" --so "$prob"
-  expect 2 "nothing was measured or stored" -- "${run[@]}" eval "$prob" --so "$prob" --store "$tmp/kept.db"
-  expect 2 "ucutlass baseline: error: no CUDA GPU" -- "${run[@]}" baseline "$prob"
-  expect 2 "optimize --plan" -- "${run[@]}" baseline "$prob" --no-compile
+  expect 3 "ucutlass eval: error: no CUDA GPU" -- "${run[@]}" eval "$prob" --so "$prob"
+  expect 3 "nothing was measured or stored" -- "${run[@]}" eval "$prob" --so "$prob" --store "$tmp/kept.db"
+  expect 3 "ucutlass baseline: error: no CUDA GPU" -- "${run[@]}" baseline "$prob"
+  expect 3 "optimize --plan" -- "${run[@]}" baseline "$prob" --no-compile
 done
 if [ -n "$(find "$tmp/home" "$tmp/cache" -mindepth 1)" ] || ! cmp -s "$tmp/kept.db" "$tmp/kept.before"; then
   echo "FAIL: a refused eval or baseline wrote a store or a cache entry:"
