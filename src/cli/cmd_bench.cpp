@@ -17,6 +17,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -229,7 +230,9 @@ int run_bench(const BenchArgs& a) {
       // Enough compiles in flight across the suite to keep the build pool busy twice over.
       const int jobs = build::build_default_jobs();
       const int n = static_cast<int>(files.size());
-      o.lookahead = std::clamp((2 * jobs + n - 1) / n, 2, 16);
+      // A suite of more problems than twice the pool keeps it busy with one each: their first
+      // candidates then all compile in the first wave, not half of them behind the others' seconds.
+      o.lookahead = std::clamp((2 * jobs + n - 1) / n, 1, 16);
     }
     search::PrepareOptions po;
     po.policy = a.policy;
@@ -264,10 +267,24 @@ int run_bench(const BenchArgs& a) {
   search::SteadyClock clock;
   search::SuiteOptions so;
   so.pool = a.budget * static_cast<int>(sessions.size());
-  so.wall_s = a.time_budget_min * 60;
+  if (a.time_budget_min > 0) {
+    // The budget is the whole command's: extraction already spent part of it, and finishing
+    // (each problem's model_new.py export in Python, python_width at a time, then the reports)
+    // needs the rest, so the search stops early enough for the report to land inside it.
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double finish_s = 10 + 4.0 * std::ceil(static_cast<double>(runs.size() + fallback_jobs.size()) / python_width);
+    so.wall_s = std::max(1.0, a.time_budget_min * 60 - spent - finish_s);
+    std::fprintf(stderr, "ucutlass bench: %zu problems prepared in %.0f s; searching for %.0f s, %.0f s kept to finish\n",
+                 runs.size(), spent, so.wall_s, finish_s);
+  }
   so.overlap = !synthetic;
   search::SuiteScheduler suite(sessions, so, clock);
+  // Until the reports are written, Ctrl-C (or a time limit's SIGINT) stops the search and keeps
+  // everything measured: the handler only raises the flag the scheduler reads.
   std::signal(SIGINT, on_bench_sigint);
+  struct RestoreSigint {
+    ~RestoreSigint() { std::signal(SIGINT, SIG_DFL); }
+  } restore_sigint;
   // The fallbacks' baselines share the GPU workers with the suite (each measurement holds its
   // worker alone, so no two timings overlap on one GPU).
   std::vector<search::ProblemOutcome> fallbacks(fallback_jobs.size());
@@ -278,7 +295,6 @@ int run_bench(const BenchArgs& a) {
   });
   suite.run(&g_bench_interrupt);
   fallback_thread.join();
-  std::signal(SIGINT, SIG_DFL);
   outcomes.insert(outcomes.end(), fallbacks.begin(), fallbacks.end());
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   search::CostFigures cost;
@@ -386,7 +402,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--time-budget", a->time_budget_min, "suite wall-time limit in minutes (0: none); the report is written when it passes")
       ->capture_default_str();
   sub.add_flag("--resume", a->resume, "continue every problem from OUT/<problem>/attempts.jsonl (nothing measured is redone)");
-  sub.add_option("--lookahead", a->lookahead, "candidates compiling ahead per problem (0: twice the build pool spread over the problems, 2 to 16)")
+  sub.add_option("--lookahead", a->lookahead, "candidates compiling ahead per problem (0: twice the build pool spread over the problems, 1 to 16)")
       ->capture_default_str();
   return [a] { return run_bench(*a); };
 }

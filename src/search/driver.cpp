@@ -68,7 +68,7 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   so.summation_order_rung = space.summation_order_rung().value_or(-1);
   if (space.has_reference_order())
     so.in_reference_order = [&space](const Candidate& c) { return space.in_reference_order(c); };
-  if (lookahead > so.lookahead) so.lookahead = lookahead;
+  if (lookahead > 0) so.lookahead = lookahead;
   SessionCallbacks cb;
   FILE* out = opt_.progress;
   int budget = so.budget.attempts;

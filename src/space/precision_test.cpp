@@ -1,5 +1,6 @@
 #include "space/precision.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "dsl/dsl.h"
@@ -37,6 +38,28 @@ TEST(Tf32Bound, ALooseToleranceOrTheExactPolicyKeepsTf32) {
   EXPECT_FALSE(space_tf32_bound(parse(kLinearGelu), sol::Policy::tf32, space_profile_rtol_f32("kb-v01")).fails);
   EXPECT_FALSE(space_tf32_bound(parse(kLinearGelu), sol::Policy::exact, 1e-4).fails);
   EXPECT_DOUBLE_EQ(space_profile_rtol_f32("default"), 1e-4);
+}
+
+// Two problem inputs multiplied: kb-v01's 1e-2 holds TF32's relative error but not the absolute
+// error on the rescaled trial (sign-mixed inputs) once K is past a few dozen.
+TEST(Tf32Bound, TwoRescaledInputsFailALooseToleranceOverALongK) {
+  auto inputs = [](int k) {
+    return parse(fmt::format(R"(ucut 1
+in  a : f32[256, {0}]
+in  b : f32[{0}, 512]
+out y : f32[256, 512]
+stage y = gemm(a, b) {{
+  epilogue {{ y = acc }}
+}}
+)", k));
+  };
+  const double kb = space_profile_rtol_f32("kb-v01");
+  auto b = space_tf32_bound(inputs(4096), sol::Policy::tf32, kb);
+  EXPECT_TRUE(b.fails);
+  EXPECT_NE(b.reason.find("K = 4096"), std::string::npos) << b.reason;
+  EXPECT_NE(b.reason.find("rescaled trial"), std::string::npos) << b.reason;
+  EXPECT_FALSE(space_tf32_bound(inputs(8), sol::Policy::tf32, kb).fails);  // 4 sigma = 7.4e-3
+  EXPECT_FALSE(space_tf32_bound(inputs(4096), sol::Policy::exact, kb).fails);
 }
 
 // A row reduction leaves one output per row: the rounding may average out, so TF32 is tried.
