@@ -358,6 +358,25 @@ def test_inplace_on_intermediate_is_functional(tmp_path):
         ("mul", ["x", {"scalar": 2}], ["t0"]), ("add", ["t0", {"scalar": 1}], ["t1"]), ("relu", ["t1"], ["out0"])]
 
 
+def test_min_and_max_of_two_tensors_are_elementwise(tmp_path):
+    """torch.min(x, p) with a 0-d parameter (KernelBench L2 #68) is aten::min.other, elementwise;
+    it used to extract as a reduction over every dim, which no program could hold."""
+    p = write(tmp_path, "minmax.py", textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c = nn.Parameter(torch.tensor(2.0))
+            def forward(self, x):
+                return torch.max(torch.min(x, self.c), -self.c)
+        ''') + BASE_TAIL)
+    doc = extract(p)
+    assert validate(doc) == []
+    ops = [o["op"] for o in doc["ops"]]
+    assert "minimum" in ops and "maximum" in ops and "min" not in ops and "max" not in ops, ops
+
+
 def test_identity_forward_rejected(tmp_path):
     p = write(tmp_path, "ident.py", textwrap.dedent('''\
         import torch

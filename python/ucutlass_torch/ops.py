@@ -220,6 +220,9 @@ def _dropout(c: Call) -> Mapped:
 
 def _reduction(name: str):
     def h(c: Call) -> Mapped:
+        if name in ("max", "min") and c.overload == "other":
+            # torch.min(x, y) / torch.max(x, y) with a tensor: elementwise, not a reduction
+            return _binary("minimum" if name == "min" else "maximum")(c)
         x = c.args["self"]
         rank = len(x.info.shape)
         dims = c.args.get("dim")
