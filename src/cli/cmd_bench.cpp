@@ -48,7 +48,7 @@ extern "C" void on_bench_sigint(int) { g_bench_interrupt = true; }
 struct BenchArgs {
   std::string dir;
   int budget = 40, problems = 4;
-  std::string html, out = "out/bench", db, policy = "tf32", profile = "default";
+  std::string html, out = "out/bench", db, policy = "tf32", profile = "default", strategy = "builtin";
   double eps = 0.25;
   int stagnation = 12;
   uint64_t seed = 1;
@@ -190,6 +190,7 @@ int run_bench(const BenchArgs& a) {
   o.session.rules.eps = a.eps;
   o.session.rules.stagnation = a.stagnation;
   o.seed = a.seed;
+  o.strategy = a.strategy;
   o.top_k = a.top_k;
   o.policy = a.policy;
   o.out_dir = a.out;
@@ -394,6 +395,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
       ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);
+  cli_add_strategy_option(sub, a->strategy);
   sub.add_option("--eps", a->eps, "SOL proximity stop rule")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();

@@ -31,7 +31,7 @@ struct OptimizeArgs {
   std::string problem;
   int budget = 40;
   double time_budget_min = 0;
-  std::string policy = "tf32", profile = "default", db, out = "out";
+  std::string policy = "tf32", profile = "default", strategy = "builtin", db, out = "out";
   double eps = 0.25;
   int stagnation = 12, top_k = 8;
   std::string gpus = "1", gpu = "h200";
@@ -165,6 +165,7 @@ int run_optimize(const OptimizeArgs& a) {
   o.session.rules.eps = a.eps;
   o.session.rules.stagnation = a.stagnation;
   o.seed = a.seed;
+  o.strategy = a.strategy;
   o.top_k = a.top_k;
   o.policy = a.policy;
   o.profile = a.profile;
@@ -204,6 +205,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
       ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);
+  cli_add_strategy_option(sub, a->strategy);
   sub.add_option("--eps", a->eps, "stop when t_best <= (1+eps)*t_SOL and beating eager (<0: off)")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();

@@ -6,10 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "build/cache_gc.h"
 #include "memory/store.h"
 #include "search/adapters_eval.h"
+#include "search/strategy_registry.h"
 #include "support/diagnostics.h"
 #include "support/fs.h"
 #include "support/paths.h"
@@ -44,6 +46,15 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
       ->check(CLI::IsMember({"default", "kb-v01"}))
       ->capture_default_str()
       ->envname("UCUTLASS_PROFILE");
+}
+
+CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
+  std::vector<std::string> names;
+  for (const auto& e : search::strategy_entries()) names.push_back(e.name);
+  return sub.add_option("--strategy", strategy, "what proposes the candidates: " + search::strategy_help())
+      ->check(CLI::IsMember(names))
+      ->capture_default_str()
+      ->envname("UCUTLASS_STRATEGY");
 }
 
 CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help) {

@@ -63,6 +63,10 @@ void cli_apply_cache_cap();
 // value, with a message and hint of its own.)
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
+// The --strategy option of optimize and bench (env UCUTLASS_STRATEGY): a name registered in
+// search/strategy_registry.h, checked at parse time; "builtin" by default.
+CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy);
+
 // The conventions every command shares (docs/cli.md): the result store is `--db` (default: the
 // store UCUTLASS_STORE names, else the data folder's; no environment mirror of its own, so that a
 // simulated run never writes the user's store);

@@ -9,6 +9,7 @@
 
 #include "build/builder.h"
 #include "search/compile_gate.h"
+#include "search/strategy_registry.h"
 #include "sol/format.h"
 #include "support/fs.h"
 #include "support/hash.h"
@@ -48,7 +49,9 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   bo.start_rung = std::max(bo.start_rung, analytic_rung());
   // The memory's lesson may predate a capability that passes lower: one probe there.
   if (trace_.start_rung > analytic_rung()) bo.probe_rung = analytic_rung();
-  strategy_ = std::make_unique<BuiltinStrategy>(space, bo);
+  auto strategy = strategy_make(opt_.strategy, StrategyContext{space, bo});
+  if (!strategy) return strategy.error();
+  strategy_ = std::move(*strategy);
   const std::string jpath = out_dir() + "/attempts.jsonl";
   if (!opt_.resume && fs_exists(jpath)) {
     // A new run never overwrites an old journal: it is kept beside, numbered.

@@ -15,6 +15,7 @@
 
 #include "memory/experience_store.h"
 #include "search/builtin_strategy.h"
+#include "search/strategy.h"
 #include "search/adapters_build.h"
 #include "search/adapters_eval.h"
 #include "search/adapters_space.h"
@@ -36,6 +37,7 @@ struct DriverOptions {
   std::string out_dir = "out";
   bool resume = false;
   int lookahead = 0;                   // candidates compiling ahead per problem; 0: auto
+  std::string strategy = "builtin";    // a name in strategy_registry.h
   memory::MemoryDb* memory = nullptr;  // null: no seeding, no learning
   FILE* progress = nullptr;            // live progress line; null: quiet
 };
@@ -98,7 +100,7 @@ class ProblemRun {
   std::shared_ptr<const PreparedProblem> prepared_;  // real problems only
   RealSpace* real_space_ = nullptr;
   RealEvaluator* real_evaluator_ = nullptr;
-  std::unique_ptr<BuiltinStrategy> strategy_;
+  std::unique_ptr<Strategy> strategy_;
   std::unique_ptr<FileJournal> journal_;
   std::unique_ptr<SearchSession> session_;
 };

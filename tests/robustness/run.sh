@@ -104,6 +104,7 @@ if [ "$set_name" = core ]; then
   expect 2 "unknown option '--bogus'; unexpected argument 'extra'; unknown option '--jsn' (did you mean '--json'?)" -- \
     "$bin" check "$P/wrap.ucut" --bogus extra --jsn
   expect 2 "unknown GPU 'h20'; did you mean 'h200'?" -- "$bin" sol "$D/gemm_square.json" --gpu h20
+  expect 2 "--strategy: llm not in {builtin}" -- "$bin" optimize synthetic --strategy llm --no-memory --out "$work/strategy"
   expect 2 "is required" -- "$bin" compile "$P/wrap.ucut"
   expect 0 "ucutlass 0.1.0" -- "$bin" --version
   expect 0 "ucutlass 0.1.0" -- "$bin" -V
