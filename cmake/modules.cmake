@@ -22,7 +22,15 @@ function(ucut_module name)
     add_library(ucut_${name} INTERFACE)
     set(scope INTERFACE)
   endif()
-  target_include_directories(ucut_${name} ${scope} "${CMAKE_SOURCE_DIR}/src")
+  # A module sees only its own headers and its dependencies' (PUBLIC, so they pass on): each one
+  # gets an include folder holding a single link, <name> -> src/<name>, so `#include "x/y.h"`
+  # of a module x it does not depend on fails to compile instead of holding by convention.
+  set(inc "${CMAKE_BINARY_DIR}/module-include/${name}")
+  file(MAKE_DIRECTORY "${inc}")
+  if(NOT EXISTS "${inc}/${name}")
+    file(CREATE_LINK "${dir}" "${inc}/${name}" SYMBOLIC)
+  endif()
+  target_include_directories(ucut_${name} ${scope} "${inc}")
   target_link_libraries(ucut_${name} ${scope} ${M_DEPS})
   target_compile_definitions(ucut_${name} ${scope}
     UCUTLASS_SOURCE_DIR="${CMAKE_SOURCE_DIR}" UCUTLASS_CUTLASS_DIR="${CUTLASS_DIR}"
