@@ -23,18 +23,28 @@ on the host when the plan says so) and keeps running statistics.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 # Profile name -> {dtype: (atol, rtol)}; "*" is every other floating dtype. Integer and bool
-# outputs are always compared exactly.
-PROFILES: Dict[str, Dict[Any, tuple]] = {
-    "default": {torch.float16: (1e-2, 1e-2), torch.bfloat16: (1e-2, 1e-2), "*": (1e-4, 1e-4)},
-    "kb-v01": {"*": (1e-2, 1e-2)},
-}
+# outputs are always compared exactly. The one definition is contract_profiles.json, beside this
+# file, from which the C++ tool is built too (support/contract_profiles.h).
+PROFILES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract_profiles.json")
+
+
+def _load_profiles() -> Dict[str, Dict[Any, tuple]]:
+    with open(PROFILES_FILE, encoding="utf-8") as f:
+        doc = json.load(f)
+    return {p["name"]: {torch.float16: tuple(p["f16"]), torch.bfloat16: tuple(p["bf16"]), "*": tuple(p["other"])}
+            for p in doc["profiles"]}
+
+
+PROFILES: Dict[str, Dict[Any, tuple]] = _load_profiles()
 
 MIN_TRIALS = 5
 SEED_BASE = 1000  # trial k uses seed SEED_BASE + 7919·k; the model is always built under seed 42

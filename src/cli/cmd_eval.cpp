@@ -14,6 +14,7 @@
 #include "eval/record_store.h"
 #include "eval/sol_link.h"
 #include "eval/worker_pool.h"
+#include "support/contract_profiles.h"
 #include "support/fs.h"
 
 namespace ucut {
@@ -46,8 +47,11 @@ int run_eval(const EvalArgs& a) {
                                        "pass a KernelBench-format .py file"));
   if (a.programs.empty() && a.libs.empty())
     return cli_usage("eval", "nothing to evaluate", "name a .ucut program or pass --so LIB.so");
-  if (a.profile != "default" && a.profile != "kb-v01")
-    return cli_usage("eval", "unknown --profile '" + a.profile + "'", "default or kb-v01");
+  if (!contract_profile(a.profile)) {
+    std::string names;
+    for (const auto& n : contract_profile_names()) names += (names.empty() ? "" : " or ") + n;
+    return cli_usage("eval", "unknown --profile '" + a.profile + "'", names);
+  }
   for (const auto& l : a.libs)
     if (!fs_exists(l)) return cli_fail("eval", make_error(ErrorCode::not_found, "--so " + l + ": no such file"));
   for (const auto& p : a.programs)

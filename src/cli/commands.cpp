@@ -12,6 +12,7 @@
 #include "memory/store.h"
 #include "search/adapters_eval.h"
 #include "search/strategy_registry.h"
+#include "support/contract_profiles.h"
 #include "support/diagnostics.h"
 #include "support/fs.h"
 #include "support/paths.h"
@@ -42,8 +43,10 @@ const std::vector<CommandSpec>& cli_commands() {
 }
 
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
-  return sub.add_option("--profile", profile, "contract profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
-      ->check(CLI::IsMember({"default", "kb-v01"}))
+  std::string help = "contract profile:";
+  for (const auto& p : contract_profiles()) help += " " + p.name + " (" + p.describe + ")";
+  return sub.add_option("--profile", profile, help)
+      ->check(CLI::IsMember(contract_profile_names()))
       ->capture_default_str()
       ->envname("UCUTLASS_PROFILE");
 }

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "support/contract_profiles.h"
+
 namespace ucut::report {
 
 namespace {
@@ -218,8 +220,7 @@ std::string policy_text(const std::string& policy) {
 }
 
 std::string profile_text(const std::string& profile) {
-  if (profile == "kb-v01") return "atol = rtol = 1e-2 for every output (KernelBench v0.1)";
-  if (profile == "default") return "atol = rtol = 1e-4 for fp32 outputs, 1e-2 for fp16/bf16";
+  if (const ContractProfile* p = contract_profile(profile)) return p->describe;
   return "tolerance profile " + profile;
 }
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <variant>
 
+#include "support/contract_profiles.h"
+
 namespace ucut::space {
 
 namespace {
@@ -45,7 +47,11 @@ Tf32Bound rescaled_bound(const dsl::Program& p, double atol) {
 
 }  // namespace
 
-double space_profile_rtol_f32(const std::string& profile) { return profile == "kb-v01" ? 1e-2 : 1e-4; }
+double space_profile_rtol_f32(const std::string& profile) {
+  const ContractProfile* p = contract_profile(profile);
+  if (!p) p = &contract_profiles().front();  // names are checked where they are read
+  return p->other.rtol;
+}
 
 Tf32Bound space_tf32_bound(const dsl::Program& p, sol::Policy policy, double rtol_f32) {
   Tf32Bound b;

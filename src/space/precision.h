@@ -44,7 +44,8 @@ struct Tf32Bound {
 // Only programs whose ladder starts at TF32 (f32 data under the tf32 or bf16 policy) can fail it.
 Tf32Bound space_tf32_bound(const dsl::Program& program, sol::Policy policy, double rtol_f32);
 
-// The fp32 relative tolerance of a contract profile (EVAL-CONTRACT §1): "kb-v01" 1e-2, else 1e-4.
+// The fp32 relative tolerance of a contract profile (support/contract_profiles.h: "kb-v01" 1e-2,
+// "default" 1e-4); an unknown name reads as the default.
 double space_profile_rtol_f32(const std::string& profile);
 
 }  // namespace ucut::space
