@@ -54,7 +54,6 @@ def test_suite_is_large_enough():
 # "kb suite plan" table. Strict: a fix makes its test pass unexpectedly, and the entry must go.
 KB_GAPS = {
     "kb1_cumsum_exclusive": "aten::narrow is opaque",
-    "kb1_diag_matmul": "aten::diag is opaque",
     "kb3_mamba2_final_state": "its three- and four-operand einsums and aten::bitwise_not (~mask) are opaque",
     "kb3_mamba2_y": "its three- and four-operand einsums and aten::bitwise_not (~mask) are opaque",
 }
@@ -375,6 +374,28 @@ def test_min_and_max_of_two_tensors_are_elementwise(tmp_path):
     assert validate(doc) == []
     ops = [o["op"] for o in doc["ops"]]
     assert "minimum" in ops and "maximum" in ops and "min" not in ops and "max" not in ops, ops
+
+
+def test_diag_matmul_is_a_row_scaling(tmp_path):
+    """torch.diag(v) @ B (KernelBench L1 #12) extracts as v[:, None] * B; a diag used otherwise
+    stays opaque."""
+    p = write(tmp_path, "diag.py", textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+        class Model(nn.Module):
+            def forward(self, a, B):
+                return torch.diag(a) @ B, torch.diag(a) + 1
+        def get_inputs():
+            return [torch.rand(16), torch.rand(16, 8)]
+        def get_init_inputs():
+            return []
+        '''))
+    doc = extract(p)
+    assert validate(doc) == []
+    ops = [(o["op"], o["attrs"].get("target", "")) for o in doc["ops"]]
+    assert ops[:2] == [("unsqueeze", ""), ("mul", "")], ops
+    assert ("opaque", "aten::diag.default") in ops and ("matmul", "") not in ops, ops
+    assert doc["ops"][1]["flops"] == 16 * 8 and doc["ops"][1]["from"] == "torch.diag(v) @ B as v[:, None] * B"
 
 
 def test_identity_forward_rejected(tmp_path):

@@ -165,6 +165,20 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    "diag_matmul": '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, a, B):
+        return torch.diag(a) @ B
+
+def get_inputs():
+    return [torch.rand(16), torch.rand(16, 8)]
+
+def get_init_inputs():
+    return []
+''',
     "movement": '''
 import torch
 import torch.nn as nn

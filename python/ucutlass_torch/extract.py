@@ -459,6 +459,7 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
         output_recs.append(r)
 
     ops = _fold_scans(ops, output_recs)
+    ops = _fold_diag_matmul(ops, output_recs, tensors)
     _name_everything(tensors, deferred, ops, output_recs, used_names)
 
     declared = [t for t in tensors if t.kind == "input"]
@@ -648,6 +649,31 @@ def _fold_scans(ops: List[OpRec], outputs: List[TensorRec]) -> List[OpRec]:
                 ops.remove(f2)
                 changed = True
                 break
+    return ops
+
+
+def _fold_diag_matmul(ops: List[OpRec], outputs: List[TensorRec], tensors: List[TensorRec]) -> List[OpRec]:
+    """torch.diag(v) @ B -> v[:, None] * B: the N x N diagonal matrix (aten::diag, outside the IR)
+    is only ever multiplied, so the product is a row scaling, N*M multiplies instead of a dense
+    N x N x M GEMM (KernelBench L1 #12). Only where the diagonal matrix has no other use."""
+    out_ids = {id(r) for r in outputs}
+    for op in list(ops):
+        if op.op != "opaque" or op.attrs.get("target") != "aten::diag.default" or len(op.outputs) != 1:
+            continue
+        v, d = (op.inputs[0] if op.inputs else None), op.outputs[0]
+        if not isinstance(v, TensorRec) or len(v.shape) != 1 or d.shape != [v.shape[0]] * 2 or id(d) in out_ids:
+            continue  # diag of a matrix (extracts a diagonal), or an off-diagonal k: not this shape
+        users = [o for o in ops if any(x is d for x in o.inputs)]
+        if len(users) != 1 or users[0].op not in ("matmul", "mm") or users[0].inputs[0] is not d:
+            continue
+        mm, b = users[0], users[0].inputs[1]
+        if not isinstance(b, TensorRec) or len(b.shape) != 2 or b.shape[0] != v.shape[0] or b is d:
+            continue
+        col = TensorRec("intermediate", v.dtype, [v.shape[0], 1], tdtype=v.tdtype)
+        tensors.append(col)
+        why = "torch.diag(v) @ B as v[:, None] * B"
+        ops[ops.index(op)] = OpRec("unsqueeze", [v], [col], {"dim": 1}, 0, "simt", op.line, why)
+        ops[ops.index(mm)] = OpRec("mul", [col, b], mm.outputs, {}, b.shape[0] * b.shape[1], "simt", mm.line, why)
     return ops
 
 

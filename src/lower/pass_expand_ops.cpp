@@ -442,6 +442,24 @@ void expand_instance_norm(LowerState& s, int i) {
                     "spatial dims, one row per (sample, channel)");
 }
 
+// A 1-D input or parameter that every op reads through an [N, 1] view (`v[:, None]`,
+// `v.unsqueeze(1)`) is declared [N, 1], the same elements: an elementwise stage then broadcasts
+// it along rows. The extractor writes torch.diag(v) @ B so (KernelBench L1 #12).
+void declare_column_views(LowerState& s) {
+  for (const auto& [view, v] : s.views) {
+    if (v.transposed || s.decl_shape.count(v.base) || s.writer(v.base) >= 0) continue;
+    const problem::Tensor* base = s.tensor(v.base);
+    const problem::Tensor* seen = s.tensor(view);
+    if (!base || !seen || base->shape.size() != 1 || seen->shape != std::vector<int64_t>{base->shape[0], 1}) continue;
+    bool only = true;
+    for (int c : s.consumers(v.base))
+      for (const auto& in : s.ops[static_cast<size_t>(c)].inputs)
+        if (in.is_tensor() && s.resolve(in.tensor).base == v.base && s.need(in.tensor).shape != seen->shape)
+          only = false;
+    if (only) s.decl_shape[v.base] = seen->shape;
+  }
+}
+
 }  // namespace
 
 Status pass_expand_ops(LowerState& s) {
@@ -496,6 +514,7 @@ Status pass_expand_ops(LowerState& s) {
     }
     s.cls[i] = OpClass::elementwise;
   }
+  declare_column_views(s);
   return ok_status();
 }
 
