@@ -53,7 +53,6 @@ def test_suite_is_large_enough():
 # KernelBench-shaped problems the extractor does not handle yet: the checklist of docs/benchmarks.md's
 # "kb suite plan" table. Strict: a fix makes its test pass unexpectedly, and the entry must go.
 KB_GAPS = {
-    "kb1_cumsum_exclusive": "aten::narrow is opaque",
     "kb3_mamba2_final_state": "its three- and four-operand einsums and aten::bitwise_not (~mask) are opaque",
     "kb3_mamba2_y": "its three- and four-operand einsums and aten::bitwise_not (~mask) are opaque",
 }
@@ -149,6 +148,12 @@ def test_scan_peepholes():
     exc = ir("scan_cumsum_exclusive")["ops"]
     assert [(o["op"], o["inputs"], o["attrs"]) for o in exc] == [
         ("cumsum", ["x"], {"dim": 1, "reverse": False, "exclusive": True})]
+    # KernelBench's own form (L1 #92): cumsum of cat([zeros, x]).narrow(dim, 0, n); the zeros
+    # come from zeros_like(x.select(...)), whose select and unsqueeze are left unused
+    kb = ir("kb1_cumsum_exclusive")["ops"]
+    assert [(o["op"], o["inputs"], o["attrs"]) for o in kb if o["op"] == "cumsum"] == [
+        ("cumsum", ["x"], {"dim": 1, "reverse": False, "exclusive": True})]
+    assert not [o for o in kb if o["op"] in ("cat", "slice", "opaque")], kb
 
 
 def test_multi_output_and_int_dtype():

@@ -165,6 +165,21 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    "cumsum_exclusive": '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        first = torch.zeros_like(x.select(1, 0).unsqueeze(1))
+        return torch.cumsum(torch.cat((first, x), dim=1).narrow(1, 0, x.size(1)), dim=1)
+
+def get_inputs():
+    return [torch.rand(4, 32)]
+
+def get_init_inputs():
+    return []
+''',
     "diag_matmul": '''
 import torch
 import torch.nn as nn

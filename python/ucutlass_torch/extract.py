@@ -600,7 +600,8 @@ def _opaque(tgt, node, fake, args: Dict[str, Any], why: str) -> Mapped:
 
 
 def _fold_scans(ops: List[OpRec], outputs: List[TensorRec]) -> List[OpRec]:
-    """cumsum(x) - x -> cumsum(exclusive); flip(d) -> cumsum(d) -> flip(d) -> cumsum(reverse)."""
+    """cumsum(x) - x and cumsum(cat([0, x]).narrow(0, n)) -> cumsum(exclusive);
+    flip(d) -> cumsum(d) -> flip(d) -> cumsum(reverse)."""
 
     def uses():
         u: Dict[int, List[OpRec]] = {}
@@ -635,9 +636,27 @@ def _fold_scans(ops: List[OpRec], outputs: List[TensorRec]) -> List[OpRec]:
                 ops.remove(sub)
                 changed = True
                 break
+            # exclusive, written out: cumsum(cat([zeros with 1 along dim, w], dim).narrow(dim, 0, n))
+            sl = prod.get(id(x)) if isinstance(x, TensorRec) else None
+            dim = op.attrs["dim"]
+            ct = prod.get(id(sl.inputs[0])) if sl is not None and sl.op == "slice" else None
+            if (not op.attrs.get("exclusive") and not op.attrs.get("reverse") and ct is not None and ct.op == "cat"
+                    and sl.attrs.get("dim") == dim and sl.attrs.get("start") == 0 and sl.attrs.get("step") == 1
+                    and ct.attrs.get("dim") == dim and len(ct.inputs) == 2
+                    and isinstance(ct.inputs[0], TensorRec) and ct.inputs[0].kind == "constant"
+                    and ct.inputs[0].extra.get("value") == 0 and ct.inputs[0].shape[dim] == 1
+                    and isinstance(ct.inputs[1], TensorRec) and ct.inputs[1].shape == y.shape
+                    and sl.attrs.get("end") == y.shape[dim]
+                    and len(u.get(id(x), [])) == 1 and len(u.get(id(sl.inputs[0]), [])) == 1
+                    and id(x) not in out_ids and id(sl.inputs[0]) not in out_ids):
+                op.inputs = [ct.inputs[1]]
+                op.attrs["exclusive"] = True
+                ops.remove(sl)
+                ops.remove(ct)
+                changed = True
+                break
             # reverse: x = flip(w, [dim]) used only here; y used only by flip(y, [dim])
             f1 = prod.get(id(x)) if isinstance(x, TensorRec) else None
-            dim = op.attrs["dim"]
             if (not op.attrs.get("reverse") and f1 is not None and f1.op == "flip" and f1.attrs.get("dims") == [dim]
                     and len(u.get(id(x), [])) == 1 and id(x) not in out_ids and len(users) == 1
                     and id(y) not in out_ids and users[0].op == "flip" and users[0].attrs.get("dims") == [dim]):

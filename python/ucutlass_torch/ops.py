@@ -476,6 +476,18 @@ def _slice(c: Call) -> Mapped:
     return Mapped("slice", [x], {"dim": d, "start": start, "end": max(end, start), "step": step}, 0)
 
 
+def _narrow(c: Call) -> Mapped:
+    """x.narrow(dim, start, length) is x[..., start:start + length] along dim: a slice."""
+    x = c.args["self"]
+    d = _norm_dim(c.args["dim"], len(x.info.shape))
+    n = x.info.shape[d]
+    start = c.args["start"]
+    if not isinstance(start, int):  # a 0-d tensor start: only its value at trace time is known
+        start = int(start)
+    start = start + n if start < 0 else start
+    return Mapped("slice", [x], {"dim": d, "start": start, "end": start + int(c.args["length"]), "step": 1}, 0)
+
+
 def _select(c: Call) -> Mapped:
     x = c.args["self"]
     d = _norm_dim(c.args["dim"], len(x.info.shape))
@@ -578,7 +590,7 @@ HANDLERS: Dict[str, Callable[[Call], Any]] = {
     "flatten": _flatten, "contiguous": _view("contiguous"), "clone": _view("clone"),
     "cat": _cat("cat"), "concat": _cat("cat"), "concatenate": _cat("cat"), "stack": _cat("stack"),
     "split": _split("split"), "split_with_sizes": _split("split"), "chunk": _split("chunk"),
-    "slice": _slice, "select": _select, "flip": _flip, "pad": _pad, "constant_pad_nd": _pad,
+    "slice": _slice, "narrow": _narrow, "select": _select, "flip": _flip, "pad": _pad, "constant_pad_nd": _pad,
     "masked_fill": _masked_fill, "tril": _trilu("tril"), "triu": _trilu("triu"),
     "gather": _gather("gather"), "index_select": _gather("index_select"),
 }
