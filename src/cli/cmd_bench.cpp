@@ -360,7 +360,7 @@ int run_bench(const BenchArgs& a) {
                       (oc.correct() || oc.fallback()) && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
                       oc.ceiling_eager() > 0 ? fmt::format("{:.2f}", oc.ceiling_eager()) : "-",
                       // the work its kernel stages do; the rest runs in torch stages
-                      !oc.correct() ? "-" : oc.kernel_share < 1 ? fmt::format("{:.0f}%", 100 * oc.kernel_share) : "100%",
+                      oc.correct() ? fmt::format("{:.0f}%", 100 * oc.kernel_share) : "-",
                       oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
                       oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "build/cache_gc.h"
 #include "memory/store.h"
@@ -52,10 +51,8 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
 }
 
 CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
-  std::vector<std::string> names;
-  for (const auto& e : search::strategy_entries()) names.push_back(e.name);
   return sub.add_option("--strategy", strategy, "what proposes the candidates: " + search::strategy_help())
-      ->check(CLI::IsMember(names))
+      ->check(CLI::IsMember(search::strategy_names()))
       ->capture_default_str()
       ->envname("UCUTLASS_STRATEGY");
 }

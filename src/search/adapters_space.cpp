@@ -329,11 +329,13 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
     // makes the rung pass where the fp32 reference's rounding fails the others.
     // A stage without configurations at the rung (p @ v has no f32x3s) takes the nearest rung
     // above it, so the program as a whole lands on the requested one.
-    int target = -1;
-    for (const auto& r : list)
-      if (r.candidate.is_gemm && r.candidate.rung >= rung && (target < 0 || r.candidate.rung < target))
-        target = r.candidate.rung;
-    if (cur.rung > rung) target = rung;
+    int target = rung;
+    if (cur.rung < rung) {
+      target = -1;
+      for (const auto& r : list)
+        if (r.candidate.is_gemm && r.candidate.rung >= rung && (target < 0 || r.candidate.rung < target))
+          target = r.candidate.rung;
+    }
     int best = -1, best_score = -1;
     for (size_t i = 0; i < list.size(); ++i) {
       const auto& o = list[i].candidate;

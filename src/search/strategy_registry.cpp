@@ -14,12 +14,17 @@ const std::vector<StrategyEntry>& strategy_entries() {
   return entries;
 }
 
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& e : strategy_entries()) names.push_back(e.name);
+  return names;
+}
+
 Result<std::unique_ptr<Strategy>> strategy_make(const std::string& name, const StrategyContext& ctx) {
-  std::string names;
-  for (const auto& e : strategy_entries()) {
+  for (const auto& e : strategy_entries())
     if (e.name == name) return e.make(ctx);
-    names += (names.empty() ? "" : ", ") + e.name;
-  }
+  std::string names;
+  for (const auto& n : strategy_names()) names += (names.empty() ? "" : ", ") + n;
   return make_error(ErrorCode::invalid_input, "unknown strategy '" + name + "'", "choose one of: " + names);
 }
 

@@ -38,6 +38,9 @@ const std::vector<StrategyEntry>& strategy_entries();
 // lists the registered ones.
 Result<std::unique_ptr<Strategy>> strategy_make(const std::string& name, const StrategyContext& ctx);
 
+// The registered names, in order, for option checks and messages.
+std::vector<std::string> strategy_names();
+
 // "builtin: ...; other: ..." for help texts.
 std::string strategy_help();
 
