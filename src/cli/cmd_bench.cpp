@@ -58,6 +58,7 @@ struct BenchArgs {
   int top_k = 8, lookahead = 0;
   double time_budget_min = 0;
   std::string match;
+  agent::AgentSettings agent;
 };
 
 // Whether a problem file's name, or its name without ".py", matches one of the comma-separated
@@ -191,6 +192,8 @@ int run_bench(const BenchArgs& a) {
   o.session.rules.stagnation = a.stagnation;
   o.seed = a.seed;
   o.strategy = a.strategy;
+  o.strategy_settings = agent::agent_settings_to_json(a.agent);
+  o.session.budget.tokens = a.agent.problem_tokens;
   o.top_k = a.top_k;
   o.policy = a.policy;
   o.out_dir = a.out;
@@ -321,6 +324,8 @@ int run_bench(const BenchArgs& a) {
     cost.compiled += rep.cost.compiled;
     cost.compile_s += rep.cost.compile_s;
     cost.gpu_s += rep.cost.gpu_s;
+    cost.tokens_in += rep.cost.llm.tokens_in;
+    cost.tokens_out += rep.cost.llm.tokens_out;
     html.problems.push_back({oc.name, oc.speedup_eager(), oc.compile_s > 0 ? oc.speedup_compile() : 0,
                              oc.frac_sol(), oc.status(), oc.best_name, oc.attempts,
                              oc.stop_reason, oc.best_so_far});
@@ -344,7 +349,8 @@ int run_bench(const BenchArgs& a) {
                              {"attempts", oc.attempts}, {"attempts_to_best", oc.attempts_to_best},
                              {"time_to_best_s", oc.time_to_best_s},
                              {"stop_reason", oc.stop_reason}, {"best", oc.best_name},
-                             {"reference_limited", oc.reference_limited}});
+                             {"reference_limited", oc.reference_limited}, {"tokens_in", oc.tokens_in},
+                             {"tokens_out", oc.tokens_out}, {"llm_cost_usd", oc.llm_cost_usd}});
   html.figures = report::headline_figures(h);
   // A simulated suite's files say so in their names, beside any real report in the same folder.
   const std::string stem = a.out + (synthetic ? "/simulated-" : "/");
@@ -364,6 +370,13 @@ int run_bench(const BenchArgs& a) {
                       oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
                       oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");
+  }
+  if (h.cost.tokens_in + h.cost.tokens_out > 0) {
+    // The LLM strategies' cost per problem, beside its attempts (docs/agent.md "What it costs").
+    md += "\n| problem | attempts | LLM tokens in | LLM tokens out | cost |\n|---|---:|---:|---:|---:|\n";
+    for (const auto& oc : outcomes)
+      md += fmt::format("| {} | {} | {} | {} | {} |\n", oc.name, oc.attempts, oc.tokens_in, oc.tokens_out,
+                        oc.llm_cost_usd > 0 ? fmt::format("${:.4f}", oc.llm_cost_usd) : "-");
   }
   if (st) st = fs_write_atomic(stem + "report.md", md);
   if (st) st = fs_write_atomic(a.html.empty() ? stem + "bench.html" : a.html, report::html_render(html));
@@ -396,6 +409,7 @@ CommandRun cmd_bench(CLI::App& sub) {
       ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);
   cli_add_strategy_option(sub, a->strategy);
+  cli_add_agent_options(sub, a->agent);
   sub.add_option("--eps", a->eps, "SOL proximity stop rule")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();

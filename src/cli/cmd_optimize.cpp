@@ -40,6 +40,7 @@ struct OptimizeArgs {
   bool plan = false, no_compile = false, emit_only = false, no_cache = false;
   std::string build_dir, compile_mode = "default";
   double eval_timeout_s = 120;
+  agent::AgentSettings agent;
 };
 
 // Runs a prepared search to its stop (Ctrl-C finishes the current record and still writes the
@@ -114,6 +115,14 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
       plan.compile = false;
       why += "; nvcc not found: kernels were emitted (.cu), not compiled";
     }
+    if (a.strategy != "builtin") {
+      // Another strategy plans by searching with the analytic model in place of the GPU: every
+      // candidate it proposes is checked and emitted (compiled when nvcc is here), never measured.
+      std::fprintf(stderr, "%s: searching with the %s strategy on the analytic model\n", why.c_str(), a.strategy.c_str());
+      auto run = search::ProblemRun::planned(std::make_shared<const search::PreparedProblem>(std::move(*prepared)), plan, o);
+      if (!run) return cli_fail("optimize", run.error());
+      return drive(**run);
+    }
     std::fprintf(stderr, "%s: planning\n", why.c_str());
     auto r = search::plan_problem(p, plan, o, why);
     if (!r) return cli_fail("optimize", r.error());
@@ -166,6 +175,8 @@ int run_optimize(const OptimizeArgs& a) {
   o.session.rules.stagnation = a.stagnation;
   o.seed = a.seed;
   o.strategy = a.strategy;
+  o.strategy_settings = agent::agent_settings_to_json(a.agent);
+  o.session.budget.tokens = a.agent.problem_tokens;
   o.top_k = a.top_k;
   o.policy = a.policy;
   o.profile = a.profile;
@@ -206,6 +217,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
       ->capture_default_str()->envname("UCUTLASS_POLICY");
   cli_add_profile_option(sub, a->profile);
   cli_add_strategy_option(sub, a->strategy);
+  cli_add_agent_options(sub, a->agent);
   sub.add_option("--eps", a->eps, "stop when t_best <= (1+eps)*t_SOL and beating eager (<0: off)")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/register.h"
 #include "build/cache_gc.h"
 #include "memory/store.h"
 #include "search/adapters_eval.h"
@@ -35,6 +36,7 @@ const std::vector<CommandSpec>& cli_commands() {
       {"export", "write a KernelBench solution (ModelNew) that runs a compiled kernel library", cmd_export},
       {"optimize", "search for a faster correct kernel for a problem", cmd_optimize},
       {"bench", "optimize a suite and print the headline figures", cmd_bench},
+      {"prompt", "print what the LLM agent would send a model first for a problem, with token counts", cmd_prompt},
       {"memory", "inspect, export and import the optimization memory", cmd_memory},
       {"cache", "show or clean the kernel cache (libraries, objects, candidate folders)", cmd_cache},
   };
@@ -55,6 +57,47 @@ CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
       ->check(CLI::IsMember(search::strategy_names()))
       ->capture_default_str()
       ->envname("UCUTLASS_STRATEGY");
+}
+
+void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& s) {
+  const std::string g = "LLM agent (--strategy llm|hybrid; docs/agent.md)";
+  sub.add_option("--llm", s.url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+      ->envname("OPENAI_BASE_URL")->group(g);
+  sub.add_option("--model", s.model, "model name the endpoint serves")->envname("UCUTLASS_LLM_MODEL")->group(g);
+  sub.add_option("--llm-key-env", s.key_env, "environment variable holding the API key (never logged)")
+      ->capture_default_str()->group(g);
+  sub.add_option("--agent-mode", s.mode, "flat (propose, check, compile, evaluate, feedback) or orchestrated "
+                 "(analyze, nominate, triage, implement, summarize)")
+      ->check(CLI::IsMember({"flat", "orchestrated"}))->capture_default_str()->group(g);
+  sub.add_option("--beam", s.beam, "programs kept as parents between iterations")->check(CLI::PositiveNumber)
+      ->capture_default_str()->group(g);
+  sub.add_option("--proposals", s.proposals, "programs asked for per iteration")->check(CLI::PositiveNumber)
+      ->capture_default_str()->group(g);
+  sub.add_option("--repairs", s.repairs, "times a reply without a usable program goes back with the diagnostics")
+      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+  sub.add_option("--tune", s.tune, "hybrid: configurations measured per program the model writes")
+      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+  sub.add_option("--llm-memory", s.memory, "memory lessons in prompts (true/false), to measure their effect")
+      ->capture_default_str()->group(g);
+  sub.add_option("--llm-tokens", s.problem_tokens, "token budget (in + out) per problem; 0: none")
+      ->capture_default_str()->group(g);
+  sub.add_option("--llm-suite-tokens", s.suite_tokens, "token budget (in + out) for the whole run; 0: none")
+      ->capture_default_str()->group(g);
+  sub.add_option("--llm-price-in", s.price_in, "USD per million prompt tokens (the cost column)")
+      ->capture_default_str()->group(g);
+  sub.add_option("--llm-price-out", s.price_out, "USD per million completion tokens")->capture_default_str()->group(g);
+  sub.add_option("--llm-temperature", s.temperature, "sampling temperature")->capture_default_str()->group(g);
+  sub.add_option("--llm-max-tokens", s.max_tokens, "tokens per reply")->capture_default_str()->group(g);
+  sub.add_option("--llm-timeout", s.timeout_s, "seconds per request")->capture_default_str()->group(g);
+  sub.add_option("--llm-retries", s.retries, "retries on 429, 5xx and transport errors (with backoff)")
+      ->capture_default_str()->group(g);
+  sub.add_flag("--llm-stream", s.stream, "stream replies (server-sent events)")->group(g);
+  sub.add_option("--replay", s.replay, "replay a recorded session (llm-cassette.jsonl) instead of calling a model")
+      ->group(g);
+  sub.add_flag("--replay-strict", s.replay_strict, "replay: a request that differs from the recording is an error")
+      ->group(g);
+  sub.add_option("--record", s.record, "where to record the session (default OUT/<problem>/llm-cassette.jsonl)")
+      ->group(g);
 }
 
 CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help) {
@@ -179,6 +222,7 @@ std::string cli_version_text() {
 }
 
 int cli_main(int argc, char** argv) {
+  agent::agent_register_strategies();  // before --strategy checks its names
   CLI::App app{"ucutlass: writes, checks and tunes CUTLASS kernels for PyTorch programs"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every command");

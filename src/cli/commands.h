@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/settings.h"
 #include "support/result.h"
 
 namespace CLI {
@@ -67,6 +68,9 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 // search/strategy_registry.h, checked at parse time; "builtin" by default.
 CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy);
 
+// The LLM agent's options of optimize and bench (agent/settings.h; docs/agent.md).
+void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& settings);
+
 // The conventions every command shares (docs/cli.md): the result store is `--db` (default: the
 // store UCUTLASS_STORE names, else the data folder's; no environment mirror of its own, so that a
 // simulated run never writes the user's store);
@@ -91,6 +95,7 @@ std::string cli_memory_path(const std::string& db, bool simulated, const std::st
 CommandRun cmd_version(CLI::App& sub);
 CommandRun cmd_optimize(CLI::App& sub);
 CommandRun cmd_bench(CLI::App& sub);
+CommandRun cmd_prompt(CLI::App& sub);
 CommandRun cmd_memory(CLI::App& sub);
 CommandRun cmd_cache(CLI::App& sub);
 CommandRun cmd_extract(CLI::App& sub);

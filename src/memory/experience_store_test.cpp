@@ -273,6 +273,12 @@ TEST(MemoryLearn, ImprovementsBecomeExperiencesAndTheBestAPrior) {
   EXPECT_DOUBLE_EQ(prior->speedup, 3.0);
   in.t_eager = 0.9e-3;  // nothing beat eager: no prior
   EXPECT_FALSE(memory_learn_prior(in));
+  // A strategy's own account of why (the LLM agent's summary) replaces the knob diff's lesson.
+  in.lessons[{"d", "f"}] = "fusing the bias saves a pass over the output";
+  exps = memory_learn_experiences(in);
+  ASSERT_EQ(exps.size(), 3u);
+  EXPECT_EQ(exps[1].lesson, "fusing the bias saves a pass over the output");
+  EXPECT_NE(exps[0].lesson, exps[1].lesson);
 }
 
 }  // namespace

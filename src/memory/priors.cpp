@@ -18,6 +18,9 @@ std::vector<Experience> memory_learn_experiences(const LearnInput& in) {
     }
     if (!best || a.time_s < best->time_s) best = &a;
   }
+  for (auto& e : out)
+    if (auto it = in.lessons.find({e.slow_hash, e.fast_hash}); it != in.lessons.end() && !it->second.empty())
+      e.lesson = it->second;
   if (first && best && first != best && first->time_s / best->time_s > kMinGain) {
     Experience whole = experience_make(in.key, in.problem, first->hash, first->config,
                                        first->time_s, best->hash, best->config, best->time_s);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct LearnInput {
   double t_eager = 0;
   double t_sol = 0;
   std::vector<MemoryAttempt> attempts;  // in evaluation order
+  // (slow hash, fast hash) -> why the fast one is faster, in the search strategy's words (the LLM
+  // agent's summaries): an experience of that pair keeps this lesson instead of the knob diff's.
+  std::map<std::pair<std::string, std::string>, std::string> lessons;
 };
 
 std::vector<Experience> memory_learn_experiences(const LearnInput& in);

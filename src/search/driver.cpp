@@ -28,8 +28,9 @@ std::string progress_line(const Attempt& a, const SearchState& s, int budget, do
   const std::string ceiling = t_sol_contract > 0 && s.baselines.eager_s > 0
                                   ? fmt::format(" of {:.2f}x", s.baselines.eager_s / t_sol_contract)
                                   : std::string();
-  std::string best = b ? fmt::format("best {:.2f}x{} {:3.0f}% SOL", b->speedup, ceiling, 100 * b->frac_sol)
-                       : std::string("best  none");
+  std::string best = !b                ? std::string("best  none")
+                     : b->speedup > 0 ? fmt::format("best {:.2f}x{} {:3.0f}% SOL", b->speedup, ceiling, 100 * b->frac_sol)
+                                      : fmt::format("best {:.4g} ms {:3.0f}% SOL", b->time_s * 1e3, 100 * b->frac_sol);
   std::string now = a.status == AttemptStatus::ok ? fmt::format("{:.4g} ms", a.time_s * 1e3)
                                                   : std::string(attempt_status_name(a.status));
   return fmt::format("[{:>3}/{}] {} | {} ({}) {}{}", a.index + 1, budget > 0 ? std::to_string(budget) : "-",
@@ -44,12 +45,23 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   if (opt_.memory) {
     auto seeds = memory::memory_seeds(*opt_.memory, key_);
     if (!seeds) return seeds.error();
-    trace_ = memory_apply_seeds(*seeds, space, bo);
+    seeds_ = std::move(*seeds);
+    trace_ = memory_apply_seeds(seeds_, space, bo);
   }
   bo.start_rung = std::max(bo.start_rung, analytic_rung());
   // The memory's lesson may predate a capability that passes lower: one probe there.
   if (trace_.start_rung > analytic_rung()) bo.probe_rung = analytic_rung();
-  auto strategy = strategy_make(opt_.strategy, StrategyContext{space, bo});
+  StrategyContext ctx{space, bo};
+  ctx.problem = prepared_.get();
+  ctx.hw = prepared_ ? &hw_ : nullptr;
+  ctx.memory = opt_.memory ? &seeds_ : nullptr;
+  ctx.settings = &opt_.strategy_settings;
+  ctx.out_dir = out_dir();
+  ctx.profile = opt_.profile;
+  ctx.t_sol_contract = t_sol_contract_;
+  ctx.measured = measured_;
+  if (auto st = fs_mkdirs(out_dir()); !st) return st;
+  auto strategy = strategy_make(opt_.strategy, ctx);
   if (!strategy) return strategy.error();
   strategy_ = std::move(*strategy);
   const std::string jpath = out_dir() + "/attempts.jsonl";
@@ -138,6 +150,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
     gpu_note = "GPU '" + *gpu + "' is not in the hardware table: SOL and ranking assume " + hw.name;
   }
   const sol::SolBound& bound = sol.reference();
+  r->hw_ = hw;
   r->key_ = pipeline_memory_key(problem->lowered.program, hw.name, opt.policy);
   space::SpaceOptions so;
   so.policy = problem->policy;
@@ -183,6 +196,61 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   return r;
 }
 
+namespace {
+
+// The analytic model's estimate in place of a measurement (ProblemRun::planned).
+class AnalyticEvaluator final : public Evaluator {
+ public:
+  Baselines baselines() override { return {}; }
+  EvalOutcome evaluate(const Candidate& c, const CompileOutcome&) override {
+    EvalOutcome e;
+    if (c.predicted_s > 0) {
+      e.status = AttemptStatus::ok;
+      e.time_s = c.predicted_s;
+      e.message = "analytic estimate; nothing was measured";
+    } else {
+      e.status = AttemptStatus::rejected;
+      e.message = "the analytic model has no estimate for this program; nothing was measured";
+    }
+    return e;
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ProblemRun>> ProblemRun::planned(std::shared_ptr<const PreparedProblem> problem,
+                                                        const PlanOptions& plan, const DriverOptions& opt) {
+  std::unique_ptr<ProblemRun> r(new ProblemRun());
+  r->opt_ = opt;
+  r->opt_.memory = nullptr;  // estimates are not measurements: nothing to learn from
+  r->name_ = problem->name;
+  r->prepared_ = problem;
+  r->hw_ = problem->hw;
+  r->measured_ = false;
+  r->key_ = pipeline_memory_key(problem->lowered.program, problem->hw.name, opt.policy);
+  space::SpaceOptions so;
+  so.policy = problem->policy;
+  auto space = RealSpace::create(problem->lowered.program, problem->hw, so);
+  if (!space) return space.error();
+  r->real_space_ = space->get();
+  r->space_ = std::move(*space);
+  RealCompilerOptions co;
+  co.root = plan.build_root;
+  co.use_cache = plan.use_cache;
+  co.emit_only = !plan.compile;
+  co.input_name = problem->source;
+  r->compiler_ = std::make_unique<RealCompiler>(co, plan.compile ? build::build_nvcc_compiler() : nullptr);
+  r->evaluator_ = std::make_unique<AnalyticEvaluator>();
+  r->tf32_bound_ = pipeline_tf32_bound(*problem, opt.profile);
+  r->t_sol_contract_ = pipeline_sol_contract(problem->sol, r->tf32_bound_);
+  r->note_ = fmt::format("planned with the {} strategy on {} (assumed; no GPU): times are the analytic model's "
+                         "estimates, nothing was measured",
+                         opt.strategy, problem->hw.name);
+  if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->steady_, problem->t_sol(), 1); !st)
+    return st.error();
+  return r;
+}
+
 std::vector<eval::RunRecord> ProblemRun::records() const {
   return real_evaluator_ ? real_evaluator_->records() : std::vector<eval::RunRecord>{};
 }
@@ -202,6 +270,8 @@ RunReport ProblemRun::report() const {
   r.cost = session_->cost();
   r.note = note_;
   r.simulated = simulated_;
+  r.measured = measured_;
+  for (const auto& n : strategy_->notes()) r.note += "; " + n;
   if (trace_.priors_applied > 0)
     r.note += fmt::format("; memory: {} prior{} applied", trace_.priors_applied, trace_.priors_applied == 1 ? "" : "s");
   if (trace_.start_rung > analytic_rung())
@@ -234,7 +304,7 @@ Status ProblemRun::finish() {
       out.best = b->cand;
       out.cu_path = b->cu_path;
       out.so_path = b->so_path;
-      out.export_model = true;
+      out.export_model = measured_;
     }
     const ProblemOutcome outcome = run_report_outcome(r);
     if (outcome.fallback()) out.fallback_reason = outcome.fallback_reason();
@@ -255,13 +325,14 @@ Status ProblemRun::finish() {
         !s)
       return s;
   }
-  if (opt_.memory) {
+  if (opt_.memory && measured_) {
     // A suite finishes its problems side by side (their model_new.py exports run in Python);
     // they share one memory database.
     static std::mutex memory_mu;
     std::lock_guard<std::mutex> lock(memory_mu);
-    auto n = memory::memory_learn(*opt_.memory,
-                                  memory_learn_input(r.state, key_, name_, r.t_sol, trace_));
+    memory::LearnInput learn = memory_learn_input(r.state, key_, name_, r.t_sol, trace_);
+    for (const auto& l : strategy_->lessons()) learn.lessons[{l.slow_hash, l.fast_hash}] = l.text;
+    auto n = memory::memory_learn(*opt_.memory, learn);
     if (!n) return n.error();
   }
   return ok_status();

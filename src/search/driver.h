@@ -38,6 +38,7 @@ struct DriverOptions {
   bool resume = false;
   int lookahead = 0;                   // candidates compiling ahead per problem; 0: auto
   std::string strategy = "builtin";    // a name in strategy_registry.h
+  nlohmann::json strategy_settings = nlohmann::json::object();  // StrategyContext::settings
   memory::MemoryDb* memory = nullptr;  // null: no seeding, no learning
   FILE* progress = nullptr;            // live progress line; null: quiet
 };
@@ -63,6 +64,13 @@ class ProblemRun {
   // report decides the hardware row of the ranking and the SOL bound (calibrated if stored).
   static Result<std::unique_ptr<ProblemRun>> real(std::shared_ptr<const PreparedProblem> problem,
                                                   const RealRunSetup& setup, const DriverOptions& opt);
+
+  // Planning with a strategy (no GPU, or --plan with a strategy other than the built-in one's plan):
+  // the same search, but every candidate is only checked and emitted (compiled when `compile`),
+  // and the analytic ranking's estimate stands in for its time. Nothing is measured: the report
+  // says so (RunReport::measured false), no model_new.py is written, the memory learns nothing.
+  static Result<std::unique_ptr<ProblemRun>> planned(std::shared_ptr<const PreparedProblem> problem,
+                                                     const PlanOptions& plan, const DriverOptions& opt);
 
   SearchSession& session() { return *session_; }
   const std::string& name() const { return name_; }
@@ -101,6 +109,9 @@ class ProblemRun {
   RealSpace* real_space_ = nullptr;
   RealEvaluator* real_evaluator_ = nullptr;
   std::unique_ptr<Strategy> strategy_;
+  memory::MemorySeeds seeds_;    // what the memory retrieved (StrategyContext::memory)
+  sol::HwSpec hw_;               // real problems: the hardware row the ranking uses
+  bool measured_ = true;         // false: the analytic evaluator (planning with a strategy)
   std::unique_ptr<FileJournal> journal_;
   std::unique_ptr<SearchSession> session_;
 };

@@ -53,6 +53,8 @@ struct ProblemOutcome {
   std::string best_name;
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
+  long long tokens_in = 0, tokens_out = 0;  // the strategy's LLM usage (zero without one)
+  double llm_cost_usd = 0;
 
   // A correct kernel was found (it may still be slower than eager).
   bool kernel_found() const { return failure.empty() && best_s > 0; }

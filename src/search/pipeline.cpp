@@ -326,7 +326,9 @@ Status pipeline_write_report(const std::string& dir, const RunReport& r, const n
   nlohmann::json j = run_report_json(r);
   for (auto it = extra_json.begin(); it != extra_json.end(); ++it) j[it.key()] = *it;
   if (auto st = fs_write_atomic(dir + "/report.json", j.dump(2) + "\n"); !st) return st;
-  if (r.measured) return fs_write_atomic(dir + "/report.md", run_report_markdown(r) + extra_md);
+  // A search on the analytic model (a strategy planning without a GPU) has attempts to show.
+  if (r.measured || !r.state.attempts.empty())
+    return fs_write_atomic(dir + "/report.md", run_report_markdown(r) + extra_md);
   // A plan has no baselines, attempts or stop reason: say so instead of printing zeros.
   std::string md = fmt::format("# ucutlass optimize: {} (plan)\n\n**{}.** The candidates below are ranked by the "
                                "analytic model; no time in this report was measured.\n\n",

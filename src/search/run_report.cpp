@@ -27,6 +27,9 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   p.attempts = static_cast<int>(r.state.attempts.size());
   p.stop_reason = stop_reason_name(r.stop);
   p.best_so_far = run_report_best_so_far(r.state);
+  p.tokens_in = r.cost.llm.tokens_in;
+  p.tokens_out = r.cost.llm.tokens_out;
+  p.llm_cost_usd = r.cost.llm.cost_usd;
   if (const Attempt* b = r.state.best_attempt()) {
     p.best_s = b->time_s;
     p.best_name = b->cand.name;
@@ -102,7 +105,9 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"stop_reason", stop_reason_name(r.stop)},
           {"cost",
            {{"wall_s", r.cost.wall_s}, {"compiled", r.cost.compiled}, {"compile_s", r.cost.compile_s},
-            {"gpu_s", r.cost.gpu_s}, {"replayed", r.cost.replayed}, {"dropped", r.cost.dropped}, {"tokens", r.cost.tokens}}}};
+            {"gpu_s", r.cost.gpu_s}, {"replayed", r.cost.replayed}, {"dropped", r.cost.dropped}, {"tokens", r.cost.tokens},
+            {"tokens_in", r.cost.llm.tokens_in}, {"tokens_out", r.cost.llm.tokens_out},
+            {"llm_requests", r.cost.llm.requests}, {"llm_cost_usd", r.cost.llm.cost_usd}}}};
 }
 
 std::string run_report_markdown(const RunReport& r) {
@@ -115,12 +120,16 @@ std::string run_report_markdown(const RunReport& r) {
   s += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile,
                    r.gpu.empty() ? "unknown" : r.gpu);
   s += run_report_sol_line(r);
-  s += fmt::format("- PyTorch eager: {:.4g} ms; torch.compile: {}\n", r.state.baselines.eager_s * 1e3,
+  s += fmt::format("- PyTorch eager: {}; torch.compile: {}\n",
+                   r.state.baselines.eager_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.eager_s * 1e3)
+                                                 : std::string("not measured"),
                    r.state.baselines.compile_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.compile_s * 1e3)
                                                    : std::string("not measured"));
   if (const Attempt* b = r.state.best_attempt())
-    s += fmt::format("- best: `{}` {:.4g} ms, {:.2f}x over eager, {:.0f}% of SOL (attempt {}{}){}\n",
-                     b->cand.name, b->time_s * 1e3, b->speedup, 100 * b->frac_sol, b->index + 1,
+    s += fmt::format("- best: `{}` {:.4g} ms, {} over eager, {:.0f}% of SOL (attempt {}{}){}\n",
+                     b->cand.name, b->time_s * 1e3,
+                     b->speedup > 0 ? fmt::format("{:.2f}x", b->speedup) : std::string("unknown"),
+                     100 * b->frac_sol, b->index + 1,
                      b->at_s > 0 ? fmt::format(", {:.0f} s into the search", b->at_s) : "",
                      b->speedup > 0 && b->speedup < 1 ? "; slower than PyTorch eager: keep PyTorch" : "");
   else
@@ -131,6 +140,9 @@ std::string run_report_markdown(const RunReport& r) {
                    "{} dropped unevaluated (below a raised precision floor, or summing like a mismatched kernel)\n\n",
                    r.simulated ? " (modelled on the model's clock; nothing compiled or ran)" : "", r.cost.wall_s,
                    r.cost.compiled, r.cost.compile_s, r.cost.gpu_s, r.cost.replayed, r.cost.dropped);
+  if (r.cost.llm.requests > 0)
+    s += fmt::format("- LLM: {} requests, {} tokens in / {} out{}\n\n", r.cost.llm.requests, r.cost.llm.tokens_in,
+                     r.cost.llm.tokens_out, r.cost.llm.cost_usd > 0 ? fmt::format(", ${:.4f}", r.cost.llm.cost_usd) : "");
   s += "| # | candidate | origin | status | time ms | speedup | % SOL |\n|---|---|---|---|---|---|---|\n";
   for (const auto& a : r.state.attempts) {
     bool ok = a.status == AttemptStatus::ok;

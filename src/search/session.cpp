@@ -227,6 +227,7 @@ SessionCost SearchSession::cost() const {
   SessionCost c = cost_;
   c.wall_s = clock_.now_s() - start_s_;
   c.tokens = strategy_.tokens();
+  c.llm = strategy_.usage();
   return c;
 }
 

@@ -53,7 +53,8 @@ struct SessionCost {
   double gpu_s = 0;
   int replayed = 0;        // attempts taken from the journal on resume
   int dropped = 0;         // candidates compiled ahead but dropped before evaluation (no attempt)
-  long long tokens = 0;
+  long long tokens = 0;     // in + out (Budget::tokens)
+  LlmUsage llm;            // the strategy's LLM usage (zero without one)
 };
 
 class SearchSession {

@@ -25,6 +25,20 @@ struct SearchState {
   const Attempt* best_attempt() const { return best ? &attempts[*best] : nullptr; }
 };
 
+// LLM cost of a strategy: tokens as the endpoint reported them (estimated as ceil(chars / 4) where
+// it reported none), requests sent (retries excluded) and the price the user configured.
+struct LlmUsage {
+  long long tokens_in = 0, tokens_out = 0;
+  int requests = 0;
+  double cost_usd = 0;
+};
+
+// One slow -> fast pair with the reason the faster one is faster.
+struct StrategyLesson {
+  std::string slow_hash, fast_hash;
+  std::string text;
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -34,8 +48,18 @@ class Strategy {
   virtual std::optional<Candidate> propose(const SearchState& state) = 0;
   // One result, in attempt order (also for results replayed from the journal on --resume).
   virtual void observe(const Attempt& attempt, const SearchState& state) = 0;
-  // LLM tokens used so far (in + out); 0 for strategies without an LLM.
-  virtual long long tokens() const { return 0; }
+  // What the strategy's LLM cost so far (zero for strategies without one).
+  virtual LlmUsage usage() const { return {}; }
+  // LLM tokens used so far (in + out): what Budget::tokens limits.
+  long long tokens() const {
+    const LlmUsage u = usage();
+    return u.tokens_in + u.tokens_out;
+  }
+  // Why a measured improvement helped, in the strategy's words (the LLM agent's Summarize step):
+  // the memory stores these as the lessons of its slow -> fast experiences.
+  virtual std::vector<StrategyLesson> lessons() const { return {}; }
+  // Lines for the report about how the strategy worked (requests, repairs, rejected replies).
+  virtual std::vector<std::string> notes() const { return {}; }
   // Whether a candidate proposed earlier (compiling ahead, not yet evaluated) is still worth an
   // attempt given everything observed since: the session drops the ones that are not (they
   // cost no attempt). The built-in strategy drops candidates below a raised precision floor and

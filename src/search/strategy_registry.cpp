@@ -2,8 +2,10 @@
 
 namespace ucut::search {
 
-const std::vector<StrategyEntry>& strategy_entries() {
-  static const std::vector<StrategyEntry> entries = {
+namespace {
+
+std::vector<StrategyEntry>& registry() {
+  static std::vector<StrategyEntry> entries = {
       {"builtin",
        "the built-in search: SOL-ranked configurations, refinement around the best, the precision ladder "
        "(no LLM)",
@@ -13,6 +15,19 @@ const std::vector<StrategyEntry>& strategy_entries() {
   };
   return entries;
 }
+
+}  // namespace
+
+void strategy_register(StrategyEntry entry) {
+  for (auto& e : registry())
+    if (e.name == entry.name) {
+      e = std::move(entry);
+      return;
+    }
+  registry().push_back(std::move(entry));
+}
+
+const std::vector<StrategyEntry>& strategy_entries() { return registry(); }
 
 std::vector<std::string> strategy_names() {
   std::vector<std::string> names;

@@ -1,7 +1,9 @@
 // Strategies chosen at run time by name (`--strategy NAME` in optimize and bench): the driver
 // builds whichever one is asked for through this registry and sees only the Strategy interface
 // (strategy.h). A new strategy is a new source file with its factory, and one row in
-// strategy_registry.cpp's table; nothing in the driver, the session or the reports changes.
+// strategy_registry.cpp's table, or (for a module above search/, such as the LLM agent in
+// src/agent/) one strategy_register() call at start-up; nothing in the driver, the session or the
+// reports changes.
 #pragma once
 
 #include <functional>
@@ -9,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "memory/priors.h"
 #include "search/builtin_strategy.h"
 #include "search/interfaces.h"
+#include "search/pipeline.h"
 #include "search/strategy.h"
 #include "support/result.h"
 
@@ -21,6 +27,19 @@ namespace ucut::search {
 struct StrategyContext {
   SearchSpace& space;
   const BuiltinOptions& builtin;
+  // Real problems: the prepared problem (source, IR, SOL report, lowered program) and the hardware
+  // row the ranking uses; null on the synthetic surface.
+  const PreparedProblem* problem = nullptr;
+  const sol::HwSpec* hw = nullptr;
+  // What the memory retrieved for this problem (priors and experiences); null: memory off.
+  const memory::MemorySeeds* memory = nullptr;
+  // The strategy's own settings (DriverOptions::strategy_settings; the CLI fills them).
+  const nlohmann::json* settings = nullptr;
+  std::string out_dir;         // out/<problem>/: where a strategy may keep its own logs
+  std::string profile = "default";
+  double t_sol_contract = 0;   // RunReport::t_sol_contract (0: unknown)
+  // False when the evaluator is the analytic model (planning without a GPU): times are estimates.
+  bool measured = true;
 };
 
 using StrategyFactory = std::function<Result<std::unique_ptr<Strategy>>(const StrategyContext&)>;
@@ -30,6 +49,9 @@ struct StrategyEntry {
   std::string help;  // one line for --help and the error listing the choices
   StrategyFactory make;
 };
+
+// Adds (or replaces, by name) a strategy: modules above search/ register theirs at start-up.
+void strategy_register(StrategyEntry entry);
 
 // Every registered strategy, the default ("builtin") first.
 const std::vector<StrategyEntry>& strategy_entries();

@@ -104,7 +104,11 @@ if [ "$set_name" = core ]; then
   expect 2 "unknown option '--bogus'; unexpected argument 'extra'; unknown option '--jsn' (did you mean '--json'?)" -- \
     "$bin" check "$P/wrap.ucut" --bogus extra --jsn
   expect 2 "unknown GPU 'h20'; did you mean 'h200'?" -- "$bin" sol "$D/gemm_square.json" --gpu h20
-  expect 2 "--strategy: llm not in {builtin}" -- "$bin" optimize synthetic --strategy llm --no-memory --out "$work/strategy"
+  expect 2 "--strategy: magic not in {builtin,llm,hybrid}" -- "$bin" optimize synthetic --strategy magic --no-memory --out "$work/strategy"
+  # The LLM agent: a problem it cannot show a model, and a run without an endpoint (docs/agent.md).
+  expect 1 "the LLM agent needs a real problem" -- "$bin" optimize synthetic --strategy llm --no-memory --out "$work/strategy"
+  expect 1 "OPENAI_BASE_URL" -- env -u OPENAI_BASE_URL UCUTLASS_NO_GPU=1 "$bin" optimize "$D/gemm_square.json" \
+    --strategy llm --no-compile --no-memory --out "$work/strategy"
   expect 2 "is required" -- "$bin" compile "$P/wrap.ucut"
   expect 0 "ucutlass 0.1.0" -- "$bin" --version
   expect 0 "ucutlass 0.1.0" -- "$bin" -V

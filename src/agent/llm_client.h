@@ -1,0 +1,80 @@
+// The LLM agent's model client: chat completions from an OpenAI-compatible server (OpenAI itself,
+// vLLM, SGLang, llama.cpp, Ollama's /v1, ...). The agent sees only the LlmClient interface, so a
+// session can be recorded to a cassette and replayed without a server (cassette.h), and tests can
+// script the server (fake_openai_server.h).
+//
+// What the OpenAI client does for the agent: it retries what is worth retrying (429, 5xx,
+// transport errors, timeouts) with exponential backoff or the server's Retry-After, fails at once
+// on the other 4xx, checks the reply is a usable completion, reports token counts (estimated when
+// the server sends no usage), and keeps the API key out of everything it returns: errors, replies
+// and describe() all pass through redact().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/http.h"
+#include "support/result.h"
+
+namespace ucut::agent {
+
+struct ChatMessage {
+  std::string role;     // system, user, assistant
+  std::string content;
+};
+
+struct ChatRequest {
+  std::vector<ChatMessage> messages;
+  double temperature = 0.2;
+  int max_tokens = 4096;
+  // "propose", "repair", "analyze", "summarize": journaled in the cassette, not sent.
+  std::string purpose;
+};
+
+struct ChatReply {
+  std::string content;
+  long long tokens_in = 0, tokens_out = 0;
+  bool tokens_estimated = false;  // the server sent no usage: ceil(characters / 4) each way
+  std::string finish_reason;      // stop, length, ...
+  int tries = 1;                  // requests sent, retries included
+  double seconds = 0;             // wall time, backoff sleeps included
+};
+
+class LlmClient {
+ public:
+  virtual ~LlmClient() = default;
+  virtual Result<ChatReply> chat(const ChatRequest& r) = 0;
+  // "model M at URL": for logs and reports; never the key.
+  virtual std::string describe() const = 0;
+};
+
+struct OpenAiOptions {
+  // e.g. http://127.0.0.1:8000/v1; "/chat/completions" is appended, and a URL already ending in
+  // /chat/completions is used as is.
+  std::string base_url;
+  std::string model;
+  std::string api_key;       // may be empty (local servers): then no Authorization header
+  int max_retries = 4;       // retries after the first try
+  double backoff_s = 1.0;    // sleep before retry i: backoff_s * 2^i, capped at backoff_max_s,
+  double backoff_max_s = 30; // or the server's Retry-After when it sends one
+  double timeout_s = 300;    // per request
+  bool stream = false;       // ask for server-sent events (long generations behind proxies)
+  uint64_t seed = 0;         // sent as "seed" when nonzero
+  std::function<void(double seconds)> sleep;  // null: real sleep; tests pass a recorder
+};
+
+// Every occurrence of `secret` in `text` replaced by "***" (text unchanged when secret is empty).
+std::string redact(const std::string& text, const std::string& secret);
+
+// Fills unset fields from the environment: base_url from OPENAI_BASE_URL (else an invalid_input
+// error naming --llm and OPENAI_BASE_URL), api_key from OPENAI_API_KEY, model from
+// UCUTLASS_LLM_MODEL or OPENAI_MODEL (else an error naming --model).
+Result<OpenAiOptions> openai_options_resolve(OpenAiOptions o);
+
+// The client for a resolved endpoint; `http` is normally http_client_curl().
+std::unique_ptr<LlmClient> openai_client(OpenAiOptions o, std::unique_ptr<HttpClient> http);
+
+}  // namespace ucut::agent

@@ -1,0 +1,365 @@
+#include "agent/llm_strategy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+
+#include "dsl/dsl.h"
+#include "sol/program_estimate.h"
+#include "support/diagnostics.h"
+
+namespace ucut::agent {
+
+namespace {
+
+std::atomic<long long> g_suite_tokens{0};
+
+std::string first_lines(const std::string& s, size_t max_chars) {
+  return s.size() <= max_chars ? s : s.substr(0, max_chars) + " ...";
+}
+
+}  // namespace
+
+long long agent_suite_tokens() { return g_suite_tokens.load(); }
+
+LlmStrategy::LlmStrategy(search::SearchSpace& space, AgentProblem problem, AgentSettings settings,
+                         std::unique_ptr<LlmClient> client)
+    : space_(space), problem_(std::move(problem)), settings_(std::move(settings)), client_(std::move(client)) {
+  floor_ = problem_.start_rung;
+}
+
+void LlmStrategy::log(nlohmann::json entry) {
+  if (problem_.log_path.empty()) return;
+  if (FILE* f = std::fopen(problem_.log_path.c_str(), "a")) {
+    std::fprintf(f, "%s\n", entry.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::fclose(f);
+  }
+}
+
+bool LlmStrategy::fresh(const search::Candidate& c, const search::SearchState& state) const {
+  return !c.hash.empty() && !state.proposed.count(c.hash) && !outstanding_.count(c.hash);
+}
+
+bool LlmStrategy::still_wanted(const search::Candidate& c, const search::SearchState&) const {
+  // Below a raised precision floor: its lifted twin is queued instead (observe).
+  const bool wanted = c.rung >= floor_;
+  if (!wanted) outstanding_.erase(c.hash);
+  return wanted;
+}
+
+std::vector<std::string> LlmStrategy::notes() const {
+  std::vector<std::string> out;
+  out.push_back(fmt::format("{} agent ({}{}): {} request{}, {} repair{}, {} unusable repl{}, {} tokens in / {} out{}",
+                            name(), settings_.mode, settings_.replay.empty() ? "" : ", replayed from a cassette",
+                            exchanges_, exchanges_ == 1 ? "" : "s", repairs_, repairs_ == 1 ? "" : "s", unusable_,
+                            unusable_ == 1 ? "y" : "ies", usage_.tokens_in, usage_.tokens_out,
+                            usage_.cost_usd > 0 ? fmt::format(", ${:.4f}", usage_.cost_usd) : ""));
+  if (!stopped_.empty()) out.push_back("the model was asked no more: " + stopped_);
+  return out;
+}
+
+LlmStrategy::Sent LlmStrategy::send(std::vector<ChatMessage> messages, const std::string& purpose) {
+  Sent out;
+  if (!stopped_.empty()) return out;
+  const long long mine = usage_.tokens_in + usage_.tokens_out;
+  if (settings_.problem_tokens > 0 && mine >= settings_.problem_tokens) {
+    stopped_ = fmt::format("the problem's token budget ({}) is spent", settings_.problem_tokens);
+    return out;
+  }
+  if (settings_.suite_tokens > 0 && g_suite_tokens.load() >= settings_.suite_tokens) {
+    stopped_ = fmt::format("the suite's token budget ({}) is spent", settings_.suite_tokens);
+    return out;
+  }
+  ChatRequest req;
+  req.messages = std::move(messages);
+  req.temperature = settings_.temperature;
+  req.max_tokens = settings_.max_tokens;
+  req.purpose = purpose;
+  auto r = client_->chat(req);
+  ++exchanges_;
+  ++usage_.requests;
+  nlohmann::json entry = {{"n", exchanges_}, {"iteration", iteration_}, {"purpose", purpose}};
+  if (!r) {
+    entry["error"] = r.error().render();
+    log(entry);
+    // The client retried what can be retried: the endpoint is gone for this problem.
+    stopped_ = "the LLM endpoint failed: " + r.error().render();
+    out.error = r.error();
+    return out;
+  }
+  usage_.tokens_in += r->tokens_in;
+  usage_.tokens_out += r->tokens_out;
+  g_suite_tokens += r->tokens_in + r->tokens_out;
+  usage_.cost_usd = (static_cast<double>(usage_.tokens_in) * settings_.price_in +
+                     static_cast<double>(usage_.tokens_out) * settings_.price_out) / 1e6;
+  entry["tokens_in"] = r->tokens_in;
+  entry["tokens_out"] = r->tokens_out;
+  entry["finish_reason"] = r->finish_reason;
+  entry["reply_chars"] = r->content.size();
+  log(entry);
+  out.reply = std::move(*r);
+  return out;
+}
+
+std::string LlmStrategy::floor_text(const std::string& program_text) const {
+  auto checked = dsl::dsl_compile(SourceFile{"program.ucut", program_text});
+  if (!checked.program) return "";
+  auto est = sol::sol_program_estimate(problem_.hw, *checked.program, problem_.policy);
+  return sol::sol_program_render(est, problem_.brief.t_sol);
+}
+
+ProgramBrief LlmStrategy::brief_of(const search::Attempt& a) const {
+  return ProgramBrief{a.cand.name, a.cand.program, a.time_s, floor_text(a.cand.program)};
+}
+
+PromptInputs LlmStrategy::inputs(const search::SearchState& state, const std::string& parent_text,
+                                 const std::string& task) {
+  PromptInputs in;
+  in.problem = problem_.brief;
+  if (state.baselines.eager_s > 0) in.problem.eager_s = state.baselines.eager_s;
+  in.measured = problem_.measured;
+  const search::Attempt* parent = nullptr;
+  for (const auto& a : state.attempts)
+    if (a.status == search::AttemptStatus::ok && a.cand.program == parent_text && (!parent || a.time_s < parent->time_s))
+      parent = &a;
+  if (parent) in.current = brief_of(*parent);
+  else in.current = ProgramBrief{"lowered", parent_text, 0, floor_text(parent_text)};
+  if (const search::Attempt* b = state.best_attempt()) in.best = brief_of(*b);
+  const size_t n = state.attempts.size();
+  for (size_t i = n > static_cast<size_t>(settings_.recent) ? n - settings_.recent : 0; i < n; ++i) {
+    const auto& a = state.attempts[i];
+    AttemptBrief ab;
+    ab.index = a.index + 1;
+    ab.name = a.cand.name;
+    ab.origin = a.cand.origin;
+    if (auto it = idea_by_hash_.find(a.cand.hash); it != idea_by_hash_.end()) ab.idea = it->second;
+    ab.status = search::attempt_status_name(a.status);
+    ab.time_s = a.time_s;
+    ab.detail = first_lines(a.message, 600);
+    in.recent.push_back(std::move(ab));
+  }
+  if (settings_.memory)
+    for (size_t i = 0; i < problem_.lessons.size() && static_cast<int>(i) < settings_.experiences; ++i)
+      in.lessons.push_back(problem_.lessons[i]);
+  in.task = task;
+  return in;
+}
+
+std::vector<search::Candidate> LlmStrategy::candidates_of(const dsl::Program& p, const std::string& origin) {
+  space::SpaceOptions so;
+  so.policy = problem_.policy;
+  so.keep_explicit = true;
+  auto sp = search::RealSpace::create(p, problem_.hw, so);
+  if (!sp) return {};
+  auto ranked = (*sp)->ranked(settings_.hybrid ? settings_.tune : 1, floor_);
+  const size_t index = spaces_.size();
+  spaces_.push_back(std::move(*sp));
+  for (auto& c : ranked) {
+    c.origin = settings_.hybrid && &c != &ranked.front() ? "hybrid" : origin;
+    // The configuration name says how the program is configured, not what it computes: a model's
+    // program gets its program hash's first hex digits too, so reports tell rewrites apart.
+    c.name += "~" + c.hash.substr(0, 6);
+    space_by_hash_[c.hash] = index;
+  }
+  return ranked;
+}
+
+bool LlmStrategy::ask_program(const search::SearchState& state, const std::string& parent_text, const std::string& idea) {
+  const std::string task = idea.empty() ? task_propose() : task_implement(idea);
+  auto messages = prompt_messages(prompt_parts(inputs(state, parent_text, task)));
+  const std::string origin = idea.empty() ? "llm" : "llm-plan";
+  int repairs_left = settings_.repairs, requests_left = 2;
+  std::string purpose = idea.empty() ? "propose" : "implement";
+  while (true) {
+    Sent sent = send(messages, purpose);
+    if (!sent.reply) return false;
+    const std::string& content = sent.reply->content;
+    ExtractedReply ex = reply_extract(content);
+    std::string problem_found;
+    if (!ex.program && ex.request && requests_left-- > 0) {
+      std::string doc;
+      if (*ex.request == "reference") doc = language_full();
+      else if (auto e = example_text(ex.request->substr(8))) doc = "```ucut\n" + *e + "```";
+      else {
+        std::string names;
+        for (const auto& n : example_names()) names += (names.empty() ? "" : ", ") + n;
+        doc = "There is no example '" + ex.request->substr(8) + "'. Examples: " + names + ".";
+      }
+      ++requests_served_;
+      messages.push_back({"assistant", content});
+      messages.push_back({"user", doc + "\n\nNow reply as the rules say: reasoning, then one whole program."});
+      purpose = "request";
+      log({{"n", exchanges_}, {"outcome", "request"}, {"request", *ex.request}});
+      continue;
+    }
+    auto accepted = reply_accept(ex, problem_.base);
+    if (accepted) {
+      auto cands = candidates_of(*accepted, origin);
+      std::vector<search::Candidate> fresh_ones;
+      for (auto& c : cands)
+        if (fresh(c, state)) fresh_ones.push_back(std::move(c));
+      if (!fresh_ones.empty()) {
+        const std::string why = idea.empty() ? first_sentence(ex.reasoning) : idea;
+        for (auto& c : fresh_ones) {
+          idea_by_hash_[c.hash] = why;
+          queue_.push_back(std::move(c));
+        }
+        log({{"n", exchanges_}, {"outcome", "program"}, {"candidates", fresh_ones.size()}, {"idea", why}});
+        failed_in_a_row_ = 0;
+        return true;
+      }
+      problem_found = cands.empty() ? "Your program has no configuration the space can rank (no stage it can "
+                                      "configure at the current precision)."
+                                    : "That program was already tried (see the attempts); write a different one.";
+    } else {
+      problem_found = accepted.error().message;
+      if (!accepted.error().hint.empty()) problem_found += "\nHint: " + accepted.error().hint;
+    }
+    ++unusable_;
+    log({{"n", exchanges_}, {"outcome", "unusable"}, {"why", first_lines(problem_found, 2000)}});
+    if (repairs_left-- <= 0) {
+      ++failed_in_a_row_;
+      return false;
+    }
+    ++repairs_;
+    messages.push_back({"assistant", content.size() > kMaxReplyChars ? content.substr(0, kMaxReplyChars) : content});
+    messages.push_back({"user", task_repair(problem_found)});
+    purpose = "repair";
+  }
+}
+
+void LlmStrategy::nominate(const search::SearchState& state, const std::string& parent_text) {
+  auto messages = prompt_messages(prompt_parts(inputs(state, parent_text, task_analyze(settings_.proposals))));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Sent sent = send(messages, "analyze");
+    if (!sent.reply) return;
+    auto ideas = reply_ideas(sent.reply->content, settings_.proposals);
+    if (ideas) {
+      ideas_ = std::move(*ideas);
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& i : ideas_) list.push_back({{"idea", i.idea}, {"gain", i.gain}, {"cost", i.cost}});
+      log({{"n", exchanges_}, {"outcome", "ideas"}, {"ideas", list}});
+      return;
+    }
+    ++unusable_;
+    messages.push_back({"assistant", sent.reply->content.substr(0, std::min(sent.reply->content.size(), kMaxReplyChars))});
+    messages.push_back({"user", ideas.error().message + " " + ideas.error().hint});
+  }
+}
+
+void LlmStrategy::new_iteration(const search::SearchState& state) {
+  ++iteration_;
+  issued_ = 0;
+  ideas_.clear();
+  // The beam: the B fastest correct programs so far (distinct texts).
+  std::vector<const search::Attempt*> ok;
+  for (const auto& a : state.attempts)
+    if (a.status == search::AttemptStatus::ok) ok.push_back(&a);
+  std::stable_sort(ok.begin(), ok.end(), [](const auto* a, const auto* b) { return a->time_s < b->time_s; });
+  beam_.clear();
+  for (const auto* a : ok) {
+    if (std::find(beam_.begin(), beam_.end(), a->cand.program) != beam_.end()) continue;
+    beam_.push_back(a->cand.program);
+    if (static_cast<int>(beam_.size()) >= settings_.beam) break;
+  }
+  if (beam_.empty()) beam_.push_back(dsl::dsl_print(problem_.base));
+}
+
+std::optional<search::Candidate> LlmStrategy::propose(const search::SearchState& state) {
+  // Bounded: each pass either returns, waits (nullopt) or spends a request.
+  for (int pass = 0; pass < 4 * (settings_.proposals + 2); ++pass) {
+    while (!queue_.empty()) {
+      search::Candidate c = std::move(queue_.front());
+      queue_.pop_front();
+      if (!fresh(c, state)) continue;
+      outstanding_.insert(c.hash);
+      return c;
+    }
+    if (!seeded_) {
+      seeded_ = true;
+      // Measure first: a remembered winner and the lowered program's best-ranked configuration.
+      if (!problem_.seeds.empty()) {
+        search::Candidate s = problem_.seeds.front();
+        if (s.rung >= floor_) queue_.push_back(std::move(s));
+      }
+      for (auto& c : space_.ranked(1, floor_)) queue_.push_back(std::move(c));
+      continue;
+    }
+    if (!stopped_.empty()) return std::nullopt;
+    if (issued_ >= settings_.proposals || iteration_ == 0) {
+      if (!outstanding_.empty()) return std::nullopt;  // the iteration's results first
+      new_iteration(state);
+    }
+    if (failed_in_a_row_ >= std::max(2, settings_.proposals)) {
+      stopped_ = fmt::format("{} proposals in a row gave no usable program", failed_in_a_row_);
+      return std::nullopt;
+    }
+    std::string idea;
+    std::string parent = beam_[static_cast<size_t>(issued_) % beam_.size()];
+    if (settings_.mode == "orchestrated") {
+      if (issued_ == 0 && ideas_.empty()) nominate(state, beam_.front());
+      if (!stopped_.empty()) return std::nullopt;
+      if (!ideas_.empty()) {
+        idea = ideas_[static_cast<size_t>(issued_) % ideas_.size()].idea;
+        parent = beam_.front();
+      }
+    }
+    ++issued_;
+    ask_program(state, parent, idea);
+  }
+  return std::nullopt;
+}
+
+void LlmStrategy::observe(const search::Attempt& a, const search::SearchState& state) {
+  outstanding_.erase(a.cand.hash);
+  // The precision ladder: a mismatch at the floor that nothing at that rung has passed raises it,
+  // and the failed program is tried again one rung up.
+  if (a.status == search::AttemptStatus::mismatch && !a.reference_limited && a.cand.rung >= floor_) {
+    bool passed_here = false;
+    for (const auto& b : state.attempts)
+      passed_here = passed_here || (b.status == search::AttemptStatus::ok && b.cand.rung == a.cand.rung);
+    if (!passed_here) {
+      floor_ = a.cand.rung + 1;
+      search::SearchSpace* sp = &space_;
+      if (auto it = space_by_hash_.find(a.cand.hash); it != space_by_hash_.end()) sp = spaces_[it->second].get();
+      if (auto lifted = sp->at_rung(a.cand, floor_)) {
+        lifted->origin = "precision";
+        if (auto it = space_by_hash_.find(a.cand.hash); it != space_by_hash_.end()) space_by_hash_[lifted->hash] = it->second;
+        if (auto it = idea_by_hash_.find(a.cand.hash); it != idea_by_hash_.end()) idea_by_hash_[lifted->hash] = it->second;
+        queue_.push_front(std::move(*lifted));
+      }
+    }
+  }
+  if (!a.improved || a.status != search::AttemptStatus::ok) return;
+  // The new best: hybrid tunes its knobs further (one-knob neighbours in its program's space).
+  if (settings_.hybrid)
+    if (auto it = space_by_hash_.find(a.cand.hash); it != space_by_hash_.end()) {
+      int added = 0;
+      for (auto& n : spaces_[it->second]->neighbors(a.cand)) {
+        if (!fresh(n, state) || added >= 2) continue;
+        n.origin = "hybrid";
+        space_by_hash_[n.hash] = it->second;
+        queue_.push_back(std::move(n));
+        ++added;
+      }
+    }
+  // Summarize: why the model's program beat the previous best (a lesson for the memory).
+  const search::Attempt* prev = nullptr;
+  for (const auto& b : state.attempts)
+    if (b.index < a.index && b.status == search::AttemptStatus::ok && (!prev || b.time_s < prev->time_s)) prev = &b;
+  auto idea = idea_by_hash_.find(a.cand.hash);
+  if (!prev || idea == idea_by_hash_.end() || a.cand.origin == "rank") return;
+  std::string text = idea->second;
+  if (settings_.mode == "orchestrated" && stopped_.empty()) {
+    PromptInputs in = inputs(state, a.cand.program, task_summarize(brief_of(*prev), brief_of(a)));
+    Sent sent = send(prompt_messages(prompt_parts(in)), "summarize");
+    if (sent.reply && !sent.reply->content.empty()) text = first_sentence(sent.reply->content, 300);
+  }
+  if (!text.empty())
+    lessons_.push_back({prev->cand.hash, a.cand.hash,
+                        fmt::format("{} ({:.2f}x faster; written by the LLM agent)", text, prev->time_s / a.time_s)});
+}
+
+}  // namespace ucut::agent
