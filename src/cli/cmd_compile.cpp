@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "build/builder.h"
+#include "build/program_build.h"
 #include "cli/commands.h"
 #include "codegen/library.h"
 #include "codegen/sample_programs.h"
@@ -120,29 +121,20 @@ CommandRun cmd_compile(CLI::App& sub) {
     bool need_cutlass = false;
     for (size_t i = 0; i < programs.size(); ++i) {
       const auto& p = programs[i];
-      auto lib = codegen::codegen_emit_library(p, {inputs[i], hashes[i]});
-      if (!lib)
-        return cli_fail("compile", make_error(lib.error().code, inputs[i] + ": " + lib.error().message, lib.error().hint));
-      build::BuildRequest req{p.name, lib->source, o->out_dir, {}};
-      for (const auto& u : lib->units) req.units.push_back({u.name, u.source});
-      if (lib->needs_cutlass) {
-        need_cutlass = true;
-        req.include_dirs = {o->cutlass_dir + "/include", o->cutlass_dir + "/tools/util/include"};
-      }
-      if (lib->needs_simt_runtime) {
-        req.include_dirs.push_back(codegen::simt_runtime_include_dir());
-        req.key_files = codegen::simt_runtime_headers();
-      }
+      auto made = build::program_build_request(p, inputs[i], hashes[i], o->out_dir, o->cutlass_dir);
+      if (!made)
+        return cli_fail("compile", make_error(made.error().code, inputs[i] + ": " + made.error().message, made.error().hint));
+      need_cutlass = need_cutlass || made->needs_cutlass;
+      build::BuildRequest req = std::move(made->request);
+      const std::vector<std::string>& config_names = made->config_names;
       std::printf("%s: %zu stage%s:", p.name.c_str(), p.stages.size(), p.stages.size() == 1 ? "" : "s");
-      for (const auto& c : lib->config_names) std::printf(" %s", c.c_str());
+      for (const auto& c : config_names) std::printf(" %s", c.c_str());
       std::printf("\n");
-      configs.push_back(lib->config_names);
+      configs.push_back(config_names);
       reqs.push_back(std::move(req));
     }
-    if (need_cutlass && !o->emit_only && !fs_exists(o->cutlass_dir + "/include/cutlass/version.h"))
-      return cli_fail("compile", make_error(ErrorCode::not_found, "CUTLASS headers not found under " + o->cutlass_dir,
-                                            "run scripts/setup, or pass --cutlass-dir / set UCUTLASS_CUTLASS_DIR"),
-                      kExitEnvironment);
+    if (need_cutlass && !o->emit_only && !build::cutlass_present(o->cutlass_dir))
+      return cli_fail("compile", build::cutlass_missing_error(o->cutlass_dir), kExitEnvironment);
     return build_and_report(*o, std::move(reqs), configs);
   };
 }

@@ -62,26 +62,31 @@ int run_sol(const SolOptions& o) {
   auto policy = sol::policy_parse(o.policy);
   if (!policy) return fail(policy.error(), kExitUsage);
 
-  std::optional<sol::Calibration> calibration;
+  sol::SolReportOptions so;
+  so.top_n = o.top;
   if (!o.calibration.empty()) {
     auto text = fs_read(o.calibration);
     if (!text) return fail(text.error());
     auto c = sol::calibration_parse(*text, o.calibration);
     if (!c) return fail(c.error());
-    calibration = *c;
+    so.calibration = *c;
   } else {
+    // A stored calibration that cannot be read is an error here (the user asked for this report),
+    // not the note the pipeline writes.
     auto c = sol::calibration_find(hw->name);
     if (!c) return fail(c.error());
-    calibration = *c;
+    so.calibration = *c;
+    so.stored_calibration = false;
   }
 
   Result<problem::Problem> prob = o.problem.ends_with(".py") ? extract_and_load(o.problem)
                                                               : problem::problem_load(o.problem);
   if (!prob) return fail(prob.error());
 
-  auto cost = sol::sol_problem_cost(*prob);
-  if (!cost) return fail(cost.error());
-  sol::SolReport report = sol::sol_estimate(*hw, *cost, *policy, calibration, o.top);
+  auto made = sol::sol_problem_report(*prob, *hw, *policy, so);
+  if (!made) return fail(made.error());
+  const sol::SolReport& report = *made;
+  const std::optional<sol::Calibration>& calibration = so.calibration;
 
   // The program floor is computed with the same peaks (datasheet or calibrated) as the report.
   std::optional<sol::ProgramEstimate> floor;

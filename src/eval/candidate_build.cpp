@@ -2,10 +2,13 @@
 
 #include <filesystem>
 
+#include "build/compiler.h"
+#include "build/program_build.h"
+#include "dsl/dsl.h"
+#include "support/diagnostics.h"
 #include "support/fs.h"
 #include "support/hash.h"
 #include "support/paths.h"
-#include "support/subprocess.h"
 
 namespace ucut::eval {
 
@@ -17,26 +20,35 @@ Candidate candidate_build(const std::string& program, const std::string& build_r
     c.compile_error = text.error().render();
     return c;
   }
-  std::string dir = build_root + "/" + sha256_hex(*text).substr(0, 16);
-  ProcessSpec ps;
-  const std::string self = paths_self_exe();
-  ps.argv = {self.empty() ? "ucutlass" : self, "compile", program, "-o", dir};
-  ps.timeout = std::chrono::milliseconds(900000);
-  auto r = subprocess_run(ps);
-  if (!r) {
-    c.compile_error = r.error().render();
+  SourceFile src{program, *text};
+  dsl::CheckResult checked = dsl::dsl_compile(src);
+  if (!checked.program) {
+    c.compile_error = "the program does not check:\n" + diag_render_all(src, checked.diagnostics);
     return c;
   }
-  if (!r->success()) {
-    std::string msg = r->err.empty() ? r->out : r->err;
-    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
-    c.compile_error = "ucutlass compile failed" + std::string(r->timed_out ? " (timeout)" : "") + ": " + msg;
+  const std::string dir = build_root + "/" + sha256_hex(*text).substr(0, 16);
+  const std::string cutlass = paths_cutlass_dir();
+  auto made = build::program_build_request(*checked.program, program, dsl::dsl_hash(*checked.program), dir, cutlass);
+  if (!made) {
+    c.compile_error = "code generation failed: " + made.error().render();
     return c;
   }
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.path().extension() == ".so") c.so_path = std::filesystem::absolute(e.path()).string();
-  if (c.so_path.empty()) c.compile_error = "ucutlass compile succeeded but left no .so in " + dir;
+  if (made->needs_cutlass && !build::cutlass_present(cutlass)) {
+    c.compile_error = build::cutlass_missing_error(cutlass).render();
+    return c;
+  }
+  if (auto st = fs_mkdirs(dir); !st) {
+    c.compile_error = st.error().render();
+    return c;
+  }
+  auto nvcc = build::build_nvcc_compiler();
+  auto results = build::build_libraries(*nvcc, {made->request}, build::BuildOptions{});
+  const build::BuildResult& r = results.at(0);
+  if (!r.ok) {
+    c.compile_error = "the build failed: " + r.message;
+    return c;
+  }
+  c.so_path = std::filesystem::absolute(r.so_path).string();
   return c;
 }
 

@@ -129,12 +129,12 @@ Result<SolLink> sol_for_problem(const std::string& problem_py, const std::string
   }
   auto prob = problem::problem_load(json_path);
   if (!prob) return prob.error();
-  auto cost = sol::sol_problem_cost(*prob);
-  if (!cost) return cost.error();
-  auto calib = sol::calibration_find(hw->name);
-  if (!calib) return calib.error();
-  sol::SolReport rep = sol::sol_estimate(*hw, *cost, *policy, *calib);
-  const sol::SolBound& b = rep.reference();
+  std::vector<std::string> notes;
+  auto rep = sol::sol_problem_report(*prob, *hw, *policy, {}, &notes);
+  if (!rep) return rep.error();
+  // eval links a record to a bound: a stored calibration it cannot read is an error, not a guess.
+  if (!notes.empty()) return make_error(ErrorCode::invalid_input, notes.front(), "fix or remove the calibration file");
+  const sol::SolBound& b = rep->reference();
   return SolLink{b.t_sol * 1e3, b.origin, hw->name};
 }
 

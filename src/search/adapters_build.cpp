@@ -3,8 +3,7 @@
 #include <cstdlib>
 
 #include "build/builder.h"
-#include "codegen/library.h"
-#include "codegen/simt_common.h"
+#include "build/program_build.h"
 #include "dsl/dsl.h"
 #include "search/compile_gate.h"
 #include "support/fs.h"
@@ -41,9 +40,9 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
     return out;
   }
   const dsl::Program& p = *checked.program;
-  auto lib = codegen::codegen_emit_library(p, {opt_.input_name, c.hash});
-  if (!lib) {
-    out.message = "code generation failed: " + lib.error().render();
+  auto made = build::program_build_request(p, opt_.input_name, c.hash, dir, opt_.cutlass_dir);
+  if (!made) {
+    out.message = "code generation failed: " + made.error().render();
     return out;
   }
   if (auto st = fs_mkdirs(dir); !st) {
@@ -51,17 +50,10 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
     return out;
   }
   (void)fs_write_atomic(dir + "/" + p.name + ".ucut", c.program);
-  build::BuildRequest req{p.name, lib->source, dir, {}};
-  for (const auto& u : lib->units) req.units.push_back({u.name, u.source});
-  if (lib->needs_cutlass)
-    req.include_dirs = {opt_.cutlass_dir + "/include", opt_.cutlass_dir + "/tools/util/include"};
-  if (lib->needs_simt_runtime) {
-    req.include_dirs.push_back(codegen::simt_runtime_include_dir());
-    req.key_files = codegen::simt_runtime_headers();
-  }
+  const build::BuildRequest& req = made->request;
   if (opt_.emit_only || !nvcc_) {
     out.cu_path = dir + "/" + p.name + ".cu";
-    if (auto st = fs_write_atomic(out.cu_path, lib->source); !st) {
+    if (auto st = fs_write_atomic(out.cu_path, req.source); !st) {
       out.message = st.error().render();
       out.cu_path.clear();
       return out;
@@ -70,9 +62,8 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
     out.cached = true;  // nothing ran: no compile cost to count
     return out;
   }
-  if (lib->needs_cutlass && !fs_exists(opt_.cutlass_dir + "/include/cutlass/version.h")) {
-    out.message = "CUTLASS headers not found under " + opt_.cutlass_dir +
-                  " (run scripts/setup, or set UCUTLASS_CUTLASS_DIR)";
+  if (made->needs_cutlass && !build::cutlass_present(opt_.cutlass_dir)) {
+    out.message = build::cutlass_missing_error(opt_.cutlass_dir).render();
     return out;
   }
   build::BuildOptions bo;

@@ -142,9 +142,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   if (std::string row = sol::hw_match_device(*gpu); !row.empty() && row != hw.name) {
     if (auto h = sol::hw_lookup(row); h) {
       hw = *h;
-      auto cost = sol::sol_problem_cost(problem->ir);
-      auto calib = sol::calibration_find(hw.name);
-      if (cost) sol = sol::sol_estimate(hw, *cost, problem->policy, calib ? *calib : std::nullopt);
+      if (auto rep = sol::sol_problem_report(problem->ir, hw, problem->policy)) sol = std::move(*rep);
     }
   } else if (row.empty()) {
     gpu_note = "GPU '" + *gpu + "' is not in the hardware table: SOL and ranking assume " + hw.name;

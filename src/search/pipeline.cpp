@@ -90,11 +90,9 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   auto ir = problem::problem_load(p.problem_json);
   if (!ir) return ir.error();
   p.ir = std::move(*ir);
-  auto cost = sol::sol_problem_cost(p.ir);
-  if (!cost) return make_error(cost.error().code, path + ": " + cost.error().message, cost.error().hint);
-  auto calib = sol::calibration_find(p.hw.name);
-  if (!calib) p.notes.push_back("calibration ignored: " + calib.error().message);
-  p.sol = sol::sol_estimate(p.hw, *cost, p.policy, calib ? *calib : std::nullopt);
+  auto sol = sol::sol_problem_report(p.ir, p.hw, p.policy, {}, &p.notes);
+  if (!sol) return make_error(sol.error().code, path + ": " + sol.error().message, sol.error().hint);
+  p.sol = std::move(*sol);
   // A problem the GPU cannot hold is neither searched nor planned: no configuration could run.
   if (const std::string over = sol::sol_memory_overflow(p.sol); !over.empty())
     return make_error(ErrorCode::unsupported, path + ": " + over,
@@ -109,7 +107,8 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   for (const auto& n : p.lowered.notes) p.notes.push_back("lowering: " + n);
   if (!p.lowered.torch_ops.empty()) {
     double torch_share = 0;
-    for (const auto& s : sol::sol_op_shares(p.hw, *cost, p.policy))
+    auto cost = sol::sol_problem_cost(p.ir);  // computed before (sol_problem_report), so it is there
+    for (const auto& s : cost ? sol::sol_op_shares(p.hw, *cost, p.policy) : std::vector<sol::OpShare>{})
       if (std::find(p.lowered.torch_ops.begin(), p.lowered.torch_ops.end(), s.id) != p.lowered.torch_ops.end())
         torch_share += s.share;
     p.kernel_share = 1 - torch_share;

@@ -67,6 +67,19 @@ std::vector<OpShare> sol_op_shares(const HwSpec& hw, const ProblemCost& cost, Po
   return shares;
 }
 
+Result<SolReport> sol_problem_report(const problem::Problem& problem, const HwSpec& hw, Policy policy,
+                                     const SolReportOptions& options, std::vector<std::string>* notes) {
+  auto cost = sol_problem_cost(problem);
+  if (!cost) return cost.error();
+  std::optional<Calibration> calibration = options.calibration;
+  if (!calibration && options.stored_calibration) {
+    auto found = calibration_find(hw.name);
+    if (found) calibration = *found;
+    else if (notes) notes->push_back("calibration ignored: " + found.error().message);
+  }
+  return sol_estimate(hw, *cost, policy, calibration, options.top_n);
+}
+
 SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
                        const std::optional<Calibration>& calibration, int top_n) {
   SolReport r;

@@ -72,6 +72,20 @@ std::vector<OpShare> sol_op_shares(const HwSpec& hw, const ProblemCost& cost, Po
 SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
                        const std::optional<Calibration>& calibration = std::nullopt, int top_n = 5);
 
+// The one way a problem's SOL report is made, for every command (optimize and bench through the
+// pipeline and the driver, eval's SOL link, `ucutlass sol`): the problem's cost, the peaks
+// (`calibration` when given, else the GPU's stored calibration, else the datasheet's) and the
+// estimate. A stored calibration that cannot be read never fails the report: the datasheet peaks
+// stand and `notes` says why (a broken calibration file must not stop a search). Errors: the
+// problem's cost cannot be computed (an op without a cost model).
+struct SolReportOptions {
+  std::optional<Calibration> calibration;  // given explicitly (`sol --calibration FILE`)
+  bool stored_calibration = true;          // look up the GPU's stored calibration otherwise
+  int top_n = 5;
+};
+Result<SolReport> sol_problem_report(const problem::Problem& problem, const HwSpec& hw, Policy policy,
+                                     const SolReportOptions& options = {}, std::vector<std::string>* notes = nullptr);
+
 // "" when the problem fits the GPU's memory, else the sentence that says it does not ("the
 // problem's tensors (inputs, parameters and outputs) need 206.2 GB, more than the h200's 141.0 GB ...").
 std::string sol_memory_overflow(const SolReport& r);
