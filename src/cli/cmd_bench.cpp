@@ -59,6 +59,7 @@ struct BenchArgs {
   double time_budget_min = 0;
   std::string match;
   agent::AgentSettings agent;
+  ExecutorArgs exec;
 };
 
 // Whether a problem file's name, or its name without ".py", matches one of the comma-separated
@@ -108,6 +109,11 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
   plan.profile = a.profile;
   plan.codegen = !a.no_compile;
   plan.compile = !a.no_compile && !a.emit_only && search::nvcc_available();
+  if (plan.compile) {
+    auto compiler = cli_executor_compiler(a.exec);
+    if (!compiler) return cli_fail("bench", compiler.error());
+    plan.compiler = *compiler;
+  }
   plan.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
   std::string md = "# ucutlass bench: " + a.dir + "\n\n**" + why + "**: this is a plan, not a result.\n\n" +
                    "Contract: policy `" + a.policy + "`, profile `" + a.profile + "`.\n\n" +
@@ -155,6 +161,10 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
   md += fmt::format("\n{} of {} problems planned", planned, files.size());
   for (const auto& [k, v] : failures) md += fmt::format(", {} {}", v, k);
   md += "\n";
+  if (const std::string ex = cli_executor_summary(plan.compiler); !ex.empty()) {
+    md += "\n" + ex + "\n";
+    std::fprintf(stderr, "%s\n", ex.c_str());
+  }
   j["planned"] = planned;
   j["failures"] = failures;
   (void)fs_mkdirs(a.out);
@@ -225,7 +235,9 @@ int run_bench(const BenchArgs& a) {
     workers = std::make_unique<search::GpuWorkers>(*gpus);
     search::RealRunSetup setup;
     setup.workers = workers.get();
-    setup.nvcc = build::build_nvcc_compiler();
+    auto compiler = cli_executor_compiler(a.exec);
+    if (!compiler) return cli_fail("bench", compiler.error());
+    setup.nvcc = *compiler;
     setup.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
     setup.baseline_cache = fs_cache_dir() + "/baselines";
     setup.eval.tool_commit = eval::tool_commit();
@@ -410,6 +422,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   cli_add_profile_option(sub, a->profile);
   cli_add_strategy_option(sub, a->strategy);
   cli_add_agent_options(sub, a->agent);
+  cli_add_executor_options(sub, a->exec);
   sub.add_option("--eps", a->eps, "SOL proximity stop rule")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stagnation stop rule")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the run deterministic")->capture_default_str();

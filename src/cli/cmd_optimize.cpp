@@ -41,6 +41,7 @@ struct OptimizeArgs {
   std::string build_dir, compile_mode = "default";
   double eval_timeout_s = 120;
   agent::AgentSettings agent;
+  ExecutorArgs exec;
 };
 
 // Runs a prepared search to its stop (Ctrl-C finishes the current record and still writes the
@@ -115,6 +116,11 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
       plan.compile = false;
       why += "; nvcc not found: kernels were emitted (.cu), not compiled";
     }
+    if (plan.compile) {
+      auto compiler = cli_executor_compiler(a.exec);
+      if (!compiler) return cli_fail("optimize", compiler.error());
+      plan.compiler = *compiler;
+    }
     if (a.strategy != "builtin") {
       // Another strategy plans by searching with the analytic model in place of the GPU: every
       // candidate it proposes is checked and emitted (compiled when nvcc is here), never measured.
@@ -149,7 +155,9 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   search::GpuWorkers workers(*gpus);
   search::RealRunSetup setup;
   setup.workers = &workers;
-  setup.nvcc = build::build_nvcc_compiler();
+  auto compiler = cli_executor_compiler(a.exec);
+  if (!compiler) return cli_fail("optimize", compiler.error());
+  setup.nvcc = *compiler;
   setup.build_root = build_root;
   setup.use_cache = !a.no_cache;
   setup.compile_mode = a.compile_mode == "none" ? "" : a.compile_mode;
@@ -218,6 +226,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
   cli_add_profile_option(sub, a->profile);
   cli_add_strategy_option(sub, a->strategy);
   cli_add_agent_options(sub, a->agent);
+  cli_add_executor_options(sub, a->exec);
   sub.add_option("--eps", a->eps, "stop when t_best <= (1+eps)*t_SOL and beating eager (<0: off)")->capture_default_str();
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();

@@ -11,6 +11,7 @@
 #include "build/cache_gc.h"
 #include "memory/store.h"
 #include "search/adapters_eval.h"
+#include "search/ray_executor.h"
 #include "search/strategy_registry.h"
 #include "support/contract_profiles.h"
 #include "support/diagnostics.h"
@@ -57,6 +58,40 @@ CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
       ->check(CLI::IsMember(search::strategy_names()))
       ->capture_default_str()
       ->envname("UCUTLASS_STRATEGY");
+}
+
+void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args) {
+  sub.add_option("--executor", args.executor, "where kernels compile: local (nvcc here) or ray (a Ray cluster's nodes)")
+      ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EXECUTOR");
+  sub.add_option("--ray-address", args.ray_address, "the Ray cluster for --executor ray (host:port of the head)")
+      ->envname("RAY_ADDRESS");
+}
+
+Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArgs& args) {
+  std::shared_ptr<build::Compiler> local = build::build_nvcc_compiler();
+  if (args.executor != "ray") return local;
+  if (args.ray_address.empty())
+    return make_error(ErrorCode::invalid_input, "--executor ray needs the cluster's address",
+                      "pass --ray-address HOST:PORT (or set RAY_ADDRESS); `ray start --head` prints it");
+  search::RayExecutorOptions o;
+  o.address = args.ray_address;
+  auto rc = search::RayCompiler::start(o, local);
+  if (!rc) return rc.error();
+  std::fprintf(stderr, "compiles run on the Ray cluster at %s: %d node%s, %d of them build nodes\n", o.address.c_str(),
+               (*rc)->nodes(), (*rc)->nodes() == 1 ? "" : "s", (*rc)->compile_nodes());
+  return std::shared_ptr<build::Compiler>(*rc);
+}
+
+std::string cli_executor_summary(const std::shared_ptr<build::Compiler>& compiler) {
+  auto rc = std::dynamic_pointer_cast<search::RayCompiler>(compiler);
+  if (!rc) return "";
+  std::string out;
+  int total = 0;
+  for (const auto& [node, n] : rc->jobs_by_node()) {
+    out += (out.empty() ? "" : ", ") + node.substr(0, 12) + ": " + std::to_string(n);
+    total += n;
+  }
+  return "Ray compile jobs: " + std::to_string(total) + (out.empty() ? "" : " (" + out + ")");
 }
 
 void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& s) {

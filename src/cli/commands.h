@@ -3,10 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agent/settings.h"
+#include "build/compiler.h"
 #include "support/result.h"
 
 namespace CLI {
@@ -67,6 +69,17 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 // The --strategy option of optimize and bench (env UCUTLASS_STRATEGY): a name registered in
 // search/strategy_registry.h, checked at parse time; "builtin" by default.
 CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy);
+
+// Where kernels compile (--executor local|ray, --ray-address; docs/scale-out.md): nvcc on this
+// machine, or tasks on a Ray cluster (search/ray_executor.h). `jobs_by_node` reports, after a
+// run, how many compiles each Ray node ran ("" for local).
+struct ExecutorArgs {
+  std::string executor = "local";
+  std::string ray_address;
+};
+void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args);
+Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArgs& args);
+std::string cli_executor_summary(const std::shared_ptr<build::Compiler>& compiler);
 
 // The LLM agent's options of optimize and bench (agent/settings.h; docs/agent.md).
 void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& settings);

@@ -7,47 +7,11 @@
 #include <set>
 
 #include "memory/export_check.h"
-#include "memory/sqlite_tx.h"
 #include "memory/store.h"
 
 namespace ucut::memory {
 
 namespace {
-
-// A prepared statement with text/real/int binding by position (1-based).
-class Q {
- public:
-  Q(sqlite3* db, const std::string& sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql.c_str(), -1, &s_, nullptr);
-  }
-  ~Q() { sqlite3_finalize(s_); }
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Q& text(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT);
-    return *this;
-  }
-  Q& real(int i, double v) {
-    sqlite3_bind_double(s_, i, v);
-    return *this;
-  }
-  Q& integer(int i, int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  int step() { return sqlite3_step(s_); }
-  std::string col_text(int i) {
-    auto p = sqlite3_column_text(s_, i);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-  double col_real(int i) { return sqlite3_column_double(s_, i); }
-  int64_t col_int(int i) { return sqlite3_column_int64(s_, i); }
-  std::string error() const { return sqlite3_errmsg(db_); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-  int rc_;
-};
 
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
@@ -97,7 +61,16 @@ std::string where_of(const MemoryQuery& q, std::vector<std::string>& args) {
 
 }  // namespace
 
+MemoryDb::MemoryDb(std::unique_ptr<SqlConn> c, std::string path, MemoryCaps caps)
+    : c_(std::move(c)), path_(std::move(path)), caps_(caps) {}
+
 Result<std::unique_ptr<MemoryDb>> MemoryDb::open(const std::string& path, MemoryCaps caps, StoreAccess access) {
+  if (sql_is_postgres_url(path)) {
+    auto c = store_open_postgres_conn(path, access);  // connects, applies every migration
+    if (!c) return c.error();
+    const std::string where = (*c)->where();
+    return std::unique_ptr<MemoryDb>(new MemoryDb(std::move(*c), where, caps));
+  }
   if (path == ":memory:")
     return make_error(ErrorCode::invalid_input, "the optimization memory needs a file, not :memory:",
                       "give --db a file path (tests use a temporary file)");
@@ -112,61 +85,71 @@ Result<std::unique_ptr<MemoryDb>> MemoryDb::open(const std::string& path, Memory
     return db_error(path, "cannot open the optimization memory", msg);
   }
   sqlite3_busy_timeout(db, 10000);
-  return std::unique_ptr<MemoryDb>(new MemoryDb(db, path, caps));
+  return std::unique_ptr<MemoryDb>(new MemoryDb(sql_sqlite_adopt(db, path), path, caps));
 }
 
-MemoryDb::~MemoryDb() { sqlite3_close(db_); }
+MemoryDb::~MemoryDb() = default;
 
-Status MemoryDb::transaction(const std::function<Status()>& body) { return sqlite_transaction(db_, path_, body); }
+Status MemoryDb::write_transaction(const std::function<Status()>& body) {
+  return c_->transaction([&]() -> Status {
+    // Taken again by a nested write (memory_learn's adds): the lock stacks and is held until the
+    // outermost transaction ends either way.
+    if (auto s = c_->lock_writers(kSqlLockMemory); !s)
+      return db_error(path_, "waiting for the memory's write lock", s.error().message);
+    return body();
+  });
+}
 
-Status MemoryDb::exec(const std::string& sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    return db_error(path_, "memory query failed", msg);
-  }
+Status MemoryDb::transaction(const std::function<Status()>& body) { return write_transaction(body); }
+
+Status MemoryDb::exec(const std::string& sql, const std::vector<SqlValue>& params) {
+  if (auto r = c_->query(sql, params); !r) return db_error(path_, "memory query failed", r.error().message);
   return ok_status();
 }
 
 Status MemoryDb::bump_meta(const std::string& key, int64_t by) {
-  Q q(db_, "INSERT INTO memory_meta(key, value) VALUES(?, ?) "
-           "ON CONFLICT(key) DO UPDATE SET value = value + excluded.value");
-  q.text(1, key).integer(2, by);
-  if (q.step() != SQLITE_DONE) return db_error(path_, "updating memory_meta", q.error());
+  auto r = c_->query("INSERT INTO memory_meta(key, value) VALUES(?, ?) "
+                     "ON CONFLICT(key) DO UPDATE SET value = memory_meta.value + excluded.value",
+                     {key, by});
+  if (!r) return db_error(path_, "updating memory_meta", r.error().message);
   return ok_status();
 }
 
 int64_t MemoryDb::meta(const std::string& key) {
-  Q q(db_, "SELECT value FROM memory_meta WHERE key = ?");
-  q.text(1, key);
-  return q.step() == SQLITE_ROW ? q.col_int(0) : 0;
+  auto r = c_->query("SELECT value FROM memory_meta WHERE key = ?", {key});
+  return r && !r->empty() ? r->front().integer(0) : 0;
 }
+
+namespace {
+std::vector<SqlValue> text_args(const std::vector<std::string>& args) {
+  return std::vector<SqlValue>(args.begin(), args.end());
+}
+}  // namespace
 
 Result<std::vector<Experience>> MemoryDb::load_experiences(const std::string& where,
                                                            const std::vector<std::string>& args) {
-  Q q(db_, std::string("SELECT ") + kExpCols + " FROM experiences WHERE " + where);
-  if (!q.ok()) return db_error(path_, "reading experiences", q.error());
-  for (size_t i = 0; i < args.size(); ++i) q.text(static_cast<int>(i + 1), args[i]);
+  auto r = c_->query(std::string("SELECT ") + kExpCols + " FROM experiences WHERE " + where, text_args(args));
+  if (!r) return db_error(path_, "reading experiences", r.error().message);
   std::vector<Experience> out;
-  while (q.step() == SQLITE_ROW) {
+  out.reserve(r->size());
+  for (const auto& q : *r) {
     Experience e;
-    e.id = q.col_int(0);
-    e.key = {q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4)};
-    e.problem = q.col_text(5);
-    e.slow_hash = q.col_text(6);
-    e.fast_hash = q.col_text(7);
-    e.slow_config = parse_or_empty(q.col_text(8));
-    e.fast_config = parse_or_empty(q.col_text(9));
-    e.slow_s = q.col_real(10);
-    e.fast_s = q.col_real(11);
-    e.gain = q.col_real(12);
-    e.diff = q.col_text(13);
-    e.lesson = q.col_text(14);
-    e.seen = static_cast<int>(q.col_int(15));
-    e.uses = static_cast<int>(q.col_int(16));
-    e.helps = static_cast<int>(q.col_int(17));
-    e.created_at = q.col_text(18);
+    e.id = q.integer(0);
+    e.key = {q.text(1), q.text(2), q.text(3), q.text(4)};
+    e.problem = q.text(5);
+    e.slow_hash = q.text(6);
+    e.fast_hash = q.text(7);
+    e.slow_config = parse_or_empty(q.text(8));
+    e.fast_config = parse_or_empty(q.text(9));
+    e.slow_s = q.real(10);
+    e.fast_s = q.real(11);
+    e.gain = q.real(12);
+    e.diff = q.text(13);
+    e.lesson = q.text(14);
+    e.seen = static_cast<int>(q.integer(15));
+    e.uses = static_cast<int>(q.integer(16));
+    e.helps = static_cast<int>(q.integer(17));
+    e.created_at = q.text(18);
     out.push_back(std::move(e));
   }
   return out;
@@ -174,36 +157,40 @@ Result<std::vector<Experience>> MemoryDb::load_experiences(const std::string& wh
 
 Result<std::vector<Prior>> MemoryDb::load_priors(const std::string& where,
                                                  const std::vector<std::string>& args) {
-  Q q(db_, std::string("SELECT ") + kPriorCols + " FROM priors WHERE " + where);
-  if (!q.ok()) return db_error(path_, "reading priors", q.error());
-  for (size_t i = 0; i < args.size(); ++i) q.text(static_cast<int>(i + 1), args[i]);
+  auto r = c_->query(std::string("SELECT ") + kPriorCols + " FROM priors WHERE " + where, text_args(args));
+  if (!r) return db_error(path_, "reading priors", r.error().message);
   std::vector<Prior> out;
-  while (q.step() == SQLITE_ROW) {
+  out.reserve(r->size());
+  for (const auto& q : *r) {
     Prior p;
-    p.id = q.col_int(0);
-    p.key = {q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4)};
-    p.problem = q.col_text(5);
-    p.config = parse_or_empty(q.col_text(6));
-    p.config_name = q.col_text(7);
-    p.program_hash = q.col_text(8);
-    p.speedup = q.col_real(9);
-    p.frac_sol = q.col_real(10);
-    p.wins = static_cast<int>(q.col_int(11));
-    p.uses = static_cast<int>(q.col_int(12));
-    p.helps = static_cast<int>(q.col_int(13));
-    p.created_at = q.col_text(14);
+    p.id = q.integer(0);
+    p.key = {q.text(1), q.text(2), q.text(3), q.text(4)};
+    p.problem = q.text(5);
+    p.config = parse_or_empty(q.text(6));
+    p.config_name = q.text(7);
+    p.program_hash = q.text(8);
+    p.speedup = q.real(9);
+    p.frac_sol = q.real(10);
+    p.wins = static_cast<int>(q.integer(11));
+    p.uses = static_cast<int>(q.integer(12));
+    p.helps = static_cast<int>(q.integer(13));
+    p.created_at = q.text(14);
     out.push_back(std::move(p));
   }
   return out;
 }
 
 Result<int64_t> MemoryDb::add_and_curate(const std::function<Result<int64_t>()>& insert) {
-  return sqlite_transaction_value<int64_t>(db_, path_, [&]() -> Result<int64_t> {
-    auto id = insert();
-    if (!id) return id;
+  std::optional<int64_t> id;
+  auto st = write_transaction([&]() -> Status {
+    auto r = insert();
+    if (!r) return r.error();
     if (auto c = evict_over_caps(); !c) return c.error();
-    return id;
+    id = *r;
+    return ok_status();
   });
+  if (!st) return st.error();
+  return *id;
 }
 
 Result<int64_t> MemoryDb::add_experience(const Experience& e) {
@@ -212,29 +199,27 @@ Result<int64_t> MemoryDb::add_experience(const Experience& e) {
 
 Result<int64_t> MemoryDb::insert_experience(const Experience& e) {
   const std::string key = experience_dedupe_key(e);
-  {
-    Q find(db_, "SELECT id FROM experiences WHERE dedupe = ?");
-    find.text(1, key);
-    if (find.step() == SQLITE_ROW) {
-      int64_t id = find.col_int(0);
-      Q up(db_, "UPDATE experiences SET seen = seen + ?, uses = uses + ?, helps = helps + ?, "
-                "gain = MAX(gain, ?) WHERE id = ?");
-      up.integer(1, std::max(1, e.seen)).integer(2, e.uses).integer(3, e.helps).real(4, e.gain).integer(5, id);
-      if (up.step() != SQLITE_DONE) return db_error(path_, "merging an experience", up.error());
-      if (auto s = bump_meta("merged", 1); !s) return s.error();
-      return id;
-    }
+  auto found = c_->query("SELECT id FROM experiences WHERE dedupe = ?", {key});
+  if (!found) return db_error(path_, "looking up an experience", found.error().message);
+  if (!found->empty()) {
+    const int64_t id = found->front().integer(0);
+    auto up = c_->query(std::string("UPDATE experiences SET seen = seen + ?, uses = uses + ?, helps = helps + ?, "
+                                    "gain = ") + sql_greatest(c_->dialect()) + "(gain, ?) WHERE id = ?",
+                        {int64_t{std::max(1, e.seen)}, int64_t{e.uses}, int64_t{e.helps}, e.gain, id});
+    if (!up) return db_error(path_, "merging an experience", up.error().message);
+    if (auto s = bump_meta("merged", 1); !s) return s.error();
+    return id;
   }
-  Q ins(db_, "INSERT INTO experiences(dedupe, class, bucket, gpu, policy, problem, slow_hash, "
-             "fast_hash, slow_config, fast_config, slow_s, fast_s, gain, diff, lesson, seen, uses, "
-             "helps, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins.text(1, key).text(2, e.key.cls).text(3, e.key.bucket).text(4, e.key.gpu).text(5, e.key.policy)
-      .text(6, e.problem).text(7, e.slow_hash).text(8, e.fast_hash).text(9, e.slow_config.dump())
-      .text(10, e.fast_config.dump()).real(11, e.slow_s).real(12, e.fast_s).real(13, e.gain)
-      .text(14, e.diff).text(15, e.lesson).integer(16, std::max(1, e.seen)).integer(17, e.uses)
-      .integer(18, e.helps).text(19, e.created_at.empty() ? now_iso() : e.created_at);
-  if (ins.step() != SQLITE_DONE) return db_error(path_, "adding an experience", ins.error());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  auto ins = c_->query("INSERT INTO experiences(dedupe, class, bucket, gpu, policy, problem, slow_hash, "
+                       "fast_hash, slow_config, fast_config, slow_s, fast_s, gain, diff, lesson, seen, uses, "
+                       "helps, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                       {key, e.key.cls, e.key.bucket, e.key.gpu, e.key.policy, e.problem, e.slow_hash, e.fast_hash,
+                        e.slow_config.dump(), e.fast_config.dump(), e.slow_s, e.fast_s, e.gain, e.diff, e.lesson,
+                        int64_t{std::max(1, e.seen)}, int64_t{e.uses}, int64_t{e.helps},
+                        e.created_at.empty() ? now_iso() : e.created_at});
+  if (!ins || ins->empty())
+    return db_error(path_, "adding an experience", ins ? "no id came back" : ins.error().message);
+  return ins->front().integer(0);
 }
 
 Result<int64_t> MemoryDb::add_prior(const Prior& p) {
@@ -243,29 +228,27 @@ Result<int64_t> MemoryDb::add_prior(const Prior& p) {
 
 Result<int64_t> MemoryDb::insert_prior(const Prior& p) {
   const std::string key = prior_dedupe_key(p);
-  {
-    Q find(db_, "SELECT id FROM priors WHERE dedupe = ?");
-    find.text(1, key);
-    if (find.step() == SQLITE_ROW) {
-      int64_t id = find.col_int(0);
-      Q up(db_, "UPDATE priors SET wins = wins + ?, uses = uses + ?, helps = helps + ?, "
-                "speedup = MAX(speedup, ?), frac_sol = MAX(frac_sol, ?) WHERE id = ?");
-      up.integer(1, std::max(1, p.wins)).integer(2, p.uses).integer(3, p.helps).real(4, p.speedup)
-          .real(5, p.frac_sol).integer(6, id);
-      if (up.step() != SQLITE_DONE) return db_error(path_, "merging a prior", up.error());
-      if (auto s = bump_meta("merged", 1); !s) return s.error();
-      return id;
-    }
+  auto found = c_->query("SELECT id FROM priors WHERE dedupe = ?", {key});
+  if (!found) return db_error(path_, "looking up a prior", found.error().message);
+  if (!found->empty()) {
+    const int64_t id = found->front().integer(0);
+    const std::string greatest = sql_greatest(c_->dialect());
+    auto up = c_->query("UPDATE priors SET wins = wins + ?, uses = uses + ?, helps = helps + ?, speedup = " +
+                            greatest + "(speedup, ?), frac_sol = " + greatest + "(frac_sol, ?) WHERE id = ?",
+                        {int64_t{std::max(1, p.wins)}, int64_t{p.uses}, int64_t{p.helps}, p.speedup, p.frac_sol, id});
+    if (!up) return db_error(path_, "merging a prior", up.error().message);
+    if (auto s = bump_meta("merged", 1); !s) return s.error();
+    return id;
   }
-  Q ins(db_, "INSERT INTO priors(dedupe, class, bucket, gpu, policy, problem, config, config_name, "
-             "program_hash, speedup, frac_sol, wins, uses, helps, created_at) "
-             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins.text(1, key).text(2, p.key.cls).text(3, p.key.bucket).text(4, p.key.gpu).text(5, p.key.policy)
-      .text(6, p.problem).text(7, p.config.dump()).text(8, p.config_name).text(9, p.program_hash)
-      .real(10, p.speedup).real(11, p.frac_sol).integer(12, std::max(1, p.wins)).integer(13, p.uses)
-      .integer(14, p.helps).text(15, p.created_at.empty() ? now_iso() : p.created_at);
-  if (ins.step() != SQLITE_DONE) return db_error(path_, "adding a prior", ins.error());
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  auto ins = c_->query("INSERT INTO priors(dedupe, class, bucket, gpu, policy, problem, config, config_name, "
+                       "program_hash, speedup, frac_sol, wins, uses, helps, created_at) "
+                       "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                       {key, p.key.cls, p.key.bucket, p.key.gpu, p.key.policy, p.problem, p.config.dump(),
+                        p.config_name, p.program_hash, p.speedup, p.frac_sol, int64_t{std::max(1, p.wins)},
+                        int64_t{p.uses}, int64_t{p.helps}, p.created_at.empty() ? now_iso() : p.created_at});
+  if (!ins || ins->empty())
+    return db_error(path_, "adding a prior", ins ? "no id came back" : ins.error().message);
+  return ins->front().integer(0);
 }
 
 Result<std::vector<Experience>> MemoryDb::experiences(const MemoryQuery& q) {
@@ -309,17 +292,24 @@ Result<std::optional<Prior>> MemoryDb::prior(int64_t id) {
 }
 
 Status MemoryDb::mark_prior_used(int64_t id, bool helped) {
-  return exec("UPDATE priors SET uses = uses + 1, helps = helps + " + std::to_string(helped ? 1 : 0) +
-              " WHERE id = " + std::to_string(id));
+  return exec("UPDATE priors SET uses = uses + 1, helps = helps + ? WHERE id = ?", {int64_t{helped ? 1 : 0}, id});
 }
 
 Status MemoryDb::mark_experience_used(int64_t id, bool helped) {
-  return exec("UPDATE experiences SET uses = uses + 1, helps = helps + " +
-              std::to_string(helped ? 1 : 0) + " WHERE id = " + std::to_string(id));
+  return exec("UPDATE experiences SET uses = uses + 1, helps = helps + ? WHERE id = ?",
+              {int64_t{helped ? 1 : 0}, id});
 }
 
 Result<int> MemoryDb::curate() {
-  return sqlite_transaction_value<int>(db_, path_, [&] { return evict_over_caps(); });
+  std::optional<int> n;
+  auto st = write_transaction([&]() -> Status {
+    auto r = evict_over_caps();
+    if (!r) return r.error();
+    n = *r;
+    return ok_status();
+  });
+  if (!st) return st.error();
+  return *n;
 }
 
 Result<int> MemoryDb::evict_over_caps() {
@@ -330,7 +320,7 @@ Result<int> MemoryDb::evict_over_caps() {
     MemoryQuery all;
     sort_best_first<Experience>(*exps, all, &experience_usefulness);
     for (size_t i = caps_.experiences; i < exps->size(); ++i) {
-      if (auto s = exec("DELETE FROM experiences WHERE id = " + std::to_string((*exps)[i].id)); !s)
+      if (auto s = exec("DELETE FROM experiences WHERE id = ?", {(*exps)[i].id}); !s)
         return s.error();
       ++evicted;
     }
@@ -343,7 +333,7 @@ Result<int> MemoryDb::evict_over_caps() {
     MemoryQuery all;
     sort_best_first<Prior>(*prs, all, &prior_usefulness);
     for (size_t i = caps_.priors; i < prs->size(); ++i) {
-      if (auto s = exec("DELETE FROM priors WHERE id = " + std::to_string((*prs)[i].id)); !s)
+      if (auto s = exec("DELETE FROM priors WHERE id = ?", {(*prs)[i].id}); !s)
         return s.error();
       ++evicted;
     }
@@ -390,8 +380,9 @@ Result<nlohmann::json> MemoryDb::export_json() {
 
 Result<ImportCounts> MemoryDb::import_json(const nlohmann::json& doc, const std::string& source) {
   if (auto s = memory_check_export(doc, source); !s) return s.error();
-  return sqlite_transaction_value<ImportCounts>(db_, path_, [&]() -> Result<ImportCounts> {
-    ImportCounts n;
+  ImportCounts n;
+  auto st = write_transaction([&]() -> Status {
+    n = {};
     for (const auto& j : doc["experiences"]) {
       if (auto r = insert_experience(experience_from_json(j)); !r) return r.error();
       ++n.experiences;
@@ -403,8 +394,10 @@ Result<ImportCounts> MemoryDb::import_json(const nlohmann::json& doc, const std:
     auto evicted = evict_over_caps();
     if (!evicted) return evicted.error();
     n.evicted = *evicted;
-    return n;
+    return ok_status();
   });
+  if (!st) return st.error();
+  return n;
 }
 
 }  // namespace ucut::memory

@@ -1,11 +1,20 @@
-// The optimization memory on disk: experiences and priors in the result store's SQLite file
-// (tables added by migration 1 -> 2 in store_schema.cpp; `ucutlass memory` reads them). Curation
-// rules (docs/memory.md): a record is deduplicated by canonical program hash (a repeated pair or
-// winning configuration merges into the existing row: seen / wins grow, the best gain is kept);
-// the memory is capped, and when over the cap the least useful records are evicted, by
-// usefulness (experience_usefulness / prior_usefulness), counted in memory_meta and reported;
-// nothing is ever deleted any other way. Import merges through the same dedup path. Every write
-// is one transaction (memory/sqlite_tx.h): a record with its curation, a whole import.
+// The optimization memory on disk: experiences and priors in the result store (tables added by
+// migration 1 -> 2 in store_schema.cpp; `ucutlass memory` reads them), in its SQLite file or its
+// PostgreSQL database (a postgresql:// URL, through the SQL seam in sql.h). Curation rules
+// (docs/memory.md): a record is deduplicated by canonical program hash (a repeated pair or winning
+// configuration merges into the existing row: seen / wins grow, the best gain is kept); the memory
+// is capped, and when over the cap the least useful records are evicted, by usefulness
+// (experience_usefulness / prior_usefulness), counted in memory_meta and reported; nothing is ever
+// deleted any other way. Import merges through the same dedup path. Every write is one transaction
+// (SqlConn::transaction): a record with its curation, a whole import.
+//
+// Concurrent writers (several processes, or several hosts sharing a PostgreSQL database): merging
+// and eviction read before they write, so two writers must not interleave them. On SQLite the
+// transaction's file lock (BEGIN IMMEDIATE) already runs writers one at a time. On PostgreSQL every
+// memory write transaction first takes the transaction-scoped advisory lock kSqlLockMemory
+// (pg_advisory_xact_lock, released at commit or rollback), so memory writes run one at a time
+// across all hosts while reads never wait; a writer's later statements (READ COMMITTED) see every
+// row the writers before it committed. Single-statement updates (mark_*_used) need no lock.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +25,9 @@
 #include <vector>
 
 #include "memory/experience.h"
+#include "memory/sql.h"
 #include "memory/store.h"
 #include "support/result.h"
-
-struct sqlite3;
 
 namespace ucut::memory {
 
@@ -52,7 +60,7 @@ struct ImportCounts {
 class MemoryDb {
  public:
   // Opens the store at `path` (creating it as `access` allows, and migrating it, through
-  // store_open_sqlite).
+  // store_open_sqlite), or the PostgreSQL database a postgresql:// URL names (store_open).
   static Result<std::unique_ptr<MemoryDb>> open(const std::string& path, MemoryCaps caps = {},
                                                 StoreAccess access = StoreAccess::create);
   ~MemoryDb();
@@ -84,12 +92,15 @@ class MemoryDb {
   // on any error nothing is imported.
   Result<ImportCounts> import_json(const nlohmann::json& doc, const std::string& source);
 
-  // Runs `body` as one transaction (sqlite_transaction): its writes are kept together or not at all.
+  // Runs `body` as one transaction (SqlConn::transaction, holding the memory's write lock): its
+  // writes are kept together or not at all.
   Status transaction(const std::function<Status()>& body);
 
  private:
-  MemoryDb(sqlite3* db, std::string path, MemoryCaps caps) : db_(db), path_(std::move(path)), caps_(caps) {}
-  Status exec(const std::string& sql);
+  MemoryDb(std::unique_ptr<SqlConn> c, std::string path, MemoryCaps caps);
+  // A memory write transaction: `body` runs holding the memory's write lock (see the top).
+  Status write_transaction(const std::function<Status()>& body);
+  Status exec(const std::string& sql, const std::vector<SqlValue>& params);
   // The writes themselves, without a transaction or curation of their own (the public calls add
   // those around them).
   Result<int64_t> insert_experience(const Experience& e);
@@ -102,7 +113,7 @@ class MemoryDb {
   Result<std::vector<Experience>> load_experiences(const std::string& where, const std::vector<std::string>& args);
   Result<std::vector<Prior>> load_priors(const std::string& where, const std::vector<std::string>& args);
 
-  sqlite3* db_;
+  std::unique_ptr<SqlConn> c_;
   std::string path_;
   MemoryCaps caps_;
 };

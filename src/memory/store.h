@@ -1,8 +1,11 @@
-// The result store: every run, candidate and measurement μCUTLASS makes, in SQLite. The schema is
-// versioned (PRAGMA user_version) and grows only through the ordered migration list in
-// store_schema.cpp, so an old database is upgraded in place and never loses data; a database from
-// a newer ucutlass is refused rather than guessed at. The store is append-only: there is no
-// delete, and a measurement keeps its whole record as JSON beside the indexed columns.
+// The result store: every run, candidate and measurement μCUTLASS makes, in a SQLite file or, for
+// a team sharing one, a PostgreSQL database (a postgresql:// URL; the SQL seam in sql.h carries the
+// differences, docs/memory.md "PostgreSQL: a team's memory"). The schema is versioned (SQLite:
+// PRAGMA user_version; PostgreSQL: the one-row table ucutlass_schema_version) and grows only
+// through the ordered migration list in store_schema.cpp, so an old database is upgraded in place
+// and never loses data; a database from a newer ucutlass is refused rather than guessed at. The
+// store is append-only: there is no delete, and a measurement keeps its whole record as JSON beside
+// the indexed columns.
 //
 // The optimizer extends this store (experiences, priors) by appending migrations.
 #pragma once
@@ -65,7 +68,8 @@ class Store {
   virtual Result<std::vector<MeasurementRow>> measurements(int64_t run_id) = 0;
   virtual Result<std::vector<MeasurementRow>> measurements_for_problem(const std::string& problem_sha256) = 0;
   virtual int schema_version() const = 0;
-  // Runs `body` as one transaction: every write it makes is stored, or none (memory/sqlite_tx.h).
+  // Runs `body` as one transaction: every write it makes is stored, or none (memory/sqlite_tx.h;
+  // on PostgreSQL the same through SqlConn::transaction).
   virtual Status transaction(const std::function<Status()>& body) = 0;
 };
 
@@ -74,9 +78,13 @@ class Store {
 enum class StoreAccess { create, existing };
 
 // Opens (creating as `access` allows, and migrating as needed) the SQLite store at `path`;
-// ":memory:" for tests.
+// ":memory:" for tests. A postgresql:// URL goes to store_open, so older callers accept one too.
 Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path,
                                                  StoreAccess access = StoreAccess::create);
+// Opens the store `path` names: a "postgresql://..." or "postgres://..." URL is a PostgreSQL
+// database (which must exist; StoreAccess::create creates the tables in it, ::existing refuses a
+// database without them), anything else a SQLite file (store_open_sqlite).
+Result<std::unique_ptr<Store>> store_open(const std::string& path, StoreAccess access = StoreAccess::create);
 // $UCUTLASS_STORE, else <fs_data_dir()>/ucutlass.db.
 std::string store_default_path();
 

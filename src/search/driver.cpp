@@ -237,7 +237,9 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::planned(std::shared_ptr<const Pr
   co.use_cache = plan.use_cache;
   co.emit_only = !plan.compile;
   co.input_name = problem->source;
-  r->compiler_ = std::make_unique<RealCompiler>(co, plan.compile ? build::build_nvcc_compiler() : nullptr);
+  std::shared_ptr<build::Compiler> nvcc;
+  if (plan.compile) nvcc = plan.compiler ? plan.compiler : std::shared_ptr<build::Compiler>(build::build_nvcc_compiler());
+  r->compiler_ = std::make_unique<RealCompiler>(co, nvcc);
   r->evaluator_ = std::make_unique<AnalyticEvaluator>();
   r->tf32_bound_ = pipeline_tf32_bound(*problem, opt.profile);
   r->t_sol_contract_ = pipeline_sol_contract(problem->sol, r->tf32_bound_);

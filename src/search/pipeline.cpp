@@ -148,7 +148,7 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc;
-  if (o.compile) nvcc = build::build_nvcc_compiler();
+  if (o.compile) nvcc = o.compiler ? o.compiler : std::shared_ptr<build::Compiler>(build::build_nvcc_compiler());
   RealCompilerOptions co;
   co.root = o.build_root;
   co.emit_only = !o.compile;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "build/compiler.h"
 #include "lower/lower.h"
 #include "memory/experience.h"
 #include "problem/problem.h"
@@ -81,6 +82,7 @@ struct PlanOptions {
   bool compile = true;             // false (--emit-only or no nvcc): .cu only
   std::string build_root;          // candidates' build folders
   bool use_cache = true;
+  std::shared_ptr<build::Compiler> compiler;  // what compiles (--executor); null: nvcc on this machine
 };
 
 struct PlannedCandidate {
