@@ -3,7 +3,8 @@ build nodes advertising `ucutlass_compile`, ray.cluster_utils): the suite's comp
 tasks on the build nodes, one build node is killed mid-suite, and the suite still ends with every
 planned candidate built, each compile job answered once (0 lost, 0 duplicated). nvcc is a stand-in
 script (UCUTLASS_NVCC) that copies its inputs to its output after a second, so no CUDA is needed;
-it logs every job it starts, which the test uses to time the kill."""
+it logs every job it starts and holds it until the test creates a "go" file, so the kill lands
+while jobs are running on both build nodes."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -31,9 +33,16 @@ if "--version" in args:
     sys.exit(0)
 out = args[args.index("-o") + 1]
 ins = [a for a in args if a.endswith((".cu", ".o")) and a != out and os.path.exists(a)]
-with open(os.environ["UCUT_FAKE_NVCC_LOG"], "a") as log:
+log_path = os.environ["UCUT_FAKE_NVCC_LOG"]
+with open(log_path, "a") as log:
     log.write(f"{os.getpid()} {os.path.basename(out)}\n")
-time.sleep(1.0)
+# Hold every job until the test says go (it kills a build node while two jobs are held).
+go = log_path + ".go"
+for _ in range(1200):
+    if os.path.exists(go):
+        break
+    time.sleep(0.1)
+time.sleep(0.2)
 with open(out, "wb") as f:
     for i in ins:
         f.write(open(i, "rb").read()[:4096])
@@ -58,13 +67,29 @@ def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_p
         cmd = [str(BIN), "bench", str(ROOT / "problems"), "--match", "act_relu,act_gelu,epi_linear_bias_relu",
                "--plan", "--budget", "2", "--no-memory", "--executor", "ray", "--ray-address", cluster.address,
                "--out", str(out), "--build-dir", str(tmp_path / "build")]
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        err_lines: list = []
+        reader = threading.Thread(target=lambda: err_lines.extend(proc.stderr), daemon=True)
+        reader.start()
         deadline = time.time() + 240
-        while time.time() < deadline and len(log.read_text().splitlines()) < 3 and proc.poll() is None:
+        driver = None
+        while time.time() < deadline and proc.poll() is None:
+            for line in list(err_lines):
+                m = re.search(r"driver on node (\w+)", line)
+                driver = m.group(1) if m else driver
+            if driver and len(log.read_text().splitlines()) >= 2:  # both build nodes hold a job
+                break
             time.sleep(0.2)
-        assert proc.poll() is None, proc.communicate()
-        cluster.remove_node(nodes[0], allow_graceful=False)  # a build node dies mid-suite
-        stdout, stderr = proc.communicate(timeout=600)
+        running = proc.poll() is None
+        assert running and driver, (running, driver, "".join(err_lines))
+        # A build node dies mid-suite: one the bridge's driver is not attached to (a real driver
+        # runs on its own host, where no build node shares its raylet).
+        victim = next(n for n in nodes if n.node_id != driver)
+        cluster.remove_node(victim, allow_graceful=False)
+        Path(str(log) + ".go").write_text("go")
+        proc.wait(timeout=600)
+        reader.join(timeout=30)  # the one reader of stderr (communicate() would compete with it)
+        stderr = "".join(err_lines)
     finally:
         cluster.shutdown()
     assert proc.returncode == 0, stderr

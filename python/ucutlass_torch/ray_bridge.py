@@ -144,9 +144,16 @@ def serve(address: str, max_retries: int = 3) -> int:
     else:
         options["scheduling_strategy"] = "SPREAD"
     task = ray.remote(**options)(run_job)
-    _emit(lock, {"ready": True, "nodes": len(nodes), "compile_nodes": len(compile_nodes)})
+    _emit(lock, {"ready": True, "nodes": len(nodes), "compile_nodes": len(compile_nodes),
+                 "driver_node": ray.get_runtime_context().get_node_id()})
 
     pending: Dict[Any, int] = {}
+    requests: Dict[int, Dict[str, Any]] = {}  # id -> request, for resubmission
+    resubmitted: Dict[int, int] = {}
+
+    def submit(req: Dict[str, Any]) -> None:
+        ref = task.remote(req["argv"], req.get("inputs", {}), req.get("outputs", []), float(req.get("timeout_s", 900)))
+        pending[ref] = int(req["id"])
     incoming: "queue.Queue[Any]" = queue.Queue()
 
     def read_stdin() -> None:
@@ -169,9 +176,8 @@ def serve(address: str, max_retries: int = 3) -> int:
                 req: Any = None
                 try:
                     req = json.loads(line)
-                    ref = task.remote(req["argv"], req.get("inputs", {}), req.get("outputs", []),
-                                      float(req.get("timeout_s", 900)))
-                    pending[ref] = int(req["id"])
+                    requests[int(req["id"])] = req
+                    submit(req)
                 except Exception as e:  # noqa: BLE001 - a bad request is answered, not fatal
                     _emit(lock, {"id": req.get("id", -1) if isinstance(req, dict) else -1,
                                  "error": f"bad request: {e}"})
@@ -185,8 +191,19 @@ def serve(address: str, max_retries: int = 3) -> int:
             try:
                 result = ray.get(ref)
                 result["id"] = rid
+                result["attempt"] = resubmitted.get(rid, 0) + 1
+                requests.pop(rid, None)
                 _emit(lock, result)
             except Exception as e:  # noqa: BLE001 - retries exhausted, node lost for good, ...
+                # Ray retries a task whose worker or node died (max_retries), but not one whose
+                # owner lost its raylet; such system failures are resubmitted here, a few times.
+                system = not isinstance(e, ray.exceptions.RayTaskError) or isinstance(
+                    e, (ray.exceptions.WorkerCrashedError, ray.exceptions.LocalRayletDiedError))
+                if system and resubmitted.get(rid, 0) < max_retries and rid in requests:
+                    resubmitted[rid] = resubmitted.get(rid, 0) + 1
+                    submit(requests[rid])
+                    continue
+                requests.pop(rid, None)
                 _emit(lock, {"id": rid, "error": f"the Ray task failed: {type(e).__name__}: {e}"[:4000]})
     return 0
 

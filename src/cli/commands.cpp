@@ -77,8 +77,9 @@ Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArg
   o.address = args.ray_address;
   auto rc = search::RayCompiler::start(o, local);
   if (!rc) return rc.error();
-  std::fprintf(stderr, "compiles run on the Ray cluster at %s: %d node%s, %d of them build nodes\n", o.address.c_str(),
-               (*rc)->nodes(), (*rc)->nodes() == 1 ? "" : "s", (*rc)->compile_nodes());
+  std::fprintf(stderr, "compiles run on the Ray cluster at %s: %d node%s, %d of them build nodes (driver on node %s)\n",
+               o.address.c_str(), (*rc)->nodes(), (*rc)->nodes() == 1 ? "" : "s", (*rc)->compile_nodes(),
+               (*rc)->driver_node().empty() ? "?" : (*rc)->driver_node().c_str());
   return std::shared_ptr<build::Compiler>(*rc);
 }
 

@@ -42,14 +42,6 @@ std::string tool_commit() {
   return commit;
 }
 
-std::string utc_timestamp() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 RunRecord record_start(const Candidate& cand, const ProblemContext& ctx, const EvalOptions& opt) {
   RunRecord r;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/run_record.h"
+#include "support/clock.h"
 #include "eval/worker_client.h"
 
 namespace ucut::eval {
@@ -69,7 +70,5 @@ std::string measure_baselines(WorkerClient& worker, ProblemContext& ctx, const s
 // "unknown".
 std::string tool_commit();
 
-// The current UTC time, ISO 8601.
-std::string utc_timestamp();
 
 }  // namespace ucut::eval

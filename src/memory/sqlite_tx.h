@@ -19,18 +19,4 @@ namespace ucut::memory {
 // ok, rolls everything back when it returns an error (returned as is) or throws (rethrown).
 Status sqlite_transaction(sqlite3* db, const std::string& path, const std::function<Status()>& body);
 
-// The same for a body that returns a value.
-template <typename T>
-Result<T> sqlite_transaction_value(sqlite3* db, const std::string& path, const std::function<Result<T>()>& body) {
-  std::optional<T> value;
-  auto st = sqlite_transaction(db, path, [&]() -> Status {
-    auto r = body();
-    if (!r) return r.error();
-    value = std::move(*r);
-    return ok_status();
-  });
-  if (!st) return st.error();
-  return std::move(*value);
-}
-
 }  // namespace ucut::memory

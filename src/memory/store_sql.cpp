@@ -10,19 +10,11 @@
 
 #include "memory/sql.h"
 #include "memory/store.h"
+#include "support/clock.h"
 #include "support/fs.h"
 
 namespace ucut::memory {
 namespace {
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // A real as stored: NaN and infinities as NULL.
 SqlValue real_or_null(double v) {
@@ -50,11 +42,11 @@ class SqlStore final : public Store {
     return inserted("inserting a run",
                     c_->query("INSERT INTO runs(started_at, command, tool_commit, gpu, profile, notes) "
                               "VALUES(?,?,?,?,?,?) RETURNING id",
-                              {now_utc(), run.command, run.tool_commit, run.gpu, run.profile, run.notes}));
+                              {utc_timestamp(), run.command, run.tool_commit, run.gpu, run.profile, run.notes}));
   }
 
   Status end_run(int64_t run_id) override {
-    if (auto r = c_->query("UPDATE runs SET ended_at = ? WHERE id = ?", {now_utc(), run_id}); !r)
+    if (auto r = c_->query("UPDATE runs SET ended_at = ? WHERE id = ?", {utc_timestamp(), run_id}); !r)
       return db_error("ending a run", r.error());
     return ok_status();
   }
@@ -74,7 +66,7 @@ class SqlStore final : public Store {
     auto ins = c_->query("INSERT INTO candidates(problem, problem_sha256, name, program_hash, config, so_path, "
                          "created_at) VALUES(?,?,?,?,?,?,?) "
                          "ON CONFLICT(problem_sha256, program_hash, so_path, name) DO NOTHING RETURNING id",
-                         {c.problem, c.problem_sha256, c.name, c.program_hash, c.config, c.so_path, now_utc()});
+                         {c.problem, c.problem_sha256, c.name, c.program_hash, c.config, c.so_path, utc_timestamp()});
     if (!ins) return db_error("inserting a candidate", ins.error());
     if (!ins->empty()) return ins->front().integer(0);
     found = find();
@@ -91,7 +83,7 @@ class SqlStore final : public Store {
                   "VALUES(?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                   {m.run_id, m.candidate_id, m.schema_version, m.status, real_or_null(m.median_ms),
                    real_or_null(m.speedup_eager), real_or_null(m.frac_sol), int64_t{m.degenerate},
-                   int64_t{m.timing_suspect}, int64_t{m.counted}, m.created_at.empty() ? now_utc() : m.created_at,
+                   int64_t{m.timing_suspect}, int64_t{m.counted}, m.created_at.empty() ? utc_timestamp() : m.created_at,
                    m.record_json}));
   }
 

@@ -148,14 +148,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
     gpu_note = "GPU '" + *gpu + "' is not in the hardware table: SOL and ranking assume " + hw.name;
   }
   const sol::SolBound& bound = sol.reference();
-  r->hw_ = hw;
-  r->key_ = pipeline_memory_key(problem->lowered.program, hw.name, opt.policy);
-  space::SpaceOptions so;
-  so.policy = problem->policy;
-  auto space = RealSpace::create(problem->lowered.program, hw, so);
-  if (!space) return space.error();
-  r->real_space_ = space->get();
-  r->space_ = std::move(*space);
+  if (auto st = r->attach_space(hw); !st) return st.error();
   RealCompilerOptions co;
   co.root = setup.build_root;
   co.use_cache = setup.use_cache;
@@ -194,6 +187,18 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   return r;
 }
 
+Status ProblemRun::attach_space(const sol::HwSpec& hw) {
+  hw_ = hw;
+  key_ = pipeline_memory_key(prepared_->lowered.program, hw.name, opt_.policy);
+  space::SpaceOptions so;
+  so.policy = prepared_->policy;
+  auto space = RealSpace::create(prepared_->lowered.program, hw, so);
+  if (!space) return space.error();
+  real_space_ = space->get();
+  space_ = std::move(*space);
+  return ok_status();
+}
+
 namespace {
 
 // The analytic model's estimate in place of a measurement (ProblemRun::planned).
@@ -223,15 +228,8 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::planned(std::shared_ptr<const Pr
   r->opt_.memory = nullptr;  // estimates are not measurements: nothing to learn from
   r->name_ = problem->name;
   r->prepared_ = problem;
-  r->hw_ = problem->hw;
   r->measured_ = false;
-  r->key_ = pipeline_memory_key(problem->lowered.program, problem->hw.name, opt.policy);
-  space::SpaceOptions so;
-  so.policy = problem->policy;
-  auto space = RealSpace::create(problem->lowered.program, problem->hw, so);
-  if (!space) return space.error();
-  r->real_space_ = space->get();
-  r->space_ = std::move(*space);
+  if (auto st = r->attach_space(problem->hw); !st) return st.error();
   RealCompilerOptions co;
   co.root = plan.build_root;
   co.use_cache = plan.use_cache;

@@ -87,6 +87,8 @@ class ProblemRun {
 
  private:
   ProblemRun() = default;
+  // The hardware row, memory key and search space of the prepared problem (real and planned runs).
+  Status attach_space(const sol::HwSpec& hw);
   // Memory seeds, strategy, journal (old journals set aside unless resuming) and the session.
   Status assemble(SearchSpace& space, Compiler& compiler, Evaluator& evaluator, Clock& clock, double t_sol,
                   int lookahead);

@@ -90,6 +90,8 @@ Result<std::shared_ptr<RayCompiler>> RayCompiler::start(const RayExecutorOptions
                       "--executor ray: " + err, "check --ray-address (or RAY_ADDRESS), or use --executor local");
   }
   if (hello.contains("nodes") && hello["nodes"].is_number_integer()) rc->nodes_ = hello["nodes"].get<int>();
+  if (hello.contains("driver_node") && hello["driver_node"].is_string())
+    rc->driver_node_ = hello["driver_node"].get<std::string>();
   if (hello.contains("compile_nodes") && hello["compile_nodes"].is_number_integer())
     rc->compile_nodes_ = hello["compile_nodes"].get<int>();
   rc->reader_ = std::thread([p = rc.get()] { p->read_replies(); });

@@ -50,6 +50,8 @@ class RayCompiler final : public build::Compiler {
   Result<build::CompileOutcome> compile(const build::CompileJob& job) override;
 
   int nodes() const { return nodes_; }
+  // The Ray node the bridge's driver attached to (its local raylet); "" when Ray did not say.
+  const std::string& driver_node() const { return driver_node_; }
   int compile_nodes() const { return compile_nodes_; }
   // Jobs each node ran (node id -> count), for the report.
   std::map<std::string, int> jobs_by_node() const;
@@ -72,6 +74,7 @@ class RayCompiler final : public build::Compiler {
   bool dead_ = false;
   std::string dead_why_;
   int nodes_ = 0, compile_nodes_ = 0;
+  std::string driver_node_;
 };
 
 }  // namespace ucut::search
