@@ -7,6 +7,7 @@
 #   UCUT_BIN       ucutlass (default .carry/ucutlass)      UCUT_FAKE_LLM  (default .carry/ucutlass-fake-llm)
 #   OUT            where results go (packed into $OUT/agent.tgz)
 #   AGENT_MINUTES  time budget per run (default 3)
+#   AGENT_CASES    which runs (default "llm hybrid orch")
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -29,15 +30,23 @@ run_case() {
   echo "== $name: $strategy on $problem ($(date -u +%FT%TZ))"
   timeout -s INT -k 30 $((minutes * 60 + 60)) "$BIN" optimize "$problem" --strategy "$strategy" \
     --llm "http://127.0.0.1:$(cat "$out/$name.port")/v1" --model scripted --time-budget "$minutes" \
-    --no-memory --out "$out/$name" --llm-price-in 1 --llm-price-out 4 "$@" > "$out/$name.log" 2>&1
+    --out "$out/$name" --llm-price-in 1 --llm-price-out 4 "$@" > "$out/$name.log" 2>&1
   echo "rc=$?"
   kill $pid 2>/dev/null; wait $pid 2>/dev/null
   tail -n 25 "$out/$name.log"
   sed -n '1,16p' "$out/$name"/*/report.md 2>/dev/null
 }
-run_case llm_min_sub problems/kb2_linear_min_sub.py bench/agent/script_linear_min_sub.json llm \
-  --profile kb-v01 --budget 8 --proposals 3
-run_case hybrid_min_sub problems/kb2_linear_min_sub.py bench/agent/script_linear_min_sub.json hybrid \
-  --profile kb-v01 --budget 10 --proposals 2 --tune 3
+cases="${AGENT_CASES:-llm hybrid orch}"
+[[ " $cases " == *" llm "* ]] && run_case llm_min_sub problems/kb2_linear_min_sub.py bench/agent/script_linear_min_sub.json llm \
+  --profile kb-v01 --budget 8 --proposals 3 --no-memory
+[[ " $cases " == *" hybrid "* ]] && run_case hybrid_min_sub problems/kb2_linear_min_sub.py bench/agent/script_linear_min_sub.json hybrid \
+  --profile kb-v01 --budget 10 --proposals 2 --tune 3 --no-memory
+# Orchestrated (analyze -> nominate -> triage -> implement -> summarize) with a memory store, so the
+# summaries become the memory's lessons (`ucutlass memory list` below shows them).
+if [[ " $cases " == *" orch "* ]]; then
+  run_case orch_min_sub problems/kb2_linear_min_sub.py bench/agent/script_orchestrated.json llm \
+    --profile kb-v01 --budget 6 --proposals 2 --agent-mode orchestrated --db "$out/orch.db"
+  "$BIN" memory list --db "$out/orch.db" 2>&1 | head -n 20
+fi
 [ -n "${OUT:-}" ] && tar czf "$OUT/agent.tgz" -C "$out" --exclude='cache' --exclude='*.so' . 
 exit 0
