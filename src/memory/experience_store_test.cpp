@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <sstream>
 
+#include "memory/memory_test_scenarios.h"
 #include "memory/priors.h"
 #include "memory/store.h"
 
@@ -25,79 +26,22 @@ struct TempDb {
   std::string dir, path;
 };
 
-MemoryKey key(const std::string& bucket = "m12_n12_k12") { return {"gemm f32", bucket, "h200", "tf32"}; }
-
-Experience exp(const std::string& slow, const std::string& fast, double gain,
-               const std::string& bucket = "m12_n12_k12") {
-  return experience_make(key(bucket), "p", slow, {{"tile", slow}}, gain * 1e-3, fast,
-                         {{"tile", fast}}, 1e-3);
-}
+using checks::exp;
+using checks::key;
 
 TEST(MemoryDb, DeduplicatesByProgramHashAndKeepsTheBestGain) {
   TempDb t;
-  auto db = MemoryDb::open(t.path);
-  ASSERT_TRUE(db) << db.error().render();
-  auto a = (*db)->add_experience(exp("s1", "f1", 1.2));
-  auto b = (*db)->add_experience(exp("s1", "f1", 1.5));
-  ASSERT_TRUE(a && b);
-  EXPECT_EQ(*a, *b);
-  auto got = (*db)->experience(*a);
-  ASSERT_TRUE(got && *got);
-  EXPECT_EQ((*got)->seen, 2);
-  EXPECT_DOUBLE_EQ((*got)->gain, 1.5);
-  auto st = (*db)->stats();
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->experiences, 1);
-  EXPECT_EQ(st->merged, 1);
+  checks::check_dedup(t.path);
 }
 
 TEST(MemoryDb, EvictsByUsefulnessNeverTheHelpfulOnes) {
   TempDb t;
-  auto db = MemoryDb::open(t.path, MemoryCaps{3, 3});
-  ASSERT_TRUE(db);
-  auto helpful = (*db)->add_experience(exp("a", "b", 1.05));  // small gain but it helped
-  ASSERT_TRUE(helpful);
-  ASSERT_TRUE((*db)->mark_experience_used(*helpful, true));
-  ASSERT_TRUE((*db)->mark_experience_used(*helpful, true));
-  ASSERT_TRUE((*db)->add_experience(exp("c", "d", 2.0)));
-  ASSERT_TRUE((*db)->add_experience(exp("e", "f", 1.5)));
-  ASSERT_TRUE((*db)->add_experience(exp("g", "h", 1.1)));  // the least useful: evicted
-  auto st = (*db)->stats();
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->experiences, 3);
-  EXPECT_EQ(st->evicted_experiences, 1);
-  auto all = (*db)->experiences(MemoryQuery{});
-  ASSERT_TRUE(all);
-  std::vector<std::string> kept;
-  for (const auto& e : *all) kept.push_back(e.slow_hash);
-  EXPECT_EQ(kept, (std::vector<std::string>{"a", "c", "e"}));
+  checks::check_eviction(t.path);
 }
 
 TEST(MemoryDb, QueriesPreferTheNearestBucketAndFilterTheKey) {
   TempDb t;
-  auto db = MemoryDb::open(t.path);
-  ASSERT_TRUE(db);
-  Prior far, near, other;
-  far.key = key("m9_n9_k9");
-  far.config = {{"tile", "far"}};
-  far.speedup = 5;
-  near.key = key("m12_n12_k11");
-  near.config = {{"tile", "near"}};
-  near.speedup = 1.5;
-  other = near;
-  other.key.gpu = "h100-sxm";
-  other.config = {{"tile", "other-gpu"}};
-  for (const auto& p : {far, near, other}) ASSERT_TRUE((*db)->add_prior(p));
-  MemoryQuery q{"gemm f32", "h200", "tf32", "m12_n12_k12", 1000, 10};
-  auto got = (*db)->priors(q);
-  ASSERT_TRUE(got);
-  ASSERT_EQ(got->size(), 2u);
-  EXPECT_EQ((*got)[0].config["tile"], "near");
-  EXPECT_EQ((*got)[1].config["tile"], "far");
-  q.max_distance = 3;
-  got = (*db)->priors(q);
-  ASSERT_TRUE(got);
-  EXPECT_EQ(got->size(), 1u);
+  checks::check_nearest_bucket(t.path);
 }
 
 TEST(MemoryDb, ExportImportRoundTripMergesDuplicates) {
@@ -184,44 +128,14 @@ TEST(MemoryDb, ImportChecksTheWholeFileFirstAndNamesTheBadElement) {
 
 TEST(MemoryDb, AFailureHalfWayThroughAWriteKeepsNothingOfIt) {
   TempDb t;
-  auto db = MemoryDb::open(t.path);
-  ASSERT_TRUE(db);
-  auto seed = (*db)->add_prior([] {
-    Prior p;
-    p.key = key();
-    p.config = {{"tile", "x"}};
-    return p;
-  }());
-  ASSERT_TRUE(seed);
-  {
-    // Crediting the seed fails after the search's experiences were added: none of them stay.
+  checks::check_learn_is_all_or_nothing(t.path, [&] {
     sqlite3* raw = nullptr;
     ASSERT_EQ(sqlite3_open(t.path.c_str(), &raw), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(raw, "CREATE TRIGGER no_credit BEFORE UPDATE ON priors BEGIN SELECT RAISE(ABORT, 'boom'); END;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     sqlite3_close(raw);
-  }
-  LearnInput in;
-  in.key = key();
-  in.problem = "p";
-  auto att = [](std::string h, double t, int64_t prior = 0) {
-    MemoryAttempt a;
-    a.name = a.hash = h;
-    a.config = {{"tile", h}};
-    a.ok = true;
-    a.time_s = t;
-    a.prior_id = prior;
-    return a;
-  };
-  in.attempts = {att("a", 2e-3, *seed), att("b", 1e-3)};
-  auto n = memory_learn(**db, in);
-  ASSERT_FALSE(n);
-  EXPECT_NE(n.error().message.find("boom"), std::string::npos) << n.error().render();
-  auto st = (*db)->stats();
-  ASSERT_TRUE(st);
-  EXPECT_EQ(st->experiences, 0);
-  EXPECT_EQ(st->priors, 1);
+  });
 }
 
 TEST(MemoryDb, SharesTheResultStoreFileWithoutTouchingItsTables) {
