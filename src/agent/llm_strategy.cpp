@@ -14,6 +14,7 @@ namespace ucut::agent {
 
 namespace {
 
+// The tokens of every LLM strategy in this process: the suite's budget (AgentSettings::suite_tokens).
 std::atomic<long long> g_suite_tokens{0};
 
 std::string first_lines(const std::string& s, size_t max_chars) {
@@ -21,8 +22,6 @@ std::string first_lines(const std::string& s, size_t max_chars) {
 }
 
 }  // namespace
-
-long long agent_suite_tokens() { return g_suite_tokens.load(); }
 
 LlmStrategy::LlmStrategy(search::SearchSpace& space, AgentProblem problem, AgentSettings settings,
                          std::unique_ptr<LlmClient> client)
@@ -60,17 +59,16 @@ std::vector<std::string> LlmStrategy::notes() const {
   return out;
 }
 
-LlmStrategy::Sent LlmStrategy::send(std::vector<ChatMessage> messages, const std::string& purpose) {
-  Sent out;
-  if (!stopped_.empty()) return out;
+std::optional<ChatReply> LlmStrategy::send(std::vector<ChatMessage> messages, const std::string& purpose) {
+  if (!stopped_.empty()) return std::nullopt;
   const long long mine = usage_.tokens_in + usage_.tokens_out;
   if (settings_.problem_tokens > 0 && mine >= settings_.problem_tokens) {
     stopped_ = fmt::format("the problem's token budget ({}) is spent", settings_.problem_tokens);
-    return out;
+    return std::nullopt;
   }
   if (settings_.suite_tokens > 0 && g_suite_tokens.load() >= settings_.suite_tokens) {
     stopped_ = fmt::format("the suite's token budget ({}) is spent", settings_.suite_tokens);
-    return out;
+    return std::nullopt;
   }
   ChatRequest req;
   req.messages = std::move(messages);
@@ -86,8 +84,7 @@ LlmStrategy::Sent LlmStrategy::send(std::vector<ChatMessage> messages, const std
     log(entry);
     // The client retried what can be retried: the endpoint is gone for this problem.
     stopped_ = "the LLM endpoint failed: " + r.error().render();
-    out.error = r.error();
-    return out;
+    return std::nullopt;
   }
   usage_.tokens_in += r->tokens_in;
   usage_.tokens_out += r->tokens_out;
@@ -99,8 +96,7 @@ LlmStrategy::Sent LlmStrategy::send(std::vector<ChatMessage> messages, const std
   entry["finish_reason"] = r->finish_reason;
   entry["reply_chars"] = r->content.size();
   log(entry);
-  out.reply = std::move(*r);
-  return out;
+  return std::move(*r);
 }
 
 std::string LlmStrategy::floor_text(const std::string& program_text) const {
@@ -137,7 +133,7 @@ PromptInputs LlmStrategy::inputs(const search::SearchState& state, const std::st
     if (auto it = idea_by_hash_.find(a.cand.hash); it != idea_by_hash_.end()) ab.idea = it->second;
     ab.status = search::attempt_status_name(a.status);
     ab.time_s = a.time_s;
-    ab.detail = first_lines(a.message, 600);
+    ab.detail = a.message;  // prompt_parts caps it
     in.recent.push_back(std::move(ab));
   }
   if (settings_.memory)
@@ -173,9 +169,9 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
   int repairs_left = settings_.repairs, requests_left = 2;
   std::string purpose = idea.empty() ? "propose" : "implement";
   while (true) {
-    Sent sent = send(messages, purpose);
-    if (!sent.reply) return false;
-    const std::string& content = sent.reply->content;
+    auto reply = send(messages, purpose);
+    if (!reply) return false;
+    const std::string& content = reply->content;
     ExtractedReply ex = reply_extract(content);
     std::string problem_found;
     if (!ex.program && ex.request && requests_left-- > 0) {
@@ -187,7 +183,6 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
         for (const auto& n : example_names()) names += (names.empty() ? "" : ", ") + n;
         doc = "There is no example '" + ex.request->substr(8) + "'. Examples: " + names + ".";
       }
-      ++requests_served_;
       messages.push_back({"assistant", content});
       messages.push_back({"user", doc + "\n\nNow reply as the rules say: reasoning, then one whole program."});
       purpose = "request";
@@ -224,7 +219,7 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
       return false;
     }
     ++repairs_;
-    messages.push_back({"assistant", content.size() > kMaxReplyChars ? content.substr(0, kMaxReplyChars) : content});
+    messages.push_back({"assistant", content.substr(0, kMaxReplyChars)});
     messages.push_back({"user", task_repair(problem_found)});
     purpose = "repair";
   }
@@ -233,9 +228,9 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
 void LlmStrategy::nominate(const search::SearchState& state, const std::string& parent_text) {
   auto messages = prompt_messages(prompt_parts(inputs(state, parent_text, task_analyze(settings_.proposals))));
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Sent sent = send(messages, "analyze");
-    if (!sent.reply) return;
-    auto ideas = reply_ideas(sent.reply->content, settings_.proposals);
+    auto reply = send(messages, "analyze");
+    if (!reply) return;
+    auto ideas = reply_ideas(reply->content, settings_.proposals);
     if (ideas) {
       ideas_ = std::move(*ideas);
       nlohmann::json list = nlohmann::json::array();
@@ -244,7 +239,7 @@ void LlmStrategy::nominate(const search::SearchState& state, const std::string& 
       return;
     }
     ++unusable_;
-    messages.push_back({"assistant", sent.reply->content.substr(0, std::min(sent.reply->content.size(), kMaxReplyChars))});
+    messages.push_back({"assistant", reply->content.substr(0, kMaxReplyChars)});
     messages.push_back({"user", ideas.error().message + " " + ideas.error().hint});
   }
 }
@@ -322,11 +317,12 @@ void LlmStrategy::observe(const search::Attempt& a, const search::SearchState& s
       passed_here = passed_here || (b.status == search::AttemptStatus::ok && b.cand.rung == a.cand.rung);
     if (!passed_here) {
       floor_ = a.cand.rung + 1;
-      search::SearchSpace* sp = &space_;
-      if (auto it = space_by_hash_.find(a.cand.hash); it != space_by_hash_.end()) sp = spaces_[it->second].get();
-      if (auto lifted = sp->at_rung(a.cand, floor_)) {
+      // The failed candidate's own space: a model program's, else the lowered program's.
+      const auto own = space_by_hash_.find(a.cand.hash);
+      search::SearchSpace& sp = own != space_by_hash_.end() ? *spaces_[own->second] : space_;
+      if (auto lifted = sp.at_rung(a.cand, floor_)) {
         lifted->origin = "precision";
-        if (auto it = space_by_hash_.find(a.cand.hash); it != space_by_hash_.end()) space_by_hash_[lifted->hash] = it->second;
+        if (own != space_by_hash_.end()) space_by_hash_[lifted->hash] = own->second;
         if (auto it = idea_by_hash_.find(a.cand.hash); it != idea_by_hash_.end()) idea_by_hash_[lifted->hash] = it->second;
         queue_.push_front(std::move(*lifted));
       }
@@ -354,8 +350,8 @@ void LlmStrategy::observe(const search::Attempt& a, const search::SearchState& s
   std::string text = idea->second;
   if (settings_.mode == "orchestrated" && stopped_.empty()) {
     PromptInputs in = inputs(state, a.cand.program, task_summarize(brief_of(*prev), brief_of(a)));
-    Sent sent = send(prompt_messages(prompt_parts(in)), "summarize");
-    if (sent.reply && !sent.reply->content.empty()) text = first_sentence(sent.reply->content, 300);
+    auto reply = send(prompt_messages(prompt_parts(in)), "summarize");
+    if (reply && !reply->content.empty()) text = first_sentence(reply->content, 300);
   }
   if (!text.empty())
     lessons_.push_back({prev->cand.hash, a.cand.hash,

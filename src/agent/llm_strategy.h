@@ -73,13 +73,9 @@ class LlmStrategy final : public search::Strategy {
   int iteration() const { return iteration_; }
 
  private:
-  struct Sent {
-    std::optional<ChatReply> reply;
-    std::optional<Error> error;
-  };
   // One request through the client, counted and logged; nullopt when the budget is spent or the
   // endpoint failed for good (then stopped_ says why).
-  Sent send(std::vector<ChatMessage> messages, const std::string& purpose);
+  std::optional<ChatReply> send(std::vector<ChatMessage> messages, const std::string& purpose);
   PromptInputs inputs(const search::SearchState& state, const std::string& parent_text, const std::string& task);
   // Asks for one program built on `parent_text`; the candidates it yields (queued) or none.
   bool ask_program(const search::SearchState& state, const std::string& parent_text, const std::string& idea);
@@ -112,12 +108,9 @@ class LlmStrategy final : public search::Strategy {
   int issued_ = 0;                                  // proposals asked for in this iteration
   int failed_in_a_row_ = 0;
   int floor_ = 0;
-  int exchanges_ = 0, repairs_ = 0, unusable_ = 0, requests_served_ = 0;
+  int exchanges_ = 0, repairs_ = 0, unusable_ = 0;
   std::string stopped_;                             // why the model is asked no more ("" : it is)
   std::string last_reasoning_;
 };
-
-// The process-wide token count of every LLM strategy (the suite budget, AgentSettings::suite_tokens).
-long long agent_suite_tokens();
 
 }  // namespace ucut::agent

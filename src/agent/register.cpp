@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <filesystem>
 
 #include "agent/cassette.h"
 #include "agent/http.h"
@@ -14,19 +13,6 @@
 namespace ucut::agent {
 
 namespace {
-
-// A new session never appends to an old cassette: the old one is kept beside, numbered.
-void set_aside(const std::string& path) {
-  if (!fs_exists(path)) return;
-  const std::string stem = path.size() > 6 && path.ends_with(".jsonl") ? path.substr(0, path.size() - 6) : path;
-  for (int i = 1; i < 10000; ++i) {
-    std::string old = fmt::format("{}.{}.jsonl", stem, i);
-    if (fs_exists(old)) continue;
-    std::error_code ec;
-    std::filesystem::rename(path, old, ec);
-    return;
-  }
-}
 
 Result<std::unique_ptr<search::Strategy>> make_agent(const search::StrategyContext& ctx, bool hybrid) {
   if (!ctx.problem || !ctx.hw)
@@ -51,7 +37,8 @@ Result<std::unique_ptr<search::Strategy>> make_agent(const search::StrategyConte
       ap.lessons.push_back(fmt::format("{} [{} {}]", e.lesson, e.key.cls, e.key.bucket));
   if (!ctx.out_dir.empty()) {
     ap.log_path = ctx.out_dir + "/agent.jsonl";
-    set_aside(ap.log_path);
+    // A new session's log never appends to an old one; the old one is kept beside, numbered.
+    if (auto st = fs_set_aside(ap.log_path); !st) return st.error();
   }
   return std::unique_ptr<search::Strategy>(
       std::make_unique<LlmStrategy>(ctx.space, std::move(ap), std::move(*settings), std::move(*client)));
@@ -75,7 +62,7 @@ Result<std::unique_ptr<LlmClient>> agent_client(const AgentSettings& s, const st
   std::unique_ptr<LlmClient> client = openai_client(std::move(*resolved), http_client_curl());
   const std::string record = s.record.empty() ? record_default : s.record;
   if (!record.empty()) {
-    set_aside(record);
+    if (auto st = fs_set_aside(record); !st) return st.error();
     client = recording_client(std::move(client), record, key);
   }
   return client;

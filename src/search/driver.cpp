@@ -65,18 +65,9 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   if (!strategy) return strategy.error();
   strategy_ = std::move(*strategy);
   const std::string jpath = out_dir() + "/attempts.jsonl";
-  if (!opt_.resume && fs_exists(jpath)) {
-    // A new run never overwrites an old journal: it is kept beside, numbered.
-    for (int i = 1;; ++i) {
-      std::string old = fmt::format("{}/attempts.{}.jsonl", out_dir(), i);
-      if (!fs_exists(old)) {
-        std::error_code ec;
-        std::filesystem::rename(jpath, old, ec);
-        if (ec) return make_error(ErrorCode::io, jpath + ": cannot set the old journal aside: " + ec.message());
-        break;
-      }
-    }
-  }
+  // A new run never overwrites an old journal: it is kept beside, numbered.
+  if (!opt_.resume)
+    if (auto st = fs_set_aside(jpath); !st) return st.error();
   journal_ = std::make_unique<FileJournal>(jpath);
   SessionOptions so = opt_.session;
   so.t_sol = t_sol;
@@ -235,9 +226,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::planned(std::shared_ptr<const Pr
   co.use_cache = plan.use_cache;
   co.emit_only = !plan.compile;
   co.input_name = problem->source;
-  std::shared_ptr<build::Compiler> nvcc;
-  if (plan.compile) nvcc = plan.compiler ? plan.compiler : std::shared_ptr<build::Compiler>(build::build_nvcc_compiler());
-  r->compiler_ = std::make_unique<RealCompiler>(co, nvcc);
+  r->compiler_ = std::make_unique<RealCompiler>(co, pipeline_plan_compiler(plan));
   r->evaluator_ = std::make_unique<AnalyticEvaluator>();
   r->tf32_bound_ = pipeline_tf32_bound(*problem, opt.profile);
   r->t_sol_contract_ = pipeline_sol_contract(problem->sol, r->tf32_bound_);

@@ -131,6 +131,11 @@ double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& 
   return sol.reference().t_sol;
 }
 
+std::shared_ptr<build::Compiler> pipeline_plan_compiler(const PlanOptions& o) {
+  if (!o.compile) return nullptr;
+  return o.compiler ? o.compiler : std::shared_ptr<build::Compiler>(build::build_nvcc_compiler());
+}
+
 Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& o) {
   Plan plan;
   plan.valid = space.valid_count();
@@ -147,8 +152,7 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   auto ranked = diverse_top_k(space.ranked(std::max(o.top, 1) * 16, bound.fails ? 1 : 0), std::max(o.top, 1));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
-  std::shared_ptr<build::Compiler> nvcc;
-  if (o.compile) nvcc = o.compiler ? o.compiler : std::shared_ptr<build::Compiler>(build::build_nvcc_compiler());
+  std::shared_ptr<build::Compiler> nvcc = pipeline_plan_compiler(o);
   RealCompilerOptions co;
   co.root = o.build_root;
   co.emit_only = !o.compile;

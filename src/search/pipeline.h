@@ -100,6 +100,10 @@ struct Plan {
 
 Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions& options);
 
+// What compiles a plan's candidates: options.compiler, else nvcc on this machine; null when the
+// plan does not compile (emit only).
+std::shared_ptr<build::Compiler> pipeline_plan_compiler(const PlanOptions& options);
+
 // ---- outputs --------------------------------------------------------------------------------
 
 // What goes into out/<problem>/ besides the search's report.

@@ -51,6 +51,21 @@ Status fs_mkdirs(const std::string& path) {
 
 bool fs_exists(const std::string& path) { return std::filesystem::exists(path); }
 
+Status fs_set_aside(const std::string& path) {
+  if (!fs_exists(path)) return ok_status();
+  const std::filesystem::path p(path);
+  const std::string stem = (p.parent_path() / p.stem()).string();
+  const std::string ext = p.extension().string();
+  for (int i = 1;; ++i) {
+    const std::string old = stem + "." + std::to_string(i) + ext;
+    if (fs_exists(old)) continue;
+    std::error_code ec;
+    std::filesystem::rename(path, old, ec);
+    if (ec) return make_error(ErrorCode::io, path + ": cannot set the old file aside as " + old + ": " + ec.message());
+    return ok_status();
+  }
+}
+
 static std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();

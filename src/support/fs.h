@@ -12,6 +12,9 @@ Result<std::string> fs_read(const std::string& path);
 Status fs_write_atomic(const std::string& path, const std::string& content);
 Status fs_mkdirs(const std::string& path);
 bool fs_exists(const std::string& path);
+// Keeps an existing file beside instead of overwriting it: "dir/attempts.jsonl" is renamed to the
+// first free "dir/attempts.<n>.jsonl" (n = 1, 2, ...). Nothing to do when `path` does not exist.
+Status fs_set_aside(const std::string& path);
 // The user's data folder for ucutlass: $UCUTLASS_HOME, else $XDG_DATA_HOME/ucutlass, else
 // ~/.local/share/ucutlass.
 std::string fs_data_dir();
