@@ -118,7 +118,7 @@ PromptInputs LlmStrategy::inputs(const search::SearchState& state, const std::st
   in.measured = problem_.measured;
   const search::Attempt* parent = nullptr;
   for (const auto& a : state.attempts)
-    if (a.status == search::AttemptStatus::ok && a.cand.program == parent_text && (!parent || a.time_s < parent->time_s))
+    if (a.status == RunStatus::ok && a.cand.program == parent_text && (!parent || a.time_s < parent->time_s))
       parent = &a;
   if (parent) in.current = brief_of(*parent);
   else in.current = ProgramBrief{"lowered", parent_text, 0, floor_text(parent_text)};
@@ -131,7 +131,7 @@ PromptInputs LlmStrategy::inputs(const search::SearchState& state, const std::st
     ab.name = a.cand.name;
     ab.origin = a.cand.origin;
     if (auto it = idea_by_hash_.find(a.cand.hash); it != idea_by_hash_.end()) ab.idea = it->second;
-    ab.status = search::attempt_status_name(a.status);
+    ab.status = run_status_name(a.status);
     ab.time_s = a.time_s;
     ab.detail = a.message;  // prompt_parts caps it
     in.recent.push_back(std::move(ab));
@@ -147,7 +147,7 @@ std::vector<search::Candidate> LlmStrategy::candidates_of(const dsl::Program& p,
   space::SpaceOptions so;
   so.policy = problem_.policy;
   so.keep_explicit = true;
-  auto sp = search::RealSpace::create(p, problem_.hw, so);
+  auto sp = app::RealSpace::create(p, problem_.hw, so);
   if (!sp) return {};
   auto ranked = (*sp)->ranked(settings_.hybrid ? settings_.tune : 1, floor_);
   const size_t index = spaces_.size();
@@ -251,7 +251,7 @@ void LlmStrategy::new_iteration(const search::SearchState& state) {
   // The beam: the B fastest correct programs so far (distinct texts).
   std::vector<const search::Attempt*> ok;
   for (const auto& a : state.attempts)
-    if (a.status == search::AttemptStatus::ok) ok.push_back(&a);
+    if (a.status == RunStatus::ok) ok.push_back(&a);
   std::stable_sort(ok.begin(), ok.end(), [](const auto* a, const auto* b) { return a->time_s < b->time_s; });
   beam_.clear();
   for (const auto* a : ok) {
@@ -311,10 +311,10 @@ void LlmStrategy::observe(const search::Attempt& a, const search::SearchState& s
   outstanding_.erase(a.cand.hash);
   // The precision ladder: a mismatch at the floor that nothing at that rung has passed raises it,
   // and the failed program is tried again one rung up.
-  if (a.status == search::AttemptStatus::mismatch && !a.reference_limited && a.cand.rung >= floor_) {
+  if (a.status == RunStatus::mismatch && !a.reference_limited && a.cand.rung >= floor_) {
     bool passed_here = false;
     for (const auto& b : state.attempts)
-      passed_here = passed_here || (b.status == search::AttemptStatus::ok && b.cand.rung == a.cand.rung);
+      passed_here = passed_here || (b.status == RunStatus::ok && b.cand.rung == a.cand.rung);
     if (!passed_here) {
       floor_ = a.cand.rung + 1;
       // The failed candidate's own space: a model program's, else the lowered program's.
@@ -328,7 +328,7 @@ void LlmStrategy::observe(const search::Attempt& a, const search::SearchState& s
       }
     }
   }
-  if (!a.improved || a.status != search::AttemptStatus::ok) return;
+  if (!a.improved || a.status != RunStatus::ok) return;
   // The new best: hybrid tunes its knobs further (one-knob neighbours in its program's space).
   if (settings_.hybrid)
     if (auto it = space_by_hash_.find(a.cand.hash); it != space_by_hash_.end()) {
@@ -344,7 +344,7 @@ void LlmStrategy::observe(const search::Attempt& a, const search::SearchState& s
   // Summarize: why the model's program beat the previous best (a lesson for the memory).
   const search::Attempt* prev = nullptr;
   for (const auto& b : state.attempts)
-    if (b.index < a.index && b.status == search::AttemptStatus::ok && (!prev || b.time_s < prev->time_s)) prev = &b;
+    if (b.index < a.index && b.status == RunStatus::ok && (!prev || b.time_s < prev->time_s)) prev = &b;
   auto idea = idea_by_hash_.find(a.cand.hash);
   if (!prev || idea == idea_by_hash_.end() || a.cand.origin == "rank") return;
   std::string text = idea->second;

@@ -38,7 +38,7 @@
 #include "agent/reply.h"
 #include "agent/settings.h"
 #include "dsl/program.h"
-#include "search/adapters_space.h"
+#include "app/adapters_space.h"
 #include "search/strategy.h"
 #include "sol/hardware.h"
 
@@ -102,7 +102,7 @@ class LlmStrategy final : public search::Strategy {
   std::vector<Idea> ideas_;                         // this iteration's triaged ideas (orchestrated)
   std::map<std::string, std::string> idea_by_hash_;  // what the model said it changed
   std::map<std::string, size_t> space_by_hash_;     // candidate hash -> its program's space
-  std::vector<std::unique_ptr<search::RealSpace>> spaces_;
+  std::vector<std::unique_ptr<app::RealSpace>> spaces_;
   bool seeded_ = false;
   int iteration_ = 0;
   int issued_ = 0;                                  // proposals asked for in this iteration

@@ -71,7 +71,7 @@ Result<ChatReply> reply(const std::string& content, long long in = 100, long lon
 struct Rig {
   dsl::Program base;
   sol::HwSpec hw;
-  std::unique_ptr<search::RealSpace> space;
+  std::unique_ptr<app::RealSpace> space;
   std::unique_ptr<LlmStrategy> strategy;
   std::shared_ptr<std::vector<ChatRequest>> requests;
   search::SearchState state;
@@ -82,7 +82,7 @@ struct Rig {
     base = *checked.program;
     hw = *sol::hw_lookup("h200");
     space::SpaceOptions so;
-    auto created = search::RealSpace::create(base, hw, so);
+    auto created = app::RealSpace::create(base, hw, so);
     EXPECT_TRUE(created);
     space = std::move(created.value());
     AgentProblem p;
@@ -106,13 +106,13 @@ struct Rig {
     return c;
   }
   // Records a result as the session would.
-  void result(const search::Candidate& c, search::AttemptStatus st, double t = 0) {
+  void result(const search::Candidate& c, RunStatus st, double t = 0) {
     search::Attempt a;
     a.index = static_cast<int>(state.attempts.size());
     a.cand = c;
     a.status = st;
     a.time_s = t;
-    if (st == search::AttemptStatus::ok && (!state.best || t < state.attempts[*state.best].time_s)) {
+    if (st == RunStatus::ok && (!state.best || t < state.attempts[*state.best].time_s)) {
       a.improved = true;
       state.best = a.index;
     }
@@ -130,7 +130,7 @@ TEST(LlmStrategy, MeasuresTheLoweredProgramBeforeAskingTheModel) {
   EXPECT_TRUE(rig.requests->empty());
   EXPECT_FALSE(rig.propose());  // waits for the measurement
   EXPECT_TRUE(rig.requests->empty());
-  rig.result(*first, search::AttemptStatus::ok, 20e-6);
+  rig.result(*first, RunStatus::ok, 20e-6);
   auto second = rig.propose();
   ASSERT_TRUE(second);
   EXPECT_EQ(second->origin, "llm");
@@ -153,7 +153,7 @@ TEST(LlmStrategy, RepairsWithTheCheckersDiagnosticsAndGivesUpAfterTheBudget) {
   broken.replace(broken.find("relu("), 5, "relux(");
   Rig rig({reply("I would make it faster."), reply(fenced("Fixed.", broken)), reply(fenced("Now right.", kRewrite))});
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   auto c = rig.propose();
   ASSERT_TRUE(c);
   ASSERT_EQ(rig.requests->size(), 3u);
@@ -174,7 +174,7 @@ TEST(LlmStrategy, AChangedInterfaceIsSentBackNotProposed) {
   s.proposals = 1;
   Rig rig({reply(fenced("Shrink.", other)), reply(fenced("Again.", other))}, s);
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   EXPECT_FALSE(rig.propose());
   ASSERT_GE(rig.requests->size(), 1u);
   EXPECT_EQ(rig.strategy->notes().front().find("0 repairs") != std::string::npos, true);
@@ -183,7 +183,7 @@ TEST(LlmStrategy, AChangedInterfaceIsSentBackNotProposed) {
 TEST(LlmStrategy, AFailedEndpointEndsTheProposalsAndSaysWhy) {
   Rig rig({Result<ChatReply>(make_error(ErrorCode::timeout, "http://127.0.0.1:9/v1: timed out after 3 tries"))});
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   EXPECT_FALSE(rig.propose());
   EXPECT_FALSE(rig.propose());
   EXPECT_EQ(rig.requests->size(), 1u);  // not asked again
@@ -195,7 +195,7 @@ TEST(LlmStrategy, AFailedEndpointEndsTheProposalsAndSaysWhy) {
 TEST(LlmStrategy, ServesTheFullReferenceWhenTheModelAsksForIt) {
   Rig rig({reply("REQUEST reference"), reply(fenced("With the reference.", kRewrite))});
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   ASSERT_TRUE(rig.propose());
   ASSERT_EQ(rig.requests->size(), 2u);
   EXPECT_NE((*rig.requests)[1].messages.back().content.find("The μCUTLASS language"), std::string::npos);
@@ -211,7 +211,7 @@ TEST(LlmStrategy, OrchestratedModeNominatesTriagesAndImplementsIdeas) {
                 {"idea": "use a wider tile", "expected_gain": 1.5, "cost": 1}])";
   Rig rig({reply(ideas), reply(fenced("Wider tile.", kRewrite)), reply(fenced("Same.", kBase))}, s);
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   auto c = rig.propose();
   ASSERT_TRUE(c);
   EXPECT_EQ(c->origin, "llm-plan");
@@ -224,10 +224,10 @@ TEST(LlmStrategy, OrchestratedModeNominatesTriagesAndImplementsIdeas) {
 TEST(LlmStrategy, ANewBestFromTheModelBecomesALessonForTheMemory) {
   Rig rig({reply(fenced("Folding the let saves a register.", kRewrite))});
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   auto c = rig.propose();
   ASSERT_TRUE(c);
-  rig.result(*c, search::AttemptStatus::ok, 10e-6);
+  rig.result(*c, RunStatus::ok, 10e-6);
   auto lessons = rig.strategy->lessons();
   ASSERT_EQ(lessons.size(), 1u);
   EXPECT_EQ(lessons[0].slow_hash, seed->hash);
@@ -240,7 +240,7 @@ TEST(LlmStrategy, AMismatchRaisesThePrecisionFloorAndRetriesTheProgramOneRungUp)
   Rig rig({reply(fenced("Try.", kRewrite))});
   auto seed = rig.propose();
   ASSERT_EQ(seed->rung, 0);
-  rig.result(*seed, search::AttemptStatus::mismatch);
+  rig.result(*seed, RunStatus::mismatch);
   EXPECT_EQ(rig.strategy->floor_rung(), 1);
   auto lifted = rig.propose();
   ASSERT_TRUE(lifted);
@@ -255,7 +255,7 @@ TEST(LlmStrategy, HybridTunesTheKnobsOfEachProgramTheModelWrites) {
   s.tune = 3;
   Rig rig({reply(fenced("Rewrite.", kRewrite))}, s);
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   std::set<std::string> hashes;
   int from_model = 0;
   for (int i = 0; i < 3; ++i) {
@@ -276,7 +276,7 @@ TEST(LlmStrategy, StopsAskingOnceTheTokenBudgetIsSpent) {
   s.proposals = 4;
   Rig rig({reply(fenced("One.", kRewrite), 90, 20), reply(fenced("Two.", kBase))}, s);
   auto seed = rig.propose();
-  rig.result(*seed, search::AttemptStatus::ok, 20e-6);
+  rig.result(*seed, RunStatus::ok, 20e-6);
   ASSERT_TRUE(rig.propose());
   EXPECT_FALSE(rig.propose());
   EXPECT_EQ(rig.requests->size(), 1u);

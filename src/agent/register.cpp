@@ -68,7 +68,7 @@ Result<std::unique_ptr<LlmClient>> agent_client(const AgentSettings& s, const st
   return client;
 }
 
-ProblemBrief agent_problem_brief(const search::PreparedProblem& p, const sol::HwSpec& hw, const std::string& profile,
+ProblemBrief agent_problem_brief(const app::PreparedProblem& p, const sol::HwSpec& hw, const std::string& profile,
                                  double t_sol_contract) {
   ProblemBrief b;
   b.name = p.name;
@@ -82,7 +82,7 @@ ProblemBrief agent_problem_brief(const search::PreparedProblem& p, const sol::Hw
       b.ir = j.is_discarded() ? *ir : j.dump();
     }
   b.sol = sol::sol_report_text(p.sol, hw);
-  auto bound = search::pipeline_tf32_bound(p, profile);
+  auto bound = app::pipeline_tf32_bound(p, profile);
   if (bound.fails) b.precision = bound.reason;
   b.t_sol = p.t_sol();
   b.t_sol_contract = t_sol_contract;

@@ -12,6 +12,7 @@
 #include "agent/llm_client.h"
 #include "agent/prompts.h"
 #include "agent/settings.h"
+#include "app/pipeline.h"
 #include "search/strategy_registry.h"
 
 namespace ucut::agent {
@@ -23,7 +24,7 @@ void agent_register_strategies();
 Result<std::unique_ptr<LlmClient>> agent_client(const AgentSettings& settings, const std::string& record_default);
 
 // The problem brief every prompt starts from (source, IR, SOL report, precision).
-ProblemBrief agent_problem_brief(const search::PreparedProblem& p, const sol::HwSpec& hw, const std::string& profile,
+ProblemBrief agent_problem_brief(const app::PreparedProblem& p, const sol::HwSpec& hw, const std::string& profile,
                                  double t_sol_contract);
 
 }  // namespace ucut::agent

@@ -1,7 +1,7 @@
 // The one way a checked program becomes a kernel library's build request (issue: "program -> .so
 // built three ways"): code generation (codegen_emit_library), the library's units, and the include
 // paths its kind needs (CUTLASS for GEMM stages, the SIMT runtime for the others). The search's
-// compiler (search/adapters_build.h), `ucutlass compile` and `ucutlass eval`/`export` building a
+// compiler (app/adapters_build.h), `ucutlass compile` and `ucutlass eval`/`export` building a
 // .ucut (eval/candidate_build.h) all go through it, then through build_libraries and its cache.
 #pragma once
 

@@ -5,7 +5,7 @@
 // file names (simulated-report.md, ...) and whose memory is its own. Every problem is
 // extracted, estimated and lowered first; one that does not lower counts as a failure
 // ("unsupported", "extract_error") in the headline. Without a GPU (or with --plan) every problem
-// is planned instead (search/driver.h plan_problem) and the suite report says nothing was measured.
+// is planned instead (app/driver.h plan_problem) and the suite report says nothing was measured.
 // GCC 12 at -O2 reports a false maybe-uninitialized inside nlohmann::json's iterators when
 // inlining this file's report code (a known GCC false positive); nothing here is uninitialized.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -33,7 +33,8 @@
 #include "report/html_report.h"
 #include "build/builder.h"
 #include "eval/evaluate.h"
-#include "search/driver.h"
+#include "app/driver.h"
+#include "app/suite_report.h"
 #include "sol/format.h"
 #include "search/suite.h"
 #include "support/fs.h"
@@ -93,85 +94,39 @@ std::vector<std::string> suite_files(const std::string& dir, const std::string& 
   return out;
 }
 
-std::string failure_name(const Error& e) {
-  return e.code == ErrorCode::unsupported ? "unsupported" : "extract_error";
-}
-
 // Planning a suite: one plan per problem, then a table. Nothing is measured.
-int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const search::DriverOptions& o,
+int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const app::DriverOptions& o,
                const std::string& why) {
-  search::PrepareOptions po;
-  po.policy = a.policy;
+  app::PrepareOptions po;
+  po.policy = cli_policy(a.policy);
   po.gpu = a.gpu;
   po.out_dir = a.out;
-  search::PlanOptions plan;
+  app::PlanOptions plan;
   plan.top = std::max(1, std::min(a.top_k, a.budget));
   plan.profile = a.profile;
   plan.codegen = !a.no_compile;
-  plan.compile = !a.no_compile && !a.emit_only && search::nvcc_available();
+  plan.compile = !a.no_compile && !a.emit_only && app::nvcc_available();
   if (plan.compile) {
     auto compiler = cli_executor_compiler(a.exec);
     if (!compiler) return cli_fail("bench", compiler.error());
     plan.compiler = *compiler;
   }
   plan.build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
-  std::string md = "# ucutlass bench: " + a.dir + "\n\n**" + why + "**: this is a plan, not a result.\n\n" +
-                   "Contract: policy `" + a.policy + "`, profile `" + a.profile + "`.\n\n" +
-                   "| problem | status | stages | t_SOL | SOL at its tolerance | best-ranked candidate | predicted |\n"
-                   "|---|---|---|---|---|---|---|\n";
-  nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", a.dir}, {"measured", false},
-                      {"note", why}, {"policy", a.policy}, {"profile", a.profile},
-                      {"problems", nlohmann::json::array()}};
-  int planned = 0;
-  std::map<std::string, int> failures;
-  for (const auto& f : files) {
-    auto p = search::pipeline_prepare(f, po);
-    std::string name = search::pipeline_problem_name(f);
-    if (!p) {
-      std::string why_not = failure_name(p.error());
-      ++failures[why_not];
-      std::string msg = p.error().message.substr(0, p.error().message.find('\n'));
-      std::fprintf(stderr, "  %s: %s: %s\n", name.c_str(), why_not.c_str(), msg.c_str());
-      // Its result will be the PyTorch fallback: model_new.py (the reference) is written now.
-      (void)search::fallback_problem(f, why_not, p.error().message, 0, nullptr, o);
-      md += fmt::format("| {} | {} (PyTorch fallback) | - | - | - | {} | - |\n", name, why_not, msg);
-      j["problems"].push_back({{"name", name}, {"status", why_not}, {"error", p.error().message}});
-      continue;
-    }
-    auto r = search::plan_problem(*p, plan, o, why);
-    if (!r) {
-      ++failures["plan_error"];
-      md += fmt::format("| {} | plan_error | - | - | - | {} | - |\n", name, r.error().message);
-      j["problems"].push_back({{"name", name}, {"status", "plan_error"}, {"error", r.error().message}});
-      continue;
-    }
-    ++planned;
-    const search::Candidate* best = r->plan.top.empty() ? nullptr : &r->plan.top.front().cand;
-    std::fprintf(stderr, "  %s: planned, %s\n", name.c_str(), best ? best->name.c_str() : "no candidate");
-    const double t_contract = r->t_sol_contract;  // the SOL of the cheapest precision the tolerance leaves
-    md += fmt::format("| {} | planned | {} | {} | {} | `{}` | {} |\n", name, p->lowered.program.stages.size(),
-                      sol::fmt_time(p->t_sol()), sol::fmt_time(t_contract), best ? best->name : "-",
-                      best ? sol::fmt_time(best->predicted_s) : "-");
-    j["problems"].push_back({{"name", name}, {"status", "planned"}, {"t_sol_s", p->t_sol()},
-                             {"t_sol_contract_s", t_contract},
-                             {"best_ranked", best ? best->name : ""},
-                             {"predicted_s", best ? best->predicted_s : 0.0},
-                             {"report", r->dir + "/report.json"}});
-  }
-  md += fmt::format("\n{} of {} problems planned", planned, files.size());
-  for (const auto& [k, v] : failures) md += fmt::format(", {} {}", v, k);
-  md += "\n";
-  if (const std::string ex = cli_executor_summary(plan.compiler); !ex.empty()) {
-    md += "\n" + ex + "\n";
-    std::fprintf(stderr, "%s\n", ex.c_str());
-  }
-  j["planned"] = planned;
-  j["failures"] = failures;
+  app::SuitePlan sp = app::suite_plan(a.dir, files, po, plan, o, why, [](const app::PlannedProblem& r) {
+    if (r.status == "planned")
+      std::fprintf(stderr, "  %s: planned, %s\n", r.name.c_str(),
+                   r.best_ranked.empty() ? "no candidate" : r.best_ranked.c_str());
+    else if (r.status != "plan_error")
+      std::fprintf(stderr, "  %s: %s: %s\n", r.name.c_str(), r.status.c_str(),
+                   r.error.substr(0, r.error.find('\n')).c_str());
+  });
+  sp.executor = cli_executor_summary(plan.compiler);
+  if (!sp.executor.empty()) std::fprintf(stderr, "%s\n", sp.executor.c_str());
   (void)fs_mkdirs(a.out);
-  Status st = fs_write_atomic(a.out + "/report.json", j.dump(2) + "\n");
-  if (st) st = fs_write_atomic(a.out + "/report.md", md);
+  Status st = fs_write_atomic(a.out + "/report.json", app::suite_plan_json(sp).dump(2) + "\n");
+  if (st) st = fs_write_atomic(a.out + "/report.md", app::suite_plan_markdown(sp));
   if (!st) return cli_fail("bench", st.error());
-  std::printf("%s\n%d of %zu problems planned; report: %s/report.md\n", why.c_str(), planned, files.size(),
+  std::printf("%s\n%d of %zu problems planned; report: %s/report.md\n", why.c_str(), sp.planned, files.size(),
               a.out.c_str());
   return 0;
 }
@@ -180,7 +135,7 @@ int run_bench(const BenchArgs& a) {
   const auto started = std::chrono::steady_clock::now();
   // Python processes (extraction, ~4 s each; model_new.py exports, ~2 s) run this many at once.
   const unsigned python_width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
-  const bool synthetic = search::ProblemRun::is_synthetic(a.dir);
+  const bool synthetic = app::ProblemRun::is_synthetic(a.dir);
   std::vector<std::string> files;
   if (!synthetic) {
     files = suite_files(a.dir, a.match);
@@ -196,7 +151,7 @@ int run_bench(const BenchArgs& a) {
     if (!db) return cli_fail("bench", db.error());
     mem = std::move(*db);
   }
-  search::DriverOptions o;
+  app::DriverOptions o;
   o.session.budget.attempts = a.budget;
   o.session.rules.eps = a.eps;
   o.session.rules.stagnation = a.stagnation;
@@ -205,35 +160,35 @@ int run_bench(const BenchArgs& a) {
   o.strategy_settings = agent::agent_settings_to_json(a.agent);
   o.session.budget.tokens = a.agent.problem_tokens;
   o.top_k = a.top_k;
-  o.policy = a.policy;
+  o.policy = cli_policy(a.policy);
   o.out_dir = a.out;
   o.resume = a.resume;
   o.lookahead = a.lookahead;
   o.memory = mem.get();
   o.profile = a.profile;
-  std::unique_ptr<search::GpuWorkers> workers;  // before runs: the runs' evaluators use it
-  search::RealRunSetup fallback_setup;           // the workers and baseline settings, for fallbacks
-  std::vector<std::unique_ptr<search::ProblemRun>> runs;
+  std::unique_ptr<app::GpuWorkers> workers;  // before runs: the runs' evaluators use it
+  app::RealRunSetup fallback_setup;           // the workers and baseline settings, for fallbacks
+  std::vector<std::unique_ptr<app::ProblemRun>> runs;
   std::vector<search::SearchSession*> sessions;
-  std::vector<search::ProblemOutcome> outcomes;  // problems that never ran first
+  std::vector<app::ProblemOutcome> outcomes;  // problems that never ran first
   struct FallbackJob {
     std::string file, status, message;
   };
   std::vector<FallbackJob> fallback_jobs;  // problems without a search: measured beside the suite
   if (synthetic) {
     for (int i = 0; i < a.problems; ++i) {
-      auto r = search::ProblemRun::synthetic(fmt::format("synthetic:p{}", i), o);
+      auto r = app::ProblemRun::synthetic(fmt::format("synthetic:p{}", i), o);
       if (!r) return cli_fail("bench", r.error());
       sessions.push_back(&(*r)->session());
       runs.push_back(std::move(*r));
     }
   } else {
-    if (a.plan || !search::gpu_present())
+    if (a.plan || !app::gpu_present())
       return plan_suite(a, files, o, a.plan ? "planning only (--plan): nothing was measured" : "no GPU: nothing was measured");
-    auto gpus = search::gpus_parse(a.gpus);
+    auto gpus = app::gpus_parse(a.gpus);
     if (!gpus) return cli_fail("bench", gpus.error(), kExitUsage);
-    workers = std::make_unique<search::GpuWorkers>(*gpus);
-    search::RealRunSetup setup;
+    workers = std::make_unique<app::GpuWorkers>(*gpus);
+    app::RealRunSetup setup;
     setup.workers = workers.get();
     auto compiler = cli_executor_compiler(a.exec);
     if (!compiler) return cli_fail("bench", compiler.error());
@@ -250,26 +205,26 @@ int run_bench(const BenchArgs& a) {
       // candidates then all compile in the first wave, not half of them behind the others' seconds.
       o.lookahead = std::clamp((2 * jobs + n - 1) / n, 1, 16);
     }
-    search::PrepareOptions po;
-    po.policy = a.policy;
+    app::PrepareOptions po;
+    po.policy = cli_policy(a.policy);
     po.gpu = a.gpu;
     po.out_dir = a.out;
     // Extraction (a Python process each, ~4 s) runs for several problems at once.
-    std::vector<std::optional<Result<search::PreparedProblem>>> prepared(files.size());
+    std::vector<std::optional<Result<app::PreparedProblem>>> prepared(files.size());
     parallel_for(files.size(), python_width,
-                 [&](size_t i, size_t) { prepared[i] = search::pipeline_prepare(files[i], po); });
+                 [&](size_t i, size_t) { prepared[i] = app::pipeline_prepare(files[i], po); });
     for (size_t fi = 0; fi < files.size(); ++fi) {
       const std::string& f = files[fi];
       auto& p = *prepared[fi];
-      search::ProblemOutcome failed;
-      failed.name = search::pipeline_problem_name(f);
+      app::ProblemOutcome failed;
+      failed.name = app::pipeline_problem_name(f);
       if (!p) {
         // No search: the reference is measured and kept (the PyTorch fallback), beside the suite.
         std::fprintf(stderr, "  %s: %s\n", failed.name.c_str(), p.error().message.substr(0, 300).c_str());
-        fallback_jobs.push_back({f, failure_name(p.error()), p.error().message});
+        fallback_jobs.push_back({f, app::suite_failure_name(p.error()), p.error().message});
         continue;
       }
-      auto r = search::ProblemRun::real(std::make_shared<const search::PreparedProblem>(std::move(*p)), setup, o);
+      auto r = app::ProblemRun::real(std::make_shared<const app::PreparedProblem>(std::move(*p)), setup, o);
       if (!r) {
         failed.failure = "setup_error";
         std::fprintf(stderr, "  %s: %s\n", failed.name.c_str(), r.error().render().c_str());
@@ -303,26 +258,25 @@ int run_bench(const BenchArgs& a) {
   } restore_sigint;
   // The fallbacks' baselines share the GPU workers with the suite (each measurement holds its
   // worker alone, so no two timings overlap on one GPU).
-  std::vector<search::ProblemOutcome> fallbacks(fallback_jobs.size());
+  std::vector<app::ProblemOutcome> fallbacks(fallback_jobs.size());
   std::thread fallback_thread([&] {
     for (size_t i = 0; i < fallback_jobs.size(); ++i)
-      fallbacks[i] = search::fallback_problem(fallback_jobs[i].file, fallback_jobs[i].status,
+      fallbacks[i] = app::fallback_problem(fallback_jobs[i].file, fallback_jobs[i].status,
                                               fallback_jobs[i].message, 0, &fallback_setup, o);
   });
   suite.run(&g_bench_interrupt);
   fallback_thread.join();
   outcomes.insert(outcomes.end(), fallbacks.begin(), fallbacks.end());
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
-  search::CostFigures cost;
+  app::CostFigures cost;
   report::HtmlReport html;
   html.title = "ucutlass bench: " + a.dir + (synthetic ? " (SIMULATED)" : "");
-  html.policy = a.policy;
+  html.policy = a.policy;  // the checked name, for the page
   html.profile = a.profile;
   if (synthetic)
-    html.banner = std::string(search::kSimulatedBanner) + ": every figure on this page comes from the synthetic cost "
+    html.banner = std::string(app::kSimulatedBanner) + ": every figure on this page comes from the synthetic cost "
                   "model, a demo and test of the search, not from a GPU.";
-  for (const auto& oc : outcomes)
-    html.problems.push_back({oc.name, 1.0, 0, oc.frac_sol(), oc.status(), "", 0, "not searched", {}});
+  for (const auto& oc : outcomes) html.problems.push_back(report::html_problem(oc, false));
   // Each problem's outputs and report, side by side: writing model_new.py starts Python (~2 s
   // each), which one after another held a 25-problem suite's report ~50 s past its time budget.
   std::vector<Status> finished(runs.size(), ok_status());
@@ -331,66 +285,22 @@ int run_bench(const BenchArgs& a) {
     auto& r = runs[i];
     if (!finished[i]) std::fprintf(stderr, "ucutlass bench: warning: %s\n", finished[i].error().render().c_str());
     auto rep = r->report();
-    auto oc = search::run_report_outcome(rep);
-    cost.wall_s = std::max(cost.wall_s, rep.cost.wall_s);
-    cost.compiled += rep.cost.compiled;
-    cost.compile_s += rep.cost.compile_s;
-    cost.gpu_s += rep.cost.gpu_s;
-    cost.tokens_in += rep.cost.llm.tokens_in;
-    cost.tokens_out += rep.cost.llm.tokens_out;
-    html.problems.push_back({oc.name, oc.speedup_eager(), oc.compile_s > 0 ? oc.speedup_compile() : 0,
-                             oc.frac_sol(), oc.status(), oc.best_name, oc.attempts,
-                             oc.stop_reason, oc.best_so_far});
-    html.problems.back().ceiling = oc.ceiling_eager();
-    html.problems.back().ceiling_frac_sol = oc.ceiling_frac_sol();
+    auto oc = app::run_report_outcome(rep);
+    app::cost_add(cost, rep.cost);
+    html.problems.push_back(report::html_problem(oc));
     outcomes.push_back(std::move(oc));
   }
-  auto h = search::headline_compute(outcomes, cost);
+  auto h = app::headline_compute(outcomes, cost);
   h.simulated = synthetic;
   h.run_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::string text = search::headline_render(h);
+  std::string text = app::headline_render(h);
   std::printf("%s", text.c_str());
-  nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", a.dir}, {"simulated", synthetic},
-                      {"headline", search::headline_to_json(h)}, {"problems", nlohmann::json::array()}};
-  for (const auto& oc : outcomes)
-    j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
-                             {"frac_sol", oc.frac_sol()}, {"ceiling_speedup_eager", oc.ceiling_eager()},
-                             {"kernel_share", oc.kernel_share},
-                             {"failure", oc.failure}, {"status", oc.status()},
-                             {"result", oc.correct() ? "kernel" : oc.fallback() ? "fallback" : "none"},
-                             {"attempts", oc.attempts}, {"attempts_to_best", oc.attempts_to_best},
-                             {"time_to_best_s", oc.time_to_best_s},
-                             {"stop_reason", oc.stop_reason}, {"best", oc.best_name},
-                             {"reference_limited", oc.reference_limited}, {"tokens_in", oc.tokens_in},
-                             {"tokens_out", oc.tokens_out}, {"llm_cost_usd", oc.llm_cost_usd}});
   html.figures = report::headline_figures(h);
   // A simulated suite's files say so in their names, beside any real report in the same folder.
   const std::string stem = a.out + (synthetic ? "/simulated-" : "/");
   (void)fs_mkdirs(a.out);
-  Status st = fs_write_atomic(stem + "report.json", j.dump(2) + "\n");
-  std::string md = std::string("# ucutlass bench") + (synthetic ? " (SIMULATED)" : "") + "\n\n```\n" + text + "```\n\n";
-  md += "| problem | status | × eager | × torch.compile | % SOL | ceiling × eager | kernels' share | attempts | best at "
-        "| time to best | stop | best candidate |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
-  for (const auto& oc : outcomes) {
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", oc.name, oc.status(),
-                      oc.correct() || oc.fallback() ? fmt::format("{:.2f}", oc.speedup_eager()) : "-",
-                      oc.correct() && oc.compile_s > 0 ? fmt::format("{:.2f}", oc.speedup_compile()) : "-",
-                      (oc.correct() || oc.fallback()) && oc.frac_sol() > 0 ? fmt::format("{:.0f}", 100 * oc.frac_sol()) : "-",
-                      oc.ceiling_eager() > 0 ? fmt::format("{:.2f}", oc.ceiling_eager()) : "-",
-                      // the work its kernel stages do; the rest runs in torch stages
-                      oc.correct() ? fmt::format("{:.0f}%", 100 * oc.kernel_share) : "-",
-                      oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
-                      oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
-                      oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");
-  }
-  if (h.cost.tokens_in + h.cost.tokens_out > 0) {
-    // The LLM strategies' cost per problem, beside its attempts (docs/agent.md "What it costs").
-    md += "\n| problem | attempts | LLM tokens in | LLM tokens out | cost |\n|---|---:|---:|---:|---:|\n";
-    for (const auto& oc : outcomes)
-      md += fmt::format("| {} | {} | {} | {} | {} |\n", oc.name, oc.attempts, oc.tokens_in, oc.tokens_out,
-                        oc.llm_cost_usd > 0 ? fmt::format("${:.4f}", oc.llm_cost_usd) : "-");
-  }
-  if (st) st = fs_write_atomic(stem + "report.md", md);
+  Status st = fs_write_atomic(stem + "report.json", app::suite_report_json(a.dir, synthetic, h, outcomes).dump(2) + "\n");
+  if (st) st = fs_write_atomic(stem + "report.md", app::suite_report_markdown(synthetic, text, h, outcomes));
   if (st) st = fs_write_atomic(a.html.empty() ? stem + "bench.html" : a.html, report::html_render(html));
   if (!st) return cli_fail("bench", st.error());
   return kExitOk;
@@ -417,8 +327,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_option("--html", a->html, "HTML report path (default OUT/bench.html; synthetic: OUT/simulated-bench.html)");
   cli_add_output_dir_option(sub, a->out, "output folder")->capture_default_str();
   cli_add_db_option(sub, a->db, "result store holding the memory (a synthetic run: OUT/simulated-memory.db)");
-  sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
-      ->capture_default_str()->envname("UCUTLASS_POLICY");
+  cli_add_policy_option(sub, a->policy, "precision policy: exact | tf32 | bf16");
   cli_add_profile_option(sub, a->profile);
   cli_add_strategy_option(sub, a->strategy);
   cli_add_agent_options(sub, a->agent);

@@ -59,7 +59,7 @@ int run_eval(const EvalArgs& a) {
   auto gpus = eval::pool_parse_gpus(a.gpus);
   if (!gpus) return cli_fail("eval", gpus.error(), kExitUsage);
   if (int rc = cli_require_gpu("eval"); rc != kExitOk) return rc;
-  std::vector<eval::Candidate> cands;
+  std::vector<eval::BuiltLibrary> cands;
   std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;
   for (const auto& p : a.programs) cands.push_back(eval::candidate_build(p, build_root));
   for (const auto& l : a.libs)
@@ -98,7 +98,7 @@ int run_eval(const EvalArgs& a) {
         sol = t.error();
       }
     }
-    if (!json.empty()) sol = eval::sol_for_problem(problem_abs, json, ctx.env.value("gpu", ""), a.policy);
+    if (!json.empty()) sol = eval::sol_for_problem(problem_abs, json, ctx.env.value("gpu", ""), cli_policy(a.policy));
     if (sol) {
       ctx.t_sol_ms = sol->t_sol_ms;
       ctx.sol_source = sol->source;
@@ -109,7 +109,7 @@ int run_eval(const EvalArgs& a) {
   }
   eval::EvalOptions eo;
   eo.profile = a.profile;
-  eo.policy = a.policy;
+  eo.policy = cli_policy(a.policy);
   eo.trials = a.trials;
   eo.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   eo.tool_commit = eval::tool_commit();
@@ -155,8 +155,7 @@ CommandRun cmd_eval(CLI::App& sub) {
   sub.add_option("--so", a->libs, "prebuilt kernel library to evaluate (repeatable)");
   sub.add_option("--profile", a->profile, "tolerance profile: default (1e-4 fp32, 1e-2 f16/bf16) or kb-v01 (1e-2)")
       ->capture_default_str()->envname("UCUTLASS_PROFILE");
-  sub.add_option("--policy", a->policy, "precision policy named in the record and used for SOL: exact|tf32|bf16")
-      ->capture_default_str()->envname("UCUTLASS_POLICY");
+  cli_add_policy_option(sub, a->policy, "precision policy named in the record and used for SOL: exact|tf32|bf16");
   sub.add_option("--trials", a->trials, "correctness trials (at least 5)")->capture_default_str();
   sub.add_option("--timeout", a->timeout_s, "seconds per candidate evaluation before the worker is killed")
       ->capture_default_str()->envname("UCUTLASS_EVAL_TIMEOUT");

@@ -1,6 +1,6 @@
 // `ucutlass optimize PROBLEM`: search for a faster correct kernel (docs/optimizer.md). The
-// problem is extracted, its SOL estimated and it is lowered (search/pipeline.h); with a GPU the
-// built-in search compiles ahead and measures (search/driver.h), without one (or with --plan) it
+// problem is extracted, its SOL estimated and it is lowered (app/pipeline.h); with a GPU the
+// built-in search compiles ahead and measures (app/driver.h), without one (or with --plan) it
 // plans: ranks, emits / compiles the top candidates and says plainly that nothing was measured.
 // Live progress on stderr; Ctrl-C finishes the current record and writes the report; --resume
 // picks up from out/<problem>/attempts.jsonl without measuring anything twice.
@@ -17,7 +17,7 @@
 #include "eval/evaluate.h"
 #include "memory/store.h"
 #include "sol/format.h"
-#include "search/driver.h"
+#include "app/driver.h"
 #include "space/precision.h"
 #include "support/fs.h"
 
@@ -46,7 +46,7 @@ struct OptimizeArgs {
 
 // Runs a prepared search to its stop (Ctrl-C finishes the current record and still writes the
 // report), then prints the stop reason and where the report is.
-int drive(search::ProblemRun& run) {
+int drive(app::ProblemRun& run) {
   std::signal(SIGINT, on_sigint);
   auto& s = run.session();
   if (auto st = s.start(); !st) return cli_fail("optimize", st.error());
@@ -55,35 +55,35 @@ int drive(search::ProblemRun& run) {
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
   if (auto st = run.finish(); !st) return cli_fail("optimize", st.error());
   std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
-  std::printf("%sreport: %s/report.md\n", run.simulated() ? (std::string(search::kSimulatedBanner) + ": ").c_str() : "",
+  std::printf("%sreport: %s/report.md\n", run.simulated() ? (std::string(app::kSimulatedBanner) + ": ").c_str() : "",
               run.out_dir().c_str());
   return 0;
 }
 
-int run_real(const OptimizeArgs& a, search::DriverOptions o) {
-  search::PrepareOptions po;
-  po.policy = a.policy;
+int run_real(const OptimizeArgs& a, app::DriverOptions o) {
+  app::PrepareOptions po;
+  po.policy = cli_policy(a.policy);
   po.gpu = a.gpu;
   po.out_dir = a.out;
-  const bool gpu = !a.plan && search::gpu_present();
+  const bool gpu = !a.plan && app::gpu_present();
   std::fprintf(stderr, "ucutlass optimize: %s: extracting, estimating SOL, lowering\n", a.problem.c_str());
-  auto prepared = search::pipeline_prepare(a.problem, po);
+  auto prepared = app::pipeline_prepare(a.problem, po);
   if (!prepared) {
     if (prepared.error().code != ErrorCode::unsupported || a.problem.ends_with(".json"))
       return cli_fail("optimize", prepared.error());
     std::fprintf(stderr, "ucutlass optimize: %s\n", prepared.error().render().c_str());
     // Outside the language: the result is PyTorch itself (measured where a GPU is).
-    std::unique_ptr<search::GpuWorkers> workers;
-    search::RealRunSetup setup;
+    std::unique_ptr<app::GpuWorkers> workers;
+    app::RealRunSetup setup;
     if (gpu) {
-      auto gpus = search::gpus_parse(a.gpus);
+      auto gpus = app::gpus_parse(a.gpus);
       if (!gpus) return cli_fail("optimize", gpus.error(), kExitUsage);
-      workers = std::make_unique<search::GpuWorkers>(*gpus);
+      workers = std::make_unique<app::GpuWorkers>(*gpus);
       setup.workers = workers.get();
       setup.compile_mode = a.compile_mode == "none" ? "" : a.compile_mode;
       setup.baseline_cache = fs_cache_dir() + "/baselines";
     }
-    auto oc = search::fallback_problem(a.problem, "unsupported", prepared.error().message, 0,
+    auto oc = app::fallback_problem(a.problem, "unsupported", prepared.error().message, 0,
                                        gpu ? &setup : nullptr, o);
     std::fprintf(stderr, "ucutlass optimize: no kernel for %s: the result is the PyTorch fallback (model_new.py runs "
                  "the reference Model)%s\n", oc.name.c_str(),
@@ -91,11 +91,11 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     std::printf("report: %s/%s/report.md\n", a.out.c_str(), oc.name.c_str());
     return gpu && !oc.fallback() ? kExitFailed : kExitOk;
   }
-  const search::PreparedProblem& p = *prepared;
+  const app::PreparedProblem& p = *prepared;
   std::fprintf(stderr, "  SOL %s on %s (%s); %zu stage%s lowered\n", sol::fmt_time(p.t_sol()).c_str(),
                p.hw.name.c_str(), sol::policy_name(p.policy), p.lowered.program.stages.size(),
                p.lowered.program.stages.size() == 1 ? "" : "s");
-  if (const double t_contract = search::pipeline_sol_contract(p.sol, search::pipeline_tf32_bound(p, a.profile));
+  if (const double t_contract = app::pipeline_sol_contract(p.sol, app::pipeline_tf32_bound(p, a.profile));
       t_contract > p.t_sol() * (1 + 1e-9))
     std::fprintf(stderr, "  SOL %s at the precision the tolerance leaves (fp32-faithful): the bound of a correct "
                  "kernel\n", sol::fmt_time(t_contract).c_str());
@@ -105,14 +105,14 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     std::string why = a.plan ? "planning only (--plan): nothing was measured"
                       : !gpu ? "no GPU: nothing was measured"
                              : "a problem.json cannot be measured (the worker needs the .py): nothing was measured";
-    search::PlanOptions plan;
+    app::PlanOptions plan;
     plan.top = std::max(1, std::min(a.top_k, a.budget > 0 ? a.budget : a.top_k));
     plan.profile = a.profile;
     plan.codegen = !a.no_compile;
     plan.compile = !a.emit_only && !a.no_compile;
     plan.build_root = build_root;
     plan.use_cache = !a.no_cache;
-    if (plan.compile && !search::nvcc_available()) {
+    if (plan.compile && !app::nvcc_available()) {
       plan.compile = false;
       why += "; nvcc not found: kernels were emitted (.cu), not compiled";
     }
@@ -125,12 +125,12 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
       // Another strategy plans by searching with the analytic model in place of the GPU: every
       // candidate it proposes is checked and emitted (compiled when nvcc is here), never measured.
       std::fprintf(stderr, "%s: searching with the %s strategy on the analytic model\n", why.c_str(), a.strategy.c_str());
-      auto run = search::ProblemRun::planned(std::make_shared<const search::PreparedProblem>(std::move(*prepared)), plan, o);
+      auto run = app::ProblemRun::planned(std::make_shared<const app::PreparedProblem>(std::move(*prepared)), plan, o);
       if (!run) return cli_fail("optimize", run.error());
       return drive(**run);
     }
     std::fprintf(stderr, "%s: planning\n", why.c_str());
-    auto r = search::plan_problem(p, plan, o, why);
+    auto r = app::plan_problem(p, plan, o, why);
     if (!r) return cli_fail("optimize", r.error());
     std::printf("%s: %s\n", p.name.c_str(), why.c_str());
     std::printf("  %zu valid configurations; the %zu a search would measure first (best-ranked per "
@@ -150,10 +150,10 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
     std::printf("report: %s/report.md\n", r->dir.c_str());
     return 0;
   }
-  auto gpus = search::gpus_parse(a.gpus);
+  auto gpus = app::gpus_parse(a.gpus);
   if (!gpus) return cli_fail("optimize", gpus.error(), kExitUsage);
-  search::GpuWorkers workers(*gpus);
-  search::RealRunSetup setup;
+  app::GpuWorkers workers(*gpus);
+  app::RealRunSetup setup;
   setup.workers = &workers;
   auto compiler = cli_executor_compiler(a.exec);
   if (!compiler) return cli_fail("optimize", compiler.error());
@@ -164,7 +164,7 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
   setup.baseline_cache = fs_cache_dir() + "/baselines";
   setup.eval.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.eval_timeout_s * 1000));
   setup.eval.tool_commit = eval::tool_commit();
-  auto run = search::ProblemRun::real(std::make_shared<const search::PreparedProblem>(std::move(*prepared)), setup, o);
+  auto run = app::ProblemRun::real(std::make_shared<const app::PreparedProblem>(std::move(*prepared)), setup, o);
   if (!run) return cli_fail("optimize", run.error());
   return drive(**run);
 }
@@ -172,11 +172,11 @@ int run_real(const OptimizeArgs& a, search::DriverOptions o) {
 int run_optimize(const OptimizeArgs& a) {
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
-    auto db = memory::MemoryDb::open(cli_memory_path(a.db, search::ProblemRun::is_synthetic(a.problem), a.out));
+    auto db = memory::MemoryDb::open(cli_memory_path(a.db, app::ProblemRun::is_synthetic(a.problem), a.out));
     if (!db) return cli_fail("optimize", db.error());
     mem = std::move(*db);
   }
-  search::DriverOptions o;
+  app::DriverOptions o;
   o.session.budget.attempts = a.budget;
   o.session.budget.wall_s = a.time_budget_min * 60;
   o.session.rules.eps = a.eps;
@@ -186,22 +186,22 @@ int run_optimize(const OptimizeArgs& a) {
   o.strategy_settings = agent::agent_settings_to_json(a.agent);
   o.session.budget.tokens = a.agent.problem_tokens;
   o.top_k = a.top_k;
-  o.policy = a.policy;
+  o.policy = cli_policy(a.policy);
   o.profile = a.profile;
   o.out_dir = a.out;
   o.resume = a.resume;
   o.memory = mem.get();
   o.progress = stderr;
-  if (!search::ProblemRun::is_synthetic(a.problem)) {
+  if (!app::ProblemRun::is_synthetic(a.problem)) {
     if (a.dry_run) {
       std::printf("would %s %s: budget %d attempts, top-k %d, policy %s, seed %llu\n",
-                  a.plan || !search::gpu_present() ? "plan (no GPU: measure nothing)" : "search", a.problem.c_str(),
+                  a.plan || !app::gpu_present() ? "plan (no GPU: measure nothing)" : "search", a.problem.c_str(),
                   a.budget, a.top_k, a.policy.c_str(), static_cast<unsigned long long>(a.seed));
       return 0;
     }
     return run_real(a, o);
   }
-  auto run = search::ProblemRun::synthetic(a.problem, o);
+  auto run = app::ProblemRun::synthetic(a.problem, o);
   if (!run) return cli_fail("optimize", run.error());
   if (a.dry_run) {
     std::printf("would search %s: budget %d attempts, eps %.2f, stagnation %d, seed %llu\n",
@@ -221,8 +221,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
       ->required();
   sub.add_option("--budget", a->budget, "attempts (every evaluation counts)")->capture_default_str();
   sub.add_option("--time-budget", a->time_budget_min, "wall-time limit in minutes (0: none)")->capture_default_str();
-  sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")
-      ->capture_default_str()->envname("UCUTLASS_POLICY");
+  cli_add_policy_option(sub, a->policy, "precision policy: exact | tf32 | bf16");
   cli_add_profile_option(sub, a->profile);
   cli_add_strategy_option(sub, a->strategy);
   cli_add_agent_options(sub, a->agent);

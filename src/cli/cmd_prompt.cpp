@@ -13,7 +13,7 @@
 #include "agent/register.h"
 #include "cli/commands.h"
 #include "dsl/dsl.h"
-#include "search/pipeline.h"
+#include "app/pipeline.h"
 
 namespace ucut {
 
@@ -25,13 +25,13 @@ struct PromptArgs {
 };
 
 int run_prompt(const PromptArgs& a) {
-  search::PrepareOptions po;
-  po.policy = a.policy;
+  app::PrepareOptions po;
+  po.policy = cli_policy(a.policy);
   po.gpu = a.gpu;
   po.out_dir = a.out;
-  auto p = search::pipeline_prepare(a.problem, po);
+  auto p = app::pipeline_prepare(a.problem, po);
   if (!p) return cli_fail("prompt", p.error());
-  const double t_contract = search::pipeline_sol_contract(p->sol, search::pipeline_tf32_bound(*p, a.profile));
+  const double t_contract = app::pipeline_sol_contract(p->sol, app::pipeline_tf32_bound(*p, a.profile));
   agent::PromptInputs in;
   in.problem = agent::agent_problem_brief(*p, p->hw, a.profile, t_contract);
   in.current = agent::ProgramBrief{"lowered", p->lowered.text, 0, ""};
@@ -66,7 +66,7 @@ CommandRun cmd_prompt(CLI::App& sub) {
   auto a = std::make_shared<PromptArgs>();
   sub.add_option("problem", a->problem, "problem.py (KernelBench format) or a problem.json")->required();
   cli_add_profile_option(sub, a->profile);
-  sub.add_option("--policy", a->policy, "precision policy: exact | tf32 | bf16")->capture_default_str();
+  cli_add_policy_option(sub, a->policy, "precision policy: exact | tf32 | bf16");
   sub.add_option("--gpu", a->gpu, "hardware table row")->capture_default_str();
   sub.add_option("--task", a->task, "which request: propose (flat mode) or analyze (orchestrated mode)")
       ->check(CLI::IsMember({"propose", "analyze"}))->capture_default_str();

@@ -56,7 +56,7 @@ int run_space(const SpaceCliOptions& o) {
       std::printf("stage %d (%s): %s\n\n", si, p.stages[si].name.c_str(), all.error().message.c_str());
       continue;
     }
-    std::vector<space::Candidate> valid;
+    std::vector<space::StageConfig> valid;
     std::map<std::string, int> by_rule;
     for (const auto& c : *all) {
       auto v = space::space_validate(p, c, so);
@@ -72,8 +72,8 @@ int run_space(const SpaceCliOptions& o) {
                 "waves", "tiles", "loop");
     for (int i = 0; i < static_cast<int>(ranked.size()) && i < o.top; ++i) {
       const auto& r = ranked[static_cast<size_t>(i)];
-      std::printf("  %4d  %-52s %4d %10.2f %10.2f %6.2f %6.2f %6.2f\n", i + 1, r.candidate.name.c_str(),
-                  r.candidate.rung, r.t_est * 1e6, r.t_sol * 1e6, r.wave_eff, r.tile_eff, r.mainloop_eff);
+      std::printf("  %4d  %-52s %4d %10.2f %10.2f %6.2f %6.2f %6.2f\n", i + 1, r.config.name.c_str(),
+                  r.config.rung, r.t_est * 1e6, r.t_sol * 1e6, r.wave_eff, r.tile_eff, r.mainloop_eff);
     }
     std::printf("\n");
   }

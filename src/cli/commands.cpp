@@ -10,8 +10,8 @@
 #include "agent/register.h"
 #include "build/cache_gc.h"
 #include "memory/store.h"
-#include "search/adapters_eval.h"
-#include "search/ray_executor.h"
+#include "app/adapters_eval.h"
+#include "app/ray_executor.h"
 #include "search/strategy_registry.h"
 #include "support/contract_profiles.h"
 #include "support/diagnostics.h"
@@ -53,6 +53,20 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
       ->envname("UCUTLASS_PROFILE");
 }
 
+CLI::Option* cli_add_policy_option(CLI::App& sub, std::string& policy, const std::string& help) {
+  std::vector<std::string> names;
+  for (sol::Policy p : sol::kAllPolicies) names.push_back(sol::policy_name(p));
+  return sub.add_option("--policy", policy, help)
+      ->check(CLI::IsMember(names))
+      ->capture_default_str()
+      ->envname("UCUTLASS_POLICY");
+}
+
+sol::Policy cli_policy(const std::string& checked_name) {
+  auto p = sol::policy_parse(checked_name);
+  return p ? *p : sol::Policy::tf32;
+}
+
 CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
   return sub.add_option("--strategy", strategy, "what proposes the candidates: " + search::strategy_help())
       ->check(CLI::IsMember(search::strategy_names()))
@@ -73,9 +87,9 @@ Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArg
   if (args.ray_address.empty())
     return make_error(ErrorCode::invalid_input, "--executor ray needs the cluster's address",
                       "pass --ray-address HOST:PORT (or set RAY_ADDRESS); `ray start --head` prints it");
-  search::RayExecutorOptions o;
+  app::RayExecutorOptions o;
   o.address = args.ray_address;
-  auto rc = search::RayCompiler::start(o, local);
+  auto rc = app::RayCompiler::start(o, local);
   if (!rc) return rc.error();
   std::fprintf(stderr, "compiles run on the Ray cluster at %s: %d node%s, %d of them build nodes (driver on node %s)\n",
                o.address.c_str(), (*rc)->nodes(), (*rc)->nodes() == 1 ? "" : "s", (*rc)->compile_nodes(),
@@ -84,7 +98,7 @@ Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArg
 }
 
 std::string cli_executor_summary(const std::shared_ptr<build::Compiler>& compiler) {
-  auto rc = std::dynamic_pointer_cast<search::RayCompiler>(compiler);
+  auto rc = std::dynamic_pointer_cast<app::RayCompiler>(compiler);
   if (!rc) return "";
   std::string out;
   int total = 0;
@@ -151,7 +165,7 @@ CLI::Option* cli_add_output_dir_option(CLI::App& sub, std::string& dir, const st
 }
 
 int cli_require_gpu(const char* command) {
-  if (search::gpu_present()) return kExitOk;
+  if (app::gpu_present()) return kExitOk;
   const char* forced = std::getenv("UCUTLASS_NO_GPU");
   return cli_fail(command,
                   make_error(ErrorCode::unsupported,

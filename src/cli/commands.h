@@ -9,6 +9,7 @@
 
 #include "agent/settings.h"
 #include "build/compiler.h"
+#include "sol/peaks.h"
 #include "support/result.h"
 
 namespace CLI {
@@ -66,12 +67,17 @@ void cli_apply_cache_cap();
 // value, with a message and hint of its own.)
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 
+// The --policy option (env UCUTLASS_POLICY): exact, tf32 or bf16, refused at parse time otherwise;
+// cli_policy turns the checked name into the sol::Policy the layers below take.
+CLI::Option* cli_add_policy_option(CLI::App& sub, std::string& policy, const std::string& help);
+sol::Policy cli_policy(const std::string& checked_name);
+
 // The --strategy option of optimize and bench (env UCUTLASS_STRATEGY): a name registered in
 // search/strategy_registry.h, checked at parse time; "builtin" by default.
 CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy);
 
 // Where kernels compile (--executor local|ray, --ray-address; docs/scale-out.md): nvcc on this
-// machine, or tasks on a Ray cluster (search/ray_executor.h). `jobs_by_node` reports, after a
+// machine, or tasks on a Ray cluster (app/ray_executor.h). `jobs_by_node` reports, after a
 // run, how many compiles each Ray node ran ("" for local).
 struct ExecutorArgs {
   std::string executor = "local";
@@ -92,7 +98,7 @@ CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string
 CLI::Option* cli_add_output_file_option(CLI::App& sub, std::string& path, const std::string& help);
 CLI::Option* cli_add_output_dir_option(CLI::App& sub, std::string& dir, const std::string& help);
 
-// eval and baseline measure on a GPU and nothing else. Without one (search::gpu_present(): nvidia-smi
+// eval and baseline measure on a GPU and nothing else. Without one (app::gpu_present(): nvidia-smi
 // lists none, or UCUTLASS_NO_GPU is set) they refuse at once, before compiling a program or starting
 // a worker, and store nothing: returns 0 with a GPU, else reports the refusal for `command`
 // (cli_fail, exit kExitEnvironment) and returns that exit code.

@@ -12,8 +12,8 @@
 
 namespace ucut::eval {
 
-Candidate candidate_build(const std::string& program, const std::string& build_root) {
-  Candidate c;
+BuiltLibrary candidate_build(const std::string& program, const std::string& build_root) {
+  BuiltLibrary c;
   c.name = std::filesystem::path(program).filename().string();
   auto text = fs_read(program);
   if (!text) {

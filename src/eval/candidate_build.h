@@ -11,6 +11,6 @@
 
 namespace ucut::eval {
 
-Candidate candidate_build(const std::string& program, const std::string& build_root);
+BuiltLibrary candidate_build(const std::string& program, const std::string& build_root);
 
 }  // namespace ucut::eval

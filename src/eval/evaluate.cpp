@@ -43,15 +43,15 @@ std::string tool_commit() {
 }
 
 
-RunRecord record_start(const Candidate& cand, const ProblemContext& ctx, const EvalOptions& opt) {
+RunRecord record_start(const BuiltLibrary& cand, const ProblemContext& ctx, const EvalOptions& opt) {
   RunRecord r;
   r.problem = str(ctx.info, "name");
   r.problem_sha256 = str(ctx.info, "source_sha256");
   r.candidate = cand.name;
   r.so_path = cand.so_path;
   r.profile = opt.profile;
-  r.policy = opt.policy;
-  r.contract = std::string(kContractVersion) + " " + opt.profile + " " + opt.policy;
+  r.policy = sol::policy_name(opt.policy);
+  r.contract = std::string(kContractVersion) + " " + opt.profile + " " + r.policy;
   r.gpu = str(ctx.env, "gpu");
   r.sm_clock_mhz = str(ctx.env, "sm_clock_mhz");
   r.driver = str(ctx.env, "driver");
@@ -143,7 +143,7 @@ void record_finish(RunRecord& r, const ProblemContext& ctx) {
   r.counted = r.status == "ok" && !r.degenerate && !r.timing_suspect;
 }
 
-RunRecord evaluate_candidate(WorkerClient& worker, const Candidate& cand, const ProblemContext& ctx,
+RunRecord evaluate_candidate(WorkerClient& worker, const BuiltLibrary& cand, const ProblemContext& ctx,
                              const EvalOptions& opt) {
   RunRecord r = record_start(cand, ctx, opt);
   auto t0 = std::chrono::steady_clock::now();

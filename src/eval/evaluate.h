@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/run_record.h"
+#include "sol/peaks.h"
 #include "support/clock.h"
 #include "eval/worker_client.h"
 
@@ -22,7 +23,7 @@ inline constexpr double kSolGuard = 0.9;
 
 struct EvalOptions {
   std::string profile = "default";             // tolerance profile: default | kb-v01
-  std::string policy = "tf32";                 // precision policy named in the record
+  sol::Policy policy = sol::Policy::tf32;      // precision policy named in the record
   int trials = 5;
   bool rescaled = true;
   int min_reps = 30;
@@ -43,14 +44,16 @@ struct ProblemContext {
   std::string sol_source = "none";                      // datasheet | calibrated | given | none
 };
 
-struct Candidate {
-  std::string name;            // shown in tables
+// What the evaluator runs: a candidate's built library (the search's candidate after build/;
+// `ucutlass eval` builds its .ucut files or takes .so files as they are).
+struct BuiltLibrary {
+  std::string name;            // the candidate's name, shown in tables
   std::string so_path;         // the built library ("" when the build failed)
   std::string compile_error;   // non-empty: record compile_error without running anything
 };
 
 // Fills problem and provenance fields common to every record of a problem.
-RunRecord record_start(const Candidate& cand, const ProblemContext& ctx, const EvalOptions& opt);
+RunRecord record_start(const BuiltLibrary& cand, const ProblemContext& ctx, const EvalOptions& opt);
 // Maps the worker's evaluate "result" object onto the record (status from verdict, correctness,
 // timing). Unknown verdicts become launch_error with the verdict in the message.
 void record_apply_result(RunRecord& r, const nlohmann::json& result);
@@ -58,7 +61,7 @@ void record_apply_result(RunRecord& r, const nlohmann::json& result);
 void record_finish(RunRecord& r, const ProblemContext& ctx);
 
 // Runs one candidate on a worker whose problem is loaded. Never fails: every failure is a record.
-RunRecord evaluate_candidate(WorkerClient& worker, const Candidate& cand, const ProblemContext& ctx,
+RunRecord evaluate_candidate(WorkerClient& worker, const BuiltLibrary& cand, const ProblemContext& ctx,
                              const EvalOptions& opt);
 
 // Measures baselines ("eager", and "compile" or "max-autotune" when compile_mode is not empty)

@@ -9,7 +9,6 @@
 namespace ucut::eval {
 namespace {
 
-constexpr const char* kStatusNames[] = {"ok", "compile_error", "launch_error", "timeout", "mismatch", "rejected"};
 
 nlohmann::json real_json(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
@@ -65,18 +64,6 @@ std::string md_text(const nlohmann::json& v) { return v.is_null() ? std::string(
 std::string percent(double v) { return std::isfinite(v) ? fmt::format("{:.1f}%", 100 * v) : std::string(); }
 
 }  // namespace
-
-const char* run_status_name(RunStatus s) { return kStatusNames[static_cast<int>(s)]; }
-
-Result<RunStatus> run_status_from_name(const std::string& name) {
-  for (int i = 0; i < 6; ++i)
-    if (name == kStatusNames[i]) return static_cast<RunStatus>(i);
-  std::vector<std::string> names(std::begin(kStatusNames), std::end(kStatusNames));
-  std::string guess = diag_closest(name, names);
-  return make_error(ErrorCode::invalid_input, "unknown status '" + name + "'",
-                    guess.empty() ? "one of ok, compile_error, launch_error, timeout, mismatch, rejected"
-                                  : "did you mean '" + guess + "'?");
-}
 
 const std::vector<RunFieldInfo>& run_record_fields() {
   static const std::vector<RunFieldInfo> fields = {

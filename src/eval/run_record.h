@@ -11,15 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "support/result.h"
+#include "support/run_status.h"
 
 namespace ucut::eval {
 
 inline constexpr int kRunRecordSchema = 1;
 inline constexpr const char* kContractVersion = "ucutlass-eval/1";
 
-enum class RunStatus { ok, compile_error, launch_error, timeout, mismatch, rejected };
-const char* run_status_name(RunStatus s);
-Result<RunStatus> run_status_from_name(const std::string& name);
+// A record's `status` is the name of a RunStatus (support/run_status.h).
 
 struct RunRecord {
 #define UCUT_STR std::string

@@ -110,9 +110,7 @@ TempProblemJson::~TempProblemJson() {
 }
 
 Result<SolLink> sol_for_problem(const std::string& problem_py, const std::string& problem_json,
-                                const std::string& gpu_name, const std::string& policy_name) {
-  auto policy = sol::policy_parse(policy_name);
-  if (!policy) return policy.error();
+                                const std::string& gpu_name, sol::Policy policy) {
   std::string match = sol::hw_match_device(gpu_name);
   if (match.empty())
     return make_error(ErrorCode::unsupported, "no hardware table entry for GPU '" + gpu_name + "'",
@@ -130,7 +128,7 @@ Result<SolLink> sol_for_problem(const std::string& problem_py, const std::string
   auto prob = problem::problem_load(json_path);
   if (!prob) return prob.error();
   std::vector<std::string> notes;
-  auto rep = sol::sol_problem_report(*prob, *hw, *policy, {}, &notes);
+  auto rep = sol::sol_problem_report(*prob, *hw, policy, {}, &notes);
   if (!rep) return rep.error();
   // eval links a record to a bound: a stored calibration it cannot read is an error, not a guess.
   if (!notes.empty()) return make_error(ErrorCode::invalid_input, notes.front(), "fix or remove the calibration file");

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "sol/peaks.h"
+
 #include "support/result.h"
 
 namespace ucut::eval {
@@ -49,6 +51,6 @@ Result<TempProblemJson> extract_problem_json(const std::string& problem_py);
 
 // `problem_json`: an existing problem.json to use instead of extracting (may be empty).
 Result<SolLink> sol_for_problem(const std::string& problem_py, const std::string& problem_json,
-                                const std::string& gpu_name, const std::string& policy);
+                                const std::string& gpu_name, sol::Policy policy);
 
 }  // namespace ucut::eval

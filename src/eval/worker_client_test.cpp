@@ -176,7 +176,7 @@ TEST_F(Fixture, PoolSpreadsCandidatesOverGpusAndKeepsOrder) {
   std::string notes;
   ASSERT_TRUE(pool.prepare("p.py", ctx, notes));
   EXPECT_EQ(ctx.info.value("name", ""), "fake");
-  std::vector<Candidate> cands = {{"a", "/k/ok.so", ""}, {"b", "/k/crash.so", ""}, {"c", "/k/mismatch.so", ""},
+  std::vector<BuiltLibrary> cands = {{"a", "/k/ok.so", ""}, {"b", "/k/crash.so", ""}, {"c", "/k/mismatch.so", ""},
                                   {"d", "/k/ok.so", ""}, {"e", "/k/ok.so", ""}};
   int seen = 0;
   auto recs = pool.evaluate_all(cands, ctx, fast(), [&](const RunRecord&) { ++seen; });

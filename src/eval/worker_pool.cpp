@@ -76,7 +76,7 @@ Status WorkerPool::prepare(const std::string& problem_path, ProblemContext& ctx,
   return ok_status();
 }
 
-std::vector<RunRecord> WorkerPool::evaluate_all(const std::vector<Candidate>& candidates, const ProblemContext& ctx,
+std::vector<RunRecord> WorkerPool::evaluate_all(const std::vector<BuiltLibrary>& candidates, const ProblemContext& ctx,
                                                 const EvalOptions& opt,
                                                 const std::function<void(const RunRecord&)>& on_record) {
   std::vector<RunRecord> records(candidates.size());

@@ -35,7 +35,7 @@ class WorkerPool {
   // the problem cannot be loaded (bad file) or no worker starts.
   Status prepare(const std::string& problem_path, ProblemContext& ctx, std::string& notes);
   // Evaluates every candidate; never fails (failures are records).
-  std::vector<RunRecord> evaluate_all(const std::vector<Candidate>& candidates, const ProblemContext& ctx,
+  std::vector<RunRecord> evaluate_all(const std::vector<BuiltLibrary>& candidates, const ProblemContext& ctx,
                                       const EvalOptions& opt,
                                       const std::function<void(const RunRecord&)>& on_record = nullptr);
   size_t size() const { return workers_.size(); }

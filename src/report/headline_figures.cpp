@@ -4,7 +4,7 @@
 
 namespace ucut::report {
 
-std::vector<HtmlFigure> headline_figures(const search::Headline& h) {
+std::vector<HtmlFigure> headline_figures(const app::Headline& h) {
   std::vector<HtmlFigure> f;
   f.push_back({"Problems", std::to_string(h.problems),
                fmt::format("{} counted; {} degenerate, reported apart", h.counted, h.degenerate)});
@@ -48,6 +48,15 @@ std::vector<HtmlFigure> headline_figures(const search::Headline& h) {
                h.simulated ? "the model's clock: nothing compiled or ran; this run took " + html_fmt_time(h.run_wall_s)
                            : ""});
   return f;
+}
+
+HtmlProblem html_problem(const app::ProblemOutcome& oc, bool searched) {
+  if (!searched) return {oc.name, 1.0, 0, oc.frac_sol(), oc.status(), "", 0, "not searched", {}};
+  HtmlProblem row{oc.name, oc.speedup_eager(), oc.compile_s > 0 ? oc.speedup_compile() : 0, oc.frac_sol(),
+                  oc.status(), oc.best_name, oc.attempts, oc.stop_reason, oc.best_so_far};
+  row.ceiling = oc.ceiling_eager();
+  row.ceiling_frac_sol = oc.ceiling_frac_sol();
+  return row;
 }
 
 }  // namespace ucut::report

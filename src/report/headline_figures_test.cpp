@@ -5,8 +5,8 @@
 namespace ucut::report {
 namespace {
 
-search::ProblemOutcome ok(const std::string& n, double eager, double best) {
-  search::ProblemOutcome p;
+app::ProblemOutcome ok(const std::string& n, double eager, double best) {
+  app::ProblemOutcome p;
   p.name = n;
   p.eager_s = eager;
   p.best_s = best;
@@ -29,12 +29,12 @@ TEST(HeadlineFigures, HumanLabelsAndRoundedValues) {
   bad.failure = "compile_error";  // eager measured: the PyTorch fallback
   auto broken = ok("c", 0, 0);
   broken.failure = "extract_error";  // nothing measured: a failure
-  search::CostFigures cost;
+  app::CostFigures cost;
   cost.wall_s = 56;
   cost.compiled = 100;
   cost.compile_s = 4500;
   cost.gpu_s = 50;
-  const auto h = search::headline_compute({ok("a", 3e-3, 1.146e-3), bad, broken}, cost);
+  const auto h = app::headline_compute({ok("a", 3e-3, 1.146e-3), bad, broken}, cost);
   const auto f = headline_figures(h);
   for (const auto& x : f) EXPECT_EQ(x.label.find('_'), std::string::npos) << x.label;
   EXPECT_EQ(value_of(f, "Correct kernel"), "1 of 3");
@@ -49,9 +49,9 @@ TEST(HeadlineFigures, HumanLabelsAndRoundedValues) {
 }
 
 TEST(HeadlineFigures, SimulatedCostsAreLabelledModelled) {
-  search::CostFigures cost;
+  app::CostFigures cost;
   cost.wall_s = 56;
-  auto h = search::headline_compute({ok("a", 3e-3, 1e-3)}, cost);
+  auto h = app::headline_compute({ok("a", 3e-3, 1e-3)}, cost);
   h.simulated = true;
   h.run_wall_s = 0.09;
   const auto f = headline_figures(h);

@@ -21,7 +21,7 @@ struct HtmlProblem {
   double speedup = 1.0;           // over eager; 1.0 for a failure (the user keeps PyTorch)
   double speedup_compile = 0;     // over torch.compile; 0 unknown
   double frac_sol = 0;            // 0 unknown
-  // "ok"; "fallback (<why>)": the result is PyTorch itself at 1x (search/headline.h); "degenerate";
+  // "ok"; "fallback (<why>)": the result is PyTorch itself at 1x (app/headline.h); "degenerate";
   // or a failure status (not even PyTorch was measured).
   std::string status;
   std::string best;               // best configuration name

@@ -107,7 +107,7 @@ TEST(HtmlReport, FailuresAreDrawnAtOneXInRedWithALegend) {
   EXPECT_EQ(svg.find("fallback"), std::string::npos);  // no fallback, no legend entry for one
 }
 
-// A problem whose result is PyTorch itself (status "fallback (<why>)", search/headline.h) is drawn
+// A problem whose result is PyTorch itself (status "fallback (<why>)", app/headline.h) is drawn
 // and listed as such, at 1x, not as a failure or a kernel.
 TEST(HtmlReport, PytorchFallbackIsShownAsSuch) {
   HtmlReport r = sample();

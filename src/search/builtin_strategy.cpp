@@ -104,7 +104,7 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
   // Correct results, fastest first (index breaks ties so the order never depends on sorting).
   std::vector<const Attempt*> ok;
   for (const auto& a : state.attempts)
-    if (a.status == AttemptStatus::ok) ok.push_back(&a);
+    if (a.status == RunStatus::ok) ok.push_back(&a);
   std::stable_sort(ok.begin(), ok.end(),
                    [](const Attempt* x, const Attempt* y) { return x->time_s < y->time_s; });
   for (size_t i = 0; i < ok.size() && static_cast<int>(i) < opt_.anchors; ++i) {
@@ -174,7 +174,7 @@ void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {
   const Attempt* best = state.best_attempt();
   if (speed_probed_ || eager <= 0 || !best || best->time_s <= eager) return;
   int passed = 0;
-  for (const auto& a : state.attempts) passed += a.status == AttemptStatus::ok;
+  for (const auto& a : state.attempts) passed += a.status == RunStatus::ok;
   if (passed < opt_.slow_probe_after) return;
   speed_probed_ = true;
   // Each rung above the floor, up to the last the space has: its own best-ranked shapes.
@@ -187,19 +187,19 @@ void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {
 }
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
-  if (attempt.status == AttemptStatus::ok) maybe_probe_for_speed(state);
-  if (attempt.status == AttemptStatus::ok && is_probe(attempt.cand) && attempt.cand.rung < floor_rung_) {
+  if (attempt.status == RunStatus::ok) maybe_probe_for_speed(state);
+  if (attempt.status == RunStatus::ok && is_probe(attempt.cand) && attempt.cand.rung < floor_rung_) {
     // The probe passed below the memory's floor: the lower rung is open again.
     floor_rung_ = attempt.cand.rung;
     pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
     return;
   }
-  if (attempt.status != AttemptStatus::mismatch) return;
+  if (attempt.status != RunStatus::mismatch) return;
   if (attempt.rounding_mismatch) failed_classes_.insert(space_.summation_class(attempt.cand));
   const int r = attempt.cand.rung;
   if (r < floor_rung_) return;
   for (const auto& a : state.attempts)
-    if (a.status == AttemptStatus::ok && a.cand.rung <= r) return;  // this rung is accurate enough
+    if (a.status == RunStatus::ok && a.cand.rung <= r) return;  // this rung is accurate enough
   std::optional<Candidate> next;
   int nr = r + 1;
   if (attempt.reference_limited) {

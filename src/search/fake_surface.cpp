@@ -158,7 +158,7 @@ CompileOutcome FakeCompiler::compile(const Candidate& c) {
   CompileOutcome o;
   o.seconds = 45;
   auto it = spec_.fail.find(c.name);
-  if (it != spec_.fail.end() && it->second == AttemptStatus::compile_error) {
+  if (it != spec_.fail.end() && it->second == RunStatus::compile_error) {
     o.message = "error: static assertion failed (synthetic)";
     return o;
   }
@@ -179,23 +179,23 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
   EvalOutcome e;
   e.gpu_seconds = 0.5;
   auto it = space_.spec().fail.find(c.name);
-  if (it != space_.spec().fail.end() && it->second != AttemptStatus::compile_error) {
+  if (it != space_.spec().fail.end() && it->second != RunStatus::compile_error) {
     e.status = it->second;
-    e.message = fmt::format("injected {}", attempt_status_name(it->second));
+    e.message = fmt::format("injected {}", run_status_name(it->second));
     return e;
   }
   const bool in_order = c.config.value("stages", 0) == space_.spec().reference_order_stages;
   if (space_.spec().reference_limited &&
       (space_.spec().summation_order_rung < 0 || c.rung < space_.spec().summation_order_rung) &&
       (!in_order || space_.spec().reference_order_fails)) {
-    e.status = AttemptStatus::mismatch;
+    e.status = RunStatus::mismatch;
     e.reference_limited = true;
     e.rounding_mismatch = true;
     e.message = "synthetic: within tolerance of float64, the fp32 reference is not";
     return e;
   }
   if (c.rung == space_.spec().order_rung && space_.spec().order_mismatch_stages.count(c.config.value("stages", 0))) {
-    e.status = AttemptStatus::mismatch;
+    e.status = RunStatus::mismatch;
     e.rounding_mismatch = true;
     e.reference_limited = space_.spec().order_mismatch_reference_limited;
     e.max_abs_err = 2e-4;
@@ -203,13 +203,13 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
     return e;
   }
   if (space_.spec().tf32_mismatch && c.rung == 0) {
-    e.status = AttemptStatus::mismatch;
+    e.status = RunStatus::mismatch;
     e.rounding_mismatch = true;
     e.max_abs_err = 3e-3;
     e.message = "max abs error 3e-3 > tolerance 1e-4 (synthetic TF32 error)";
     return e;
   }
-  e.status = AttemptStatus::ok;
+  e.status = RunStatus::ok;
   e.time_s = space_.true_time(c);
   return e;
 }

@@ -26,7 +26,7 @@ struct SurfaceSpec {
   bool tf32_mismatch = false;  // every rung-0 (TF32) candidate fails the tolerance
   bool reference_limited = false;  // every candidate mismatches because of the fp32 reference's rounding,
   int summation_order_rung = -1;   // except on this rung (0..2; -1: none), which sums in its order
-  std::map<std::string, AttemptStatus> fail;  // candidate name -> injected failure
+  std::map<std::string, RunStatus> fail;  // candidate name -> injected failure
   std::set<int> missing_rungs;  // rungs with no valid configuration (at_rung finds none)
   // On this rung (-1: none) a candidate's summation class is its stages knob, as split_k decides
   // FP32 SIMT's (every other knob leaves the values bit-identical); elsewhere its own hash. The

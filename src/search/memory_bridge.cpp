@@ -53,7 +53,7 @@ memory::LearnInput memory_learn_input(const SearchState& state, const memory::Me
     m.name = a.cand.name;
     m.hash = a.cand.hash;
     m.config = a.cand.config;
-    m.ok = a.status == AttemptStatus::ok;
+    m.ok = a.status == RunStatus::ok;
     m.time_s = a.time_s;
     if (auto it = trace.prior_by_hash.find(a.cand.hash); it != trace.prior_by_hash.end())
       m.prior_id = it->second;

@@ -123,7 +123,7 @@ TEST(MemoryBridge, RememberedWinnersAboveTf32StartTheLadderThere) {
   s.run();
   for (const auto& a : s.state().attempts) {
     EXPECT_EQ(a.cand.rung, 1) << a.cand.name;
-    EXPECT_EQ(a.status, AttemptStatus::ok) << a.cand.name;  // no TF32 mismatch was spent
+    EXPECT_EQ(a.status, RunStatus::ok) << a.cand.name;  // no TF32 mismatch was spent
   }
   // A TF32 winner among them: no lesson. A single prior: no lesson.
   memory::MemorySeeds mixed;

@@ -4,19 +4,6 @@
 
 namespace ucut::search {
 
-namespace {
-constexpr const char* kStatusNames[] = {"ok",       "compile_error", "launch_error",
-                                        "timeout",  "mismatch",      "rejected"};
-}
-
-const char* attempt_status_name(AttemptStatus s) { return kStatusNames[static_cast<int>(s)]; }
-
-std::optional<AttemptStatus> attempt_status_parse(const std::string& s) {
-  for (int i = 0; i < 6; ++i)
-    if (s == kStatusNames[i]) return static_cast<AttemptStatus>(i);
-  return std::nullopt;
-}
-
 nlohmann::json candidate_to_json(const Candidate& c) {
   return {{"name", c.name},     {"hash", c.hash},   {"program", c.program},
           {"config", c.config}, {"rung", c.rung},   {"predicted_s", c.predicted_s},
@@ -38,7 +25,7 @@ Candidate candidate_from_json(const nlohmann::json& j) {
 nlohmann::json attempt_to_json(const Attempt& a) {
   return {{"index", a.index},
           {"candidate", candidate_to_json(a.cand)},
-          {"status", attempt_status_name(a.status)},
+          {"status", run_status_name(a.status)},
           {"message", a.message},
           {"time_s", a.time_s},
           {"speedup", a.speedup},
@@ -59,7 +46,7 @@ Attempt attempt_from_json(const nlohmann::json& j) {
   Attempt a;
   a.index = j.value("index", 0);
   if (j.contains("candidate") && j["candidate"].is_object()) a.cand = candidate_from_json(j["candidate"]);
-  a.status = attempt_status_parse(j.value("status", "")).value_or(AttemptStatus::launch_error);
+  a.status = run_status_parse(j.value("status", "")).value_or(RunStatus::launch_error);
   a.message = j.value("message", "");
   a.time_s = j.value("time_s", 0.0);
   a.speedup = j.value("speedup", 0.0);

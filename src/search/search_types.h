@@ -6,30 +6,37 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "dsl/program.h"
+#include "support/run_status.h"
+
 namespace ucut::search {
 
-// One concrete program: a lowered problem with every `auto` knob decided.
+// One concrete program: a lowered problem with every `auto` knob decided. The one candidate type
+// from the space's ranking (app/adapters_space.h) through build, evaluation, the journal and the
+// store's records; the space's per-stage configurations are space::StageConfig, the library the
+// evaluator runs is eval::BuiltLibrary.
 struct Candidate {
   std::string name;          // canonical configuration name: identity in reports, filters, memory
   std::string hash;          // canonical program hash (dsl_hash): identity for dedup and resume
   std::string program;       // canonical DSL text (what best.ucut holds)
+  // The checked program itself when the space made it (its configurations applied to the checked
+  // lowered program): the build generates code from it without parsing `program` again. Null for
+  // a candidate that exists only as text (a journal's, a memory record's, an LLM's reply): the
+  // build parses and checks the text. Not journaled: `program` and `hash` are its identity.
+  std::shared_ptr<const dsl::Program> ast;
   nlohmann::json config = nlohmann::json::object();  // knob -> value, flat ("tile": "128x256x64")
   int rung = 0;              // precision ladder rung: 0 is the fastest math the policy allows
   double predicted_s = 0;    // the analytic ranking's time estimate (0: none)
   std::string origin;        // rank | prior | experience | neighbor | fallback | explore
 };
 
-// RunRecord's statuses (ARCHITECTURE.md).
-enum class AttemptStatus { ok, compile_error, launch_error, timeout, mismatch, rejected };
-
-const char* attempt_status_name(AttemptStatus s);
-std::optional<AttemptStatus> attempt_status_parse(const std::string& s);
 
 struct CompileOutcome {
   bool ok = false;
@@ -41,7 +48,7 @@ struct CompileOutcome {
 };
 
 struct EvalOutcome {
-  AttemptStatus status = AttemptStatus::launch_error;
+  RunStatus status = RunStatus::launch_error;
   double time_s = 0;         // median kernel time when status == ok
   std::string message;
   double max_abs_err = 0;
@@ -63,7 +70,7 @@ struct Baselines {
 struct Attempt {
   int index = 0;             // 0-based order of evaluation
   Candidate cand;
-  AttemptStatus status = AttemptStatus::launch_error;
+  RunStatus status = RunStatus::launch_error;
   std::string message;
   double time_s = 0;         // when ok
   double speedup = 0;        // eager / time when ok and the baseline is known

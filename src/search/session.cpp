@@ -61,7 +61,7 @@ StopInputs SearchSession::stop_inputs() const {
     bool order_failed = !opt_.in_reference_order;
     for (const auto& a : state_.attempts) {
       in.reference_limited += a.reference_limited ? 1 : 0;
-      if (!order_failed && a.status == AttemptStatus::mismatch) order_failed = opt_.in_reference_order(a.cand);
+      if (!order_failed && a.status == RunStatus::mismatch) order_failed = opt_.in_reference_order(a.cand);
     }
     if (!order_failed) in.reference_limited = 0;
   }
@@ -105,7 +105,7 @@ void SearchSession::fill_queue() {
 void SearchSession::record(Attempt a) {
   a.index = static_cast<int>(state_.attempts.size());
   a.improved = false;
-  if (a.status == AttemptStatus::ok && a.time_s > 0) {
+  if (a.status == RunStatus::ok && a.time_s > 0) {
     a.speedup = state_.baselines.eager_s > 0 ? state_.baselines.eager_s / a.time_s : 0;
     a.frac_sol = opt_.t_sol > 0 ? opt_.t_sol / a.time_s : 0;
     if (!state_.best || a.time_s < state_.attempts[*state_.best].time_s) {
@@ -192,13 +192,13 @@ bool SearchSession::step() {
     a.cu_path = built.cu_path;
     if (!built.cached && built.seconds > 0) ++cost_.compiled;
     if (!built.ok) {
-      a.status = AttemptStatus::compile_error;
+      a.status = RunStatus::compile_error;
       a.message = built.message;
     } else {
       EvalOutcome e = evaluator_.evaluate(p.cand, built);
       a.status = e.status;
       a.message = e.message;
-      a.time_s = e.status == AttemptStatus::ok ? e.time_s : 0;
+      a.time_s = e.status == RunStatus::ok ? e.time_s : 0;
       a.gpu_s = e.gpu_seconds;
       a.max_abs_err = e.max_abs_err;
       a.max_rel_err = e.max_rel_err;

@@ -125,18 +125,18 @@ TEST(Session, FailuresBecomeRecordsAndTheLoopContinues) {
   Rig probe(spec, {}, no_stop_rules(3));
   probe.session->run();
   auto first = probe.names();
-  spec.fail[first[0]] = AttemptStatus::compile_error;
-  spec.fail[first[1]] = AttemptStatus::launch_error;
-  spec.fail[first[2]] = AttemptStatus::timeout;
+  spec.fail[first[0]] = RunStatus::compile_error;
+  spec.fail[first[1]] = RunStatus::launch_error;
+  spec.fail[first[2]] = RunStatus::timeout;
   Rig r(spec, {}, no_stop_rules(10));
   EXPECT_EQ(r.session->run(), StopReason::attempt_budget);
   const auto& at = r.session->state().attempts;
   ASSERT_EQ(at.size(), 10u);
-  EXPECT_EQ(at[0].status, AttemptStatus::compile_error);
+  EXPECT_EQ(at[0].status, RunStatus::compile_error);
   EXPECT_NE(at[0].message.find("static assertion"), std::string::npos);
-  EXPECT_EQ(at[1].status, AttemptStatus::launch_error);
-  EXPECT_EQ(at[2].status, AttemptStatus::timeout);
-  EXPECT_EQ(at[3].status, AttemptStatus::ok);
+  EXPECT_EQ(at[1].status, RunStatus::launch_error);
+  EXPECT_EQ(at[2].status, RunStatus::timeout);
+  EXPECT_EQ(at[3].status, RunStatus::ok);
   EXPECT_EQ(r.evaluator.calls, 9);  // the compile error never reached the GPU
   EXPECT_TRUE(r.session->state().best);
 }
@@ -149,14 +149,14 @@ TEST(Session, Tf32MismatchFallsBackUpThePrecisionLadder) {
   r.session->run();
   const auto& at = r.session->state().attempts;
   ASSERT_GE(at.size(), 3u);
-  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[0].status, RunStatus::mismatch);
   EXPECT_EQ(at[0].cand.rung, 0);
   // With lookahead 2 the second candidate was already proposed at TF32: it is dropped, and the
   // second attempt is the first candidate again, one rung up.
   EXPECT_EQ(at[1].cand.origin, "fallback");
   EXPECT_EQ(at[1].cand.rung, 1);
   EXPECT_EQ(at[1].cand.config["tile"], at[0].cand.config["tile"]);
-  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(at[1].status, RunStatus::ok);
   for (size_t i = 2; i < at.size(); ++i) EXPECT_EQ(at[i].cand.rung, 1) << i;
   EXPECT_EQ(r.session->cost().dropped, 1);
   EXPECT_EQ(r.strategy.floor_rung(), 1);
@@ -184,7 +184,7 @@ TEST(Session, AFloorSlowerThanEagerProbesTheRungsAbove) {
     }
   EXPECT_EQ(probed, 2);
   int passed_before = 0;
-  for (size_t i = 0; i < first_probe; ++i) passed_before += at[i].status == AttemptStatus::ok;
+  for (size_t i = 0; i < first_probe; ++i) passed_before += at[i].status == RunStatus::ok;
   EXPECT_GE(passed_before, 3);
   const Attempt* best = r.session->state().best_attempt();
   ASSERT_NE(best, nullptr);
@@ -208,10 +208,10 @@ TEST(Session, TheLadderSkipsARungTheProgramDoesNotHave) {
   r.session->run();
   const auto& at = r.session->state().attempts;
   ASSERT_GE(at.size(), 2u);
-  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[0].status, RunStatus::mismatch);
   EXPECT_EQ(at[1].cand.origin, "fallback");
   EXPECT_EQ(at[1].cand.rung, 2);
-  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(at[1].status, RunStatus::ok);
   EXPECT_EQ(r.strategy.floor_rung(), 2);
 }
 
@@ -226,11 +226,11 @@ TEST(Session, CandidatesBelowARaisedFloorAreDroppedNotEvaluated) {
   r.session->run();
   const auto& at = r.session->state().attempts;
   ASSERT_EQ(at.size(), 8u);
-  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[0].status, RunStatus::mismatch);
   EXPECT_EQ(at[0].cand.rung, 0);
   for (size_t i = 1; i < at.size(); ++i) {
     EXPECT_EQ(at[i].cand.rung, 1) << i;
-    EXPECT_EQ(at[i].status, AttemptStatus::ok) << i;
+    EXPECT_EQ(at[i].status, RunStatus::ok) << i;
   }
   EXPECT_EQ(at[1].cand.origin, "fallback");
   EXPECT_GE(r.session->cost().dropped, 1);
@@ -248,7 +248,7 @@ TEST(Session, ReferenceLimitedMismatchesStopWithoutClimbingTheLadder) {
   const auto& at = r.session->state().attempts;
   ASSERT_EQ(at.size(), 2u);
   for (const auto& a : at) {
-    EXPECT_EQ(a.status, AttemptStatus::mismatch);
+    EXPECT_EQ(a.status, RunStatus::mismatch);
     EXPECT_TRUE(a.reference_limited);
     EXPECT_EQ(a.cand.rung, 0);
   }
@@ -274,7 +274,7 @@ TEST(Session, AReferenceLimitedMismatchJumpsToTheSummationOrderRung) {
   EXPECT_EQ(at[0].cand.rung, 0);
   EXPECT_EQ(at[1].cand.origin, "fallback");
   EXPECT_EQ(at[1].cand.rung, 2);
-  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(at[1].status, RunStatus::ok);
   EXPECT_EQ(r.strategy.floor_rung(), 2);
   ASSERT_TRUE(r.session->state().best);
 }
@@ -339,7 +339,7 @@ TEST(Session, ReferenceLimitedMismatchesStopOnceTheReferenceOrderFailedToo) {
 int mismatches_with_stages(const SearchSession& s, int stages) {
   int n = 0;
   for (const auto& a : s.state().attempts)
-    n += a.status == AttemptStatus::mismatch && a.cand.config.value("stages", 0) == stages;
+    n += a.status == RunStatus::mismatch && a.cand.config.value("stages", 0) == stages;
   return n;
 }
 
@@ -353,7 +353,7 @@ TEST(Session, ARoundingMismatchRetiresItsSummationClass) {
   r.session->run();
   const auto& at = r.session->state().attempts;
   ASSERT_EQ(at.size(), 12u);
-  EXPECT_EQ(at[0].status, AttemptStatus::mismatch);
+  EXPECT_EQ(at[0].status, RunStatus::mismatch);
   EXPECT_TRUE(at[0].rounding_mismatch);
   EXPECT_EQ(mismatches_with_stages(*r.session, 2), 1);
   EXPECT_LE(mismatches_with_stages(*r.session, 3), 1);
@@ -384,7 +384,7 @@ TEST(Session, ARaisedFloorSearchesTheRungsOwnOrders) {
   EXPECT_EQ(at[1].cand.config.value("stages", 0), 2);
   EXPECT_TRUE(at[1].rounding_mismatch);
   int order_mismatches = 0;
-  for (const auto& a : at) order_mismatches += a.cand.rung == 2 && a.status == AttemptStatus::mismatch;
+  for (const auto& a : at) order_mismatches += a.cand.rung == 2 && a.status == RunStatus::mismatch;
   EXPECT_EQ(order_mismatches, 1);
   ASSERT_TRUE(r.session->state().best);
   EXPECT_NE(at[static_cast<size_t>(*r.session->state().best)].cand.config.value("stages", 0), 2);
@@ -407,7 +407,7 @@ TEST(Session, AProbeBelowTheMemorysFloorReopensTheRungItPasses) {
   ASSERT_GE(at.size(), 3u);
   EXPECT_EQ(at[1].cand.origin, "probe");
   EXPECT_EQ(at[1].cand.rung, 0);
-  EXPECT_EQ(at[1].status, AttemptStatus::ok);
+  EXPECT_EQ(at[1].status, RunStatus::ok);
   EXPECT_EQ(r.strategy.floor_rung(), 0);
   ASSERT_TRUE(r.session->state().best);
   EXPECT_EQ(at[static_cast<size_t>(*r.session->state().best)].cand.rung, 0);
@@ -432,7 +432,7 @@ TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
   BuiltinOptions bo;
   bo.start_rung = 2;
   const Candidate first = probe.ranked(1, 2).at(0);
-  spec.fail[first.name] = AttemptStatus::mismatch;
+  spec.fail[first.name] = RunStatus::mismatch;
   Rig r(spec, bo, no_stop_rules(10));
   r.session->run();
   const auto& at = r.session->state().attempts;
@@ -441,7 +441,7 @@ TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
   EXPECT_FALSE(at[0].rounding_mismatch);
   int same_class_ok = 0;
   for (const auto& a : at)
-    same_class_ok += a.status == AttemptStatus::ok &&
+    same_class_ok += a.status == RunStatus::ok &&
                      r.space.summation_class(a.cand) == r.space.summation_class(first);
   EXPECT_GE(same_class_ok, 1);
 }
@@ -553,7 +553,7 @@ TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
     ASSERT_TRUE(s.start().ok());
     s.prime();
     ASSERT_TRUE(s.step());  // the first TF32 candidate: a mismatch, the floor rises to rung 1
-    ASSERT_EQ(s.state().attempts.back().status, AttemptStatus::mismatch);
+    ASSERT_EQ(s.state().attempts.back().status, RunStatus::mismatch);
     for (int i = 0; i < 400 && !became_ready; ++i) {
       became_ready = s.ready();
       if (!became_ready) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -562,7 +562,7 @@ TEST(Session, ReadyDoesNotWaitForACandidateThatWillBeDropped) {
     if (became_ready) {
       ASSERT_TRUE(s.step());
       EXPECT_EQ(s.state().attempts.back().cand.rung, 1);
-      EXPECT_EQ(s.state().attempts.back().status, AttemptStatus::ok);
+      EXPECT_EQ(s.state().attempts.back().status, RunStatus::ok);
     }
   }
   EXPECT_TRUE(became_ready);

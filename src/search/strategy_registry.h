@@ -16,9 +16,17 @@
 #include "memory/priors.h"
 #include "search/builtin_strategy.h"
 #include "search/interfaces.h"
-#include "search/pipeline.h"
 #include "search/strategy.h"
 #include "support/result.h"
+
+// The prepared problem and the hardware row are the application layer's and sol's: a strategy
+// that reads them (the LLM agent) includes their headers; the search itself passes them through.
+namespace ucut::app {
+struct PreparedProblem;
+}
+namespace ucut::sol {
+struct HwSpec;
+}
 
 namespace ucut::search {
 
@@ -29,8 +37,8 @@ struct StrategyContext {
   const BuiltinOptions& builtin;
   // Real problems: the prepared problem (source, IR, SOL report, lowered program) and the hardware
   // row the ranking uses; null on the synthetic surface.
-  const PreparedProblem* problem = nullptr;
-  const sol::HwSpec* hw = nullptr;
+  const app::PreparedProblem* problem = nullptr;  // app/pipeline.h
+  const sol::HwSpec* hw = nullptr;                // sol/hardware.h
   // What the memory retrieved for this problem (priors and experiences); null: memory off.
   const memory::MemorySeeds* memory = nullptr;
   // The strategy's own settings (DriverOptions::strategy_settings; the CLI fills them).

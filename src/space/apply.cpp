@@ -9,7 +9,7 @@
 
 namespace ucut::space {
 
-std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
+std::string space_candidate_name(const dsl::Program& p, const StageConfig& c) {
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
   if (c.is_gemm) {
     auto* g = std::get_if<dsl::GemmStage>(&st.body);
@@ -32,7 +32,7 @@ std::string space_candidate_name(const dsl::Program& p, const Candidate& c) {
   return n;
 }
 
-dsl::Program space_apply(const dsl::Program& p, const Candidate& c) {
+dsl::Program space_apply(const dsl::Program& p, const StageConfig& c) {
   dsl::Program out = p;
   dsl::Stage& st = out.stages.at(static_cast<size_t>(c.stage));
   std::visit(
@@ -83,14 +83,14 @@ int simt_diff(const dsl::SimtKnobs& a, const dsl::SimtKnobs& b) {
 
 }  // namespace
 
-std::vector<Candidate> space_neighbors(const dsl::Program& p, const Candidate& c, const SpaceOptions& o) {
+std::vector<StageConfig> space_neighbors(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
   // The neighbourhood is the valid space filtered to one-knob differences: every neighbour is
   // a point the enumeration would produce, so names and validity agree by construction. The
   // candidate's own knobs are not held fixed (keep_explicit off) so every knob can move.
   SpaceOptions all = o;
   all.keep_explicit = false;
   auto valid = space_valid(p, c.stage, all);
-  std::vector<Candidate> out;
+  std::vector<StageConfig> out;
   if (!valid) return out;
   std::set<std::string> seen{c.name};
   for (auto& v : *valid) {

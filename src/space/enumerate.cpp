@@ -22,7 +22,7 @@ namespace {
 // FP32 SIMT splits K for speed where the grid is short of tiles, and to reproduce the reference's
 // summation order everywhere: cuBLAS's fp32 kernels often sum K in pieces (serial split-K, or
 // parallel with a reduce kernel), and a split of the same count sums every output in the same
-// order. Each count is one summation class (search/adapters_space.h).
+// order. Each count is one summation class (app/adapters_space.h).
 const std::vector<int> kSimtSplits = {1, 2, 3, 4, 6, 8, 12, 16};
 }  // namespace
 
@@ -76,9 +76,9 @@ std::vector<T> or_fixed(bool keep, const std::optional<T>& fixed, std::vector<T>
   return all;
 }
 
-std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl::GemmStage& g,
+std::vector<StageConfig> gemm_candidates(const dsl::Program& p, int si, const dsl::GemmStage& g,
                                        const SpaceOptions& o) {
-  std::vector<Candidate> out;
+  std::vector<StageConfig> out;
   const dsl::Tensor* a = p.find_tensor(g.a.tensor);
   dsl::DType data = a ? a->dtype : dsl::DType::f32;
   std::vector<std::vector<Precision>> ladder = space_precision_ladder(o.policy, data);
@@ -88,7 +88,7 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
   for (size_t rung = 0; rung < ladder.size(); ++rung) {
    for (Precision prec : ladder[rung]) {
     auto push = [&](dsl::GemmKnobs k) {
-      Candidate c;
+      StageConfig c;
       c.stage = si;
       c.is_gemm = true;
       k.precision = prec;
@@ -180,17 +180,17 @@ std::vector<Candidate> gemm_candidates(const dsl::Program& p, int si, const dsl:
   return out;
 }
 
-std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl::Stage& st, const SpaceOptions& o) {
+std::vector<StageConfig> simt_candidates(const dsl::Program& p, int si, const dsl::Stage& st, const SpaceOptions& o) {
   const dsl::SimtKnobs* fx = nullptr;
   bool rows = false;
   if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) { fx = &r->knobs; rows = true; }
   if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) { fx = &r->knobs; rows = true; }
   if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) fx = &r->knobs;
   if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) fx = &r->knobs;
-  std::vector<Candidate> out;
+  std::vector<StageConfig> out;
   bool keep = o.keep_explicit;
   if (std::holds_alternative<dsl::TorchStage>(st.body)) {  // no knobs: the host runs it
-    Candidate c;
+    StageConfig c;
     c.stage = si;
     c.is_gemm = false;
     out.push_back(std::move(c));
@@ -205,7 +205,7 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     for (int th : {dsl::kAttentionHopperThreads, 128, 256})
       if (q && dsl::dsl_attention_threads_ok(th, q->dtype)) blocks.push_back(th);
     for (int th : or_fixed<int>(keep, r->knobs.threads, blocks)) {
-      Candidate c;
+      StageConfig c;
       c.stage = si;
       c.is_gemm = false;
       c.simt.threads = th;
@@ -240,7 +240,7 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64))
       for (int th : or_fixed<int>(keep, fx->threads, {128, 256}))
         for (int u : or_fixed<int>(keep, fx->items_per_thread, {16, 8, 4})) {
-          Candidate c;
+          StageConfig c;
           c.stage = si;
           c.is_gemm = false;
           c.simt.order = dsl::ScanOrder::torch;
@@ -254,7 +254,7 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
     for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
       for (int v : or_fixed<int>(keep, fx->vector_width, {1, 2, 4, 8}))
         for (int cl : clusters) {
-          Candidate c;
+          StageConfig c;
           c.stage = si;
           c.is_gemm = false;
           c.simt = *fx;
@@ -273,14 +273,14 @@ std::vector<Candidate> simt_candidates(const dsl::Program& p, int si, const dsl:
 
 }  // namespace
 
-Result<std::vector<Candidate>> space_enumerate(const dsl::Program& p, int stage, const SpaceOptions& o) {
+Result<std::vector<StageConfig>> space_enumerate(const dsl::Program& p, int stage, const SpaceOptions& o) {
   if (stage < 0 || stage >= static_cast<int>(p.stages.size()))
     return make_error(ErrorCode::invalid_input,
                       "stage " + std::to_string(stage) + " does not exist; the program has " +
                           std::to_string(p.stages.size()) + " stage(s)",
                       "stages are numbered from 0 in program order");
   const dsl::Stage& st = p.stages[static_cast<size_t>(stage)];
-  std::vector<Candidate> out;
+  std::vector<StageConfig> out;
   if (auto* g = std::get_if<dsl::GemmStage>(&st.body)) out = gemm_candidates(p, stage, *g, o);
   else if (std::holds_alternative<dsl::GroupedGemmStage>(st.body))
     return make_error(ErrorCode::unsupported, "stage " + st.name + " is a grouped_gemm; its space is not enumerated yet",
@@ -290,10 +290,10 @@ Result<std::vector<Candidate>> space_enumerate(const dsl::Program& p, int stage,
   return out;
 }
 
-Result<std::vector<Candidate>> space_valid(const dsl::Program& p, int stage, const SpaceOptions& o) {
+Result<std::vector<StageConfig>> space_valid(const dsl::Program& p, int stage, const SpaceOptions& o) {
   auto all = space_enumerate(p, stage, o);
   if (!all) return all.error();
-  std::vector<Candidate> out;
+  std::vector<StageConfig> out;
   for (auto& c : *all)
     if (space_validate(p, c, o).empty()) out.push_back(std::move(c));
   return out;

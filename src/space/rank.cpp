@@ -89,10 +89,10 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
 constexpr double kGemvMemEfficiency = 0.9;
 constexpr int kGemvThreadsPerSm = 2048;
 
-RankedCandidate rank_gemv(const dsl::GemmStage& g, const dsl::GemmKnobs& k, const GemmFacts& f, const Candidate& c,
+RankedConfig rank_gemv(const dsl::GemmStage& g, const dsl::GemmKnobs& k, const GemmFacts& f, const StageConfig& c,
                           const sol::HwSpec& hw) {
-  RankedCandidate r;
-  r.candidate = c;
+  RankedConfig r;
+  r.config = c;
   const int splits = k.split_k.value_or(1);
   const double useful = 2.0 * f.m * f.k;
   const double out_bytes = static_cast<double>(f.m) * f.out_bytes;
@@ -109,10 +109,10 @@ RankedCandidate rank_gemv(const dsl::GemmStage& g, const dsl::GemmKnobs& k, cons
   return r;
 }
 
-RankedCandidate rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::GemmStage& g0,
-                          const Candidate& c, const sol::HwSpec& hw) {
-  RankedCandidate r;
-  r.candidate = c;
+RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::GemmStage& g0,
+                          const StageConfig& c, const sol::HwSpec& hw) {
+  RankedConfig r;
+  r.config = c;
   dsl::GemmStage g = g0;
   g.knobs = c.gemm;
   const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
@@ -199,10 +199,10 @@ constexpr int kThreadsPerSm = 2048;
 // (runtime/attention_sm90.cuh, 384 threads; run AZ), 22% with mma.sync's 64-row blocks and 21% with
 // its 128-row ones (runtime/attention.cuh; H200, causal 8 x 32 x 4096 x 128; run AR); f32, about
 // 33% of the 3xTF32 rate (a third of TF32's; 16 x 32 x 1024 x 128, run AT).
-RankedCandidate rank_attention(const dsl::Program& p, const dsl::Stage& st, const dsl::AttentionStage& a,
-                               const Candidate& c, const sol::HwSpec& hw) {
-  RankedCandidate r;
-  r.candidate = c;
+RankedConfig rank_attention(const dsl::Program& p, const dsl::Stage& st, const dsl::AttentionStage& a,
+                               const StageConfig& c, const sol::HwSpec& hw) {
+  RankedConfig r;
+  r.config = c;
   const SimtFacts f = simt_facts(p, st);  // its bytes: q, k, v read and the output written once
   const dsl::Tensor* q = p.find_tensor(a.q);
   const dsl::DType dtype = q ? q->dtype : dsl::DType::f32;
@@ -218,11 +218,11 @@ RankedCandidate rank_attention(const dsl::Program& p, const dsl::Stage& st, cons
   return r;
 }
 
-RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Candidate& c,
+RankedConfig rank_simt(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
                           const sol::HwSpec& hw) {
   if (const auto* a = std::get_if<dsl::AttentionStage>(&st.body)) return rank_attention(p, st, *a, c, hw);
-  RankedCandidate r;
-  r.candidate = c;
+  RankedConfig r;
+  r.config = c;
   SimtFacts f = simt_facts(p, st);
   if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
     // PyTorch's own kernels, one launch and a Python call per operation, and the copy of each
@@ -269,9 +269,9 @@ RankedCandidate rank_simt(const dsl::Program& p, const dsl::Stage& st, const Can
 
 }  // namespace
 
-std::vector<RankedCandidate> space_rank(const dsl::Program& p, const std::vector<Candidate>& cands,
+std::vector<RankedConfig> space_rank(const dsl::Program& p, const std::vector<StageConfig>& cands,
                                         const sol::HwSpec& hw) {
-  std::vector<RankedCandidate> out;
+  std::vector<RankedConfig> out;
   out.reserve(cands.size());
   for (const auto& c : cands) {
     const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
@@ -280,10 +280,10 @@ std::vector<RankedCandidate> space_rank(const dsl::Program& p, const std::vector
     else
       out.push_back(rank_simt(p, st, c, hw));
   }
-  std::stable_sort(out.begin(), out.end(), [](const RankedCandidate& a, const RankedCandidate& b) {
-    if (a.candidate.rung != b.candidate.rung) return a.candidate.rung < b.candidate.rung;
+  std::stable_sort(out.begin(), out.end(), [](const RankedConfig& a, const RankedConfig& b) {
+    if (a.config.rung != b.config.rung) return a.config.rung < b.config.rung;
     if (a.t_est != b.t_est) return a.t_est < b.t_est;
-    return a.candidate.name < b.candidate.name;
+    return a.config.name < b.config.name;
   });
   return out;
 }

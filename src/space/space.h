@@ -32,8 +32,9 @@ struct SpaceOptions {
 
 // One configuration of one stage. GEMM stages fill `gemm` (every knob explicit except those the
 // kernel family requires auto, e.g. schedule on the fp32-faithful sm80 kernels); other stages
-// fill `simt`. `name` is the canonical configuration name, the candidate's identity.
-struct Candidate {
+// fill `simt`. `name` is the canonical configuration name, the configuration's identity. A
+// program candidate (search::Candidate) is one StageConfig per stage, applied to the program.
+struct StageConfig {
   int stage = 0;
   bool is_gemm = true;
   dsl::GemmKnobs gemm;
@@ -47,9 +48,9 @@ struct Violation {
   std::string message;  // with the numbers
 };
 
-// The ranking of one candidate, with the factors that produced it (for `ucutlass space`).
-struct RankedCandidate {
-  Candidate candidate;
+// The ranking of one stage configuration, with the factors that produced it (for `ucutlass space`).
+struct RankedConfig {
+  StageConfig config;
   double t_est = 0;          // seconds, the analytic estimate
   double t_sol = 0;          // seconds, the stage's roofline at this precision
   double wave_eff = 1;       // busy SM fraction over all waves
@@ -67,33 +68,33 @@ std::vector<std::vector<dsl::Precision>> space_precision_ladder(sol::Policy poli
 
 // Every knob combination considered for `stage` (not yet validated), in a fixed order.
 // Errors: the stage index is out of range.
-Result<std::vector<Candidate>> space_enumerate(const dsl::Program& program, int stage,
+Result<std::vector<StageConfig>> space_enumerate(const dsl::Program& program, int stage,
                                                const SpaceOptions& options);
 
 // Why a candidate is not valid (empty: valid): the GEMM legality rules (gemm_rules_check) and
 // the space's own rules (split_k_useful, cluster_within_grid, tile_not_oversized,
 // swizzle_within_grid, simt_* rules).
-std::vector<Violation> space_validate(const dsl::Program& program, const Candidate& c,
+std::vector<Violation> space_validate(const dsl::Program& program, const StageConfig& c,
                                       const SpaceOptions& options);
 
 // enumerate + validate: the valid candidates, in enumeration order.
-Result<std::vector<Candidate>> space_valid(const dsl::Program& program, int stage,
+Result<std::vector<StageConfig>> space_valid(const dsl::Program& program, int stage,
                                            const SpaceOptions& options);
 
 // Ranks candidates by (rung, estimated time, name): fastest first on each rung of the ladder.
-std::vector<RankedCandidate> space_rank(const dsl::Program& program,
-                                        const std::vector<Candidate>& candidates,
+std::vector<RankedConfig> space_rank(const dsl::Program& program,
+                                        const std::vector<StageConfig>& candidates,
                                         const sol::HwSpec& hw);
 
 // The program with the candidate's knobs written into its stage.
-dsl::Program space_apply(const dsl::Program& program, const Candidate& c);
+dsl::Program space_apply(const dsl::Program& program, const StageConfig& c);
 
 // Valid candidates that differ from `c` in exactly one knob, in knob-table order.
-std::vector<Candidate> space_neighbors(const dsl::Program& program, const Candidate& c,
+std::vector<StageConfig> space_neighbors(const dsl::Program& program, const StageConfig& c,
                                        const SpaceOptions& options);
 
 // Fills in candidate.name from its knobs (gemm_config_name of the resolved knobs, or the SIMT
 // stage's "rowwise_th256_rpb1_v4"-style name).
-std::string space_candidate_name(const dsl::Program& program, const Candidate& c);
+std::string space_candidate_name(const dsl::Program& program, const StageConfig& c);
 
 }  // namespace ucut::space

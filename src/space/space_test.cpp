@@ -27,9 +27,9 @@ dsl::Program gemm_program(int64_t m, int64_t n, int64_t k, const std::string& dt
 
 sol::HwSpec h200() { return *sol::hw_lookup("h200"); }
 
-const RankedCandidate* find_tile(const std::vector<RankedCandidate>& r, int m, int n, size_t& pos) {
+const RankedConfig* find_tile(const std::vector<RankedConfig>& r, int m, int n, size_t& pos) {
   for (size_t i = 0; i < r.size(); ++i) {
-    const auto& t = r[i].candidate.gemm.tile;
+    const auto& t = r[i].config.gemm.tile;
     if (t && t->m == m && t->n == n) {
       pos = i;
       return &r[i];
@@ -170,7 +170,7 @@ TEST(Space, ValidCandidatesRecheckAsProgramText) {
 
 TEST(Space, SpaceRulesGiveReasons) {
   auto p = gemm_program(4096, 4096, 4096, "bf16");
-  Candidate c;
+  StageConfig c;
   c.is_gemm = true;
   c.gemm.precision = dsl::Precision::bf16;
   c.gemm.tile = dsl::TileShape{128, 256, 64};
@@ -197,7 +197,7 @@ TEST(Space, SpaceRulesGiveReasons) {
   // FP32 SIMT splits K on a full grid too: each split count is a summation order (the reference's
   // may be one); the SM80 3xTF32 kernel does not.
   auto full = gemm_program(4096, 4096, 8192, "f32");
-  Candidate simt;
+  StageConfig simt;
   simt.is_gemm = true;
   simt.gemm.precision = dsl::Precision::f32;
   simt.gemm.tile = dsl::TileShape{128, 256, 8};
@@ -222,8 +222,8 @@ TEST(Space, BigTileRanksAboveSmallTileFor4096Bf16) {
   ASSERT_TRUE(find_tile(r, 128, 256, big));
   ASSERT_TRUE(find_tile(r, 64, 64, small));
   EXPECT_LT(big, small);
-  ASSERT_TRUE(r[0].candidate.gemm.tile.has_value());
-  EXPECT_GE(r[0].candidate.gemm.tile->m * r[0].candidate.gemm.tile->n, 128 * 128) << r[0].candidate.name;
+  ASSERT_TRUE(r[0].config.gemm.tile.has_value());
+  EXPECT_GE(r[0].config.gemm.tile->m * r[0].config.gemm.tile->n, 128 * 128) << r[0].config.name;
   EXPECT_GE(r[0].t_est, r[0].t_sol);  // never faster than the roofline
 }
 
@@ -235,13 +235,13 @@ TEST(Space, IrregularShapePrefersLessWaste) {
   ASSERT_TRUE(v);
   auto r = space_rank(p, *v, h200());
   const auto& best = r.front();
-  EXPECT_LE(best.candidate.gemm.tile->m * best.candidate.gemm.tile->n, 128 * 128) << best.candidate.name;
+  EXPECT_LE(best.config.gemm.tile->m * best.config.gemm.tile->n, 128 * 128) << best.config.name;
   // 1100 x 1100: 128 pads to 1152 (95.5% useful), 256 pads to 1280 (86%).
   auto q = gemm_program(1104, 1104, 1024, "bf16");
   auto rq = space_rank(q, *space_valid(q, 0, {}), h200());
   size_t a = 0, b = 0;
-  const RankedCandidate* t128 = find_tile(rq, 128, 128, a);
-  const RankedCandidate* t256 = find_tile(rq, 256, 128, b);
+  const RankedConfig* t128 = find_tile(rq, 128, 128, a);
+  const RankedConfig* t256 = find_tile(rq, 256, 128, b);
   ASSERT_TRUE(t128 && t256);
   EXPECT_GT(t128->tile_eff, t256->tile_eff);
 }
@@ -250,9 +250,9 @@ TEST(Space, LadderRungsRankInOrder) {
   auto p = gemm_program(2048, 2048, 2048, "f32");
   auto r = space_rank(p, *space_valid(p, 0, {}), h200());
   ASSERT_FALSE(r.empty());
-  EXPECT_EQ(r.front().candidate.gemm.precision, dsl::Precision::tf32);
-  EXPECT_EQ(r.back().candidate.gemm.precision, dsl::Precision::f32);
-  for (size_t i = 1; i < r.size(); ++i) EXPECT_LE(r[i - 1].candidate.rung, r[i].candidate.rung);
+  EXPECT_EQ(r.front().config.gemm.precision, dsl::Precision::tf32);
+  EXPECT_EQ(r.back().config.gemm.precision, dsl::Precision::f32);
+  for (size_t i = 1; i < r.size(); ++i) EXPECT_LE(r[i - 1].config.rung, r[i].config.rung);
 }
 
 // A residual in the epilogue: f32x3s is offered (the epilogue runs as an elementwise pass after
@@ -266,18 +266,18 @@ TEST(Space, F32x3sWithAResidualIsOfferedAndPaysItsPass) {
   auto without = compile(text("acc * 0.5"));
   auto rw = space_rank(with, *space_valid(with, 0, {}), h200());
   auto ro = space_rank(without, *space_valid(without, 0, {}), h200());
-  auto first = [](const std::vector<RankedCandidate>& r) -> const RankedCandidate* {  // best-ranked f32x3s
+  auto first = [](const std::vector<RankedConfig>& r) -> const RankedConfig* {  // best-ranked f32x3s
     for (const auto& c : r)
-      if (c.candidate.gemm.precision == dsl::Precision::f32x3s) return &c;
+      if (c.config.gemm.precision == dsl::Precision::f32x3s) return &c;
     return nullptr;
   };
-  const RankedCandidate* b = first(ro);
+  const RankedConfig* b = first(ro);
   ASSERT_NE(first(rw), nullptr);
   ASSERT_NE(b, nullptr);
-  const RankedCandidate* a = nullptr;  // the same configuration with the residual
+  const RankedConfig* a = nullptr;  // the same configuration with the residual
   for (const auto& c : rw)
-    if (c.candidate.name == b->candidate.name) a = &c;
-  ASSERT_NE(a, nullptr) << b->candidate.name;
+    if (c.config.name == b->config.name) a = &c;
+  ASSERT_NE(a, nullptr) << b->config.name;
   // the pass: 4096 x 4096 fp32 written and read (134 MB) plus the residual's own read, all
   // of it beyond the GEMM's hidden epilogue
   const sol::HwSpec hw = h200();
@@ -287,7 +287,7 @@ TEST(Space, F32x3sWithAResidualIsOfferedAndPaysItsPass) {
 TEST(Space, NeighborsDifferInOneKnob) {
   auto p = gemm_program(4096, 4096, 4096, "bf16");
   auto r = space_rank(p, *space_valid(p, 0, {}), h200());
-  const Candidate& best = r.front().candidate;
+  const StageConfig& best = r.front().config;
   auto n = space_neighbors(p, best, {});
   ASSERT_FALSE(n.empty());
   std::set<std::string> names;
@@ -328,7 +328,7 @@ TEST(Space, SimtStagesHaveAHandfulOfCandidates) {
     EXPECT_TRUE(dsl::dsl_compile(SourceFile{"s.ucut", text}).program.has_value()) << c.name;
   }
   auto r = space_rank(p, *v, h200());
-  EXPECT_EQ(r.front().candidate.simt.vector_width, 4);  // 16-byte accesses first
+  EXPECT_EQ(r.front().config.simt.vector_width, 4);  // 16-byte accesses first
 }
 
 // An attention stage has one knob, the block: on 16-bit data Hopper's kernel (384 threads) and
@@ -349,12 +349,12 @@ TEST(Space, AttentionOffersTheBlocks) {
   }
   auto r = space_rank(p, *v, h200());
   ASSERT_EQ(r.size(), 3u);
-  EXPECT_EQ(r[0].candidate.name, "attention_th384");
-  EXPECT_EQ(r[1].candidate.name, "attention_th128");
+  EXPECT_EQ(r[0].config.name, "attention_th384");
+  EXPECT_EQ(r[1].config.name, "attention_th128");
   const double causal_flops = 2.0 * 256 * (4096.0 * 4097 / 2) * 256;
   for (const auto& x : r) {
-    EXPECT_NEAR(x.t_sol, causal_flops / h200().bf16, 1e-9) << x.candidate.name;
-    EXPECT_GT(x.t_est, x.t_sol) << x.candidate.name;
+    EXPECT_NEAR(x.t_sol, causal_flops / h200().bf16, 1e-9) << x.config.name;
+    EXPECT_GT(x.t_est, x.t_sol) << x.config.name;
   }
   auto fixed = compile(head + "stage o = attention(q, k, v) { threads 256 }\n");
   SpaceOptions keep;
@@ -379,8 +379,8 @@ TEST(Space, ElementwiseRanksEightByteAccessesIn128ThreadsFirst) {
   ASSERT_TRUE(v);
   auto r = space_rank(p, *v, h200());
   ASSERT_FALSE(r.empty());
-  EXPECT_EQ(r.front().candidate.simt.vector_width, 2);
-  EXPECT_EQ(r.front().candidate.simt.threads, 128);
+  EXPECT_EQ(r.front().config.simt.vector_width, 2);
+  EXPECT_EQ(r.front().config.simt.threads, 128);
 }
 
 // A column reduction may split its reduced rows across a cluster (2, 4 or 8 blocks), a row
@@ -419,7 +419,7 @@ TEST(Space, RowsPerBlockKeepsRowGroupsWithinAWarp) {
       EXPECT_EQ((t / r) & (t / r - 1), 0) << c.name;
     }
   }
-  Candidate bad = v->front();
+  StageConfig bad = v->front();
   bad.simt.threads = 1024;
   bad.simt.rows_per_block = 2;
   bool named = false;

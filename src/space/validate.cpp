@@ -107,7 +107,7 @@ void simt_rules(const SimtFacts& f, const dsl::SimtKnobs& k, std::vector<Violati
 
 }  // namespace
 
-std::vector<Violation> space_validate(const dsl::Program& p, const Candidate& c, const SpaceOptions& o) {
+std::vector<Violation> space_validate(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
   (void)o;
   std::vector<Violation> v;
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));

@@ -34,7 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ucut::search {
+namespace ucut::app {
 
 struct ProblemOutcome {
   std::string name;
@@ -126,4 +126,4 @@ nlohmann::json headline_to_json(const Headline& h);
 // A few lines for the terminal and report.md.
 std::string headline_render(const Headline& h);
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -1,16 +1,16 @@
-#include "search/run_report.h"
+#include "app/run_report.h"
 
 #include <fmt/format.h>
 
 #include "sol/format.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
-std::vector<double> run_report_best_so_far(const SearchState& s) {
+std::vector<double> run_report_best_so_far(const search::SearchState& s) {
   std::vector<double> out;
   double best = 1.0;
   for (const auto& a : s.attempts) {
-    if (a.status == AttemptStatus::ok && a.speedup > best) best = a.speedup;
+    if (a.status == RunStatus::ok && a.speedup > best) best = a.speedup;
     out.push_back(best);
   }
   return out;
@@ -25,19 +25,19 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   p.t_sol_contract = r.t_sol_contract;
   p.kernel_share = r.kernel_share;
   p.attempts = static_cast<int>(r.state.attempts.size());
-  p.stop_reason = stop_reason_name(r.stop);
+  p.stop_reason = search::stop_reason_name(r.stop);
   p.best_so_far = run_report_best_so_far(r.state);
   p.tokens_in = r.cost.llm.tokens_in;
   p.tokens_out = r.cost.llm.tokens_out;
   p.llm_cost_usd = r.cost.llm.cost_usd;
-  if (const Attempt* b = r.state.best_attempt()) {
+  if (const search::Attempt* b = r.state.best_attempt()) {
     p.best_s = b->time_s;
     p.best_name = b->cand.name;
     p.attempts_to_best = b->index + 1;
     p.time_to_best_s = b->at_s;
   } else {
     p.failure = r.state.attempts.empty() ? (r.measured ? "no_attempt" : "not_measured")
-                                         : attempt_status_name(r.state.attempts.back().status);
+                                         : run_status_name(r.state.attempts.back().status);
     for (const auto& a : r.state.attempts) p.reference_limited = p.reference_limited || a.reference_limited;
   }
   return p;
@@ -75,20 +75,20 @@ std::string run_report_sol_line(const RunReport& r) {
 nlohmann::json run_report_json(const RunReport& r) {
   nlohmann::json attempts = nlohmann::json::array();
   for (const auto& a : r.state.attempts) {
-    nlohmann::json j = attempt_to_json(a);
+    nlohmann::json j = search::attempt_to_json(a);
     j["candidate"].erase("program");  // best.ucut holds the program; keep the report small
     j["origin"] = a.cand.origin;
     attempts.push_back(std::move(j));
   }
   nlohmann::json best = nullptr;
-  if (const Attempt* b = r.state.best_attempt())
+  if (const search::Attempt* b = r.state.best_attempt())
     best = {{"index", b->index}, {"name", b->cand.name}, {"hash", b->cand.hash},
             {"time_s", b->time_s}, {"speedup", b->speedup}, {"frac_sol", b->frac_sol},
             {"config", b->cand.config}};
   return {{"schema", "ucutlass.optimize-report/1"},
           {"problem", r.problem},
           {"gpu", r.gpu},
-          {"policy", r.policy},
+          {"policy", sol::policy_name(r.policy)},
           {"profile", r.profile},
           {"strategy", r.strategy},
           {"seed", r.seed},
@@ -102,7 +102,7 @@ nlohmann::json run_report_json(const RunReport& r) {
           {"attempts", attempts},
           {"best", best},
           {"result", {{"kind", run_report_result_kind(r)}, {"text", run_report_result_text(r)}}},
-          {"stop_reason", stop_reason_name(r.stop)},
+          {"stop_reason", search::stop_reason_name(r.stop)},
           {"cost",
            {{"wall_s", r.cost.wall_s}, {"compiled", r.cost.compiled}, {"compile_s", r.cost.compile_s},
             {"gpu_s", r.cost.gpu_s}, {"replayed", r.cost.replayed}, {"dropped", r.cost.dropped}, {"tokens", r.cost.tokens},
@@ -117,7 +117,7 @@ std::string run_report_markdown(const RunReport& r) {
          "model (a demo and test surface), not a GPU.\n\n";
   if (!r.measured) s += "**Nothing was measured** (no GPU): this is a plan, not a result.\n\n";
   if (!r.note.empty()) s += r.note + "\n\n";
-  s += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile,
+  s += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", sol::policy_name(r.policy), r.profile,
                    r.gpu.empty() ? "unknown" : r.gpu);
   s += run_report_sol_line(r);
   s += fmt::format("- PyTorch eager: {}; torch.compile: {}\n",
@@ -125,7 +125,7 @@ std::string run_report_markdown(const RunReport& r) {
                                                  : std::string("not measured"),
                    r.state.baselines.compile_s > 0 ? fmt::format("{:.4g} ms", r.state.baselines.compile_s * 1e3)
                                                    : std::string("not measured"));
-  if (const Attempt* b = r.state.best_attempt())
+  if (const search::Attempt* b = r.state.best_attempt())
     s += fmt::format("- best: `{}` {:.4g} ms, {} over eager, {:.0f}% of SOL (attempt {}{}){}\n",
                      b->cand.name, b->time_s * 1e3,
                      b->speedup > 0 ? fmt::format("{:.2f}x", b->speedup) : std::string("unknown"),
@@ -135,7 +135,7 @@ std::string run_report_markdown(const RunReport& r) {
   else
     s += "- best: none correct (the user keeps PyTorch)\n";
   s += "- result: " + run_report_result_text(r) + "\n";
-  s += fmt::format("- stopped: {} ({})\n", stop_reason_name(r.stop), stop_reason_text(r.stop));
+  s += fmt::format("- stopped: {} ({})\n", search::stop_reason_name(r.stop), search::stop_reason_text(r.stop));
   s += fmt::format("- cost{}: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, {} replayed from the journal, "
                    "{} dropped unevaluated (below a raised precision floor, or summing like a mismatched kernel)\n\n",
                    r.simulated ? " (modelled on the model's clock; nothing compiled or ran)" : "", r.cost.wall_s,
@@ -145,9 +145,9 @@ std::string run_report_markdown(const RunReport& r) {
                      r.cost.llm.tokens_out, r.cost.llm.cost_usd > 0 ? fmt::format(", ${:.4f}", r.cost.llm.cost_usd) : "");
   s += "| # | candidate | origin | status | time ms | speedup | % SOL |\n|---|---|---|---|---|---|---|\n";
   for (const auto& a : r.state.attempts) {
-    bool ok = a.status == AttemptStatus::ok;
+    bool ok = a.status == RunStatus::ok;
     s += fmt::format("| {}{} | `{}` | {} | {} | {} | {} | {} |\n", a.index + 1, a.improved ? " *" : "",
-                     a.cand.name, a.cand.origin, attempt_status_name(a.status),
+                     a.cand.name, a.cand.origin, run_status_name(a.status),
                      ok ? fmt::format("{:.4g}", a.time_s * 1e3) : "-",
                      ok && a.speedup > 0 ? fmt::format("{:.2f}x", a.speedup) : "-",
                      ok && a.frac_sol > 0 ? fmt::format("{:.0f}%", 100 * a.frac_sol) : "-");
@@ -156,4 +156,4 @@ std::string run_report_markdown(const RunReport& r) {
   return s;
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

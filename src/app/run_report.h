@@ -9,14 +9,15 @@
 #include <nlohmann/json.hpp>
 
 #include "search/budget.h"
-#include "search/headline.h"
+#include "sol/peaks.h"
+#include "app/headline.h"
 #include "search/session.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 struct RunReport {
   std::string problem;
-  std::string policy = "tf32";
+  sol::Policy policy = sol::Policy::tf32;
   std::string profile = "default";
   std::string gpu;
   std::string strategy = "builtin";
@@ -30,9 +31,9 @@ struct RunReport {
   // The share of the problem's work its kernel stages do (the rest runs in torch stages;
   // PreparedProblem::kernel_share); 1 without torch stages.
   double kernel_share = 1;
-  SearchState state;
-  StopReason stop = StopReason::none;
-  SessionCost cost;
+  search::SearchState state;
+  search::StopReason stop = search::StopReason::none;
+  search::SessionCost cost;
   bool measured = true;        // false: planning only (no GPU), nothing was timed
   bool simulated = false;      // the synthetic model surface: times and costs are the model's, nothing ran
   std::string note;
@@ -50,6 +51,6 @@ std::string run_report_sol_line(const RunReport& r);
 std::string run_report_result_kind(const RunReport& r);
 std::string run_report_result_text(const RunReport& r);
 // Best speedup over eager after each attempt (1.0 until something correct beats nothing).
-std::vector<double> run_report_best_so_far(const SearchState& s);
+std::vector<double> run_report_best_so_far(const search::SearchState& s);
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -25,34 +25,34 @@
 #include "space/space.h"
 #include "support/result.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 // One stage's configurations, ranked (empty `ranked`: the stage keeps its lowered knobs).
 struct StageChoices {
   int stage = 0;
   std::string name;                             // the stage's name in the program ("s0")
-  std::vector<space::RankedCandidate> ranked;   // valid, ranked: (rung, t_est, name)
+  std::vector<space::RankedConfig> ranked;   // valid, ranked: (rung, t_est, name)
   std::map<std::string, size_t> by_name;
   std::string note;                             // why the stage is not searched, when it is not
 };
 
 // The knobs of one stage configuration as flat JSON (see the file comment).
-nlohmann::json stage_config_json(const space::Candidate& c);
+nlohmann::json stage_config_json(const space::StageConfig& c);
 
-class RealSpace final : public SearchSpace {
+class RealSpace final : public search::SearchSpace {
  public:
   // Enumerates and ranks every stage of `base` (the lowered program). Fails only when no stage
   // has a configuration and the program is not compilable as lowered either (never today).
   static Result<std::unique_ptr<RealSpace>> create(const dsl::Program& base, const sol::HwSpec& hw,
                                                    const space::SpaceOptions& options);
 
-  std::vector<Candidate> ranked(int k, int min_rung = 0) override;
-  std::vector<Candidate> neighbors(const Candidate& c) override;
-  std::optional<Candidate> at_rung(const Candidate& c, int rung) override;
-  std::optional<Candidate> from_config(const nlohmann::json& config) override;
+  std::vector<search::Candidate> ranked(int k, int min_rung = 0) override;
+  std::vector<search::Candidate> neighbors(const search::Candidate& c) override;
+  std::optional<search::Candidate> at_rung(const search::Candidate& c, int rung) override;
+  std::optional<search::Candidate> from_config(const nlohmann::json& config) override;
   std::optional<int> summation_order_rung() override;
-  std::optional<Candidate> reference_order(const Candidate& c) override;
-  bool in_reference_order(const Candidate& c) override;
+  std::optional<search::Candidate> reference_order(const search::Candidate& c) override;
+  bool in_reference_order(const search::Candidate& c) override;
   bool has_reference_order() override;
   // The SM80-API GEMMs (3xTF32 `f32x3`, FP32 SIMT `f32`) sum each output over K in one chain, in
   // K order, whatever the tile, stages, swizzle or alignment (the warp tile spans the block's K:
@@ -60,7 +60,7 @@ class RealSpace final : public SearchSpace {
   // a stage's class is (precision, split_k, math). A scan's `order torch` plans are one class
   // whatever their block and segments, its fp64 plans another (each rounds the exact prefix
   // once); every other stage is its own configuration.
-  std::string summation_class(const Candidate& c) override;
+  std::string summation_class(const search::Candidate& c) override;
 
   const dsl::Program& base() const { return base_; }
   const std::vector<StageChoices>& stages() const { return stages_; }
@@ -72,13 +72,13 @@ class RealSpace final : public SearchSpace {
  private:
   using Choice = std::vector<int>;  // per stage: index into stages_[s].ranked, -1 = lowered knobs
   RealSpace() = default;
-  Candidate make(const Choice& ch);
+  search::Candidate make(const Choice& ch);
   int rung_of(const Choice& ch) const;
   double predicted(const Choice& ch) const;
-  std::optional<Choice> choice_of(const Candidate& c);
+  std::optional<Choice> choice_of(const search::Candidate& c);
   // c's choice with every stage that has `order torch` plans moved to its best-ranked one;
   // nullopt when nothing moves (reference_order, in_reference_order).
-  std::optional<Choice> reference_choice(const Candidate& c);
+  std::optional<Choice> reference_choice(const search::Candidate& c);
   Choice best_choice() const;
   // The first ranked index of stage s whose config holds every key of `want`; nullopt if none.
   std::optional<int> match(size_t s, const nlohmann::json& want) const;
@@ -91,4 +91,4 @@ class RealSpace final : public SearchSpace {
   std::map<std::string, Choice> by_hash_;
 };
 
-}  // namespace ucut::search
+}  // namespace ucut::app

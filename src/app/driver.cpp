@@ -1,4 +1,4 @@
-#include "search/driver.h"
+#include "app/driver.h"
 
 #include <fmt/format.h>
 
@@ -16,14 +16,14 @@
 #include "support/python.h"
 #include "support/subprocess.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 bool ProblemRun::is_synthetic(const std::string& problem) {
   return problem == "synthetic" || problem.rfind("synthetic:", 0) == 0;
 }
 
-std::string progress_line(const Attempt& a, const SearchState& s, int budget, double t_sol_contract) {
-  const Attempt* b = s.best_attempt();
+std::string progress_line(const search::Attempt& a, const search::SearchState& s, int budget, double t_sol_contract) {
+  const search::Attempt* b = s.best_attempt();
   // The ceiling beside the best: how much a correct kernel could still gain.
   const std::string ceiling = t_sol_contract > 0 && s.baselines.eager_s > 0
                                   ? fmt::format(" of {:.2f}x", s.baselines.eager_s / t_sol_contract)
@@ -31,27 +31,27 @@ std::string progress_line(const Attempt& a, const SearchState& s, int budget, do
   std::string best = !b                ? std::string("best  none")
                      : b->speedup > 0 ? fmt::format("best {:.2f}x{} {:3.0f}% SOL", b->speedup, ceiling, 100 * b->frac_sol)
                                       : fmt::format("best {:.4g} ms {:3.0f}% SOL", b->time_s * 1e3, 100 * b->frac_sol);
-  std::string now = a.status == AttemptStatus::ok ? fmt::format("{:.4g} ms", a.time_s * 1e3)
-                                                  : std::string(attempt_status_name(a.status));
+  std::string now = a.status == RunStatus::ok ? fmt::format("{:.4g} ms", a.time_s * 1e3)
+                                                  : std::string(run_status_name(a.status));
   return fmt::format("[{:>3}/{}] {} | {} ({}) {}{}", a.index + 1, budget > 0 ? std::to_string(budget) : "-",
                      best, a.cand.name, a.cand.origin, now, a.replayed ? " [journal]" : "");
 }
 
-Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& evaluator, Clock& clock,
-                            double t_sol, int lookahead) {
-  BuiltinOptions bo;
+Status ProblemRun::assemble(search::SearchSpace& space, search::Compiler& compiler, search::Evaluator& evaluator,
+                            search::Clock& clock, double t_sol, int lookahead) {
+  search::BuiltinOptions bo;
   bo.seed = opt_.seed;
   bo.top_k = opt_.top_k;
   if (opt_.memory) {
     auto seeds = memory::memory_seeds(*opt_.memory, key_);
     if (!seeds) return seeds.error();
     seeds_ = std::move(*seeds);
-    trace_ = memory_apply_seeds(seeds_, space, bo);
+    trace_ = search::memory_apply_seeds(seeds_, space, bo);
   }
   bo.start_rung = std::max(bo.start_rung, analytic_rung());
   // The memory's lesson may predate a capability that passes lower: one probe there.
   if (trace_.start_rung > analytic_rung()) bo.probe_rung = analytic_rung();
-  StrategyContext ctx{space, bo};
+  search::StrategyContext ctx{space, bo};
   ctx.problem = prepared_.get();
   ctx.hw = prepared_ ? &hw_ : nullptr;
   ctx.memory = opt_.memory ? &seeds_ : nullptr;
@@ -61,29 +61,31 @@ Status ProblemRun::assemble(SearchSpace& space, Compiler& compiler, Evaluator& e
   ctx.t_sol_contract = t_sol_contract_;
   ctx.measured = measured_;
   if (auto st = fs_mkdirs(out_dir()); !st) return st;
-  auto strategy = strategy_make(opt_.strategy, ctx);
+  auto strategy = search::strategy_make(opt_.strategy, ctx);
   if (!strategy) return strategy.error();
   strategy_ = std::move(*strategy);
   const std::string jpath = out_dir() + "/attempts.jsonl";
   // A new run never overwrites an old journal: it is kept beside, numbered.
   if (!opt_.resume)
     if (auto st = fs_set_aside(jpath); !st) return st.error();
-  journal_ = std::make_unique<FileJournal>(jpath);
-  SessionOptions so = opt_.session;
+  journal_ = std::make_unique<search::FileJournal>(jpath);
+  search::SessionOptions so = opt_.session;
   so.t_sol = t_sol;
   so.summation_order_rung = space.summation_order_rung().value_or(-1);
   if (space.has_reference_order())
-    so.in_reference_order = [&space](const Candidate& c) { return space.in_reference_order(c); };
+    so.in_reference_order = [&space](const search::Candidate& c) { return space.in_reference_order(c); };
   if (lookahead > 0) so.lookahead = lookahead;
-  SessionCallbacks cb;
+  search::SessionCallbacks cb;
   FILE* out = opt_.progress;
   int budget = so.budget.attempts;
   if (out)
-    cb.on_attempt = [out, budget, t_contract = t_sol_contract_](const Attempt& a, const SearchState& s) {
+    cb.on_attempt = [out, budget, t_contract = t_sol_contract_](const search::Attempt& a,
+                                                                const search::SearchState& s) {
       std::fprintf(out, "%s\n", progress_line(a, s, budget, t_contract).c_str());
       std::fflush(out);
     };
-  session_ = std::make_unique<SearchSession>(name_, *strategy_, compiler, evaluator, clock, journal_.get(), so, cb);
+  session_ = std::make_unique<search::SearchSession>(name_, *strategy_, compiler, evaluator, clock, journal_.get(),
+                                                     so, cb);
   return ok_status();
 }
 
@@ -93,7 +95,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::synthetic(const std::string& pro
   r->opt_ = opt;
   std::string variant = problem.size() > 10 ? problem.substr(10) : "gemm";
   r->name_ = "synthetic_" + variant;
-  SurfaceSpec spec;
+  search::SurfaceSpec spec;
   spec.problem = r->name_;
   // Vary times with the name so a suite has different headroom per problem; same optimum, so
   // the memory transfers between them.
@@ -101,12 +103,12 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::synthetic(const std::string& pro
   spec.t_opt = 1e-3 * (1 + (h % 7) / 10.0);
   spec.t_sol = spec.t_opt * (0.6 + (h % 5) / 20.0);
   spec.t_eager = spec.t_opt * (2 + (h % 3));
-  r->key_ = {"synthetic gemm f32", "m12_n12_k12", "synthetic", opt.policy};
+  r->key_ = {"synthetic gemm f32", "m12_n12_k12", "synthetic", sol::policy_name(opt.policy)};
   r->simulated_ = true;
   r->note_ = "synthetic problem: a GEMM-like cost surface with one optimum (search/fake_surface.h)";
-  auto space = std::make_unique<FakeSpace>(spec);
-  r->compiler_ = std::make_unique<FakeCompiler>(spec);
-  r->evaluator_ = std::make_unique<FakeEvaluator>(*space, &r->fake_clock_);
+  auto space = std::make_unique<search::FakeSpace>(spec);
+  r->compiler_ = std::make_unique<search::FakeCompiler>(spec);
+  r->evaluator_ = std::make_unique<search::FakeEvaluator>(*space, &r->fake_clock_);
   r->space_ = std::move(space);
   r->t_sol_contract_ = spec.t_sol;  // the surface has one precision that passes: its SOL is the ceiling's
   if (auto st = r->assemble(*r->space_, *r->compiler_, *r->evaluator_, r->fake_clock_, spec.t_sol, 0); !st)
@@ -159,7 +161,9 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   const int gpus = static_cast<int>(setup.workers->size());
   if (gpus > 1) {
     RealEvaluator* ev = evaluator.get();
-    compiler->after_build = [ev](const Candidate& c, const CompileOutcome& built) { ev->measure_ahead(c, built); };
+    compiler->after_build = [ev](const search::Candidate& c, const search::CompileOutcome& built) {
+      ev->measure_ahead(c, built);
+    };
   }
   r->compiler_ = std::move(compiler);
   r->evaluator_ = std::move(evaluator);
@@ -168,7 +172,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   if (!gpu_note.empty()) r->note_ += "; " + gpu_note;
   // Compile ahead: enough candidates in flight to keep every GPU and the build pool busy.
   // Compiles of every problem share one gate sized by cores and memory (compile_gate.h).
-  if (compile_gate().width() == 0) compile_gate().set_width(build::build_default_jobs());
+  if (search::compile_gate().width() == 0) search::compile_gate().set_width(build::build_default_jobs());
   int lookahead = opt.lookahead > 0 ? opt.lookahead
                                     : std::max({2, gpus + 1, std::min(build::build_default_jobs(), 16)});
   r->tf32_bound_ = pipeline_tf32_bound(*problem, opt.profile);
@@ -193,17 +197,17 @@ Status ProblemRun::attach_space(const sol::HwSpec& hw) {
 namespace {
 
 // The analytic model's estimate in place of a measurement (ProblemRun::planned).
-class AnalyticEvaluator final : public Evaluator {
+class AnalyticEvaluator final : public search::Evaluator {
  public:
-  Baselines baselines() override { return {}; }
-  EvalOutcome evaluate(const Candidate& c, const CompileOutcome&) override {
-    EvalOutcome e;
+  search::Baselines baselines() override { return {}; }
+  search::EvalOutcome evaluate(const search::Candidate& c, const search::CompileOutcome&) override {
+    search::EvalOutcome e;
     if (c.predicted_s > 0) {
-      e.status = AttemptStatus::ok;
+      e.status = RunStatus::ok;
       e.time_s = c.predicted_s;
       e.message = "analytic estimate; nothing was measured";
     } else {
-      e.status = AttemptStatus::rejected;
+      e.status = RunStatus::rejected;
       e.message = "the analytic model has no estimate for this program; nothing was measured";
     }
     return e;
@@ -277,7 +281,7 @@ Status ProblemRun::finish() {
   RunReport r = report();
   const std::string dir = out_dir();
   if (auto s = fs_mkdirs(dir); !s) return s;
-  const Attempt* b = r.state.best_attempt();
+  const search::Attempt* b = r.state.best_attempt();
   if (!prepared_) {
     if (b)
       if (auto s = fs_write_atomic(dir + "/best.ucut", b->cand.program); !s) return s;
@@ -317,7 +321,7 @@ Status ProblemRun::finish() {
     // they share one memory database.
     static std::mutex memory_mu;
     std::lock_guard<std::mutex> lock(memory_mu);
-    memory::LearnInput learn = memory_learn_input(r.state, key_, name_, r.t_sol, trace_);
+    memory::LearnInput learn = search::memory_learn_input(r.state, key_, name_, r.t_sol, trace_);
     for (const auto& l : strategy_->lessons()) learn.lessons[{l.slow_hash, l.fast_hash}] = l.text;
     auto n = memory::memory_learn(*opt_.memory, learn);
     if (!n) return n.error();
@@ -435,7 +439,7 @@ Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& po, co
   r.t_sol = p.t_sol();
   r.t_sol_contract = out.t_sol_contract = pipeline_sol_contract(p.sol, pipeline_tf32_bound(p, opt.profile));
   r.measured = false;
-  r.stop = StopReason::none;
+  r.stop = search::StopReason::none;
   r.note = why;
   if (auto st = pipeline_write_report(out.dir, r, pipeline_report_json(p, space->get(), &out.plan, out.files, out.notes),
                                       pipeline_report_markdown(p, space->get(), &out.plan, out.files, out.notes));
@@ -444,4 +448,4 @@ Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& po, co
   return out;
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -1,4 +1,4 @@
-#include "search/adapters_eval.h"
+#include "app/adapters_eval.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 
 #include "support/subprocess.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 namespace {
 
@@ -96,23 +96,23 @@ Result<std::string> GpuWorkers::gpu_name() {
   return name;
 }
 
-EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
-  EvalOutcome e;
-  e.status = attempt_status_parse(r.status).value_or(AttemptStatus::launch_error);
+search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
+  search::EvalOutcome e;
+  e.status = run_status_parse(r.status).value_or(RunStatus::launch_error);
   e.message = r.error;
-  if (e.status == AttemptStatus::launch_error && !attempt_status_parse(r.status))
+  if (e.status == RunStatus::launch_error && !run_status_parse(r.status))
     e.message = "unknown status '" + r.status + "': " + r.error;
-  e.time_s = e.status == AttemptStatus::ok ? finite_or(r.median_ms, 0) / 1e3 : 0;
-  if (e.status == AttemptStatus::ok && e.time_s <= 0) {
-    e.status = AttemptStatus::launch_error;
+  e.time_s = e.status == RunStatus::ok ? finite_or(r.median_ms, 0) / 1e3 : 0;
+  if (e.status == RunStatus::ok && e.time_s <= 0) {
+    e.status = RunStatus::launch_error;
     e.message = "the worker reported success without a time";
   }
   e.max_abs_err = finite_or(r.max_abs_err, 0);
   e.max_rel_err = finite_or(r.max_rel_err, 0);
-  e.reference_limited = e.status == AttemptStatus::mismatch && r.reference_limited;
+  e.reference_limited = e.status == RunStatus::mismatch && r.reference_limited;
   // Repeatable: failed in the trials (not a binding error or the re-check after timing), and the
   // two runs of every trial were bit-identical.
-  e.rounding_mismatch = e.status == AttemptStatus::mismatch && r.phase == "correctness" && r.deterministic &&
+  e.rounding_mismatch = e.status == RunStatus::mismatch && r.phase == "correctness" && r.deterministic &&
                         r.correctness.is_object() && r.correctness.value("bitwise_repeatable", false);
   e.gpu_seconds = finite_or(r.eval_seconds, 0);
   return e;
@@ -127,21 +127,21 @@ RealEvaluator::RealEvaluator(GpuWorkers& workers, RealEvaluatorOptions options)
   }
 }
 
-Baselines RealEvaluator::baselines() {
+search::Baselines RealEvaluator::baselines() {
   auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
     if (auto env = w.environment(); env) ctx_.env = *env;
     notes_ = eval::measure_baselines(w, ctx_, opt_.compile_mode, opt_.baseline_cache, opt_.baseline_timeout);
   });
   if (!r) notes_ = "baselines not measured: " + r.error().render();
   else ctx_.info = *r;
-  Baselines b;
+  search::Baselines b;
   b.eager_s = finite_or(ctx_.eager_ms, 0) / 1e3;
   b.compile_s = finite_or(ctx_.compile_ms, 0) / 1e3;
   return b;
 }
 
-EvalOutcome RealEvaluator::measure(const Candidate& c, const CompileOutcome& built) {
-  eval::Candidate ec{c.name, built.so_path, built.ok ? "" : built.message};
+search::EvalOutcome RealEvaluator::measure(const search::Candidate& c, const search::CompileOutcome& built) {
+  eval::BuiltLibrary ec{c.name, built.so_path, built.ok ? "" : built.message};
   eval::RunRecord rec;
   auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
     eval::ProblemContext local;
@@ -153,8 +153,8 @@ EvalOutcome RealEvaluator::measure(const Candidate& c, const CompileOutcome& bui
     rec = eval::evaluate_candidate(w, ec, local, opt_.eval);
   });
   if (!r) {
-    EvalOutcome e;
-    e.status = AttemptStatus::launch_error;
+    search::EvalOutcome e;
+    e.status = RunStatus::launch_error;
     e.message = "the problem could not be loaded on a GPU worker: " + r.error().render();
     return e;
   }
@@ -166,17 +166,17 @@ EvalOutcome RealEvaluator::measure(const Candidate& c, const CompileOutcome& bui
   return eval_outcome_from_record(rec);
 }
 
-void RealEvaluator::measure_ahead(const Candidate& c, const CompileOutcome& built) {
-  EvalOutcome e = measure(c, built);
+void RealEvaluator::measure_ahead(const search::Candidate& c, const search::CompileOutcome& built) {
+  search::EvalOutcome e = measure(c, built);
   std::lock_guard<std::mutex> lock(mu_);
   ahead_[c.hash] = std::move(e);
 }
 
-EvalOutcome RealEvaluator::evaluate(const Candidate& c, const CompileOutcome& built) {
+search::EvalOutcome RealEvaluator::evaluate(const search::Candidate& c, const search::CompileOutcome& built) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = ahead_.find(c.hash); it != ahead_.end()) {
-      EvalOutcome e = std::move(it->second);
+      search::EvalOutcome e = std::move(it->second);
       ahead_.erase(it);
       return e;
     }
@@ -189,4 +189,4 @@ std::vector<eval::RunRecord> RealEvaluator::records() {
   return records_;
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -23,7 +23,7 @@
 #include "eval/worker_pool.h"
 #include "search/interfaces.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 class GpuWorkers {
  public:
@@ -53,8 +53,8 @@ bool gpu_present();
 // --gpus: "N" (a count: GPUs 0..N-1), "0,2" (those indices) or "all" (every GPU nvidia-smi lists).
 Result<std::vector<int>> gpus_parse(const std::string& spec);
 
-// RunRecord status -> AttemptStatus (unknown statuses are launch errors).
-EvalOutcome eval_outcome_from_record(const eval::RunRecord& r);
+// RunRecord status -> RunStatus (unknown statuses are launch errors).
+search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r);
 
 struct RealEvaluatorOptions {
   std::string problem_py;                  // absolute path of the KernelBench problem file
@@ -67,13 +67,13 @@ struct RealEvaluatorOptions {
   std::chrono::milliseconds baseline_timeout{1800000};
 };
 
-class RealEvaluator final : public Evaluator {
+class RealEvaluator final : public search::Evaluator {
  public:
   RealEvaluator(GpuWorkers& workers, RealEvaluatorOptions options);
-  Baselines baselines() override;
-  EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) override;
+  search::Baselines baselines() override;
+  search::EvalOutcome evaluate(const search::Candidate& c, const search::CompileOutcome& built) override;
   // Thread-safe: measures now and keeps the outcome for evaluate() (multi-GPU).
-  void measure_ahead(const Candidate& c, const CompileOutcome& built);
+  void measure_ahead(const search::Candidate& c, const search::CompileOutcome& built);
 
   const std::string& notes() const { return notes_; }
   const eval::ProblemContext& context() const { return ctx_; }
@@ -81,14 +81,14 @@ class RealEvaluator final : public Evaluator {
   std::vector<eval::RunRecord> records();
 
  private:
-  EvalOutcome measure(const Candidate& c, const CompileOutcome& built);
+  search::EvalOutcome measure(const search::Candidate& c, const search::CompileOutcome& built);
   GpuWorkers& workers_;
   RealEvaluatorOptions opt_;
   eval::ProblemContext ctx_;
   std::string notes_;
   std::mutex mu_;
-  std::map<std::string, EvalOutcome> ahead_;   // candidate hash -> outcome measured ahead
+  std::map<std::string, search::EvalOutcome> ahead_;   // candidate hash -> outcome measured ahead
   std::vector<eval::RunRecord> records_;
 };
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -1,4 +1,4 @@
-#include "search/pipeline.h"
+#include "app/pipeline.h"
 
 #include "search/builtin_strategy.h"
 
@@ -13,7 +13,7 @@
 #include "dsl/names.h"
 #include "dsl/gemm_rules.h"
 #include "eval/sol_link.h"
-#include "search/adapters_build.h"
+#include "app/adapters_build.h"
 #include "space/precision.h"
 #include "sol/cost.h"
 #include "sol/format.h"
@@ -22,7 +22,7 @@
 #include "support/python.h"
 #include "support/subprocess.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 namespace {
 
@@ -36,8 +36,7 @@ std::string pipeline_problem_name(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::string& gpu,
-                                      const std::string& policy) {
+memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::string& gpu, sol::Policy policy) {
   std::string kinds, dtype = "f32", bucket;
   for (const auto& st : program.stages) {
     const std::string kind = dsl::dsl_stage_kind(st);
@@ -58,16 +57,14 @@ memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::st
     }
     bucket = memory::memory_shape_bucket(std::max<int64_t>(rows, 1), std::max<int64_t>(cols, 1), 1);
   }
-  return {kinds + " " + dtype, bucket, gpu, policy};
+  return {kinds + " " + dtype, bucket, gpu, sol::policy_name(policy)};
 }
 
 Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareOptions& o) {
   PreparedProblem p;
   p.source = path;
   p.name = pipeline_problem_name(path);
-  auto policy = sol::policy_parse(o.policy);
-  if (!policy) return policy.error();
-  p.policy = *policy;
+  p.policy = o.policy;
   auto hw = sol::hw_lookup(o.gpu);
   if (!hw) return hw.error();
   p.hw = *hw;
@@ -149,7 +146,7 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
     plan.precision_note = bound.reason;
     plan.notes.push_back("precision: " + bound.reason);
   }
-  auto ranked = diverse_top_k(space.ranked(std::max(o.top, 1) * 16, bound.fails ? 1 : 0), std::max(o.top, 1));
+  auto ranked = search::diverse_top_k(space.ranked(std::max(o.top, 1) * 16, bound.fails ? 1 : 0), std::max(o.top, 1));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc = pipeline_plan_compiler(o);
@@ -162,9 +159,9 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   // Emit in order; compile up to the build pool's width at once (nvcc ~3.5 GB a job).
   const size_t width = o.compile ? static_cast<size_t>(build::build_default_jobs()) : 1;
   for (size_t i = 0; i < plan.top.size(); i += width) {
-    std::vector<std::future<CompileOutcome>> jobs;
+    std::vector<std::future<search::CompileOutcome>> jobs;
     for (size_t j = i; j < plan.top.size() && j < i + width; ++j) {
-      Candidate c = plan.top[j].cand;
+      search::Candidate c = plan.top[j].cand;
       jobs.push_back(std::async(std::launch::async, [&compiler, c] { return compiler.compile(c); }));
     }
     for (size_t j = 0; j < jobs.size(); ++j) plan.top[i + j].built = jobs[j].get();
@@ -242,7 +239,7 @@ nlohmann::json pipeline_report_json(const PreparedProblem& p, const RealSpace* s
     nlohmann::json stages = nlohmann::json::array();
     for (const auto& s : space->stages())
       stages.push_back({{"stage", s.name}, {"valid", s.ranked.size()}, {"note", s.note},
-                        {"best", s.ranked.empty() ? std::string() : s.ranked.front().candidate.name},
+                        {"best", s.ranked.empty() ? std::string() : s.ranked.front().config.name},
                         {"best_t_est_s", s.ranked.empty() ? 0.0 : s.ranked.front().t_est}});
     j["space"] = {{"valid", space->valid_count()}, {"stages", stages}};
   }
@@ -289,7 +286,7 @@ std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* 
     for (const auto& st : space->stages()) {
       std::string best;
       if (!st.ranked.empty()) {
-        const auto& c = st.ranked.front().candidate;
+        const auto& c = st.ranked.front().config;
         best = ", best-ranked on its first precision rung `" + c.name + "`";
         if (skips_tf32 && c.is_gemm && (c.gemm.precision == dsl::Precision::tf32 || c.gemm.precision == dsl::Precision::tf32m)) best += ", which the TF32 bound skips";
       }
@@ -336,10 +333,10 @@ Status pipeline_write_report(const std::string& dir, const RunReport& r, const n
   std::string md = fmt::format("# ucutlass optimize: {} (plan)\n\n**{}.** The candidates below are ranked by the "
                                "analytic model; no time in this report was measured.\n\n",
                                r.problem, r.note.empty() ? "Nothing was measured" : r.note);
-  md += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", r.policy, r.profile, r.gpu);
+  md += fmt::format("- contract: policy `{}`, profile `{}`; GPU {}\n", sol::policy_name(r.policy), r.profile, r.gpu);
   md += run_report_sol_line(r);
   md += "- next: run the same command on a machine with an NVIDIA GPU to search and measure\n";
   return fs_write_atomic(dir + "/report.md", md + extra_md);
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

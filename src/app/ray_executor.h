@@ -25,7 +25,7 @@
 #include "eval/child_process.h"
 #include "support/result.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 struct RayExecutorOptions {
   std::string address;                      // --ray-address: host:port of the head, ray://..., or auto
@@ -77,4 +77,4 @@ class RayCompiler final : public build::Compiler {
   std::string driver_node_;
 };
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -1,12 +1,12 @@
-#include "search/headline.h"
-#include "search/driver.h"
-#include "search/run_report.h"
+#include "app/headline.h"
+#include "app/driver.h"
+#include "app/run_report.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace ucut::search {
+namespace ucut::app {
 namespace {
 
 ProblemOutcome ok(const std::string& n, double eager, double best, double compile, double sol) {
@@ -185,10 +185,10 @@ TEST(RunReport, SolLineNamesTheFloorAndTheMostAKernelCanGain) {
 
 // The live progress line shows the ceiling beside the best once eager and the contract SOL are known.
 TEST(Progress, LineShowsTheBestAgainstTheCeiling) {
-  SearchState s;
+  search::SearchState s;
   s.baselines.eager_s = 0.0108;
-  Attempt a;
-  a.status = AttemptStatus::ok;
+  search::Attempt a;
+  a.status = RunStatus::ok;
   a.cand.name = "gemm_f32x3s_t128x256x32";
   a.cand.origin = "rank";
   a.time_s = 0.005;
@@ -206,8 +206,8 @@ TEST(Progress, LineShowsTheBestAgainstTheCeiling) {
 TEST(RunReport, ABestSlowerThanEagerSaysKeepPyTorch) {
   RunReport r;
   r.problem = "p";
-  Attempt a;
-  a.status = AttemptStatus::ok;
+  search::Attempt a;
+  a.status = RunStatus::ok;
   a.cand.name = "k";
   a.time_s = 0.010;
   a.speedup = 0.9;
@@ -249,4 +249,4 @@ TEST(Headline, SimulatedSaysSoAndNeverReportsModelledCostsAsMeasured) {
 }
 
 }  // namespace
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -18,17 +18,17 @@
 #include "lower/lower.h"
 #include "memory/experience.h"
 #include "problem/problem.h"
-#include "search/adapters_space.h"
-#include "search/run_report.h"
+#include "app/adapters_space.h"
+#include "app/run_report.h"
 #include "sol/estimate.h"
 #include "sol/hardware.h"
 #include "space/precision.h"
 #include "support/result.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 struct PrepareOptions {
-  std::string policy = "tf32";
+  sol::Policy policy = sol::Policy::tf32;
   std::string gpu = "h200";        // hardware table row for SOL and ranking until a GPU says otherwise
   std::string out_dir = "out";     // problem.json goes to <out_dir>/<name>/
   int extract_timeout_s = 0;       // per problem file; 0: $UCUTLASS_EXTRACT_TIMEOUT or 120 (eval::extract_timeout_s)
@@ -70,8 +70,7 @@ double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& 
 
 // The memory key of a lowered program: class "<stage kinds> <dtype>" (e.g. "gemm f32",
 // "gemm+rowwise f32") and the shape bucket of its primary GEMM (or of its first stage's rows).
-memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::string& gpu,
-                                      const std::string& policy);
+memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::string& gpu, sol::Policy policy);
 
 // ---- planning (no GPU) ----------------------------------------------------------------------
 
@@ -87,8 +86,8 @@ struct PlanOptions {
 
 struct PlannedCandidate {
   int rank = 0;                    // 1-based
-  Candidate cand;
-  std::optional<CompileOutcome> built;  // when codegen ran
+  search::Candidate cand;
+  std::optional<search::CompileOutcome> built;  // when codegen ran
 };
 
 struct Plan {
@@ -109,7 +108,7 @@ std::shared_ptr<build::Compiler> pipeline_plan_compiler(const PlanOptions& optio
 // What goes into out/<problem>/ besides the search's report.
 struct Outputs {
   std::string dir;
-  std::optional<Candidate> best;   // the measured best, or the best-ranked when planning
+  std::optional<search::Candidate> best;   // the measured best, or the best-ranked when planning
   std::string cu_path, so_path;    // the best's built files, when any
   bool export_model = false;       // write model_new.py (needs best.so and the problem .py)
   // Non-empty: the result is the PyTorch fallback (headline.h): model_new.py runs the reference
@@ -133,4 +132,4 @@ std::string pipeline_report_markdown(const PreparedProblem& p, const RealSpace* 
 Status pipeline_write_report(const std::string& dir, const RunReport& r, const nlohmann::json& extra_json,
                              const std::string& extra_md);
 
-}  // namespace ucut::search
+}  // namespace ucut::app

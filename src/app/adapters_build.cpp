@@ -1,4 +1,4 @@
-#include "search/adapters_build.h"
+#include "app/adapters_build.h"
 
 #include <cstdlib>
 
@@ -9,7 +9,7 @@
 #include "support/fs.h"
 #include "support/subprocess.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 bool nvcc_available() {
   ProcessSpec ps;
@@ -23,23 +23,27 @@ bool nvcc_available() {
 RealCompiler::RealCompiler(RealCompilerOptions options, std::shared_ptr<build::Compiler> nvcc)
     : opt_(std::move(options)), nvcc_(std::move(nvcc)) {}
 
-CompileOutcome RealCompiler::compile(const Candidate& c) {
-  CompileOutcome out = build(c);
+search::CompileOutcome RealCompiler::compile(const search::Candidate& c) {
+  search::CompileOutcome out = build(c);
   if (out.ok && !out.so_path.empty() && after_build) after_build(c, out);
   return out;
 }
 
-CompileOutcome RealCompiler::build(const Candidate& c) {
-  CompileOutcome out;
+search::CompileOutcome RealCompiler::build(const search::Candidate& c) {
+  search::CompileOutcome out;
   const std::string dir = opt_.root + "/" + c.hash.substr(0, 16);
-  SourceFile src{dir + "/candidate.ucut", c.program};
-  dsl::CheckResult checked = dsl::dsl_compile(src);
-  if (!checked.program) {
-    // The space only proposes valid configurations: a rejected text is a bug, reported as a result.
-    out.message = "the candidate program does not check:\n" + diag_render_all(src, checked.diagnostics);
-    return out;
+  // The space's candidates carry their checked program; text alone (a journal's, the memory's, an
+  // LLM's) is parsed and checked here.
+  std::optional<dsl::CheckResult> checked;
+  if (!c.ast) {
+    SourceFile src{dir + "/candidate.ucut", c.program};
+    checked = dsl::dsl_compile(src);
+    if (!checked->program) {
+      out.message = "the candidate program does not check:\n" + diag_render_all(src, checked->diagnostics);
+      return out;
+    }
   }
-  const dsl::Program& p = *checked.program;
+  const dsl::Program& p = c.ast ? *c.ast : *checked->program;
   auto made = build::program_build_request(p, opt_.input_name, c.hash, dir, opt_.cutlass_dir);
   if (!made) {
     out.message = "code generation failed: " + made.error().render();
@@ -69,7 +73,7 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
   build::BuildOptions bo;
   bo.jobs = 1;  // parallelism comes from the session compiling several candidates at once
   bo.use_cache = opt_.use_cache;
-  bo.slots = &compile_gate();  // and from a library's units, on slots no candidate waits for
+  bo.slots = &search::compile_gate();  // and from a library's units, on slots no candidate waits for
   auto results = build::build_libraries(*nvcc_, {req}, bo);
   const build::BuildResult& r = results.at(0);
   out.ok = r.ok;
@@ -81,4 +85,4 @@ CompileOutcome RealCompiler::build(const Candidate& c) {
   return out;
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

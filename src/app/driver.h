@@ -16,23 +16,23 @@
 #include "memory/experience_store.h"
 #include "search/builtin_strategy.h"
 #include "search/strategy.h"
-#include "search/adapters_build.h"
-#include "search/adapters_eval.h"
-#include "search/adapters_space.h"
+#include "app/adapters_build.h"
+#include "app/adapters_eval.h"
+#include "app/adapters_space.h"
 #include "search/fake_surface.h"
 #include "search/memory_bridge.h"
-#include "search/pipeline.h"
-#include "search/run_report.h"
+#include "app/pipeline.h"
+#include "app/run_report.h"
 #include "search/session.h"
 #include "space/precision.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 struct DriverOptions {
-  SessionOptions session;
+  search::SessionOptions session;
   uint64_t seed = 1;
   int top_k = 8;
-  std::string policy = "tf32";
+  sol::Policy policy = sol::Policy::tf32;
   std::string profile = "default";
   std::string out_dir = "out";
   bool resume = false;
@@ -72,7 +72,7 @@ class ProblemRun {
   static Result<std::unique_ptr<ProblemRun>> planned(std::shared_ptr<const PreparedProblem> problem,
                                                      const PlanOptions& plan, const DriverOptions& opt);
 
-  SearchSession& session() { return *session_; }
+  search::SearchSession& session() { return *session_; }
   const std::string& name() const { return name_; }
   // The synthetic model surface: nothing compiles or runs (RunReport::simulated).
   bool simulated() const { return simulated_; }
@@ -90,32 +90,32 @@ class ProblemRun {
   // The hardware row, memory key and search space of the prepared problem (real and planned runs).
   Status attach_space(const sol::HwSpec& hw);
   // Memory seeds, strategy, journal (old journals set aside unless resuming) and the session.
-  Status assemble(SearchSpace& space, Compiler& compiler, Evaluator& evaluator, Clock& clock, double t_sol,
-                  int lookahead);
+  Status assemble(search::SearchSpace& space, search::Compiler& compiler, search::Evaluator& evaluator,
+                  search::Clock& clock, double t_sol, int lookahead);
   std::string name_;
   DriverOptions opt_;
   memory::MemoryKey key_;
-  SeedTrace trace_;
+  search::SeedTrace trace_;
   space::Tf32Bound tf32_bound_;  // real problems: plain TF32 cannot meet the tolerance (space/precision.h)
   // The lowest precision rung the problem's own analysis allows (1 where the TF32 bound fails).
   int analytic_rung() const { return tf32_bound_.fails ? 1 : 0; }
   double t_sol_contract_ = 0;    // real problems: RunReport::t_sol_contract
   bool simulated_ = false;       // the synthetic surface: RunReport::simulated
   std::string note_;
-  FakeClock fake_clock_;
-  SteadyClock steady_;
-  std::unique_ptr<SearchSpace> space_;
-  std::unique_ptr<Compiler> compiler_;
-  std::unique_ptr<Evaluator> evaluator_;
+  search::FakeClock fake_clock_;
+  search::SteadyClock steady_;
+  std::unique_ptr<search::SearchSpace> space_;
+  std::unique_ptr<search::Compiler> compiler_;
+  std::unique_ptr<search::Evaluator> evaluator_;
   std::shared_ptr<const PreparedProblem> prepared_;  // real problems only
   RealSpace* real_space_ = nullptr;
   RealEvaluator* real_evaluator_ = nullptr;
-  std::unique_ptr<Strategy> strategy_;
+  std::unique_ptr<search::Strategy> strategy_;
   memory::MemorySeeds seeds_;    // what the memory retrieved (StrategyContext::memory)
   sol::HwSpec hw_;               // real problems: the hardware row the ranking uses
   bool measured_ = true;         // false: the analytic evaluator (planning with a strategy)
-  std::unique_ptr<FileJournal> journal_;
-  std::unique_ptr<SearchSession> session_;
+  std::unique_ptr<search::FileJournal> journal_;
+  std::unique_ptr<search::SearchSession> session_;
 };
 
 // A problem that never reached a search (it did not extract or lower, or its program has no kernel
@@ -144,6 +144,7 @@ Result<PlanRun> plan_problem(const PreparedProblem& p, const PlanOptions& plan, 
 // "[  7/40] best 2.31x of 2.69x  71% SOL | gemm_tf32_t128x256x32_... (rank) 1.02 ms": the best's
 // speedup over eager, the ceiling (eager over t_sol_contract, where both are known), % of SOL,
 // then this attempt.
-std::string progress_line(const Attempt& a, const SearchState& s, int budget, double t_sol_contract = 0);
+std::string progress_line(const search::Attempt& a, const search::SearchState& s, int budget,
+                          double t_sol_contract = 0);
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -1,4 +1,4 @@
-#include "search/adapters_space.h"
+#include "app/adapters_space.h"
 
 #include <fmt/format.h>
 
@@ -9,14 +9,14 @@
 #include "dsl/dsl.h"
 #include "dsl/names.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 namespace {
 // A scan plan in PyTorch's own fp32 row-scan order (`order torch`).
-bool in_torch_order(const space::Candidate& c) { return !c.is_gemm && c.simt.order == dsl::ScanOrder::torch; }
+bool in_torch_order(const space::StageConfig& c) { return !c.is_gemm && c.simt.order == dsl::ScanOrder::torch; }
 }  // namespace
 
-nlohmann::json stage_config_json(const space::Candidate& c) {
+nlohmann::json stage_config_json(const space::StageConfig& c) {
   nlohmann::json j = nlohmann::json::object();
   auto num = [](const std::optional<int>& v) -> nlohmann::json {
     if (v) return *v;
@@ -63,7 +63,7 @@ Result<std::unique_ptr<RealSpace>> RealSpace::create(const dsl::Program& base, c
       sc.note = "no valid configuration: the stage keeps the lowered (auto) knobs";
     } else {
       sc.ranked = space::space_rank(base, *valid, hw);
-      for (size_t i = 0; i < sc.ranked.size(); ++i) sc.by_name.emplace(sc.ranked[i].candidate.name, i);
+      for (size_t i = 0; i < sc.ranked.size(); ++i) sc.by_name.emplace(sc.ranked[i].config.name, i);
       if (sc.ranked.front().t_est > worst) {
         worst = sc.ranked.front().t_est;
         s->primary_ = si;
@@ -94,7 +94,7 @@ int RealSpace::rung_of(const Choice& ch) const {
   int r = -1;
   for (size_t s = 0; s < stages_.size(); ++s) {
     if (ch[s] < 0) continue;
-    const auto& c = stages_[s].ranked[static_cast<size_t>(ch[s])].candidate;
+    const auto& c = stages_[s].ranked[static_cast<size_t>(ch[s])].config;
     if (c.is_gemm) r = r < 0 ? c.rung : std::min(r, c.rung);
   }
   return std::max(r, 0);
@@ -107,14 +107,14 @@ double RealSpace::predicted(const Choice& ch) const {
   return t;
 }
 
-Candidate RealSpace::make(const Choice& ch) {
+search::Candidate RealSpace::make(const Choice& ch) {
   dsl::Program p = base_;
   std::string name;
   nlohmann::json config = nlohmann::json::object();
   for (size_t s = 0; s < stages_.size(); ++s) {
     std::string part;
     if (ch[s] >= 0) {
-      const space::Candidate& c = stages_[s].ranked[static_cast<size_t>(ch[s])].candidate;
+      const space::StageConfig& c = stages_[s].ranked[static_cast<size_t>(ch[s])].config;
       p = space::space_apply(p, c);
       part = c.name;
       nlohmann::json cj = stage_config_json(c);
@@ -127,10 +127,11 @@ Candidate RealSpace::make(const Choice& ch) {
     }
     name += (name.empty() ? "" : "+") + part;
   }
-  Candidate c;
+  search::Candidate c;
   c.name = name;
   c.program = dsl::dsl_print(p);
   c.hash = dsl::dsl_hash(p);
+  c.ast = std::make_shared<const dsl::Program>(std::move(p));
   c.config = std::move(config);
   c.rung = rung_of(ch);
   c.predicted_s = predicted(ch);
@@ -140,7 +141,7 @@ Candidate RealSpace::make(const Choice& ch) {
   return c;
 }
 
-std::optional<RealSpace::Choice> RealSpace::choice_of(const Candidate& c) {
+std::optional<RealSpace::Choice> RealSpace::choice_of(const search::Candidate& c) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = by_hash_.find(c.hash); it != by_hash_.end()) return it->second;
@@ -153,17 +154,17 @@ std::optional<RealSpace::Choice> RealSpace::choice_of(const Candidate& c) {
   return std::nullopt;
 }
 
-std::vector<Candidate> RealSpace::ranked(int k, int min_rung) {
+std::vector<search::Candidate> RealSpace::ranked(int k, int min_rung) {
   // Vary one stage at a time around the best choice of the others; the best choice itself first.
   // A GEMM stage offers only its configurations from min_rung up (all of them where it has none
   // there: 16-bit data has one rung); other stages offer all of theirs.
   std::vector<bool> floored(stages_.size(), false);  // the stage has GEMM configurations from min_rung up
   for (size_t s = 0; s < stages_.size(); ++s)
     floored[s] = std::any_of(stages_[s].ranked.begin(), stages_[s].ranked.end(), [&](const auto& o) {
-      return o.candidate.is_gemm && o.candidate.rung >= min_rung;
+      return o.config.is_gemm && o.config.rung >= min_rung;
     });
   auto offered = [&](size_t s, size_t i) {
-    const auto& c = stages_[s].ranked[i].candidate;
+    const auto& c = stages_[s].ranked[i].config;
     return !floored[s] || !c.is_gemm || c.rung >= min_rung;
   };
   Choice best = best_choice();
@@ -193,12 +194,12 @@ std::vector<Candidate> RealSpace::ranked(int k, int min_rung) {
     if (std::get<1>(a) != std::get<1>(b)) return std::get<1>(a) < std::get<1>(b);
     return std::get<2>(a) < std::get<2>(b);
   });
-  std::vector<Candidate> out;
+  std::vector<search::Candidate> out;
   for (size_t i = 0; i < all.size() && static_cast<int>(i) < k; ++i) out.push_back(make(std::get<2>(all[i])));
   return out;
 }
 
-std::vector<Candidate> RealSpace::neighbors(const Candidate& c) {
+std::vector<search::Candidate> RealSpace::neighbors(const search::Candidate& c) {
   auto ch = choice_of(c);
   if (!ch) return {};
   const int rung = rung_of(*ch);
@@ -206,7 +207,7 @@ std::vector<Candidate> RealSpace::neighbors(const Candidate& c) {
   std::set<Choice> seen{*ch};
   for (size_t s = 0; s < stages_.size(); ++s) {
     if ((*ch)[s] < 0) continue;
-    const auto& cur = stages_[s].ranked[static_cast<size_t>((*ch)[s])].candidate;
+    const auto& cur = stages_[s].ranked[static_cast<size_t>((*ch)[s])].config;
     for (const auto& n : space::space_neighbors(base_, cur, options_)) {
       auto it = stages_[s].by_name.find(n.name);
       if (it == stages_[s].by_name.end()) continue;
@@ -219,16 +220,16 @@ std::vector<Candidate> RealSpace::neighbors(const Candidate& c) {
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second < b.second;
   });
-  std::vector<Candidate> out;
+  std::vector<search::Candidate> out;
   for (const auto& [t, next] : found) {
-    Candidate n = make(next);
+    search::Candidate n = make(next);
     n.origin = "neighbor";
     out.push_back(std::move(n));
   }
   return out;
 }
 
-std::string RealSpace::summation_class(const Candidate& c) {
+std::string RealSpace::summation_class(const search::Candidate& c) {
   auto ch = choice_of(c);
   if (!ch) return c.hash;
   std::string key;
@@ -238,7 +239,7 @@ std::string RealSpace::summation_class(const Candidate& c) {
       key += stages_[s].name + ":lowered";
       continue;
     }
-    const space::Candidate& sc = stages_[s].ranked[static_cast<size_t>((*ch)[s])].candidate;
+    const space::StageConfig& sc = stages_[s].ranked[static_cast<size_t>((*ch)[s])].config;
     const auto& k = sc.gemm;
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
       // (schedules gemv16 / gemv32 add in their own orders: "s0:f32:gemv16:k132:auto")
@@ -265,10 +266,10 @@ std::optional<int> RealSpace::summation_order_rung() {
     bool gemm = false;
     std::optional<int> here;
     for (const auto& r : s.ranked) {
-      if (!r.candidate.is_gemm) continue;
+      if (!r.config.is_gemm) continue;
       gemm = true;
-      if (r.candidate.gemm.precision == dsl::Precision::f32) {
-        here = r.candidate.rung;
+      if (r.config.gemm.precision == dsl::Precision::f32) {
+        here = r.config.rung;
         break;
       }
     }
@@ -279,15 +280,15 @@ std::optional<int> RealSpace::summation_order_rung() {
   return rung;
 }
 
-std::optional<RealSpace::Choice> RealSpace::reference_choice(const Candidate& c) {
+std::optional<RealSpace::Choice> RealSpace::reference_choice(const search::Candidate& c) {
   auto ch = choice_of(c);
   if (!ch) return std::nullopt;
   bool moved = false;
   for (size_t s = 0; s < stages_.size(); ++s) {
     const auto& list = stages_[s].ranked;
-    if ((*ch)[s] >= 0 && in_torch_order(list[static_cast<size_t>((*ch)[s])].candidate)) continue;
+    if ((*ch)[s] >= 0 && in_torch_order(list[static_cast<size_t>((*ch)[s])].config)) continue;
     for (size_t i = 0; i < list.size(); ++i)
-      if (in_torch_order(list[i].candidate)) {
+      if (in_torch_order(list[i].config)) {
         (*ch)[s] = static_cast<int>(i);  // the best ranked of them
         moved = true;
         break;
@@ -297,24 +298,24 @@ std::optional<RealSpace::Choice> RealSpace::reference_choice(const Candidate& c)
   return ch;
 }
 
-std::optional<Candidate> RealSpace::reference_order(const Candidate& c) {
+std::optional<search::Candidate> RealSpace::reference_order(const search::Candidate& c) {
   auto ch = reference_choice(c);
   if (!ch) return std::nullopt;
   return make(*ch);
 }
 
-bool RealSpace::in_reference_order(const Candidate& c) {
+bool RealSpace::in_reference_order(const search::Candidate& c) {
   return has_reference_order() && !reference_choice(c);
 }
 
 bool RealSpace::has_reference_order() {
   for (const auto& s : stages_)
     for (const auto& r : s.ranked)
-      if (in_torch_order(r.candidate)) return true;
+      if (in_torch_order(r.config)) return true;
   return false;
 }
 
-std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
+std::optional<search::Candidate> RealSpace::at_rung(const search::Candidate& c, int rung) {
   auto ch = choice_of(c);
   if (!ch) return std::nullopt;
   if (rung_of(*ch) == rung) return make(*ch);
@@ -322,7 +323,7 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
   for (size_t s = 0; s < stages_.size(); ++s) {
     if (next[s] < 0) continue;
     const auto& list = stages_[s].ranked;
-    const auto& cur = list[static_cast<size_t>(next[s])].candidate;
+    const auto& cur = list[static_cast<size_t>(next[s])].config;
     if (!cur.is_gemm || cur.rung == rung) continue;
     // Prefer the same tile at the new rung; else the rung's best-ranked configuration. On the
     // FP32 SIMT rung, K in one piece first: split-K would break the one-FMA-chain order that
@@ -333,12 +334,12 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
     if (cur.rung < rung) {
       target = -1;
       for (const auto& r : list)
-        if (r.candidate.is_gemm && r.candidate.rung >= rung && (target < 0 || r.candidate.rung < target))
-          target = r.candidate.rung;
+        if (r.config.is_gemm && r.config.rung >= rung && (target < 0 || r.config.rung < target))
+          target = r.config.rung;
     }
     int best = -1, best_score = -1;
     for (size_t i = 0; i < list.size(); ++i) {
-      const auto& o = list[i].candidate;
+      const auto& o = list[i].config;
       if (o.rung != target) continue;
       bool same_tile = o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
                        o.gemm.tile->n == cur.gemm.tile->n;
@@ -353,7 +354,7 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
     next[s] = best;
   }
   if (rung_of(next) != rung) return std::nullopt;
-  Candidate out = make(next);
+  search::Candidate out = make(next);
   out.origin = c.origin;
   return out;
 }
@@ -361,7 +362,7 @@ std::optional<Candidate> RealSpace::at_rung(const Candidate& c, int rung) {
 std::optional<int> RealSpace::match(size_t s, const nlohmann::json& want) const {
   const auto& list = stages_[s].ranked;
   for (size_t i = 0; i < list.size(); ++i) {
-    nlohmann::json have = stage_config_json(list[i].candidate);
+    nlohmann::json have = stage_config_json(list[i].config);
     bool all = true;
     for (auto it = want.begin(); it != want.end() && all; ++it)
       all = have.contains(it.key()) && have[it.key()] == *it;
@@ -370,7 +371,7 @@ std::optional<int> RealSpace::match(size_t s, const nlohmann::json& want) const 
   return std::nullopt;
 }
 
-std::optional<Candidate> RealSpace::from_config(const nlohmann::json& config) {
+std::optional<search::Candidate> RealSpace::from_config(const nlohmann::json& config) {
   if (!config.is_object() || config.empty()) return std::nullopt;
   std::vector<nlohmann::json> want(stages_.size(), nlohmann::json::object());
   for (auto it = config.begin(); it != config.end(); ++it) {
@@ -401,4 +402,4 @@ std::optional<Candidate> RealSpace::from_config(const nlohmann::json& config) {
   return make(ch);
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -1,4 +1,4 @@
-#include "search/ray_executor.h"
+#include "app/ray_executor.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include "support/fs.h"
 #include "support/python.h"
 
-namespace ucut::search {
+namespace ucut::app {
 
 namespace {
 
@@ -190,4 +190,4 @@ Result<build::CompileOutcome> RayCompiler::compile(const build::CompileJob& job)
   return out;
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

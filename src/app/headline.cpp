@@ -1,11 +1,11 @@
-#include "search/headline.h"
+#include "app/headline.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace ucut::search {
+namespace ucut::app {
 
 namespace {
 // The failure's own status: "mismatch (reference-limited)", "unsupported", "no_candidate", ...
@@ -202,4 +202,4 @@ std::string headline_render(const Headline& h) {
   return s;
 }
 
-}  // namespace ucut::search
+}  // namespace ucut::app

@@ -11,14 +11,15 @@
 #include <set>
 
 #include "dsl/dsl.h"
-#include "search/adapters_build.h"
-#include "search/adapters_eval.h"
-#include "search/adapters_space.h"
-#include "search/driver.h"
-#include "search/pipeline.h"
+#include "app/adapters_build.h"
+#include "app/adapters_eval.h"
+#include "app/adapters_space.h"
+#include "app/driver.h"
+#include "app/pipeline.h"
+#include "build/program_build.h"
 #include "support/fs.h"
 
-namespace ucut::search {
+namespace ucut::app {
 namespace {
 
 const std::string kGolden = std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/lower/";
@@ -89,7 +90,7 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
   ASSERT_EQ(top.size(), 8u);
   std::set<std::string> hashes;
   for (size_t i = 0; i < top.size(); ++i) {
-    const Candidate& c = top[i];
+    const search::Candidate& c = top[i];
     EXPECT_TRUE(hashes.insert(c.hash).second) << c.name;
     auto checked = dsl::dsl_compile({"c.ucut", c.program});
     ASSERT_TRUE(checked.program) << c.program;
@@ -111,7 +112,7 @@ TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
-  Candidate best = s->ranked(1).at(0);
+  search::Candidate best = s->ranked(1).at(0);
   EXPECT_EQ(best.rung, 0);
   EXPECT_NE(best.name.find("gemm_tf32_"), std::string::npos) << best.name;
   EXPECT_NE(best.name.find("gemm_tf32m_"), std::string::npos) << best.name;
@@ -136,7 +137,7 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   auto p = prepare("linear_bias_gelu.json", temp_dir("nbr"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
-  Candidate best = s->ranked(1).at(0);
+  search::Candidate best = s->ranked(1).at(0);
   auto nbrs = s->neighbors(best);
   ASSERT_FALSE(nbrs.empty());
   for (const auto& n : nbrs) {
@@ -273,7 +274,7 @@ TEST(RealSpace, ScansHaveTheReferencesOwnOrder) {
   EXPECT_TRUE(s->has_reference_order());
   EXPECT_FALSE(s->summation_order_rung());
   std::set<std::string> torch_classes, fp64_classes;
-  std::optional<Candidate> fp64, torch;
+  std::optional<search::Candidate> fp64, torch;
   for (const auto& c : s->ranked(64)) {
     const bool t = c.config.value("order", "") == "torch";
     (t ? torch_classes : fp64_classes).insert(s->summation_class(c));
@@ -326,19 +327,60 @@ TEST(RealCompiler, EmitOnlyWritesTheKernelLibrarySource) {
   o.root = temp_dir("emit-build");
   o.emit_only = true;
   RealCompiler compiler(o, nullptr);
-  Candidate c = s->ranked(1).at(0);
-  CompileOutcome out = compiler.compile(c);
+  search::Candidate c = s->ranked(1).at(0);
+  search::CompileOutcome out = compiler.compile(c);
   ASSERT_TRUE(out.ok) << out.message;
   EXPECT_TRUE(out.so_path.empty());
   auto cu = fs_read(out.cu_path);
   ASSERT_TRUE(cu);
   EXPECT_NE(cu->find("ucut_run"), std::string::npos);
   EXPECT_NE(cu->find(c.hash), std::string::npos);
-  Candidate broken = c;
+  search::Candidate broken = c;
   broken.program = "ucut 1\nthis is not a program\n";
-  CompileOutcome bad = compiler.compile(broken);
+  broken.ast = nullptr;  // text alone (a journal's, an LLM's) is parsed and checked
+  search::CompileOutcome bad = compiler.compile(broken);
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.message.find("does not check"), std::string::npos);
+}
+
+// The space's candidates carry their checked program, and the build generates code from it
+// without parsing the text again: for every lowered golden program, each of its top candidates'
+// kernel library (every unit's source) is the one its canonical text, parsed and checked, gives.
+TEST(RealSpace, CandidatesCarryTheProgramTheirTextChecksTo) {
+  const std::string out = temp_dir("ast");
+  int programs = 0, compared = 0;
+  for (const auto& e : std::filesystem::directory_iterator(kGolden)) {
+    const std::string file = e.path().filename().string();
+    if (e.path().extension() != ".json" || !fs_exists(kGolden + e.path().stem().string() + ".ucut")) continue;
+    PrepareOptions o;
+    o.out_dir = out;
+    auto p = pipeline_prepare(kGolden + file, o);
+    if (!p) continue;  // the golden of a refusal
+    space::SpaceOptions so;
+    so.policy = p->policy;
+    auto s = RealSpace::create(p->lowered.program, p->hw, so);
+    ASSERT_TRUE(s) << file;
+    ++programs;
+    for (const search::Candidate& c : (*s)->ranked(6)) {
+      ASSERT_TRUE(c.ast) << file << " " << c.name;
+      EXPECT_EQ(dsl::dsl_print(*c.ast), c.program) << file;
+      EXPECT_EQ(dsl::dsl_hash(*c.ast), c.hash) << file;
+      auto checked = dsl::dsl_compile({"c.ucut", c.program});
+      ASSERT_TRUE(checked.program) << c.program;
+      auto from_ast = build::program_build_request(*c.ast, "c.ucut", c.hash, out, "/cutlass");
+      auto from_text = build::program_build_request(*checked.program, "c.ucut", c.hash, out, "/cutlass");
+      ASSERT_EQ(static_cast<bool>(from_ast), static_cast<bool>(from_text)) << file << " " << c.name;
+      if (!from_ast) continue;
+      EXPECT_EQ(from_ast->request.source, from_text->request.source) << file << " " << c.name;
+      ASSERT_EQ(from_ast->request.units.size(), from_text->request.units.size()) << file;
+      for (size_t u = 0; u < from_ast->request.units.size(); ++u)
+        EXPECT_EQ(from_ast->request.units[u].source, from_text->request.units[u].source) << file << " " << c.name;
+      EXPECT_EQ(from_ast->config_names, from_text->config_names) << file;
+      ++compared;
+    }
+  }
+  EXPECT_GE(programs, 40);
+  EXPECT_GE(compared, 150);
 }
 
 TEST(Planning, WritesThePlanAndSaysNothingWasMeasured) {
@@ -386,22 +428,22 @@ TEST(EvalAdapter, RecordsBecomeOutcomes) {
   r.status = "ok";
   r.median_ms = 1.5;
   r.eval_seconds = 3;
-  EvalOutcome e = eval_outcome_from_record(r);
-  EXPECT_EQ(e.status, AttemptStatus::ok);
+  search::EvalOutcome e = eval_outcome_from_record(r);
+  EXPECT_EQ(e.status, RunStatus::ok);
   EXPECT_DOUBLE_EQ(e.time_s, 1.5e-3);
   EXPECT_DOUBLE_EQ(e.gpu_seconds, 3);
   r.status = "rejected";
   r.error = "faster than 0.9 x t_SOL";
   e = eval_outcome_from_record(r);
-  EXPECT_EQ(e.status, AttemptStatus::rejected);
+  EXPECT_EQ(e.status, RunStatus::rejected);
   EXPECT_EQ(e.time_s, 0);
   r.status = "exploded";
   e = eval_outcome_from_record(r);
-  EXPECT_EQ(e.status, AttemptStatus::launch_error);
+  EXPECT_EQ(e.status, RunStatus::launch_error);
   EXPECT_NE(e.message.find("exploded"), std::string::npos);
   r.status = "ok";
   r.median_ms = std::nan("");
-  EXPECT_EQ(eval_outcome_from_record(r).status, AttemptStatus::launch_error);
+  EXPECT_EQ(eval_outcome_from_record(r).status, RunStatus::launch_error);
   // A mismatch is a rounding mismatch only when the trials found it and every run repeated bit for bit.
   r.status = "mismatch";
   r.phase = "correctness";
@@ -432,4 +474,4 @@ TEST(EvalAdapter, GpuCountsAndLists) {
 }
 
 }  // namespace
-}  // namespace ucut::search
+}  // namespace ucut::app
