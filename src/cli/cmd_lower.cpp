@@ -53,9 +53,7 @@ CommandRun cmd_lower(CLI::App& sub) {
   auto o = std::make_shared<LowerCliOptions>();
   sub.add_option("problem", o->problem, "problem.json (from 'ucutlass extract')")->required();
   cli_add_output_file_option(sub, o->out, "write the program here instead of stdout");
-  sub.add_option("--policy", o->policy, "precision policy: exact, tf32 or bf16")
-      ->capture_default_str()
-      ->envname("UCUTLASS_POLICY");
+  cli_add_policy_option(sub, o->policy, "precision policy: exact, tf32 or bf16");
   sub.add_option("--gpu", o->gpu, "GPU of the hardware table (for the bf16 conversion decision)")
       ->capture_default_str()
       ->envname("UCUTLASS_GPU");

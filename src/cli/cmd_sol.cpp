@@ -137,9 +137,7 @@ CommandRun cmd_sol(CLI::App& sub) {
                                   "l40s, rtx-4090)")
       ->capture_default_str()
       ->envname("UCUTLASS_GPU");
-  sub.add_option("--policy", o->policy, "precision policy: exact, tf32 or bf16 (EVAL-CONTRACT section 3)")
-      ->capture_default_str()
-      ->envname("UCUTLASS_POLICY");
+  cli_add_policy_option(sub, o->policy, "precision policy: exact, tf32 or bf16 (EVAL-CONTRACT section 3)");
   sub.add_flag("--json", o->json, "print the report as JSON (schema ucutlass.sol/1)");
   sub.add_option("--calibration", o->calibration,
                  "calibration file to use (default: the one 'ucutlass calibrate' stored for --gpu, if any)");

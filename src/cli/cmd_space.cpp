@@ -87,9 +87,7 @@ CommandRun cmd_space(CLI::App& sub) {
   sub.add_option("program", o->program, "a μCUTLASS program (.ucut)")->required();
   sub.add_option("--stage", o->stage, "only this stage (0-based); default: every stage");
   sub.add_option("--top", o->top, "how many ranked configurations to print per stage")->capture_default_str();
-  sub.add_option("--policy", o->policy, "precision policy: exact, tf32 or bf16")
-      ->capture_default_str()
-      ->envname("UCUTLASS_POLICY");
+  cli_add_policy_option(sub, o->policy, "precision policy: exact, tf32 or bf16");
   sub.add_option("--gpu", o->gpu, "GPU of the hardware table the ranking assumes")
       ->capture_default_str()
       ->envname("UCUTLASS_GPU");

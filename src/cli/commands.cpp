@@ -54,10 +54,13 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
 }
 
 CLI::Option* cli_add_policy_option(CLI::App& sub, std::string& policy, const std::string& help) {
-  std::vector<std::string> names;
-  for (sol::Policy p : sol::kAllPolicies) names.push_back(sol::policy_name(p));
+  // policy_parse's own message: "unknown precision policy 'tf-32'; did you mean 'tf32'?"
+  auto known = [](const std::string& v) {
+    auto p = sol::policy_parse(v);
+    return p ? std::string() : p.error().message;
+  };
   return sub.add_option("--policy", policy, help)
-      ->check(CLI::IsMember(names))
+      ->check(CLI::Validator(known, "exact|tf32|bf16"))
       ->capture_default_str()
       ->envname("UCUTLASS_POLICY");
 }

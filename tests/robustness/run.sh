@@ -104,6 +104,9 @@ if [ "$set_name" = core ]; then
   expect 2 "unknown option '--bogus'; unexpected argument 'extra'; unknown option '--jsn' (did you mean '--json'?)" -- \
     "$bin" check "$P/wrap.ucut" --bogus extra --jsn
   expect 2 "unknown GPU 'h20'; did you mean 'h200'?" -- "$bin" sol "$D/gemm_square.json" --gpu h20
+  # --policy is checked when the command line is read, with the same words in every command.
+  expect 2 "unknown precision policy 'tf-32'; did you mean 'tf32'?" -- "$bin" optimize synthetic --policy tf-32 --no-memory --out "$work/policy"
+  expect 2 "unknown precision policy 'exakt'; did you mean 'exact'?" -- "$bin" bench synthetic --policy exakt --no-memory --out "$work/policy"
   expect 2 "--strategy: magic not in {builtin,llm,hybrid}" -- "$bin" optimize synthetic --strategy magic --no-memory --out "$work/strategy"
   # The LLM agent: a problem it cannot show a model, and a run without an endpoint (docs/agent.md).
   expect 1 "the LLM agent needs a real problem" -- "$bin" optimize synthetic --strategy llm --no-memory --out "$work/strategy"
