@@ -23,11 +23,7 @@ bool nvcc_available() {
 RealCompiler::RealCompiler(RealCompilerOptions options, std::shared_ptr<build::Compiler> nvcc)
     : opt_(std::move(options)), nvcc_(std::move(nvcc)) {}
 
-search::CompileOutcome RealCompiler::compile(const search::Candidate& c) {
-  search::CompileOutcome out = build(c);
-  if (out.ok && !out.so_path.empty() && after_build) after_build(c, out);
-  return out;
-}
+search::CompileOutcome RealCompiler::compile(const search::Candidate& c) { return build(c); }
 
 search::CompileOutcome RealCompiler::build(const search::Candidate& c) {
   search::CompileOutcome out;

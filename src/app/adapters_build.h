@@ -5,8 +5,6 @@
 // from several threads at once (compiling ahead of the evaluation); nvcc jobs are serialized by
 // $UCUTLASS_NVCC_LOCK where a shared build host sets it. In emit-only mode (planning without
 // nvcc, or --emit-only) the .cu is written and no .so is built.
-// `after_build`, when set, runs in the compiling thread once a library is built: the multi-GPU
-// evaluator uses it to measure candidates on several GPUs at once (adapters_eval.h).
 #pragma once
 
 #include <functional>
@@ -32,8 +30,6 @@ class RealCompiler final : public search::Compiler {
   // `nvcc` may be null when emit_only is set.
   RealCompiler(RealCompilerOptions options, std::shared_ptr<build::Compiler> nvcc);
   search::CompileOutcome compile(const search::Candidate& c) override;
-
-  std::function<void(const search::Candidate&, const search::CompileOutcome&)> after_build;
 
  private:
   search::CompileOutcome build(const search::Candidate& c);

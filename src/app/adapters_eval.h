@@ -4,10 +4,10 @@
 // problem it is asked for, so the problems of a suite share the workers.
 // Baselines are measured once per problem (measure_baselines, cached by the worker) and the
 // evaluation contract, tolerance profile and the speed-of-light guard are eval's
-// (evaluate_candidate with ProblemContext::t_sol_ms). With more than one GPU the compiling
-// threads measure each candidate as soon as it is built (RealCompiler::after_build ->
-// measure_ahead), on whichever GPU is free; evaluate() then hands back the stored outcome, so the
-// session's order, and so the run for a seed, is unchanged.
+// (evaluate_candidate with ProblemContext::t_sol_ms). With more than one GPU it measures ahead
+// (search/interfaces.h: the session measures each candidate as soon as it is built, on whichever
+// GPU is free; evaluate() then hands back the stored outcome, so the session's order, and so the
+// run for a seed, is unchanged).
 #pragma once
 
 #include <chrono>
@@ -72,8 +72,10 @@ class RealEvaluator final : public search::Evaluator {
   RealEvaluator(GpuWorkers& workers, RealEvaluatorOptions options);
   search::Baselines baselines() override;
   search::EvalOutcome evaluate(const search::Candidate& c, const search::CompileOutcome& built) override;
-  // Thread-safe: measures now and keeps the outcome for evaluate() (multi-GPU).
-  void measure_ahead(const search::Candidate& c, const search::CompileOutcome& built);
+  // More than one GPU: measure each candidate as soon as it is built (interfaces.h).
+  bool measures_ahead() const override { return workers_.size() > 1; }
+  // Thread-safe: measures now and keeps the outcome for evaluate().
+  void measure_ahead(const search::Candidate& c, const search::CompileOutcome& built) override;
 
   const std::string& notes() const { return notes_; }
   const eval::ProblemContext& context() const { return ctx_; }

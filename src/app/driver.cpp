@@ -159,12 +159,6 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   auto evaluator = std::make_unique<RealEvaluator>(*setup.workers, eo);
   r->real_evaluator_ = evaluator.get();
   const int gpus = static_cast<int>(setup.workers->size());
-  if (gpus > 1) {
-    RealEvaluator* ev = evaluator.get();
-    compiler->after_build = [ev](const search::Candidate& c, const search::CompileOutcome& built) {
-      ev->measure_ahead(c, built);
-    };
-  }
   r->compiler_ = std::move(compiler);
   r->evaluator_ = std::move(evaluator);
   r->note_ = fmt::format("measured on {} ({} GPU{}); SOL {} ({})", *gpu, gpus, gpus == 1 ? "" : "s",

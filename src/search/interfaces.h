@@ -54,13 +54,22 @@ class Compiler {
   virtual CompileOutcome compile(const Candidate& c) = 0;
 };
 
-// Checks and times one compiled candidate on the GPU (EVAL-CONTRACT §1-2). Called from one
-// thread. A crash, timeout or mismatch is an EvalOutcome, never an exception.
+// Checks and times one compiled candidate on the GPU (EVAL-CONTRACT §1-2). evaluate() is called
+// from the session's thread, in the session's order. A crash, timeout or mismatch is an
+// EvalOutcome, never an exception.
+//
+// An evaluator with several GPUs may measure ahead: when measures_ahead() is true the session
+// calls measure_ahead() from the thread that compiled the candidate, as soon as its library is
+// built (several at once, each on a free GPU), and evaluate() later hands that outcome back, so
+// the order of the attempts, and so the run for a seed, is the same as measuring one at a time.
 class Evaluator {
  public:
   virtual ~Evaluator() = default;
   virtual Baselines baselines() = 0;
   virtual EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) = 0;
+  virtual bool measures_ahead() const { return false; }
+  // Thread-safe where measures_ahead(): measures `c` now and keeps the outcome for evaluate().
+  virtual void measure_ahead(const Candidate& /*c*/, const CompileOutcome& /*built*/) {}
 };
 
 class Clock {

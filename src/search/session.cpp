@@ -82,20 +82,28 @@ void SearchSession::fill_queue() {
       p.replay = it->second;
     } else {
       Compiler* compiler = &compiler_;
+      // Measured as soon as it is built, on a free GPU, where the evaluator has several.
+      Evaluator* ahead = evaluator_.measures_ahead() ? &evaluator_ : nullptr;
       Candidate copy = *c;
       p.cancel = std::make_shared<std::atomic<bool>>(false);
       // A problem with nothing correct yet compiles ahead of other problems' speed-ups (compile_gate.h).
       const bool urgent = !state_.best;
-      p.build = std::async(std::launch::async, [compiler, copy, cancel = p.cancel, urgent] {
+      p.build = std::async(std::launch::async, [compiler, ahead, copy, cancel = p.cancel, urgent] {
         if (!compile_gate().acquire(cancel.get(), urgent)) {
           CompileOutcome dropped;
           dropped.message = "dropped before it compiled";
           return dropped;
         }
-        struct Release {
-          ~Release() { compile_gate().release(); }
-        } release;
-        return compiler->compile(copy);
+        CompileOutcome built;
+        {
+          struct Release {
+            ~Release() { compile_gate().release(); }
+          } release;
+          built = compiler->compile(copy);
+        }
+        // After the compile slot is given back: the GPU measurement needs no build slot.
+        if (ahead && built.ok && !built.so_path.empty()) ahead->measure_ahead(copy, built);
+        return built;
       });
     }
     queue_.push_back(std::move(p));

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
+#include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -612,6 +615,76 @@ TEST(BuiltinStrategy, SeedsAlternateWithTheRankedTopK) {
   EXPECT_EQ(names[0], ranked[5].name);
   EXPECT_EQ(names[1], ranked[0].name);
   EXPECT_EQ(names[2], ranked[4].name);
+}
+
+// An evaluator that measures ahead (several GPUs): the session hands it each built candidate from
+// the thread that compiled it, and evaluate() serves the stored outcome.
+class AheadEvaluator final : public Evaluator {
+ public:
+  explicit AheadEvaluator(FakeEvaluator& inner) : inner_(inner) {}
+  Baselines baselines() override { return inner_.baselines(); }
+  bool measures_ahead() const override { return true; }
+  void measure_ahead(const Candidate& c, const CompileOutcome& built) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ahead_[c.hash] = inner_.evaluate(c, built);
+    threads.insert(std::this_thread::get_id());
+    ++measured_ahead;
+  }
+  EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++evaluated;
+    if (auto it = ahead_.find(c.hash); it != ahead_.end()) {
+      ++served;
+      return it->second;
+    }
+    return inner_.evaluate(c, built);
+  }
+  std::set<std::thread::id> threads;
+  int measured_ahead = 0, evaluated = 0, served = 0;
+
+ private:
+  FakeEvaluator& inner_;
+  std::mutex mu_;
+  std::map<std::string, EvalOutcome> ahead_;
+};
+
+std::vector<std::string> run_names(Evaluator& evaluator, FakeSpace& space, FakeCompiler& compiler, int attempts) {
+  FakeClock clock;
+  BuiltinStrategy strategy(space, BuiltinOptions{});
+  SessionOptions so = no_stop_rules(attempts);
+  so.lookahead = 4;
+  SearchSession session("ahead", strategy, compiler, evaluator, clock, nullptr, so);
+  session.run();
+  std::vector<std::string> out;
+  for (const auto& a : session.state().attempts) out.push_back(a.cand.name + " " + run_status_name(a.status));
+  return out;
+}
+
+TEST(Session, AnEvaluatorThatMeasuresAheadGetsEachBuiltCandidateFromItsCompile) {
+  SurfaceSpec spec;
+  {
+    Rig probe(spec, {}, no_stop_rules(3));
+    probe.session->run();
+    spec.fail[probe.names()[1]] = RunStatus::compile_error;  // not built: never measured ahead
+    spec.fail[probe.names()[2]] = RunStatus::launch_error;   // measured ahead, and fails there
+  }
+  FakeSpace one_space(spec), ahead_space(spec);
+  FakeCompiler one_compiler(spec), ahead_compiler(spec);
+  FakeEvaluator one(one_space, nullptr), inner(ahead_space, nullptr);
+  AheadEvaluator ahead(inner);
+  const auto one_at_a_time = run_names(one, one_space, one_compiler, 24);
+  const auto measured_ahead = run_names(ahead, ahead_space, ahead_compiler, 24);
+  EXPECT_EQ(measured_ahead, one_at_a_time);  // the same attempts, in the same order
+  ASSERT_EQ(one_at_a_time.size(), 24u);
+  EXPECT_GT(ahead.evaluated, 0);
+  EXPECT_EQ(ahead.served, ahead.evaluated);    // every evaluation was measured as it was built
+  EXPECT_GE(ahead.measured_ahead, ahead.evaluated);
+  EXPECT_EQ(ahead.threads.count(std::this_thread::get_id()), 0u);  // from the compiling threads
+  EXPECT_NE(std::find(measured_ahead.begin(), measured_ahead.end(),
+                      measured_ahead[1].substr(0, measured_ahead[1].find(' ')) + " compile_error"),
+            measured_ahead.end());
+  FakeEvaluator plain(one_space, nullptr);
+  EXPECT_FALSE(plain.measures_ahead());
 }
 
 }  // namespace
