@@ -98,10 +98,9 @@ Result<std::string> GpuWorkers::gpu_name() {
 
 search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
   search::EvalOutcome e;
-  e.status = run_status_parse(r.status).value_or(RunStatus::launch_error);
-  e.message = r.error;
-  if (e.status == RunStatus::launch_error && !run_status_parse(r.status))
-    e.message = "unknown status '" + r.status + "': " + r.error;
+  const std::optional<RunStatus> status = run_status_parse(r.status);
+  e.status = status.value_or(RunStatus::launch_error);
+  e.message = status ? r.error : "unknown status '" + r.status + "': " + r.error;
   e.time_s = e.status == RunStatus::ok ? finite_or(r.median_ms, 0) / 1e3 : 0;
   if (e.status == RunStatus::ok && e.time_s <= 0) {
     e.status = RunStatus::launch_error;

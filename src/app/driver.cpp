@@ -22,7 +22,8 @@ bool ProblemRun::is_synthetic(const std::string& problem) {
   return problem == "synthetic" || problem.rfind("synthetic:", 0) == 0;
 }
 
-std::string progress_line(const search::Attempt& a, const search::SearchState& s, int budget, double t_sol_contract) {
+std::string progress_line(const search::Attempt& a, const search::SearchState& s, int budget,
+                          double t_sol_contract) {
   const search::Attempt* b = s.best_attempt();
   // The ceiling beside the best: how much a correct kernel could still gain.
   const std::string ceiling = t_sol_contract > 0 && s.baselines.eager_s > 0
@@ -32,7 +33,7 @@ std::string progress_line(const search::Attempt& a, const search::SearchState& s
                      : b->speedup > 0 ? fmt::format("best {:.2f}x{} {:3.0f}% SOL", b->speedup, ceiling, 100 * b->frac_sol)
                                       : fmt::format("best {:.4g} ms {:3.0f}% SOL", b->time_s * 1e3, 100 * b->frac_sol);
   std::string now = a.status == RunStatus::ok ? fmt::format("{:.4g} ms", a.time_s * 1e3)
-                                                  : std::string(run_status_name(a.status));
+                                             : std::string(run_status_name(a.status));
   return fmt::format("[{:>3}/{}] {} | {} ({}) {}{}", a.index + 1, budget > 0 ? std::to_string(budget) : "-",
                      best, a.cand.name, a.cand.origin, now, a.replayed ? " [journal]" : "");
 }

@@ -23,7 +23,6 @@
 #include <csignal>
 #include <thread>
 #include <filesystem>
-#include <map>
 #include <cstdio>
 #include <memory>
 
@@ -35,7 +34,6 @@
 #include "eval/evaluate.h"
 #include "app/driver.h"
 #include "app/suite_report.h"
-#include "sol/format.h"
 #include "search/suite.h"
 #include "support/fs.h"
 #include "support/parallel.h"

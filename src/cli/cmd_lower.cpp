@@ -23,8 +23,7 @@ struct LowerCliOptions {
 
 int run_lower(const LowerCliOptions& o) {
   auto fail = [](const Error& e, int code = -1) { return cli_fail("lower", e, code); };
-  auto policy = sol::policy_parse(o.policy);
-  if (!policy) return fail(policy.error(), kExitUsage);
+  const sol::Policy policy = cli_policy(o.policy);  // checked when the command line was read
   if (o.problem.size() >= 3 && o.problem.compare(o.problem.size() - 3, 3, ".py") == 0)
     return fail(make_error(ErrorCode::invalid_input, "'" + o.problem + "' is a Python problem file",
                            "extract it first: ucutlass extract " + o.problem + " -o problem.json"),
@@ -32,7 +31,7 @@ int run_lower(const LowerCliOptions& o) {
   auto p = problem::problem_load(o.problem);
   if (!p) return fail(p.error());
   lower::LowerOptions lo;
-  lo.policy = *policy;
+  lo.policy = policy;
   lo.gpu = o.gpu;
   auto r = lower::lower_problem(*p, lo);
   if (!r) return fail(r.error());

@@ -59,8 +59,7 @@ std::string shapes_text(const std::vector<std::vector<int64_t>>& shapes) {
 int run_sol(const SolOptions& o) {
   auto hw = sol::hw_lookup(o.gpu);
   if (!hw) return fail(hw.error(), kExitUsage);
-  auto policy = sol::policy_parse(o.policy);
-  if (!policy) return fail(policy.error(), kExitUsage);
+  const sol::Policy policy = cli_policy(o.policy);  // checked when the command line was read
 
   sol::SolReportOptions so;
   so.top_n = o.top;
@@ -83,7 +82,7 @@ int run_sol(const SolOptions& o) {
                                                               : problem::problem_load(o.problem);
   if (!prob) return fail(prob.error());
 
-  auto made = sol::sol_problem_report(*prob, *hw, *policy, so);
+  auto made = sol::sol_problem_report(*prob, *hw, policy, so);
   if (!made) return fail(made.error());
   const sol::SolReport& report = *made;
   const std::optional<sol::Calibration>& calibration = so.calibration;
@@ -114,7 +113,7 @@ int run_sol(const SolOptions& o) {
     // The floor of what runs: an f32x3s stage is five (splits, three TF32 GEMMs, partials).
     auto runs = codegen::codegen_expand_split_gemms(*checked.program);
     if (!runs) return fail(runs.error());
-    floor = sol::sol_program_estimate(*hw, *runs, *policy, calibration);
+    floor = sol::sol_program_estimate(*hw, *runs, policy, calibration);
   }
 
   if (o.json) {

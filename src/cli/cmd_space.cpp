@@ -27,8 +27,7 @@ struct SpaceCliOptions {
 
 int run_space(const SpaceCliOptions& o) {
   auto fail = [](const Error& e, int code = -1) { return cli_fail("space", e, code); };
-  auto policy = sol::policy_parse(o.policy);
-  if (!policy) return fail(policy.error(), kExitUsage);
+  const sol::Policy policy = cli_policy(o.policy);  // checked when the command line was read
   auto hw = sol::hw_lookup(o.gpu);
   if (!hw) return fail(hw.error(), kExitUsage);
   auto text = fs_read(o.program);
@@ -47,7 +46,7 @@ int run_space(const SpaceCliOptions& o) {
                            "stages are numbered from 0"),
                 kExitUsage);
   space::SpaceOptions so;
-  so.policy = *policy;
+  so.policy = policy;
   if (hw->sms > 0) so.sms = hw->sms;  // the gemv schedules' chunk count, as the search does
   for (int si = 0; si < n; ++si) {
     if (o.stage >= 0 && si != o.stage) continue;
@@ -65,7 +64,7 @@ int run_space(const SpaceCliOptions& o) {
     }
     auto ranked = space::space_rank(p, valid, *hw);
     std::printf("stage %d (%s): %zu configurations, %zu valid, policy %s, %s\n", si, p.stages[si].name.c_str(),
-                all->size(), valid.size(), sol::policy_name(*policy), hw->name.c_str());
+                all->size(), valid.size(), sol::policy_name(policy), hw->name.c_str());
     if (o.rules)
       for (const auto& [rule, count] : by_rule) std::printf("  rejected by %-32s %d\n", rule.c_str(), count);
     std::printf("  %4s  %-52s %4s %10s %10s %6s %6s %6s\n", "rank", "config", "rung", "t_est(us)", "t_sol(us)",
