@@ -181,11 +181,13 @@ int run_bench(const BenchArgs& a) {
       runs.push_back(std::move(*r));
     }
   } else {
-    if (a.plan || !app::gpu_present())
+    if (a.plan || (a.exec.eval_executor != "ray" && !app::gpu_present()))
       return plan_suite(a, files, o, a.plan ? "planning only (--plan): nothing was measured" : "no GPU: nothing was measured");
-    auto gpus = app::gpus_parse(a.gpus);
-    if (!gpus) return cli_fail("bench", gpus.error(), kExitUsage);
-    workers = std::make_unique<app::GpuWorkers>(*gpus);
+    auto eval_workers = cli_eval_workers(a.exec, a.gpus);
+    if (!eval_workers)
+      return cli_fail("bench", eval_workers.error(),
+                      eval_workers.error().code == ErrorCode::invalid_input ? kExitUsage : kExitEnvironment);
+    workers = std::make_unique<app::GpuWorkers>(eval_workers->gpus, eval_workers->worker);
     app::RealRunSetup setup;
     setup.workers = workers.get();
     auto compiler = cli_executor_compiler(a.exec);

@@ -65,7 +65,7 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
   po.policy = cli_policy(a.policy);
   po.gpu = a.gpu;
   po.out_dir = a.out;
-  const bool gpu = !a.plan && app::gpu_present();
+  const bool gpu = !a.plan && (a.exec.eval_executor == "ray" || app::gpu_present());
   std::fprintf(stderr, "ucutlass optimize: %s: extracting, estimating SOL, lowering\n", a.problem.c_str());
   auto prepared = app::pipeline_prepare(a.problem, po);
   if (!prepared) {
@@ -76,9 +76,9 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
     std::unique_ptr<app::GpuWorkers> workers;
     app::RealRunSetup setup;
     if (gpu) {
-      auto gpus = app::gpus_parse(a.gpus);
-      if (!gpus) return cli_fail("optimize", gpus.error(), kExitUsage);
-      workers = std::make_unique<app::GpuWorkers>(*gpus);
+      auto ew = cli_eval_workers(a.exec, a.gpus);
+      if (!ew) return cli_fail("optimize", ew.error(), ew.error().code == ErrorCode::invalid_input ? kExitUsage : kExitEnvironment);
+      workers = std::make_unique<app::GpuWorkers>(ew->gpus, ew->worker);
       setup.workers = workers.get();
       setup.compile_mode = a.compile_mode == "none" ? "" : a.compile_mode;
       setup.baseline_cache = fs_cache_dir() + "/baselines";
@@ -150,9 +150,9 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
     std::printf("report: %s/report.md\n", r->dir.c_str());
     return 0;
   }
-  auto gpus = app::gpus_parse(a.gpus);
-  if (!gpus) return cli_fail("optimize", gpus.error(), kExitUsage);
-  app::GpuWorkers workers(*gpus);
+  auto ew = cli_eval_workers(a.exec, a.gpus);
+  if (!ew) return cli_fail("optimize", ew.error(), ew.error().code == ErrorCode::invalid_input ? kExitUsage : kExitEnvironment);
+  app::GpuWorkers workers(ew->gpus, ew->worker);
   app::RealRunSetup setup;
   setup.workers = &workers;
   auto compiler = cli_executor_compiler(a.exec);
@@ -195,7 +195,9 @@ int run_optimize(const OptimizeArgs& a) {
   if (!app::ProblemRun::is_synthetic(a.problem)) {
     if (a.dry_run) {
       std::printf("would %s %s: budget %d attempts, top-k %d, policy %s, seed %llu\n",
-                  a.plan || !app::gpu_present() ? "plan (no GPU: measure nothing)" : "search", a.problem.c_str(),
+                  a.plan || (a.exec.eval_executor != "ray" && !app::gpu_present()) ? "plan (no GPU: measure nothing)"
+                                                                                     : "search",
+                  a.problem.c_str(),
                   a.budget, a.top_k, a.policy.c_str(), static_cast<unsigned long long>(a.seed));
       return 0;
     }

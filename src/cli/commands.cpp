@@ -1,6 +1,8 @@
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <fmt/format.h>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -17,6 +19,8 @@
 #include "support/diagnostics.h"
 #include "support/fs.h"
 #include "support/paths.h"
+#include "support/python.h"
+#include "support/subprocess.h"
 
 namespace ucut {
 
@@ -80,8 +84,66 @@ CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
 void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args) {
   sub.add_option("--executor", args.executor, "where kernels compile: local (nvcc here) or ray (a Ray cluster's nodes)")
       ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EXECUTOR");
-  sub.add_option("--ray-address", args.ray_address, "the Ray cluster for --executor ray (host:port of the head)")
+  sub.add_option("--eval-executor", args.eval_executor,
+                 "where candidates are evaluated: local (this host's GPUs) or ray (GPU workers as Ray actors on the "
+                 "cluster's GPU nodes; --gpus N asks for N, all for every GPU of the cluster)")
+      ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EVAL_EXECUTOR");
+  sub.add_option("--ray-address", args.ray_address,
+                 "the Ray cluster for --executor ray and --eval-executor ray (host:port of the head)")
       ->envname("RAY_ADDRESS");
+}
+
+Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string& gpus_spec) {
+  EvalWorkers out;
+  if (args.eval_executor != "ray") {
+    auto gpus = app::gpus_parse(gpus_spec);
+    if (!gpus) return gpus.error();
+    out.gpus = *gpus;
+    return out;
+  }
+  if (args.ray_address.empty())
+    return make_error(ErrorCode::invalid_input, "--eval-executor ray needs the cluster's address",
+                      "pass --ray-address HOST:PORT (or set RAY_ADDRESS); `ray start --head` prints it");
+  out.remote = true;
+  out.worker.argv = {python_interpreter(), "-m", "ucutlass_torch.ray_eval", "--address", args.ray_address};
+  // Placement on a busy cluster and PyTorch's start on the node take longer than a local worker.
+  out.worker.start_timeout = std::chrono::milliseconds(240000);
+  if (!gpus_spec.empty() && gpus_spec != "all" &&
+      (gpus_spec.find_first_not_of("0123456789") != std::string::npos || gpus_spec.size() > 3 || std::stoi(gpus_spec) < 1))
+    return make_error(ErrorCode::invalid_input,
+                      "--gpus " + gpus_spec + " with --eval-executor ray: Ray picks the GPUs, so --gpus is a count",
+                      "give --gpus N (N workers, one GPU each, wherever Ray places them) or --gpus all");
+  // The cluster is asked first, whatever --gpus says: an unreachable cluster, or one without
+  // (enough) GPUs, is refused here rather than by every worker that would wait for a GPU.
+  ProcessSpec ps;
+  ps.argv = {python_interpreter(), "-m", "ucutlass_torch.ray_eval", "--address", args.ray_address, "--count-gpus"};
+  ps.env_set = python_env();
+  ps.timeout = std::chrono::milliseconds(180000);
+  auto r = subprocess_run(ps);
+  if (!r) return r.error();
+  std::string text = r->out;
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (!r->success() || text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
+    std::string why = r->err.size() > 2000 ? r->err.substr(r->err.size() - 2000) : r->err;
+    while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+    return make_error(ErrorCode::subprocess, "--eval-executor ray: " + (why.empty() ? "no answer from the Ray cluster at " + args.ray_address : why),
+                      "check the address (`ray status` on the head), or use --eval-executor local");
+  }
+  const int cluster_gpus = std::stoi(text);
+  if (cluster_gpus < 1)
+    return make_error(ErrorCode::subprocess, "the Ray cluster at " + args.ray_address + " has no GPU",
+                      "start GPU nodes with `ray start --address HEAD:PORT` on GPU hosts, or use --eval-executor local");
+  int count = cluster_gpus;
+  if (!gpus_spec.empty() && gpus_spec != "all") {
+    count = std::stoi(gpus_spec);
+    if (count > cluster_gpus)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("--gpus {} with --eval-executor ray: the cluster at {} has {} GPU{}", count,
+                                    args.ray_address, cluster_gpus, cluster_gpus == 1 ? "" : "s"),
+                        fmt::format("ask for at most {} (--gpus all), or add GPU nodes", cluster_gpus));
+  }
+  out.gpus.assign(static_cast<size_t>(count), -1);
+  return out;
 }
 
 Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArgs& args) {

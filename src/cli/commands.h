@@ -9,6 +9,7 @@
 
 #include "agent/settings.h"
 #include "build/compiler.h"
+#include "eval/worker_client.h"
 #include "sol/peaks.h"
 #include "support/result.h"
 
@@ -81,11 +82,22 @@ CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy);
 // run, how many compiles each Ray node ran ("" for local).
 struct ExecutorArgs {
   std::string executor = "local";
+  std::string eval_executor = "local";
   std::string ray_address;
 };
 void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args);
 Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArgs& args);
 std::string cli_executor_summary(const std::shared_ptr<build::Compiler>& compiler);
+// Where candidates are evaluated (--eval-executor local|ray): this host's GPUs, one worker per
+// `--gpus` entry, or GPU workers as Ray actors (python -m ucutlass_torch.ray_eval; one per GPU
+// of the cluster that Ray picks: `--gpus N` asks for N of them, `all` for every GPU the
+// cluster has). `remote` says the evaluation does not need a GPU on this host.
+struct EvalWorkers {
+  std::vector<int> gpus;  // -1 entries: the worker's GPU is Ray's choice
+  eval::WorkerOptions worker;
+  bool remote = false;
+};
+Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string& gpus_spec);
 
 // The LLM agent's options of optimize and bench (agent/settings.h; docs/agent.md).
 void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& settings);

@@ -48,7 +48,7 @@ Result<std::vector<int>> pool_parse_gpus(const std::string& spec) {
 WorkerPool::WorkerPool(PoolOptions options) : options_(std::move(options)) {
   for (int g : options_.gpus) {
     WorkerOptions w = options_.worker;
-    w.gpu = g;
+    if (g >= 0) w.gpu = g;  // -1: the worker gets its GPU elsewhere (a Ray actor's)
     workers_.push_back(std::make_unique<WorkerClient>(w));
   }
 }

@@ -18,7 +18,7 @@ namespace ucut::eval {
 Result<std::vector<int>> pool_parse_gpus(const std::string& spec);
 
 struct PoolOptions {
-  std::vector<int> gpus{0};
+  std::vector<int> gpus{0};                  // one worker each; -1: no CUDA_VISIBLE_DEVICES (a Ray actor's GPU)
   WorkerOptions worker;                      // argv/env for each worker (gpu is set per worker)
   std::string compile_mode = "default";      // "" = eager only
   std::string baseline_cache;                // folder for cached baselines

@@ -108,6 +108,12 @@ if [ "$set_name" = core ]; then
   expect 2 "unknown precision policy 'tf-32'; did you mean 'tf32'?" -- "$bin" optimize synthetic --policy tf-32 --no-memory --out "$work/policy"
   expect 2 "unknown precision policy 'exakt'; did you mean 'exact'?" -- "$bin" bench synthetic --policy exakt --no-memory --out "$work/policy"
   expect 2 "--strategy: magic not in {builtin,llm,hybrid}" -- "$bin" optimize synthetic --strategy magic --no-memory --out "$work/strategy"
+  # GPU workers as Ray actors (docs/scale-out.md): the address, a count for --gpus, a reachable cluster.
+  expect 2 "--eval-executor ray needs the cluster's address" -- env -u RAY_ADDRESS "$bin" bench "$root/problems" \
+    --match act_relu --eval-executor ray --no-memory --out "$work/ray"
+  expect 2 "Ray picks the GPUs, so --gpus is a count" -- "$bin" bench "$root/problems" --match act_relu \
+    --eval-executor ray --ray-address 127.0.0.1:1 --gpus 0,2 --no-memory --out "$work/ray"
+  expect 2 "--eval-executor: rey not in {local,ray}" -- "$bin" optimize synthetic --eval-executor rey --no-memory --out "$work/ray"
   # The LLM agent: a problem it cannot show a model, and a run without an endpoint (docs/agent.md).
   expect 1 "the LLM agent needs a real problem" -- "$bin" optimize synthetic --strategy llm --no-memory --out "$work/strategy"
   expect 1 "OPENAI_BASE_URL" -- env -u OPENAI_BASE_URL UCUTLASS_NO_GPU=1 "$bin" optimize "$D/gemm_square.json" \
