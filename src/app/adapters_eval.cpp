@@ -136,6 +136,7 @@ search::Baselines RealEvaluator::baselines() {
   search::Baselines b;
   b.eager_s = finite_or(ctx_.eager_ms, 0) / 1e3;
   b.compile_s = finite_or(ctx_.compile_ms, 0) / 1e3;
+  baselines_done_ = true;
   return b;
 }
 
@@ -166,6 +167,7 @@ search::EvalOutcome RealEvaluator::measure(const search::Candidate& c, const sea
 }
 
 void RealEvaluator::measure_ahead(const search::Candidate& c, const search::CompileOutcome& built) {
+  if (!baselines_done_) return;  // its record needs the problem's context: evaluate() measures it
   search::EvalOutcome e = measure(c, built);
   std::lock_guard<std::mutex> lock(mu_);
   ahead_[c.hash] = std::move(e);

@@ -10,6 +10,7 @@
 // run for a seed, is unchanged).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -90,6 +91,9 @@ class RealEvaluator final : public search::Evaluator {
   std::string notes_;
   std::mutex mu_;
   std::map<std::string, search::EvalOutcome> ahead_;   // candidate hash -> outcome measured ahead
+  // Set once baselines() has filled ctx_: a candidate built before that (a suite compiles the
+  // opening while the baselines are measured) is measured when the session asks, not ahead.
+  std::atomic<bool> baselines_done_{false};
   std::vector<eval::RunRecord> records_;
 };
 

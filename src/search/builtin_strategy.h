@@ -82,6 +82,8 @@ class BuiltinStrategy final : public Strategy {
  public:
   BuiltinStrategy(SearchSpace& space, BuiltinOptions options);
   std::string name() const override { return "builtin"; }
+  // The opening is the SOL ranking; eager times matter only once attempts exist (the speed probe).
+  bool opens_without_baselines() const override { return true; }
   // False for a candidate below the precision floor a mismatch raised (its lifted twin is proposed
   // instead, the fallback queue) or in the summation class of a rounding mismatch: evaluating it
   // would only repeat the mismatch.

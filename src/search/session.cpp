@@ -24,9 +24,8 @@ SearchSession::~SearchSession() {
     if (p.build.valid()) p.build.wait();  // never leave a compile thread behind
 }
 
-Status SearchSession::start() {
-  start_s_ = clock_.now_s();
-  std::optional<Baselines> base;
+Status SearchSession::load() {
+  if (loaded_) return ok_status();
   if (journal_) {
     auto j = journal_->load();
     if (!j) return j.error();
@@ -34,8 +33,16 @@ Status SearchSession::start() {
       prior_s_ = std::max(prior_s_, a.at_s);
       if (!a.cand.hash.empty()) recorded_.emplace(a.cand.hash, std::move(a));
     }
-    base = j->baselines;
+    journal_baselines_ = j->baselines;
   }
+  loaded_ = true;
+  return ok_status();
+}
+
+Status SearchSession::start() {
+  start_s_ = clock_.now_s();
+  if (auto st = load(); !st) return st;
+  std::optional<Baselines> base = journal_baselines_;
   if (!base) {
     base = evaluator_.baselines();
     if (journal_)
@@ -136,7 +143,7 @@ void SearchSession::record(Attempt a) {
 }
 
 void SearchSession::prime() {
-  if (started_ && stop_ == StopReason::none) fill_queue();
+  if (stop_ == StopReason::none && (started_ || (loaded_ && strategy_.opens_without_baselines()))) fill_queue();
 }
 
 // Candidates proposed ahead of results the strategy has since seen (a mismatch that raised the

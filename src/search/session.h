@@ -67,12 +67,16 @@ class SearchSession {
 
   // Loads the journal (for --resume) and measures (or replays) the baselines.
   Status start();
+  // Only the journal (start() does it when it has not been done). A suite calls it first so that
+  // a strategy whose opening needs no baselines starts compiling before they are measured.
+  Status load();
   // One attempt. False once the search has stopped (then stop_reason() says why).
   bool step();
   // Steps until a stop rule fires, the budget is spent or *interrupt becomes true.
   StopReason run(const std::atomic<bool>* interrupt = nullptr);
   void interrupt() { stop_ = StopReason::interrupted; }
-  // For a suite: starts compiling this session's lookahead now (no-op once stopped), and whether
+  // For a suite: starts compiling this session's lookahead now (no-op once stopped; before start()
+  // only after load() and when the strategy opens without baselines), and whether
   // step() would make its next attempt without waiting for a compile (true once stopped).
   void prime();
   bool ready();
@@ -118,6 +122,8 @@ class SearchSession {
   double prior_s_ = 0;  // search time before this start (the journal's latest at_s, on --resume)
   SessionCost cost_;
   bool started_ = false;
+  bool loaded_ = false;
+  std::optional<Baselines> journal_baselines_;  // what load() found in the journal
 };
 
 }  // namespace ucut::search

@@ -65,6 +65,9 @@ class Strategy {
   // cost no attempt). The built-in strategy drops candidates below a raised precision floor and
   // candidates in the summation class of a rounding mismatch.
   virtual bool still_wanted(const Candidate& /*candidate*/, const SearchState& /*state*/) const { return true; }
+  // Whether the first proposals need no baselines (state.baselines): then a suite compiles them
+  // while the GPU is still measuring the problems' eager and torch.compile times.
+  virtual bool opens_without_baselines() const { return false; }
 };
 
 }  // namespace ucut::search

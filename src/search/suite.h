@@ -20,7 +20,8 @@ struct SuiteOptions {
   int pool = 0;                   // attempts for the whole suite; 0: no suite limit
   double wall_s = 0;              // suite wall-time limit; 0: none
   // Real suites (compiles take a minute, the GPU a second): start every session at once (the
-  // baselines spread over the GPU workers), prime every session's compiles, and give the next
+  // baselines spread over the GPU workers), prime every session's compiles (before its baselines
+  // when its strategy opens without them, Strategy::opens_without_baselines), and give the next
   // attempt to the problem with the most headroom among those whose next candidate is already
   // built, so the GPU never waits on one problem's compile while another's kernel is ready.
   // The order then depends on compile times; off (the default), a run is deterministic.

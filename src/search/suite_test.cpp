@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "search/builtin_strategy.h"
 #include "search/fake_surface.h"
 
@@ -111,6 +115,67 @@ TEST(SuiteScheduler, OverlapModeStartsEverySessionAndStillRunsEachToItsStop) {
   EXPECT_EQ(made, static_cast<int>(a.session->state().attempts.size() +
                                    b.session->state().attempts.size()));
   EXPECT_GT(b.session->state().attempts.size(), a.session->state().attempts.size());
+}
+
+// Baselines that wait (up to `limit`) for the first compile, and say whether it came first.
+class WaitsForACompile final : public Evaluator {
+ public:
+  WaitsForACompile(Evaluator& inner, const FakeCompiler& compiler, std::chrono::milliseconds limit)
+      : inner_(inner), compiler_(compiler), limit_(limit) {}
+  Baselines baselines() override {
+    const auto until = std::chrono::steady_clock::now() + limit_;
+    while (compiler_.calls.load() == 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    compiled_first = compiler_.calls.load() > 0;
+    return inner_.baselines();
+  }
+  EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) override { return inner_.evaluate(c, built); }
+  std::atomic<bool> compiled_first{false};
+
+ private:
+  Evaluator& inner_;
+  const FakeCompiler& compiler_;
+  std::chrono::milliseconds limit_;
+};
+
+// The built-in strategy, but claiming its opening needs the baselines (as the LLM agent's does).
+class NeedsBaselines final : public Strategy {
+ public:
+  explicit NeedsBaselines(Strategy& inner) : inner_(inner) {}
+  std::string name() const override { return "needs-baselines"; }
+  std::optional<Candidate> propose(const SearchState& state) override { return inner_.propose(state); }
+  void observe(const Attempt& a, const SearchState& state) override { inner_.observe(a, state); }
+
+ private:
+  Strategy& inner_;
+};
+
+TEST(SuiteScheduler, OverlapModeCompilesTheOpeningWhileTheBaselinesAreMeasured) {
+  // Run BK: 80 problems' baselines on one GPU took 299 s, and no compile started before its
+  // problem's baselines were in. A strategy that opens without them now compiles meanwhile.
+  for (const bool opens_without : {true, false}) {
+    SurfaceSpec spec;
+    FakeSpace space(spec);
+    FakeCompiler compiler(spec);
+    FakeEvaluator inner(space, nullptr);
+    // The built-in strategy waits its full limit if no compile comes; the other must not see one.
+    WaitsForACompile evaluator(inner, compiler, std::chrono::milliseconds(opens_without ? 10000 : 300));
+    BuiltinStrategy builtin(space, BuiltinOptions{});
+    NeedsBaselines needs(builtin);
+    Strategy& strategy = opens_without ? static_cast<Strategy&>(builtin) : needs;
+    EXPECT_EQ(strategy.opens_without_baselines(), opens_without);
+    FakeClock clock;
+    SessionOptions so;
+    so.budget.attempts = 6;
+    so.t_sol = spec.t_sol;
+    SearchSession session(spec.problem, strategy, compiler, evaluator, clock, nullptr, so);
+    SuiteOptions suite_options;
+    suite_options.overlap = true;
+    SuiteScheduler suite({&session}, suite_options, clock);
+    EXPECT_EQ(suite.run(), 6);
+    EXPECT_EQ(evaluator.compiled_first.load(), opens_without) << strategy.name();
+    EXPECT_EQ(inner.baseline_calls, 1);
+  }
 }
 
 TEST(SuiteScheduler, PoolLimitsTheWholeSuite) {
