@@ -8,6 +8,7 @@
 
 #include "dsl/dsl.h"
 #include "dsl/names.h"
+#include "support/hash.h"
 
 namespace ucut::app {
 
@@ -130,7 +131,7 @@ search::Candidate RealSpace::make(const Choice& ch) {
   search::Candidate c;
   c.name = name;
   c.program = dsl::dsl_print(p);
-  c.hash = dsl::dsl_hash(p);
+  c.hash = sha256_hex(c.program);  // dsl_hash(p), without printing the program a second time
   c.ast = std::make_shared<const dsl::Program>(std::move(p));
   c.config = std::move(config);
   c.rung = rung_of(ch);
