@@ -187,9 +187,11 @@ class Relay:
                 # The actor or its node died: not the candidate's doing. A new actor, the same request.
                 self.actor = None
                 self.replaced += 1
-                print(f"ray_eval: the evaluation actor on node {self.where.get('node', '?')[:12]} was lost ({str(e).splitlines()[0][:300]}) "
-                      f"({type(e).__name__}); request {req.get('id')} goes to a new actor "
-                      f"(retry {attempt + 1} of {self.max_retries})", file=sys.stderr, flush=True)
+                why = (str(e).splitlines() or [""])[0][:300]
+                then = (f"request {req.get('id')} goes to a new actor (retry {attempt + 1} of {self.max_retries})"
+                        if attempt < self.max_retries else "no retries left")
+                print(f"ray_eval: the evaluation actor on node {self.where.get('node', '?')[:12]} was lost "
+                      f"({type(e).__name__}: {why}); {then}", file=sys.stderr, flush=True)
         else:
             return None, _fail(f"the Ray evaluation actor was lost {self.max_retries + 1} times in a row",
                                "check the cluster's GPU nodes (`ray status`)")
