@@ -10,8 +10,8 @@ worker, on its GPU, exactly as on a local one: the relay adds latency between re
 inside a timed region.
 
 Files travel with the requests: ``load_problem``'s problem file and ``evaluate``'s kernel library
-are read here and written into the actor's folder under their own names (a content-hash folder
-each, so a library is sent to a node once per actor), and the request's path is rewritten; the
+are read here and sent with every request that names them; the actor writes each into its folder
+under its own name (a content-hash folder each, written once) and rewrites the request's path; the
 response's ``problem.path`` is rewritten back. ``baseline``'s ``cache_dir`` becomes a folder on the
 actor's node. The nodes need the project's Python package and PyTorch, nothing else: no nvcc,
 no CUTLASS.
