@@ -39,7 +39,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from .ray_bridge import _unreachable
@@ -134,11 +133,10 @@ def _read_file(path: str) -> Tuple[str, bytes]:
 class Relay:
     """The protocol side: one request at a time, as the worker protocol is."""
 
-    def __init__(self, ray: Any, address: str, worker_argv: Optional[List[str]], env: Dict[str, str],
+    def __init__(self, ray: Any, worker_argv: Optional[List[str]], env: Dict[str, str],
                  max_retries: int, start_timeout: float):
         self.ray = ray
-        self.address = address
-        self.actor_cls = _actor_class(ray)
+        self.actor_cls = ray.remote(num_gpus=1, num_cpus=1, max_restarts=0)(EvalActor)
         self.worker_argv = worker_argv
         self.env = env
         self.max_retries = max_retries
@@ -146,7 +144,6 @@ class Relay:
         self.actor: Any = None
         self.where: Dict[str, Any] = {}
         self.last_load: Optional[Tuple[Dict[str, Any], Dict[str, Tuple[str, bytes]]]] = None
-        self.replaced = 0
 
     def start_actor(self) -> None:
         self.actor = self.actor_cls.remote(self.worker_argv, self.env)
@@ -186,7 +183,6 @@ class Relay:
             except self.ray.exceptions.RayActorError as e:
                 # The actor or its node died: not the candidate's doing. A new actor, the same request.
                 self.actor = None
-                self.replaced += 1
                 why = (str(e).splitlines() or [""])[0][:300]
                 then = (f"request {req.get('id')} goes to a new actor (retry {attempt + 1} of {self.max_retries})"
                         if attempt < self.max_retries else "no retries left")
@@ -209,10 +205,6 @@ class Relay:
                 resp["problem"]["path"] = original
             line = json.dumps(resp)
         return line, out.get("exit")
-
-
-def _actor_class(ray: Any) -> Any:
-    return ray.remote(num_gpus=1, num_cpus=1, max_restarts=0)(EvalActor)
 
 
 def _fail(message: str, fix: str) -> int:
@@ -262,7 +254,7 @@ def serve(address: str, worker_argv: Optional[List[str]], max_retries: int, star
                      "start GPU nodes with `ray start --address HEAD:PORT` on GPU hosts (Ray counts their GPUs), "
                      "or use --eval-executor local")
     env = {k: v for k, v in os.environ.items() if k.startswith("UCUTLASS_")}
-    relay = Relay(ray, address, worker_argv, env, max_retries, start_timeout)
+    relay = Relay(ray, worker_argv, env, max_retries, start_timeout)
     for raw in sys.stdin:
         raw = raw.strip()
         if not raw:
