@@ -31,13 +31,20 @@ bool gpu_present() {
   return r && r->success() && r->out.find("GPU ") != std::string::npos;
 }
 
+std::optional<int> gpus_count(const std::string& spec) {
+  if (spec.empty() || spec.size() > 3 || spec.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int n = std::stoi(spec);
+  return n >= 1 ? std::optional<int>(n) : std::nullopt;
+}
+
 Result<std::vector<int>> gpus_parse(const std::string& spec) {
   if (spec.empty() || spec == "all" || spec.find(',') != std::string::npos) return eval::pool_parse_gpus(spec);
-  if (spec.find_first_not_of("0123456789") != std::string::npos || spec.size() > 3 || std::stoi(spec) < 1)
+  auto n = gpus_count(spec);
+  if (!n)
     return make_error(ErrorCode::invalid_input, "--gpus " + spec + ": not a GPU count",
                       "give a count (--gpus 2 uses GPUs 0 and 1), a list of indices (--gpus 0,3) or 'all'");
   std::vector<int> out;
-  for (int i = 0; i < std::stoi(spec); ++i) out.push_back(i);
+  for (int i = 0; i < *n; ++i) out.push_back(i);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ bool gpu_present();
 
 // --gpus: "N" (a count: GPUs 0..N-1), "0,2" (those indices) or "all" (every GPU nvidia-smi lists).
 Result<std::vector<int>> gpus_parse(const std::string& spec);
+// The count a --gpus value names ("2" -> 2, 1 to 999), or nullopt for anything else ("all", "0,2").
+std::optional<int> gpus_count(const std::string& spec);
 
 // RunRecord status -> RunStatus (unknown statuses are launch errors).
 search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r);

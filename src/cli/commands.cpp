@@ -108,8 +108,9 @@ Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string
   out.worker.argv = {python_interpreter(), "-m", "ucutlass_torch.ray_eval", "--address", args.ray_address};
   // Placement on a busy cluster and PyTorch's start on the node take longer than a local worker.
   out.worker.start_timeout = std::chrono::milliseconds(240000);
-  if (!gpus_spec.empty() && gpus_spec != "all" &&
-      (gpus_spec.find_first_not_of("0123456789") != std::string::npos || gpus_spec.size() > 3 || std::stoi(gpus_spec) < 1))
+  const bool all = gpus_spec.empty() || gpus_spec == "all";
+  const std::optional<int> asked = app::gpus_count(gpus_spec);
+  if (!all && !asked)
     return make_error(ErrorCode::invalid_input,
                       "--gpus " + gpus_spec + " with --eval-executor ray: Ray picks the GPUs, so --gpus is a count",
                       "give --gpus N (N workers, one GPU each, wherever Ray places them) or --gpus all");
@@ -121,11 +122,13 @@ Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string
   ps.timeout = std::chrono::milliseconds(180000);
   auto r = subprocess_run(ps);
   if (!r) return r.error();
-  std::string text = r->out;
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  auto rtrim = [](std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    return s;
+  };
+  const std::string text = rtrim(r->out);
   if (!r->success() || text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
-    std::string why = r->err.size() > 2000 ? r->err.substr(r->err.size() - 2000) : r->err;
-    while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+    const std::string why = rtrim(r->err.size() > 2000 ? r->err.substr(r->err.size() - 2000) : r->err);
     return make_error(ErrorCode::subprocess, "--eval-executor ray: " + (why.empty() ? "no answer from the Ray cluster at " + args.ray_address : why),
                       "check the address (`ray status` on the head), or use --eval-executor local");
   }
@@ -133,15 +136,12 @@ Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string
   if (cluster_gpus < 1)
     return make_error(ErrorCode::subprocess, "the Ray cluster at " + args.ray_address + " has no GPU",
                       "start GPU nodes with `ray start --address HEAD:PORT` on GPU hosts, or use --eval-executor local");
-  int count = cluster_gpus;
-  if (!gpus_spec.empty() && gpus_spec != "all") {
-    count = std::stoi(gpus_spec);
-    if (count > cluster_gpus)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("--gpus {} with --eval-executor ray: the cluster at {} has {} GPU{}", count,
-                                    args.ray_address, cluster_gpus, cluster_gpus == 1 ? "" : "s"),
-                        fmt::format("ask for at most {} (--gpus all), or add GPU nodes", cluster_gpus));
-  }
+  const int count = all ? cluster_gpus : *asked;
+  if (count > cluster_gpus)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("--gpus {} with --eval-executor ray: the cluster at {} has {} GPU{}", count,
+                                  args.ray_address, cluster_gpus, cluster_gpus == 1 ? "" : "s"),
+                      fmt::format("ask for at most {} (--gpus all), or add GPU nodes", cluster_gpus));
   out.gpus.assign(static_cast<size_t>(count), -1);
   return out;
 }
