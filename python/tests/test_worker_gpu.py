@@ -319,3 +319,15 @@ def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):
     assert "precision tf32m" in text
     [r] = ucut_eval("matmul_kn_tf32m", [lib], "--profile", "kb-v01", *FAST)
     assert r["status"] == "ok", r["error"]
+
+
+def test_f32x3s_transposes_operands_that_are_not_k_major(tmp_path):
+    """A^T @ B, batched, A transposed and B N-contiguous, no extent a multiple of 32: f32x3s splits
+    each operand into its transpose (TF32 wgmma reads only K-major) and passes the default
+    contract's 1e-4, the rescaled trial included."""
+    lib, text = lowered_library(tmp_path, "matmul_t_f32x3s",
+                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3s\n", t))
+    assert "gemm(a.T, b)" in text
+    [r] = ucut_eval("matmul_t_f32x3s", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"

@@ -329,7 +329,7 @@ std::optional<search::Candidate> RealSpace::at_rung(const search::Candidate& c, 
     // Prefer the same tile at the new rung; else the rung's best-ranked configuration. On the
     // FP32 SIMT rung, K in one piece first: split-K would break the one-FMA-chain order that
     // makes the rung pass where the fp32 reference's rounding fails the others.
-    // A stage without configurations at the rung (p @ v has no f32x3s) takes the nearest rung
+    // A stage without configurations at the rung (f32x3s where K is not a multiple of 4) takes the nearest rung
     // above it, so the program as a whole lands on the requested one.
     int target = rung;
     if (cur.rung < rung) {

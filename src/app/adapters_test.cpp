@@ -106,8 +106,9 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
 }
 
 // Attention: q @ k^T may run in tf32 (wgmma) or f32x3s, p @ v (B is N-contiguous) in tf32m
-// (TF32 on mma.sync) or the SM80 3xTF32. Both start at TF32's rung, so a mismatch can raise the
-// floor and lift them, to f32x3s / f32x3 (rung 1; p @ v has no f32x3s) and then f32x3 (rung 2).
+// (TF32 on mma.sync), f32x3s (its split stages transpose v) or the SM80 3xTF32. Both start at
+// TF32's rung, so a mismatch can raise the floor and lift them, to f32x3s (rung 1) and then f32x3
+// (rung 2).
 TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);

@@ -139,6 +139,62 @@ TEST(Library, F32x3sSplitsAreExactTf32PartsOfTheOperand) {
   EXPECT_EQ(t.at("s0__ab")[3], 1.0 + std::ldexp(1.0, -10));
 }
 
+// TF32 wgmma reads both operands only K-major: an operand stored otherwise (A written A.T, B as
+// [K, N]) is split into its transpose, and the three GEMMs read the parts K-major. The
+// interpreter checks the parts element by element against the operand read transposed.
+TEST(Library, F32x3sSplitsANonKMajorOperandIntoItsTranspose) {
+  const char* text =
+      "ucut 1\nin a : f32[2, 40, 24]\nin b : f32[2, 40, 36]\nout y : f32[2, 24, 36]\n"
+      "stage y = gemm(a.T, b) { precision f32x3s }\n";
+  auto e = expand("t.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
+  ASSERT_EQ(x->stages.size(), 5u);
+  for (int i = 0; i < 2; ++i) {
+    const auto* es = std::get_if<dsl::ElementwiseStage>(&x->stages[i].body);
+    ASSERT_NE(es, nullptr) << i;
+    EXPECT_TRUE(es->transpose) << i;
+  }
+  EXPECT_EQ(x->find_tensor("s0__ab")->shape, (std::vector<int64_t>{2, 24, 40}));  // [.., M, K]
+  EXPECT_EQ(x->find_tensor("s0__bs")->shape, (std::vector<int64_t>{2, 36, 40}));  // [.., N, K]
+  for (int i = 2; i < 5; ++i) {
+    const auto& g = std::get<dsl::GemmStage>(x->stages[i].body);
+    EXPECT_FALSE(g.a.transposed) << i;
+    EXPECT_TRUE(g.b.transposed) << i;
+    EXPECT_EQ(g.m, 24);
+    EXPECT_EQ(g.n, 36);
+    EXPECT_EQ(g.k, 40);
+  }
+  dsl::InterpTensors t;
+  for (int i = 0; i < 2 * 40 * 24; ++i) t["a"].push_back(static_cast<float>(std::sin(0.71 * i) * 3));
+  for (int i = 0; i < 2 * 40 * 36; ++i) t["b"].push_back(static_cast<float>(std::cos(0.37 * i) * 2));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
+  auto check = [&](const char* src, const char* big, const char* small, int64_t k, int64_t mn) {
+    for (int64_t l = 0; l < 2; ++l)
+      for (int64_t r = 0; r < mn; ++r)
+        for (int64_t c = 0; c < k; ++c) {
+          const double v = t.at(src)[(l * k + c) * mn + r];                 // the operand at [l, c, r]
+          const size_t at = static_cast<size_t>((l * mn + r) * k + c);      // its part at [l, r, c]
+          EXPECT_EQ(t.at(big)[at] + t.at(small)[at], v) << src << " " << l << "," << r << "," << c;
+          EXPECT_LE(std::fabs(t.at(small)[at]), std::ldexp(std::fabs(v), -11)) << src;
+        }
+  };
+  check("a", "s0__ab", "s0__as", 40, 24);
+  check("b", "s0__bb", "s0__bs", 40, 36);
+  auto lib = codegen_emit_library(e->program, {"t.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  EXPECT_EQ(lib->config_names[0], "elementwise_transpose_t256");
+  // the same operand read both ways in one program is split twice, once per layout
+  const char* both =
+      "ucut 1\nin a : f32[64, 64]\nout y : f32[64, 64]\nout z : f32[64, 64]\n"
+      "stage y = gemm(a, a) { precision f32x3s }\nstage z = gemm(a, a.T) { precision f32x3s }\n";
+  auto e2 = expand("both.ucut", both);
+  ASSERT_TRUE(e2);
+  int splits = 0;
+  for (const auto& st : e2->expanded.stages) splits += std::holds_alternative<dsl::ElementwiseStage>(st.body);
+  EXPECT_EQ(splits, 2);  // a (K-major as A and as z's B.T) and a^T (y's B)
+}
+
 // An epilogue reading a full-size tensor (a residual): p2 takes the GEMM's one source slot, so the
 // GEMM stores acc + p2 and an elementwise stage after it computes what the epilogue did.
 TEST(Library, F32x3sWithAResidualRunsTheEpilogueAfterTheGemm) {

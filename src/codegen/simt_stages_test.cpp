@@ -584,6 +584,20 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
       v.emplace_back("gemv_epilogue", codegen_emit_gemm(*res.program, 1));
     }
   }
+  {
+    // f32x3s of A.T @ B (A [K, M], B [K, N], a batch of 3, edges not multiples of the 32 x 32 tile):
+    // the split stages copy each operand's TF32 parts into its transpose, K-major for wgmma
+    auto res = dsl::dsl_compile(
+        {"split_t.ucut",
+         "ucut 1\nin a : f32[3, 200, 1000]\nin b : f32[3, 200, 520]\nout y : f32[3, 1000, 520]\n"
+         "stage y = gemm(a.T, b) { precision f32x3s }\n"});
+    if (!res.program) ADD_FAILURE() << "f32x3s program refused";
+    if (res.program) {
+      auto x = codegen_expand_split_gemms(*res.program);
+      if (!x) ADD_FAILURE() << x.error().render();
+      if (x) v.emplace_back("elementwise_transpose_split", codegen_emit_elementwise(*x, 1));
+    }
+  }
   return v;
 }
 

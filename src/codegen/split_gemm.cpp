@@ -1,7 +1,9 @@
 // codegen_expand_split_gemms: a gemm stage with `precision f32x3s` (3xTF32 on TF32 wgmma) becomes
 // five stages the other emitters already generate. With A = Ab + As and B = Bb + Bs split into
 // their TF32 values (`tf32`, round to nearest) and the fp32 remainders:
-//   Ab, As / Bb, Bs  two elementwise stages, each reading its operand once (tmp tensors)
+//   Ab, As / Bb, Bs  two elementwise stages, each reading its operand once (tmp tensors), and
+//                    writing the parts K-major ([M, K] and [N, K]) whatever the operand's layout
+//                    (a transposing copy where the operand is not: TF32 wgmma reads only K-major)
 //   p1 = Ab @ Bs     a TF32 GEMM, its own zero-initialized accumulator
 //   p2 = As @ Bb + p1
 //   out = epi(Ab @ Bb + p2)   the stage's epilogue, `acc` read as acc + p2; its K split in the
@@ -90,7 +92,10 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
   // the same tensor (SwiGLU's two GEMMs of x) reuses them until a stage writes the tensor again.
   std::map<std::string, std::pair<std::string, std::string>> splits;
   for (const auto& st : program.stages) {
-    for (const auto& o : st.outputs) splits.erase(o);
+    for (const auto& o : st.outputs) {
+      splits.erase(o);
+      splits.erase(o + "^T");
+    }
     const auto* g = std::get_if<dsl::GemmStage>(&st.body);
     if (!g || g->knobs.precision != dsl::Precision::f32x3s) {
       p.stages.push_back(st);
@@ -116,10 +121,15 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       p.tensors.push_back(t);
       return name;
     };
-    // One elementwise stage per operand writes both parts: x is read once.
-    auto split = [&](const dsl::Tensor& src, const std::string& which) {
-      if (auto it = splits.find(src.name); it != splits.end()) return it->second;
-      const std::string big = add_tmp(which + "b", src.shape), small = add_tmp(which + "s", src.shape);
+    // One elementwise stage per operand writes both parts: x is read once. TF32 wgmma reads both
+    // operands K-major only, so an operand stored otherwise (A written `A.T`, B as [K, N]) is split
+    // into its transpose: the split is a copy anyway, and the GEMMs then read it K-major.
+    auto split = [&](const dsl::Tensor& src, const std::string& which, bool transpose) {
+      const std::string key = src.name + (transpose ? "^T" : "");
+      if (auto it = splits.find(key); it != splits.end()) return it->second;
+      std::vector<int64_t> shape = src.shape;
+      if (transpose) std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+      const std::string big = add_tmp(which + "b", shape), small = add_tmp(which + "s", shape);
       dsl::Stage s;
       s.name = st.name + "_" + which;
       s.outputs = {big, small};
@@ -130,18 +140,22 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       dsl::ElementwiseStage e;
       e.body.stmts = {let, store(big, local(let.name)),
                       store(small, binary(dsl::BinOp::sub, load(src.name), local(let.name)))};
+      e.transpose = transpose;
       s.body = e;
       p.stages.push_back(std::move(s));
-      return splits[src.name] = std::pair{big, small};
+      return splits[key] = std::pair{big, small};
     };
-    const auto [ab, as] = split(*a, "a");
-    const auto [bb, bs] = split(*b, "b");
+    const bool a_t = !dsl::gemm_a_k_major(*g), b_t = !dsl::gemm_b_k_major(*g);
+    const auto [ab, as] = split(*a, "a", a_t);
+    const auto [bb, bs] = split(*b, "b", b_t);
     const std::string p1 = add_tmp("p1", out->shape), p2 = add_tmp("p2", out->shape);
     auto gemm = [&](const std::string& name, const std::string& x, const std::string& y,
                     std::vector<std::string> outputs, dsl::Epilogue epi, bool main) {
       dsl::GemmStage h = *g;
       h.a.tensor = x;
       h.b.tensor = y;
+      h.a.transposed = false;  // the splits are K-major: A [.., M, K], B [.., N, K]
+      h.b.transposed = true;
       h.knobs.precision = dsl::Precision::tf32;
       h.knobs.scheduler = resolved.scheduler;
       h.knobs.split_k = resolved.split_k;

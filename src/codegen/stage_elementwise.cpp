@@ -20,6 +20,93 @@ struct LoadInfo {
   dsl::LoadMode mode = dsl::LoadMode::full;
 };
 
+// The transposing form (ElementwiseStage::transpose, the f32x3s split of a non-K-major operand):
+// each block moves 32 x 32 tiles through shared memory, reading the inputs along their rows and
+// writing the outputs along theirs (both coalesced), every element once.
+Result<StageCode> emit_transposed(const dsl::Program& program, int stage_index, const dsl::ElementwiseStage& es,
+                                  const dsl::Tensor& out0) {
+  const std::string label = simt_stage_label(program, stage_index);
+  const std::string pre = simt_prefix(stage_index);
+  const auto& os = out0.shape;
+  if (os.size() < 2)
+    return make_error(ErrorCode::internal, label + ": a transposing elementwise stage needs a matrix output");
+  const int64_t rows = os[os.size() - 2], cols = os.back(), mat = rows * cols, batch = out0.numel() / mat;
+  std::vector<int64_t> ishape = os;
+  std::swap(ishape[ishape.size() - 1], ishape[ishape.size() - 2]);
+  std::vector<std::string> fields, scalars;
+  auto render_load = [&](const dsl::Expr& e, const std::string& field, const dsl::Tensor& t) -> Result<std::string> {
+    if (e.mode != dsl::LoadMode::full || t.shape != ishape)
+      return make_error(ErrorCode::internal, label + ": a transposing elementwise stage reads only full inputs of "
+                                                 "the output's shape with its last two dims swapped ('" + t.name + "')");
+    return field + "x";
+  };
+  const IndexExprs index = simt_matrix_index(os, fmt::format("(b * {}LL + r)", rows), "c");
+  ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load, index};
+  std::string body;
+  std::vector<const dsl::Tensor*> stores;
+  for (const auto& st : es.body.stmts) {
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce)
+      return make_error(ErrorCode::internal, label + ": a reduction in a transposing elementwise stage");
+    auto v = simt_render_expr(*st.value, env);
+    if (!v) return v.error();
+    if (st.kind == dsl::EpilogueStmt::Kind::let) {
+      body += "        const float l_" + st.name + " = " + *v + ";\n";
+      continue;
+    }
+    const dsl::Tensor* t = program.find_tensor(st.name);
+    if (!t || t->numel() != out0.numel())
+      return make_error(ErrorCode::internal, label + ": output '" + st.name + "' is not of the stage's shape");
+    body += fmt::format("        static_cast<{0}*>(p.o{1})[at] = ucut_simt::from_f<{0}>({2});\n",
+                        simt_cuda_type(t->dtype), stores.size(), *v);
+    stores.push_back(t);
+  }
+  if (stores.empty()) return make_error(ErrorCode::internal, label + ": the elementwise stage stores nothing");
+  const int64_t tiles_r = (rows + 31) / 32, tiles_c = (cols + 31) / 32;
+  StageCode code;
+  code.includes = {"simt_common.cuh"};
+  code.launcher = pre + "launch";
+  code.workspace_expr = "0";
+  code.needs_cutlass = false;
+  code.config_name = "elementwise_transpose_t256";
+  std::string d = simt_banner(program, stage_index, "elementwise (transposing)");
+  d += "struct " + pre + "params {\n";
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
+  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
+  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, stores[i]->name);
+  d += "};\n";
+  // block (32, 8): tile rows c0.., columns r0.. of the input [cols, rows]; then the output's
+  // rows r0.., columns c0.. from the tile read down its columns (the +1 pad keeps banks apart)
+  d += fmt::format("__global__ void __launch_bounds__(256) {}kernel({}params p) {{\n", pre, pre);
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  __shared__ float t{}s[32][33];\n", i);
+  d += fmt::format("  const long long tile = blockIdx.x, b = tile / {0}LL, rt = tile % {0}LL;\n", tiles_r * tiles_c);
+  d += fmt::format("  const long long r0 = rt % {}LL * 32, c0 = rt / {}LL * 32;\n", tiles_r, tiles_r);
+  d += "  const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;\n";
+  d += "#pragma unroll\n  for (int k = 0; k < 32; k += 8) {\n";
+  d += fmt::format("    const long long c = c0 + ty + k, r = r0 + tx;\n    if (c < {}LL && r < {}LL) {{\n", cols, rows);
+  for (size_t i = 0; i < fields.size(); ++i)
+    d += fmt::format("      t{0}s[ty + k][tx] = ucut_simt::ld<{1}>(p.t{0}, b * {2}LL + c * {3}LL + r);\n", i,
+                     simt_cuda_type(program.find_tensor(fields[i])->dtype), mat, rows);
+  d += "    }\n  }\n  __syncthreads();\n";
+  d += "#pragma unroll\n  for (int k = 0; k < 32; k += 8) {\n";
+  d += fmt::format("    const long long r = r0 + ty + k, c = c0 + tx;\n    if (r < {}LL && c < {}LL) {{\n", rows, cols);
+  d += fmt::format("      const long long at = b * {}LL + r * {}LL + c;\n", mat, cols);
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("      const float t{0}x = t{0}s[tx][ty + k];\n", i);
+  d += "      {\n" + body + "      }\n    }\n  }\n}\n";
+  d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
+  d += fmt::format("  {}params p{{}};\n", pre);
+  for (size_t i = 0; i < fields.size(); ++i)
+    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
+  for (size_t i = 0; i < scalars.size(); ++i)
+    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
+  for (size_t i = 0; i < stores.size(); ++i)
+    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, stores[i]->name));
+  d += fmt::format("  {}kernel<<<{}, 256, 0, args.stream>>>(p);\n", pre, batch * tiles_r * tiles_c);
+  d += simt_launch_check(label);
+  d += "  return 0;\n}\n";
+  code.definitions = std::move(d);
+  return code;
+}
+
 }  // namespace
 
 Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stage_index) {
@@ -35,6 +122,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   const int64_t numel = out0->numel();
   const int64_t last = oshape.back();
   if (numel == 0) return make_error(ErrorCode::invalid_input, label + ": output '" + out0->name + "' is empty");
+  if (es->transpose) return emit_transposed(program, stage_index, *es, *out0);
 
   std::vector<std::string> fields, scalars;
   std::map<std::string, LoadInfo> loads;  // field -> tensor

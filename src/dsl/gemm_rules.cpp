@@ -344,9 +344,10 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
 }
 
 // wgmma reads 32-bit (tf32) operands from shared memory only K-major; the CUTLASS builder sends
-// other layouts to a register-sourced transposing mainloop that we do not generate.
+// other layouts to a register-sourced transposing mainloop that we do not generate. (f32x3s takes
+// any layout: its split stages write the operands' parts K-major, codegen/split_gemm.cpp.)
 void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
-  if (k.precision != Precision::tf32 && k.precision != Precision::f32x3s) return;
+  if (k.precision != Precision::tf32) return;
   if (!gemm_a_k_major(c.s))
     c.add("tf32_k_major", "a", "tf32 wgmma reads A only K-major, but A is written transposed ('" +
           c.s.a.tensor + ".T', M contiguous)",
@@ -369,8 +370,10 @@ void rule_tma_aligned(Ctx& c, const GemmKnobs& k) {
             "pad that dimension to a multiple of " + str(kTmaBytes / bytes) +
             " elements, or use precision f32x3 for f32 data");
   };
-  check("a", "A '" + c.s.a.tensor + "'", a_contig(c.s), ab);
-  check("b", "B '" + c.s.b.tensor + "'", b_contig(c.s), ab);
+  // f32x3s: the GEMMs read the split parts, K-major whatever the operands' layout
+  const bool split = k.precision == Precision::f32x3s;
+  check("a", "A '" + c.s.a.tensor + "'" + (split ? "'s split parts" : ""), split ? c.s.k : a_contig(c.s), ab);
+  check("b", "B '" + c.s.b.tensor + "'" + (split ? "'s split parts" : ""), split ? c.s.k : b_contig(c.s), ab);
   check("out", "output '" + c.out.name + "'", c.s.n, dtype_bytes(c.out.dtype));
 }
 

@@ -101,6 +101,14 @@ TEST(GemmRules, Tf32NeedsKMajor) {
   EXPECT_TRUE(has(f.check(), "tf32_k_major", "b")) << all(f.check());
   f.s.knobs.precision = Precision::f32x3;  // any layout
   EXPECT_TRUE(f.check().empty()) << all(f.check());
+  // f32x3s: its split stages write the parts K-major (codegen/split_gemm.cpp)
+  f.s.knobs.precision = Precision::f32x3s;
+  EXPECT_FALSE(has(f.check(), "tf32_k_major", "b")) << all(f.check());
+  // ... so TMA reads K-contiguous parts: K must be 16-byte aligned, N need not be for the operand
+  Fixture g(DType::f32, 256, 256, 250, DType::f32, /*bt=*/false);
+  g.s.knobs.precision = Precision::f32x3s;
+  EXPECT_TRUE(has(g.check(), "tma_aligned", "a")) << all(g.check());
+  EXPECT_TRUE(has(g.check(), "tma_aligned", "b")) << all(g.check());
 }
 
 TEST(GemmRules, TmaAligned) {

@@ -487,6 +487,11 @@ Status run_elementwise(const Program& p, const Stage& st, const ElementwiseStage
     if (!t || !td) return make_error(ErrorCode::not_found, "no data for '" + e.name + "'");
     if (e.mode == LoadMode::row) return (**t).at(idx / last);
     if (e.mode == LoadMode::col) return (**t).at(idx % last);
+    if (es.transpose) {  // output (.., i, j) reads (.., j, i) of an input [.., last, rows]
+      const int64_t rows = os.size() >= 2 ? os[os.size() - 2] : 1, mat = rows * last;
+      const int64_t i = idx % mat / last, j = idx % last;
+      return (**t).at(idx / mat * mat + j * rows + i);
+    }
     int64_t off = 0, stride = 1, rem = idx;
     for (size_t k = 0; k < os.size(); ++k) {
       int64_t c = rem % os[os.size() - 1 - k];

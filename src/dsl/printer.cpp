@@ -159,6 +159,8 @@ void print_stage(std::string& out, const Stage& s) {
     print_simt_knobs(out, at->knobs, "attention");
   } else if (const auto* e = std::get_if<ElementwiseStage>(&s.body)) {
     out += s.outputs[0] + " = elementwise {\n";
+    // an internal stage of the f32x3s expansion; never parsed back (ElementwiseStage::transpose)
+    if (e->transpose) out += "  # transposed: reads its inputs' last two dims swapped\n";
     print_simt_knobs(out, e->knobs, "elementwise");
     print_block(out, "body", e->body);
   } else if (const auto* t = std::get_if<TorchStage>(&s.body)) {

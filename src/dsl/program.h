@@ -293,6 +293,11 @@ struct AttentionStage {
 struct ElementwiseStage {
   SimtKnobs knobs;
   Epilogue body;             // statements over broadcast loads; `acc` is not allowed
+  // Internal, not in the language: set only by codegen_expand_split_gemms, whose f32x3s split
+  // stage writes an operand's parts K-major for wgmma. Output element (.., i, j) reads every
+  // full-size input at (.., j, i): the inputs are the output's shape with its last two dims
+  // swapped, no row/col vectors (docs/language.md, f32x3s).
+  bool transpose = false;
 };
 
 // PyTorch operations the host runs between kernel stages (a graph break, as torch.compile makes

@@ -215,7 +215,7 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
     next = space_.at_rung(attempt.cand, *order);
     nr = *order + 1;
   } else {
-    // the next rung this program has (a stage without f32x3s, e.g. an N-contiguous B, skips it)
+    // the next rung this program has (a stage without f32x3s, K not a multiple of 4, skips it)
     for (; nr <= r + 4 && !next; ++nr) next = space_.at_rung(attempt.cand, nr);
   }
   if (!next) return;
