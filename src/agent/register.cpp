@@ -83,7 +83,7 @@ ProblemBrief agent_problem_brief(const app::PreparedProblem& p, const sol::HwSpe
     }
   b.sol = sol::sol_report_text(p.sol, hw);
   auto bound = app::pipeline_tf32_bound(p, profile);
-  if (bound.fails) b.precision = bound.reason;
+  if (bound.fails || bound.faithful_fails) b.precision = bound.reason;
   b.t_sol = p.t_sol();
   b.t_sol_contract = t_sol_contract;
   return b;

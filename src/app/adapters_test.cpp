@@ -57,6 +57,30 @@ TEST(Pipeline, PreparesAProblemJsonWithoutPython) {
   EXPECT_EQ(p.key.bucket, "m9_n11_k10");
 }
 
+// A GEMM of two problem inputs, K = 512: under the default 1e-4 neither TF32 nor 3xTF32 meets the
+// tolerance (space/precision.h), so planning and search start at the FP32 SIMT rung and the contract's
+// SOL is that rung's; under kb-v01 3xTF32 is the start (TF32's absolute error on the rescaled trial).
+TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
+  auto p = prepare("einsum_two_k.json", temp_dir("start"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  const auto order = s->summation_order_rung();
+  ASSERT_TRUE(order);
+  const auto strict = pipeline_tf32_bound(p, "default");
+  EXPECT_TRUE(strict.faithful_fails) << strict.reason;
+  EXPECT_EQ(pipeline_start_rung(strict, *s), *order);
+  EXPECT_EQ(s->ranked(1, *order).at(0).config.value("precision", ""), "f32");
+  const sol::SolBound* exact = p.sol.reference_for(sol::Policy::exact);
+  ASSERT_NE(exact, nullptr);
+  EXPECT_GT(pipeline_sol_contract(p.sol, strict), exact->t_sol);
+  EXPECT_DOUBLE_EQ(pipeline_sol_contract(p.sol, strict), p.sol.fp32_simt.t_sol);
+  const auto loose = pipeline_tf32_bound(p, "kb-v01");
+  EXPECT_TRUE(loose.fails);
+  EXPECT_FALSE(loose.faithful_fails);
+  EXPECT_EQ(pipeline_start_rung(loose, *s), 1);
+  EXPECT_DOUBLE_EQ(pipeline_sol_contract(p.sol, loose), exact->t_sol);
+}
+
 // A problem with an op outside the language prepares with a torch stage (and says what share of
 // the work its kernels do); one that keeps no kernel stage is unsupported, naming the op.
 TEST(Pipeline, UnsupportedProblemsNameTheOp) {

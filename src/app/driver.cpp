@@ -40,6 +40,7 @@ std::string progress_line(const search::Attempt& a, const search::SearchState& s
 
 Status ProblemRun::assemble(search::SearchSpace& space, search::Compiler& compiler, search::Evaluator& evaluator,
                             search::Clock& clock, double t_sol, int lookahead) {
+  analytic_rung_ = pipeline_start_rung(tf32_bound_, space);
   search::BuiltinOptions bo;
   bo.seed = opt_.seed;
   bo.top_k = opt_.top_k;
@@ -267,7 +268,7 @@ RunReport ProblemRun::report() const {
   else if (trace_.start_rung > 0)
     r.note += fmt::format("; memory: every remembered winner of this class needed precision rung {} or above, so the "
                           "ladder started there", trace_.start_rung);
-  if (tf32_bound_.fails) r.note += "; precision: " + tf32_bound_.reason;
+  if (tf32_bound_.fails || tf32_bound_.faithful_fails) r.note += "; precision: " + tf32_bound_.reason;
   if (real_evaluator_ && !real_evaluator_->notes().empty()) r.note += "; baselines: " + real_evaluator_->notes();
   return r;
 }

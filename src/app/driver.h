@@ -97,8 +97,10 @@ class ProblemRun {
   memory::MemoryKey key_;
   search::SeedTrace trace_;
   space::Tf32Bound tf32_bound_;  // real problems: plain TF32 cannot meet the tolerance (space/precision.h)
-  // The lowest precision rung the problem's own analysis allows (1 where the TF32 bound fails).
-  int analytic_rung() const { return tf32_bound_.fails ? 1 : 0; }
+  // The lowest precision rung the problem's own analysis allows (pipeline_start_rung: 1 where the
+  // TF32 bound fails, the summation-order rung where 3xTF32's does); set by assemble().
+  int analytic_rung_ = 0;
+  int analytic_rung() const { return analytic_rung_; }
   double t_sol_contract_ = 0;    // real problems: RunReport::t_sol_contract
   bool simulated_ = false;       // the synthetic surface: RunReport::simulated
   std::string note_;

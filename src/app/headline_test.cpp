@@ -176,8 +176,8 @@ TEST(RunReport, SolLineNamesTheFloorAndTheMostAKernelCanGain) {
   EXPECT_EQ(run_report_sol_line(r), "- speed of light: 334.00 us; ceiling 8.00x over eager (a correct kernel at that speed)\n");
   r.t_sol_contract = 1.002e-3;
   EXPECT_EQ(run_report_sol_line(r),
-            "- speed of light: 334.00 us; 1.002 ms at the precision the tolerance leaves (fp32-faithful: plain TF32 "
-            "cannot meet it); ceiling 2.67x over eager (a correct kernel at that speed)\n");
+            "- speed of light: 334.00 us; 1.002 ms at the precision the tolerance leaves (the policy's cannot meet it: "
+            "the precision note says which); ceiling 2.67x over eager (a correct kernel at that speed)\n");
   EXPECT_NE(run_report_markdown(r).find("2.67x"), std::string::npos);
   EXPECT_EQ(run_report_json(r)["t_sol_contract_s"], 1.002e-3);
   EXPECT_EQ(run_report_outcome(r).t_sol_contract, 1.002e-3);

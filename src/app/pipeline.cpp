@@ -122,7 +122,14 @@ space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string
   return space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(profile));
 }
 
+int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& space) {
+  if (bound.faithful_fails)
+    if (auto order = space.summation_order_rung()) return *order;
+  return bound.fails ? 1 : 0;
+}
+
 double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
+  if (tf32.faithful_fails && sol.fp32_simt.t_sol > 0) return sol.fp32_simt.t_sol;
   if (tf32.fails)
     if (const sol::SolBound* exact = sol.reference_for(sol::Policy::exact)) return exact->t_sol;
   return sol.reference().t_sol;
@@ -142,11 +149,12 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   // The TF32 rounding bound (space/precision.h): the search starts one rung up, so the plan
   // shows and compiles what it would measure first.
   const space::Tf32Bound bound = pipeline_tf32_bound(p, o.profile);
-  if (bound.fails) {
+  if (bound.fails || bound.faithful_fails) {
     plan.precision_note = bound.reason;
     plan.notes.push_back("precision: " + bound.reason);
   }
-  auto ranked = search::diverse_top_k(space.ranked(std::max(o.top, 1) * 16, bound.fails ? 1 : 0), std::max(o.top, 1));
+  auto ranked = search::diverse_top_k(space.ranked(std::max(o.top, 1) * 16, pipeline_start_rung(bound, space)),
+                                      std::max(o.top, 1));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc = pipeline_plan_compiler(o);

@@ -64,8 +64,12 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
 // The TF32 rounding bound (space/precision.h) of the lowered program under the problem's policy and
 // the tolerance profile: where it fails, planning and searching both start one rung above tf32.
 space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string& profile);
+// The rung the search and the plan start on: the summation-order rung (FP32 SIMT) where 3xTF32
+// fails too (when the space has it), one above TF32 where TF32 fails, else 0.
+int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& space);
 // The speed of light at the cheapest precision the tolerance leaves (RunReport::t_sol_contract):
-// the fp32-faithful (exact policy) bound where `tf32` fails, else the policy's; reference peaks.
+// the FP32 SIMT bound where 3xTF32 fails too, the fp32-faithful (exact policy) bound where `tf32`
+// fails, else the policy's; reference peaks.
 double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32);
 
 // The memory key of a lowered program: class "<stage kinds> <dtype>" (e.g. "gemm f32",

@@ -63,8 +63,8 @@ std::string run_report_sol_line(const RunReport& r) {
   std::string s = "- speed of light: " + sol::fmt_time(r.t_sol);
   // The contract SOL differs from t_SOL only when the tolerance rules out the policy's precision.
   if (r.t_sol_contract > r.t_sol * (1 + 1e-9))
-    s += "; " + sol::fmt_time(r.t_sol_contract) + " at the precision the tolerance leaves (fp32-faithful: plain TF32 "
-         "cannot meet it)";
+    s += "; " + sol::fmt_time(r.t_sol_contract) + " at the precision the tolerance leaves (the policy's cannot meet "
+         "it: the precision note says which)";
   const double t_contract = std::max(r.t_sol_contract, r.t_sol);
   if (t_contract > 0 && r.state.baselines.eager_s > 0)
     s += fmt::format("; ceiling {:.2f}x over eager (a correct kernel at that speed)",

@@ -97,7 +97,7 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
                p.lowered.program.stages.size() == 1 ? "" : "s");
   if (const double t_contract = app::pipeline_sol_contract(p.sol, app::pipeline_tf32_bound(p, a.profile));
       t_contract > p.t_sol() * (1 + 1e-9))
-    std::fprintf(stderr, "  SOL %s at the precision the tolerance leaves (fp32-faithful): the bound of a correct "
+    std::fprintf(stderr, "  SOL %s at the precision the tolerance leaves (above the policy's): the bound of a correct "
                  "kernel\n", sol::fmt_time(t_contract).c_str());
   for (const auto& n : p.notes) std::fprintf(stderr, "  note: %s\n", n.c_str());
   const std::string build_root = a.build_dir.empty() ? fs_cache_dir() + "/build" : a.build_dir;

@@ -104,6 +104,9 @@ SolReport sol_estimate(const HwSpec& hw, const ProblemCost& cost, Policy policy,
     for (Policy p : kAllPolicies) r.calibrated_by_policy.push_back(sol_bound(cal, cost, p));
   }
 
+  Peaks simt = calibration ? peaks_calibrated(hw, *calibration) : ds;
+  simt.tf32 = 0;  // the exact policy's fp32 tensor rate is max(tf32 / 3, fp32_simt)
+  r.fp32_simt = sol_bound(simt, cost, Policy::exact);
   std::vector<OpShare> shares = sol_op_shares(hw, cost, policy);
   std::stable_sort(shares.begin(), shares.end(), [](const OpShare& a, const OpShare& b) { return a.t > b.t; });
   if (int(shares.size()) > top_n) shares.resize(size_t(std::max(0, top_n)));

@@ -48,6 +48,9 @@ struct SolReport {
   SolBound bound;                       // the chosen policy, datasheet peaks
   std::vector<SolBound> by_policy;      // every policy, datasheet peaks (chosen one included)
   std::optional<SolBound> calibrated;   // the chosen policy, calibrated peaks, when available
+  // Every fp32 tensor-class FLOP at the FP32 SIMT rate, reference()'s peaks: the contract's SOL
+  // where no tensor-core precision meets the tolerance (space/precision.h, Tf32Bound::faithful_fails)
+  SolBound fp32_simt;
   std::vector<SolBound> calibrated_by_policy;
   std::vector<OpShare> top_ops;         // at most `top_n`, largest first
   std::vector<std::string> notes;
