@@ -41,8 +41,10 @@ inline constexpr double kTf32UnitRoundoff = 4.8828125e-4;  // 2^-11
 // at 4096, 1.6e-3 to 4.8e-3 at 8192; 2.3e-4 at K = 256 passed, its outputs large). Under the
 // default 1e-4 every such GEMM from K = 1024 on failed both 3xTF32 kernels, and only FP32 SIMT (the
 // summation-order rung: one FMA chain per output, in K order, as cuBLAS's SGEMM) passed. The bound
-// counts a failure where four standard deviations exceed atol: K > ~390 at 1e-4, never at kb-v01's
-// 1e-2 below K ~ 3.9e6.
+// counts a failure where four standard deviations exceed atol: K > ~390 at 1e-4; at kb-v01's 1e-2
+// not below K ~ 3.9e6. (What it does not model: f32x3s's big x big GEMM accumulates each K piece
+// in the tensor core, whose drift grows with the piece: kb1_matmul_large_k, K = 524288 in 8
+// pieces, failed kb-v01's rescaled trial by 0.64 in run BN; gemm_rules' f32x3s split_k rule.)
 inline constexpr double k3xTf32UnitRoundoff = 9.5367431640625e-7;  // 2^-20
 
 struct Tf32Bound {
