@@ -65,3 +65,10 @@ ucut_extract_lower_test(einsum_diagonal OFF "einsum('bii->bi') repeats index 'i'
 ucut_extract_lower_test(einsum_output_permuted ON "")  # the GEMM, then a torch stage permutes
 ucut_extract_lower_test(causal_attention_inf SOL "")  # masked_fill(..., float('-inf')) was invalid JSON
 ucut_extract_lower_test(integer_input ON "")  # x * 2 in a kernel, + ids (i64) in a torch stage
+
+# A resumed run keeps problem.json when the file and the extractor are what they were (the key in
+# problem.json.key): no second extraction; an edited file is extracted again.
+add_test(NAME extract.resume_reuses_problem_json
+         COMMAND bash -c "set -e; d='${_ucut_extract_out}/reuse'; rm -rf \"$d\"; mkdir -p \"$d\"; cp problems/act_relu.py \"$d/p.py\"; run() { UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> optimize \"$d/p.py\" --plan --no-compile --no-memory --out \"$d/o\" \"$@\" > /dev/null 2>&1; }; run; test -s \"$d/o/p/problem.json.key\"; t1=$(stat -c %Y \"$d/o/p/problem.json\"); sleep 1.2; run --resume; t2=$(stat -c %Y \"$d/o/p/problem.json\"); test \"$t1\" = \"$t2\"; sleep 1.2; run; t3=$(stat -c %Y \"$d/o/p/problem.json\"); test \"$t3\" != \"$t2\"; echo '# edited' >> \"$d/p.py\"; sleep 1.2; run --resume; t4=$(stat -c %Y \"$d/o/p/problem.json\"); test \"$t4\" != \"$t3\"; echo ok"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(extract.resume_reuses_problem_json PROPERTIES LABELS "python" TIMEOUT 600)

@@ -19,6 +19,8 @@
 #include "sol/format.h"
 #include "sol/report_render.h"
 #include "support/fs.h"
+#include "support/hash.h"
+#include "support/paths.h"
 #include "support/python.h"
 #include "support/subprocess.h"
 
@@ -60,6 +62,24 @@ memory::MemoryKey pipeline_memory_key(const dsl::Program& program, const std::st
   return {kinds + " " + dtype, bucket, gpu, sol::policy_name(policy)};
 }
 
+std::string pipeline_extraction_key(const std::string& problem_py_text) {
+  static const std::string extractor = [] {
+    std::vector<std::string> files;
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::path(paths_python_dir()) / "ucutlass_torch";
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".py" || e.path().extension() == ".json") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    std::string all = python_interpreter() + "\n";
+    for (const auto& f : files) {
+      auto text = fs_read(f);
+      all += f + "\n" + (text ? *text : std::string()) + "\n";
+    }
+    return sha256_hex(all);
+  }();
+  return sha256_hex(problem_py_text) + " " + extractor;
+}
+
 Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareOptions& o) {
   PreparedProblem p;
   p.source = path;
@@ -78,8 +98,18 @@ Result<PreparedProblem> pipeline_prepare(const std::string& path, const PrepareO
   } else if (path.ends_with(".py")) {
     p.problem_py = std::filesystem::absolute(path).string();
     p.problem_json = dir + "/problem.json";
-    if (auto st = eval::run_extractor(p.problem_py, p.problem_json, o.extract_timeout_s); !st)
-      return make_error(st.error().code, path + ": " + st.error().message, st.error().hint);
+    auto text = fs_read(p.problem_py);
+    if (!text) return make_error(text.error().code, path + ": " + text.error().message);
+    const std::string key = pipeline_extraction_key(*text), key_file = p.problem_json + ".key";
+    auto old_key = fs_read(key_file);
+    if (o.reuse_extraction && fs_exists(p.problem_json) && old_key && *old_key == key) {
+      p.notes.push_back("extraction: problem.json reused (the same file and extractor as when it was written)");
+    } else {
+      std::filesystem::remove(key_file);  // no stale key beside a problem.json being rewritten
+      if (auto st = eval::run_extractor(p.problem_py, p.problem_json, o.extract_timeout_s); !st)
+        return make_error(st.error().code, path + ": " + st.error().message, st.error().hint);
+      (void)fs_write_atomic(key_file, key);  // a missing key only costs the next resume an extraction
+    }
   } else {
     return make_error(ErrorCode::invalid_input, path + ": not a problem file",
                       "pass a KernelBench-format .py file or a problem.json");

@@ -32,7 +32,15 @@ struct PrepareOptions {
   std::string gpu = "h200";        // hardware table row for SOL and ranking until a GPU says otherwise
   std::string out_dir = "out";     // problem.json goes to <out_dir>/<name>/
   int extract_timeout_s = 0;       // per problem file; 0: $UCUTLASS_EXTRACT_TIMEOUT or 120 (eval::extract_timeout_s)
+  // A resumed run: keep <out_dir>/<name>/problem.json when it was extracted from the same file by
+  // the same extractor (pipeline_extraction_key, in problem.json.key beside it) instead of
+  // running Python again (~1 s a problem, a minute and more for a large suite).
+  bool reuse_extraction = false;
 };
+
+// What a problem.json was extracted from: the .py's bytes, the Python package's sources and the
+// interpreter (its path); equal keys extract equal IR on one machine.
+std::string pipeline_extraction_key(const std::string& problem_py_text);
 
 struct PreparedProblem {
   std::string name;                // the problem file's stem

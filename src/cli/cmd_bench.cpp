@@ -209,6 +209,7 @@ int run_bench(const BenchArgs& a) {
     po.policy = cli_policy(a.policy);
     po.gpu = a.gpu;
     po.out_dir = a.out;
+    po.reuse_extraction = a.resume;
     // Extraction (a Python process each, ~4 s) runs for several problems at once.
     std::vector<std::optional<Result<app::PreparedProblem>>> prepared(files.size());
     parallel_for(files.size(), python_width,

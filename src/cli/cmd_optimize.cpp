@@ -65,6 +65,7 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
   po.policy = cli_policy(a.policy);
   po.gpu = a.gpu;
   po.out_dir = a.out;
+  po.reuse_extraction = a.resume;
   const bool gpu = !a.plan && (a.exec.eval_executor == "ray" || app::gpu_present());
   std::fprintf(stderr, "ucutlass optimize: %s: extracting, estimating SOL, lowering\n", a.problem.c_str());
   auto prepared = app::pipeline_prepare(a.problem, po);
