@@ -620,3 +620,49 @@ def test_cli_rejects_a_bad_time_limit(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2
     assert r.stderr == "error: UCUTLASS_EXTRACT_TIMEOUT='soon' is not a positive number of seconds\n"
+
+
+def test_triangular_mask_buffers_carry_their_structure(tmp_path):
+    """A registered tril(ones) mask that reaches a masked_fill is marked {"kind": "tril", ...} (the
+    lowering folds it into a causal mask); a mask of other values, or a buffer no masked_fill reads,
+    is not."""
+    p = write(tmp_path, "masks.py", textwrap.dedent('''\
+        import torch
+        import torch.nn as nn
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("causal", torch.tril(torch.ones(16, 16)).view(1, 1, 16, 16))
+                self.register_buffer("upper", torch.triu(torch.ones(16, 16), diagonal=1).bool())
+                self.register_buffer("noise", (torch.rand(16, 16) > 0.5).float())
+                self.register_buffer("scale", torch.tril(torch.ones(16, 16)))
+            def forward(self, x):
+                a = x.masked_fill(self.causal[:, :, :8, :8] == 0, float("-inf"))
+                b = x.masked_fill(self.upper[:8, :8], 0.0)
+                c = x.masked_fill(self.noise[:8, :8] == 0, 1.0)
+                return a + b + c + self.scale[:8, :8]
+        def get_inputs():
+            return [torch.randn(2, 3, 8, 8)]
+        def get_init_inputs():
+            return []
+        '''))
+    doc = extract(p)
+    assert validate(doc) == []
+    by = {t["name"]: t for t in doc["tensors"]}
+    assert by["causal"]["structure"] == {"kind": "tril", "diagonal": 0}
+    assert by["upper"]["structure"] == {"kind": "triu", "diagonal": 1}
+    assert "structure" not in by["noise"]
+    assert "structure" not in by["scale"]  # triangular, but no masked_fill reads it
+
+
+def test_triangle_structure_of_values():
+    import torch
+
+    from ucutlass_torch.extract import triangle_structure
+
+    assert triangle_structure(torch.tril(torch.ones(1, 1, 8, 8), -2)) == {"kind": "tril", "diagonal": -2}
+    assert triangle_structure(torch.triu(torch.ones(6, 9), 3).bool()) == {"kind": "triu", "diagonal": 3}
+    assert triangle_structure(torch.tril(torch.ones(6, 9), 2).half()) == {"kind": "tril", "diagonal": 2}
+    for other in (torch.ones(4, 4), torch.eye(4), torch.tril(torch.ones(2, 8, 8)), torch.tril(torch.ones(5, 7)) * 2,
+                  torch.zeros(3, 3), torch.ones(4)):
+        assert triangle_structure(other) is None, other

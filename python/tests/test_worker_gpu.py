@@ -281,15 +281,17 @@ def test_gemv_schedules_add_in_cublas_order(tmp_path, name, schedule, splits, ex
 
 
 def test_torch_stages_run_between_kernels_and_export(tmp_path):
-    """minGPT's attention block: its GEMMs lower to kernels and the mask, head permutes and
-    masked_fill to torch stages the library hands back to the worker; the result passes the
-    contract, and the exported ModelNew (which runs the same stages itself) matches the reference."""
+    """minGPT's attention block: its GEMMs lower to kernels, the registered tril mask's masked_fill to
+    a causal mask in the softmax's prologue, and the head permutes to torch stages the library hands
+    back to the worker; the result passes the contract, and the exported ModelNew (which runs the
+    same stages itself) matches the reference."""
     import torch
     # The default contract's 1e-4: 3xTF32 (SM80, any layout) for every GEMM, as the search's ladder
     # would reach (the lowering writes its first rung, TF32).
     lib, text = lowered_library(tmp_path, "attention_masked_torch",
                                 lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
-    assert "= torch {" in text and "masked_fill(" in text and "= gemm(" in text
+    assert "= torch {" in text and "masked_fill(" not in text and "= gemm(" in text
+    assert "where(le(col, row), acc, -inf)" in text  # the folded mask (problem.json "structure")
     [r] = ucut_eval("attention_masked_torch", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept" and r["deterministic"] and r["recheck_passed"]
@@ -309,6 +311,19 @@ def test_torch_stages_run_between_kernels_and_export(tmp_path):
         a, b = ref(*x), new(*x)
     torch.cuda.synchronize()
     assert torch.allclose(a, b, atol=1e-3, rtol=1e-3)
+
+
+def test_a_folded_causal_mask_runs_between_batched_gemms(tmp_path):
+    """ReLU attention with a registered tril mask: masked_fill and relu are one elementwise stage on
+    the element's position between the batched GEMMs (the scores declared [B*H, T, T]); the result
+    passes the default contract on 3xTF32."""
+    lib, text = lowered_library(tmp_path, "attention_relu_masked",
+                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
+    assert "masked_fill(" not in text and "= elementwise {" in text
+    assert "where(le(col, row), " in text and "relu(" in text
+    [r] = ucut_eval("attention_relu_masked", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
 
 
 def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):

@@ -21,7 +21,10 @@ How (docs/problem-ir.md, "How extraction works"):
    (run on the fake values). Line numbers come from the nodes' stack traces (the last frame in the
    problem file). A peephole pass folds flip->cumsum->flip into cumsum(reverse) and
    cumsum(x)-x into cumsum(exclusive).
-No real computation happens on problem-sized tensors at any step.
+No real computation happens on problem-sized tensors at any step, with one exception: buffers
+that feed a masked_fill's mask are read from a CPU build of the model (when its tensors total at
+most 1 GiB) to record a triangular structure (tril/triu of ones), which the lowering folds into a
+causal mask on the element's position.
 """
 
 from __future__ import annotations
@@ -469,6 +472,7 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
     declared += [t for t in tensors if t.kind != "input" and (t.kind != "constant" or id(t) in referenced)]
     produced = {id(o) for op in ops for o in op.outputs}
     declared = [t for t in declared if t.kind in ("input", "parameter", "buffer", "constant") or id(t) in produced]
+    _annotate_triangles(lp, seed, declared, ops)
 
     doc = {
         "schema": SCHEMA,
@@ -490,6 +494,100 @@ def _extract_traced(lp: LoadedProblem, seed: int, init_args, traced) -> Dict[str
         raise ProblemError(lp.path, "forward performs no operation (it returns its inputs unchanged)",
                            "a problem must compute something")
     return _jsonable(doc)  # non-finite numbers anywhere (a masked_fill with -inf, ...) as strings
+
+
+# Ops a mask may pass through between its buffer and a masked_fill (values stay 0/1).
+_MASK_PATH_OPS = {"slice", "view", "reshape", "unsqueeze", "squeeze", "expand", "flatten", "to", "eq", "ne"}
+# A real build of the model on the CPU to read mask buffers is skipped above this many bytes of
+# parameters and buffers.
+_MASK_BUILD_LIMIT = 1 << 30
+
+
+def _mask_sources(ops: List[OpRec]) -> List[TensorRec]:
+    """Buffers and constants whose values reach a masked_fill's mask through _MASK_PATH_OPS."""
+    producer = {id(o): op for op in ops for o in op.outputs}
+    found: Dict[int, TensorRec] = {}
+    for op in ops:
+        if op.op != "masked_fill" or len(op.inputs) < 2 or not isinstance(op.inputs[1], TensorRec):
+            continue
+        r = op.inputs[1]
+        for _ in range(32):
+            if r.kind in ("buffer", "constant"):
+                found[id(r)] = r
+                break
+            p = producer.get(id(r))
+            if p is None or p.op not in _MASK_PATH_OPS or not p.inputs or not isinstance(p.inputs[0], TensorRec):
+                break
+            r = p.inputs[0]
+    return list(found.values())
+
+
+def triangle_structure(t) -> Optional[Dict[str, Any]]:
+    """{"kind": "tril" | "triu", "diagonal": d} when ``t``'s values are tril(ones, d) or triu(ones, d)
+    over its last two dims (zeros elsewhere, in any dtype) with every leading dim 1; else None. A
+    matrix of all ones or all zeros is not reported (it masks everything or nothing)."""
+    import torch
+
+    if t.dim() < 2 or any(int(d) != 1 for d in t.shape[:-2]) or t.numel() == 0 or t.is_complex():
+        return None
+    m = t.detach().reshape(int(t.shape[-2]), int(t.shape[-1]))
+    if not bool(((m == 0) | (m == 1)).all()):
+        return None
+    ones = m != 0
+    rows, cols = ones.shape
+    counts = ones.sum(dim=1)
+    partial = ((counts > 0) & (counts < cols)).nonzero()
+    if partial.numel() == 0:
+        return None
+    i = int(partial[0, 0])
+    k = int(counts[i])
+    # tril(d): row i holds the first i + d + 1 columns; triu(d): all from column i + d on
+    full = torch.ones(rows, cols, dtype=torch.bool)
+    for kind, fn, d in (("tril", torch.tril, k - 1 - i), ("triu", torch.triu, cols - k - i)):
+        if bool((fn(full, d) == ones).all()):
+            return {"kind": kind, "diagonal": d}
+    return None
+
+
+def _annotate_triangles(lp: LoadedProblem, seed: int, declared: List[TensorRec], ops: List[OpRec]) -> None:
+    """Marks the buffers and constants that feed a masked_fill's mask with their triangular
+    structure (docs/problem-ir.md, "structure"), so the lowering can turn minGPT's
+    `masked_fill(self.bias[:, :, :T, :T] == 0, -inf)` into a causal mask on the element's position.
+    The one place extraction computes real values: the model is built on the CPU under the same seed
+    (only when such a mask exists and the model's tensors total at most _MASK_BUILD_LIMIT bytes);
+    any failure leaves the tensors unmarked, which only costs the fold."""
+    declared_ids = {id(r) for r in declared}
+    cands = [r for r in _mask_sources(ops) if id(r) in declared_ids and len(r.shape) >= 2
+             and all(d == 1 for d in r.shape[:-2]) and ("state_dict" in r.extra or "attr" in r.extra)]
+    if not cands:
+        return
+    import torch
+
+    from .placement import Redirect
+
+    total = sum(math.prod(r.shape) * 4 for r in declared if r.kind in ("parameter", "buffer", "constant"))
+    if total > _MASK_BUILD_LIMIT:
+        return
+    try:
+        torch.manual_seed(seed)
+        with torch.no_grad(), Redirect("cpu"), _quiet_stderr():
+            model = lp.Model(*lp.init_inputs)
+        tensors = dict(model.named_buffers(remove_duplicate=False))
+        for r in cands:
+            key = r.extra.get("state_dict") or r.extra.get("attr")
+            t = tensors.get(key)
+            if t is None:
+                obj = model
+                for part in key.split("."):
+                    obj = getattr(obj, part, None)
+                t = obj
+            if isinstance(t, torch.Tensor) and list(t.shape) == list(r.shape):
+                st = triangle_structure(t)
+                if st is not None:
+                    r.extra["structure"] = st
+    except Exception as e:  # noqa: BLE001 - the fold is an optimisation; extraction must not fail on it
+        if os.environ.get("UCUTLASS_DEBUG"):
+            print(f"{lp.path}: mask buffers not inspected: {type(e).__name__}: {_first_line(e)}", file=sys.stderr)
 
 
 _VIEW_PRODUCERS = {"view", "reshape", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze",

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "dsl/names.h"
 
@@ -128,6 +129,15 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
     p.kind = LoadPlan::Kind::full;
     return p;
   }
+  // Both the tensor and the block declared with the same folded leading dims (a batched GEMM's
+  // [B*H, M, N] read by an elementwise block whose value the next batched GEMM reads the same way),
+  // the op seeing [B, H, M, N]: the same elements at the same flat positions.
+  if (decl == ctx.shape && seen.size() > ctx.shape.size() && ctx.shape.size() >= 2 &&
+      numel(seen) == numel(ctx.shape) && seen[seen.size() - 2] == ctx.shape[ctx.shape.size() - 2] &&
+      seen.back() == ctx.shape.back()) {
+    p.kind = LoadPlan::Kind::full;
+    return p;
+  }
   // A full tensor of a batched GEMM over folded leading dims ([B, H, M, N] read as [B*H, M, N]):
   // declared flat when nothing else reads it (a tensor has one declared shape).
   if (!overridden && seen == decl && seen.size() > 3 && ctx.batch > 1 && ctx.shape.size() == 3 &&
@@ -199,6 +209,20 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     }
     c.vectors = dsl::dsl_rowwise_keeps_shape(d.op);
     return c;
+  }
+  if (d.kind == DraftKind::elementwise && c.shape.size() > 3) {
+    // The stored results declared with folded leading dims (what a batched GEMM reads, [B*H, M, N]
+    // for [B, H, M, N]): the block computes that shape; the element positions are the same.
+    std::optional<std::vector<int64_t>> folded;
+    bool all = true;
+    for (const auto& out : draft_escaping(s, d)) {
+      const auto od = lower_decl_shape(s, s.resolve(out).base);
+      const bool fold = od.size() >= 2 && od.size() < c.shape.size() && numel(od) == numel(c.shape) &&
+                        od[od.size() - 2] == c.shape[c.shape.size() - 2] && od.back() == c.shape.back();
+      all = all && fold && (!folded || *folded == od);
+      if (fold && !folded) folded = od;
+    }
+    if (all && folded) c.shape = *folded;
   }
   c.cols = c.shape.empty() ? 1 : c.shape.back();
   c.rows = c.cols ? numel(c.shape) / c.cols : 0;
@@ -277,7 +301,8 @@ ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)
     // x where col <= row + diagonal, else fill (pass_expand_ops: attention's is_causal)
     const double diag = attr_number(op, "diagonal", 0);
     ExprPtr limit = ex_index(dsl::LoadMode::row);
-    if (diag != 0) limit = ex_bin(BinOp::add, limit, ex_const(diag));
+    if (diag > 0) limit = ex_bin(BinOp::add, limit, ex_const(diag));
+    if (diag < 0) limit = ex_bin(BinOp::sub, limit, ex_const(-diag));
     return ex_fn(Fn::where, {ex_fn(Fn::le, {ex_index(dsl::LoadMode::col), limit}), x(),
                              ex_const(attr_number(op, "fill", -std::numeric_limits<double>::infinity()))});
   }

@@ -3,6 +3,7 @@
 // dsl_compile. UCUTLASS_UPDATE_GOLDEN=1 rewrites the expected files. Plus unit tests of decisions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "dsl/dsl.h"
+#include "dsl/interp.h"
 #include "lower/lower.h"
 
 namespace ucut::lower {
@@ -186,6 +188,95 @@ TEST(LowerTorch, MaskedAttentionKeepsItsGemmsAsKernels) {
   EXPECT_EQ(gemms, 4);  // c_attn, q k^T, att v, c_proj
   EXPECT_GT(torch_stages, 0);
   EXPECT_TRUE(masked_fill) << r->text;
+}
+
+// The same attention with the mask buffer's triangular structure (problem.json "structure"): the
+// masked_fill is a causal mask in the softmax's prologue, and the mask's slices, comparison and
+// fill leave the torch stages (the head permutes stay there).
+TEST(LowerTorch, ATriangularMaskBufferBecomesACausalMask) {
+  auto r = lower_with_torch("masked_attention_tril");
+  ASSERT_TRUE(r) << r.error().render();
+  int gemms = 0, rowwise = 0;
+  for (const auto& st : r->program.stages) {
+    if (std::holds_alternative<dsl::GemmStage>(st.body)) ++gemms;
+    if (const auto* rw = std::get_if<dsl::RowwiseStage>(&st.body)) {
+      ++rowwise;
+      EXPECT_EQ(rw->op, "softmax");
+      EXPECT_FALSE(rw->prologue.stmts.empty()) << r->text;  // where(col <= row, x, -inf)
+    }
+    if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
+      for (const auto& op : t->ops) {
+        EXPECT_TRUE(op.op != "masked_fill" && op.op != "eq" && op.op != "slice") << op.op << "\n" << r->text;
+      }
+    }
+  }
+  EXPECT_EQ(gemms, 4);
+  EXPECT_EQ(rowwise, 1);
+  EXPECT_EQ(r->program.find_tensor("bias"), nullptr) << r->text;  // the mask buffer is not read
+  bool noted = false;
+  for (const auto& n : r->notes) noted = noted || n.find("masked_fill with a triangular mask") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Without the structure the mask is data the lowering cannot see: the masked_fill stays PyTorch's.
+  auto p = problem::problem_parse(slurp(kDir / "masked_attention_tril.json"), "m.json");
+  ASSERT_TRUE(p);
+  for (auto& t : p->tensors) t.triangle.reset();
+  auto plain = lower_problem(*p, LowerOptions{});
+  ASSERT_TRUE(plain) << plain.error().render();
+  bool torch_fill = false;
+  for (const auto& st : plain->program.stages)
+    if (const auto* t = std::get_if<dsl::TorchStage>(&st.body))
+      for (const auto& op : t->ops) torch_fill = torch_fill || op.op == "masked_fill";
+  EXPECT_TRUE(torch_fill);
+}
+
+// relu(x.masked_fill(mask[:12, 2:14].bool(), -1e4)) with mask = triu(ones(16, 16), 1): the slice's
+// column offset moves the diagonal; one elementwise stage computes it, and the interpreter's
+// values are the masked_fill's, element by element.
+TEST(LowerTorch, ATriangularMaskFoldsWithItsSliceOffsets) {
+  auto r = lower_with_torch("masked_relu_triu");
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 1u) << r->text;
+  ASSERT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(r->program.stages[0].body)) << r->text;
+  const int64_t b = 2, h = 4, n = 12;
+  dsl::InterpTensors io;
+  std::vector<double> x(static_cast<size_t>(b * h * n * n));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i)) * 3;
+  io["x"] = x;
+  ASSERT_TRUE(dsl::interp_stage(r->program, 0, io, {})) << r->text;
+  const auto& out = io.at("out0");
+  ASSERT_EQ(out.size(), x.size());
+  for (int64_t bh = 0; bh < b * h; ++bh)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t at = static_cast<size_t>((bh * n + i) * n + j);
+        const bool filled = (j + 2) - i >= 1;  // triu(ones, 1)[i, j + 2]
+        const double want = std::max(0.0, filled ? -1e4 : x[at]);
+        ASSERT_EQ(out[at], want) << "bh " << bh << " i " << i << " j " << j << "\n" << r->text;
+      }
+}
+
+// ReLU attention (KernelBench's level-3 relu self-attention at test size): the folded mask and the
+// relu are one elementwise stage between the batched GEMMs, computing the scores' folded
+// [B*H, T, T] declaration; the mask's ops leave the torch stages.
+TEST(LowerTorch, AFoldedMaskBetweenBatchedGemmsIsOneElementwiseStage) {
+  auto r = lower_with_torch("masked_relu_attention");
+  ASSERT_TRUE(r) << r.error().render();
+  int elementwise = 0;
+  for (const auto& st : r->program.stages) {
+    if (std::holds_alternative<dsl::ElementwiseStage>(st.body)) {
+      ++elementwise;
+      const dsl::Tensor* out = r->program.find_tensor(st.outputs.at(0));
+      ASSERT_NE(out, nullptr);
+      EXPECT_EQ(out->shape, (std::vector<int64_t>{8, 16, 16})) << r->text;
+    }
+    if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
+      for (const auto& op : t->ops) {
+        EXPECT_TRUE(op.op != "masked_fill" && op.op != "relu" && op.op != "eq") << op.op << "\n" << r->text;
+      }
+    }
+  }
+  EXPECT_EQ(elementwise, 1) << r->text;
+  EXPECT_NE(r->text.find("where(le(col, row), "), std::string::npos) << r->text;
 }
 
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.

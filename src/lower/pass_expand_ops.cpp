@@ -26,7 +26,11 @@
 // Training-mode batch_norm (batch statistics) stays unsupported with its reason. Runs after
 // pass_views, before pass_check_ops. Golden tests: tests/golden/lower/batch_norm_eval.json,
 // rmsnorm_manual.json, hinge_manual.json, cumsum_masked.json.
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
 
 #include "dsl/names.h"
 #include "lower/passes.h"
@@ -442,6 +446,125 @@ void expand_instance_norm(LowerState& s, int i) {
                     "spatial dims, one row per (sample, channel)");
 }
 
+// A boolean mask over the last two dims of the form "the (i, j) element is set iff j <= i + e"
+// (above = false) or "iff j >= i + e" (above = true), every leading dim 1, seen through the ops
+// that built it from a triangular buffer (problem::Tensor::triangle).
+struct TriangleMask {
+  bool above = false;
+  int64_t e = 0;
+  int64_t rows = 0, cols = 0;
+};
+
+// The mask `name` as a TriangleMask: a triangular buffer/constant, then slices of its last two dims
+// (step 1), views that keep the last two dims, dtype conversions and comparisons with 0 or 1
+// (values stay 0/1; eq 0 and ne 1 negate). nullopt for anything else.
+std::optional<TriangleMask> triangle_mask(const LowerState& s, const std::string& name, int depth = 0) {
+  if (depth > 32) return std::nullopt;
+  const problem::Tensor* t = s.tensor(name);
+  if (!t || t->shape.size() < 2) return std::nullopt;
+  const int64_t rows = t->shape[t->shape.size() - 2], cols = t->shape.back();
+  if (t->triangle) {
+    // tril(ones, d): set iff j - i <= d; triu(ones, d): set iff j - i >= d
+    return TriangleMask{!t->triangle->lower, t->triangle->diagonal, rows, cols};
+  }
+  const problem::Op* w = nullptr;
+  for (const auto& op : s.ops)
+    for (const auto& o : op.outputs)
+      if (o == name) w = &op;
+  if (!w || w->inputs.empty() || !w->inputs[0].is_tensor()) return std::nullopt;
+  const std::string src_name = w->inputs[0].tensor;
+  const problem::Tensor* src = s.tensor(src_name);
+  if (!src || src->shape.size() < 2) return std::nullopt;
+  auto m = triangle_mask(s, src_name, depth + 1);
+  if (!m) return std::nullopt;
+  const auto& in = src->shape;
+  const int64_t in_rows = in[in.size() - 2], in_cols = in.back();
+  const std::string& n = w->op;
+  if (n == "slice") {
+    const int rank = static_cast<int>(in.size());
+    int dim = static_cast<int>(attr_number(*w, "dim", 0));
+    if (dim < 0) dim += rank;
+    if (dim < 0 || dim >= rank || attr_number(*w, "step", 1) != 1) return std::nullopt;
+    const int64_t size = in[static_cast<size_t>(dim)];
+    int64_t start = static_cast<int64_t>(attr_number(*w, "start", 0));
+    if (start < 0) start += size;
+    start = std::clamp<int64_t>(start, 0, size);
+    if (dim < rank - 2) return t->shape[static_cast<size_t>(dim)] == 1 ? m : std::nullopt;
+    // element (i, j) of the slice is (i + start, j) or (i, j + start) of its source
+    if (dim == rank - 2) m->e += start;
+    else m->e -= start;
+    m->rows = rows;
+    m->cols = cols;
+    return m;
+  }
+  if (op_class(*w) == OpClass::view && n != "transpose" && n != "t" && n != "permute") {
+    if (rows != in_rows || cols != in_cols) return std::nullopt;
+    return m;  // leading 1s reshaped or broadcast: every leading slice is the same triangle
+  }
+  if (n == "to") return m;  // 0/1 in any dtype
+  if ((n == "eq" || n == "ne") && w->inputs.size() == 2 && w->inputs[1].scalar) {
+    const double c = *w->inputs[1].scalar;
+    if (c != 0 && c != 1) return std::nullopt;
+    if ((n == "eq") == (c == 0)) {  // negated: set iff !(j <= i + e), i.e. j >= i + e + 1, and back
+      m->e += m->above ? -1 : 1;
+      m->above = !m->above;
+    }
+    return m;
+  }
+  return std::nullopt;
+}
+
+// masked_fill(x, mask, v) with `mask` a triangle built from a tril/triu buffer (minGPT's
+// `att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))`) that keeps j <= i + e becomes
+// causal_mask(x, diagonal = e, fill = v): an elementwise op on the element's position, so the
+// softmax reads it in its prologue or an elementwise stage computes it, with no mask in memory.
+// The ops that only built the mask are then dead.
+void fold_triangular_masks(LowerState& s) {
+  bool folded = false;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const problem::Op& op = s.ops[i];
+    if (s.dead[i] || s.cls[i] == OpClass::torch || op.op != "masked_fill") continue;
+    if (op.inputs.size() != 3 || !op.inputs[0].is_tensor() || !op.inputs[1].is_tensor() || !op.inputs[2].scalar)
+      continue;
+    const problem::Tensor& x = s.need(op.inputs[0].tensor);
+    const problem::Tensor& out = s.need(op.outputs.at(0));
+    if (x.shape.size() < 2 || x.shape != out.shape || (x.dtype != problem::DType::f32 && x.dtype != problem::DType::f16 && x.dtype != problem::DType::bf16)) continue;
+    auto m = triangle_mask(s, op.inputs[1].tensor);
+    // the fill goes where the mask is set, so the kept elements are the complement: j <= i + e - 1
+    // for a mask set iff j >= i + e; a mask set below the diagonal keeps the upper part (not folded)
+    if (!m || !m->above || m->rows != x.shape[x.shape.size() - 2] || m->cols != x.shape.back()) continue;
+    const double fill = *op.inputs[2].scalar;
+    if (std::isnan(fill) || fill == std::numeric_limits<double>::infinity()) continue;
+    problem::Op cm = op;
+    cm.op = "causal_mask";
+    cm.inputs = {op.inputs[0]};
+    cm.attrs = nlohmann::json::object();
+    cm.attrs["diagonal"] = m->e - 1;
+    if (std::isfinite(fill)) cm.attrs["fill"] = fill;  // -inf: lower_expr_op's default (JSON has no inf)
+    s.notes.push_back(s.op_label(static_cast<int>(i)) + ": masked_fill with a triangular mask (from '" +
+                      op.inputs[1].tensor + "') is where(col <= row" +
+                      (m->e - 1 == 0 ? std::string{} : " + " + std::to_string(m->e - 1)) +
+                      ", x, fill) on the element's position; the mask is not read");
+    s.ops[i] = std::move(cm);
+    s.cls[i] = OpClass::elementwise;
+    folded = true;
+  }
+  if (!folded) return;
+  // the mask's ops (slices, comparisons) may now reach no output
+  std::set<std::string> live(s.problem.outputs.begin(), s.problem.outputs.end());
+  for (size_t i = s.ops.size(); i-- > 0;) {
+    bool used = false;
+    for (const auto& o : s.ops[i].outputs) used = used || live.count(o);
+    if (!used) {
+      s.dead[i] = true;
+      continue;
+    }
+    if (s.dead[i]) continue;
+    for (const auto& in : s.ops[i].inputs)
+      if (in.is_tensor()) live.insert(in.tensor);
+  }
+}
+
 // A 1-D input or parameter that every op reads through an [N, 1] view (`v[:, None]`,
 // `v.unsqueeze(1)`) is declared [N, 1], the same elements: an elementwise stage then broadcasts
 // it along rows. The extractor writes torch.diag(v) @ B so (KernelBench L1 #12).
@@ -470,6 +593,7 @@ Status pass_expand_ops(LowerState& s) {
       if (s.ops[i].op == n) return true;
     return false;
   };
+  fold_triangular_masks(s);
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (at(i, {"softmax", "log_softmax"})) expand_softmax_dim(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)

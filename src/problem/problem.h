@@ -45,6 +45,14 @@ struct Tensor {
   std::string state_dict;              // parameter / buffer key
   std::optional<double> value;         // constant: the fill value when known
   std::vector<double> values;          // constant: a small literal tensor's elements, row-major
+  // buffer / constant: the values extraction found, when they are a triangle of ones over the last
+  // two dims (zeros elsewhere; every leading dim 1): tril(ones, diagonal) when `lower`, else
+  // triu(ones, diagonal). The lowering folds masks built from it (docs/problem-ir.md, "structure").
+  struct Triangle {
+    bool lower = true;
+    int64_t diagonal = 0;
+  };
+  std::optional<Triangle> triangle;
 
   int64_t numel() const;
   int64_t bytes() const { return numel() * dtype_bytes(dtype); }

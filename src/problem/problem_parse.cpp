@@ -160,6 +160,22 @@ Tensor read_tensor(const json& j, const std::string& where) {
       t.value = number(*v, vp);
     }
   }
+  if (const json* st = field(j, "structure"); st && !st->is_null()) {
+    const std::string sp = join_path(where, "structure");
+    if (!st->is_object()) reject(sp, "structure must be an object {\"kind\": \"tril\" | \"triu\", \"diagonal\": int}");
+    const std::string kind = as_string(require(*st, sp, "kind"), join_path(sp, "kind"));
+    if (kind != "tril" && kind != "triu")
+      reject(join_path(sp, "kind"), fmt::format("unknown structure kind '{}'", kind), "structures are tril and triu");
+    if (t.kind != TensorKind::buffer && t.kind != TensorKind::constant)
+      reject(sp, "only a buffer or a constant has a structure (its values are fixed by the problem)");
+    if (t.shape.size() < 2) reject(sp, "a triangular structure needs a tensor of rank 2 or more");
+    for (size_t d = 0; d + 2 < t.shape.size(); ++d)
+      if (t.shape[d] != 1) reject(sp, "a triangular structure needs every dim but the last two to be 1");
+    Tensor::Triangle tri;
+    tri.lower = kind == "tril";
+    tri.diagonal = as_int(require(*st, sp, "diagonal"), join_path(sp, "diagonal"), std::numeric_limits<int64_t>::min());
+    t.triangle = tri;
+  }
   return t;
 }
 

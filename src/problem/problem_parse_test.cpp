@@ -110,6 +110,39 @@ TEST(ProblemParse, NonFiniteNumbersAreStrings) {
                          "found '-Infinity'");
 }
 
+// A buffer's triangular structure (extraction found tril/triu of ones) reads into Tensor::triangle;
+// a malformed one is named by its path.
+TEST(ProblemParse, TriangularStructure) {
+  json j = valid();
+  j["tensors"].push_back(json::parse(R"({"name": "mask", "kind": "buffer", "dtype": "f32", "shape": [1, 1, 8, 8],
+                                         "state_dict": "mask", "structure": {"kind": "tril", "diagonal": 0}})"));
+  auto r = problem_parse(j.dump(), "p.json");
+  ASSERT_TRUE(r.ok()) << r.error().render();
+  ASSERT_TRUE(r->find_tensor("mask")->triangle.has_value());
+  EXPECT_TRUE(r->find_tensor("mask")->triangle->lower);
+  EXPECT_EQ(r->find_tensor("mask")->triangle->diagonal, 0);
+  EXPECT_FALSE(r->find_tensor("x")->triangle.has_value());
+  j["tensors"].back()["structure"] = json::parse(R"({"kind": "triu", "diagonal": -2})");
+  r = problem_parse(j.dump(), "p.json");
+  ASSERT_TRUE(r.ok()) << r.error().render();
+  EXPECT_FALSE(r->find_tensor("mask")->triangle->lower);
+  EXPECT_EQ(r->find_tensor("mask")->triangle->diagonal, -2);
+
+  j["tensors"].back()["structure"] = json::parse(R"({"kind": "band", "diagonal": 0})");
+  EXPECT_EQ(error_of(j), "p.json: tensors[6].structure.kind: unknown structure kind 'band'\n"
+                         "hint: structures are tril and triu");
+  j["tensors"].back()["structure"] = json::parse(R"({"kind": "tril"})");
+  EXPECT_EQ(error_of(j), "p.json: tensors[6].structure: missing field 'diagonal'");
+  j["tensors"].back()["structure"] = json::parse(R"({"kind": "tril", "diagonal": 0})");
+  j["tensors"].back()["shape"] = json::parse("[2, 8, 8]");
+  EXPECT_EQ(error_of(j), "p.json: tensors[6].structure: a triangular structure needs every dim but the last two to be 1");
+  j["tensors"].back()["shape"] = json::parse("[1, 1, 8, 8]");
+  j["tensors"].back()["kind"] = "parameter";
+  EXPECT_EQ(error_of(j),
+            "p.json: tensors[6].structure: only a buffer or a constant has a structure (its values are fixed by the "
+            "problem)");
+}
+
 TEST(ProblemParse, UnknownSchemaVersion) {
   json j = valid();
   j["schema"] = "ucutlass.problem/2";
