@@ -183,8 +183,12 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
     plan.precision_note = bound.reason;
     plan.notes.push_back("precision: " + bound.reason);
   }
-  auto ranked = search::diverse_top_k(space.ranked(std::max(o.top, 1) * 16, pipeline_start_rung(bound, space)),
-                                      std::max(o.top, 1));
+  const int floor = pipeline_start_rung(bound, space);
+  const auto floor_ranked = space.ranked(std::max(o.top, 1) * 16, floor);
+  search::BuiltinOptions bo;
+  auto ranked = search::faster_rung_opening(space, floor, floor_ranked, bo);
+  for (auto& c : search::diverse_top_k(floor_ranked, std::max(o.top, 1)))
+    if (static_cast<int>(ranked.size()) < std::max(o.top, 1)) ranked.push_back(std::move(c));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc = pipeline_plan_compiler(o);

@@ -18,6 +18,9 @@
 // is still slower than eager, the best-ranked candidates of each rung above the floor are tried
 // (origin "speed-probe"): more precise kernels are not always slower ones (run BA's 4096 x 131072
 // GEMM: 22 attempts of SM80 3xTF32 at 0.33x eager, none of FP32 SIMT's split-K, cuBLAS's own shape).
+// The opening's rung: a rung above the floor that the ranking predicts at least rung_advantage
+// times faster than the floor's best (the estimates count 3xTF32's split passes and mma.sync's
+// rate) puts its best shapes first (origin "rank-rung"); the floor's top-k follow.
 // Summation classes: after a rounding mismatch (repeatable: Attempt::rounding_mismatch) no other
 // candidate of the failed candidate's summation class (SearchSpace::summation_class: e.g. every
 // FP32 SIMT tile with K in one piece) is proposed or evaluated: it would compute the same values.
@@ -53,6 +56,9 @@ struct BuiltinOptions {
   int probe_rung = -1;
   int slow_probe_after = 3;       // correct attempts, all slower than eager, before the speed probe
   int slow_probe_per_rung = 2;    // candidates the speed probe takes from each rung above the floor
+  // A rung above the floor whose best-ranked candidate is predicted this many times faster than
+  // the floor's best opens the search with its best slow_probe_per_rung shapes (0: never).
+  double rung_advantage = 1.25;
 };
 
 // splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard
@@ -77,6 +83,13 @@ std::string shape_signature(const nlohmann::json& config);
 // would spend the opening attempts (and the plan's compiles) measuring noise; they wait for
 // refinement instead.
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k);
+
+// The opening's rung (above): the best slow_probe_per_rung shapes of the rung above `floor` that the
+// ranking predicts fastest, when that is rung_advantage times faster than `floor_ranked`'s first
+// (the floor's ranking, best first), origin "rank-rung"; else nothing. The plan shows and compiles
+// the same (app/pipeline.cpp).
+std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
+                                           const BuiltinOptions& o);
 
 class BuiltinStrategy final : public Strategy {
  public:

@@ -71,7 +71,10 @@ double FakeSpace::predicted(int mi, int ni, int ki, int ci, int si, int rung) co
   double d = std::pow(mi - index_of(kM, spec_.best_m), 2) + std::pow(ni - bn, 2) +
              std::pow(ki - bk, 2) + 0.5 * std::pow(ci - index_of(kC, spec_.best_cluster), 2) +
              0.01 * si;
-  return spec_.t_opt * (1 + 0.2 * d) * kRungCost[rung];
+  const double cost = static_cast<size_t>(rung) < spec_.predicted_rung_cost.size()
+                         ? spec_.predicted_rung_cost[static_cast<size_t>(rung)]
+                         : kRungCost[rung];
+  return spec_.t_opt * (1 + 0.2 * d) * cost;
 }
 
 double FakeSpace::true_time(const Candidate& c) const {

@@ -46,6 +46,9 @@ struct SurfaceSpec {
   // True-time multiplier per rung (empty: the ranking's own 1, 2.6, 6): a more precise rung can be
   // the faster one on a GPU (an FP32 SIMT split against a slow 3xTF32 kernel).
   std::vector<double> rung_cost;
+  // The ranking's multiplier per rung (empty: 1, 2.6, 6, as kRungCost): a model that predicts a
+  // more precise rung faster (3xTF32's split passes against mma.sync's one kernel at K = 32).
+  std::vector<double> predicted_rung_cost;
 };
 
 class FakeSpace final : public SearchSpace {

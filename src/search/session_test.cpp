@@ -201,6 +201,35 @@ TEST(Session, AFloorSlowerThanEagerProbesTheRungsAbove) {
   for (const auto& a : f.session->state().attempts) EXPECT_NE(a.cand.origin, "speed-probe");
 }
 
+// The opening's rung: when the ranking predicts a rung above the floor clearly faster (rung 1 at
+// a third of rung 0's estimate, as f32x3 against f32x3s at K = 32), its best shapes open the
+// search, before the floor's top-k; a rung predicted slower (the default 1, 2.6, 6) never does.
+TEST(Session, ARungPredictedFasterOpensTheSearch) {
+  SurfaceSpec spec;
+  spec.predicted_rung_cost = {3.0, 1.0, 6.0};
+  spec.rung_cost = {3.0, 1.0, 6.0};
+  Rig r(spec, {}, no_stop_rules(6));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 3u);
+  EXPECT_EQ(at[0].cand.origin, "rank-rung");
+  EXPECT_EQ(at[0].cand.rung, 1);
+  EXPECT_EQ(at[1].cand.origin, "rank-rung");
+  EXPECT_EQ(at[1].cand.rung, 1);
+  EXPECT_EQ(at[2].cand.rung, 0);  // then the floor's own top-k
+  EXPECT_EQ(r.strategy.floor_rung(), 0);
+  const Attempt* best = r.session->state().best_attempt();
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->cand.rung, 1);
+  // Within the margin (rung 1 predicted 0.9x of rung 0) the floor opens.
+  SurfaceSpec near = spec;
+  near.predicted_rung_cost = {1.0, 0.9, 6.0};
+  Rig n(near, {}, no_stop_rules(4));
+  n.session->run();
+  for (const auto& a : n.session->state().attempts) EXPECT_NE(a.cand.origin, "rank-rung");
+  EXPECT_EQ(n.session->state().attempts.at(0).cand.rung, 0);
+}
+
 // A program with no configuration at the next rung (f32x3s needs K-major operands) climbs to the
 // rung after it.
 TEST(Session, TheLadderSkipsARungTheProgramDoesNotHave) {

@@ -284,6 +284,30 @@ TEST(Space, F32x3sWithAResidualIsOfferedAndPaysItsPass) {
   EXPECT_GT(a->t_est - b->t_est, 4096.0 * 4096 * 4 * 2 / hw.mem_bw);
 }
 
+// 3xTF32's two kernels against each other: f32x3s (split stages, three wgmma GEMMs with [M, N]
+// partials) wins where the MMAs are the time (4096^3), the one-kernel f32x3 (at mma.sync's rate)
+// where K is short and the passes are (K = 32, an 8192 x 8192 output: run BN's tall-skinny case).
+TEST(Space, ThreeTf32KernelsRankByWhatTheirPassesCost) {
+  auto best = [](const std::vector<RankedConfig>& r, dsl::Precision p) {
+    double t = 0;
+    for (const auto& c : r)
+      if (c.config.gemm.precision == p && (t == 0 || c.t_est < t)) t = c.t_est;
+    return t;
+  };
+  auto square = gemm_program(4096, 4096, 4096, "f32");
+  auto rs = space_rank(square, *space_valid(square, 0, {}), h200());
+  ASSERT_GT(best(rs, dsl::Precision::f32x3s), 0);
+  ASSERT_GT(best(rs, dsl::Precision::f32x3), 0);
+  EXPECT_LT(best(rs, dsl::Precision::f32x3s) * 1.3, best(rs, dsl::Precision::f32x3));
+  auto skinny = gemm_program(8192, 8192, 32, "f32");
+  auto rk = space_rank(skinny, *space_valid(skinny, 0, {}), h200());
+  ASSERT_GT(best(rk, dsl::Precision::f32x3s), 0);
+  ASSERT_GT(best(rk, dsl::Precision::f32x3), 0);
+  EXPECT_GT(best(rk, dsl::Precision::f32x3s), 1.25 * best(rk, dsl::Precision::f32x3));
+  // the passes: at least the two partials' 16 bytes per output element beyond the output
+  EXPECT_GT(best(rk, dsl::Precision::f32x3s), 8192.0 * 8192 * (16 + 4) / h200().mem_bw);
+}
+
 TEST(Space, NeighborsDifferInOneKnob) {
   auto p = gemm_program(4096, 4096, 4096, "bf16");
   auto r = space_rank(p, *space_valid(p, 0, {}), h200());
