@@ -52,10 +52,7 @@ def test_suite_is_large_enough():
 
 # KernelBench-shaped problems the extractor does not handle yet: the checklist of docs/benchmarks.md's
 # "kb suite plan" table. Strict: a fix makes its test pass unexpectedly, and the entry must go.
-KB_GAPS = {
-    "kb3_mamba2_final_state": "its three- and four-operand einsums and aten::bitwise_not (~mask) are opaque",
-    "kb3_mamba2_y": "its three- and four-operand einsums and aten::bitwise_not (~mask) are opaque",
-}
+KB_GAPS: dict = {}
 SUITE_PARAMS = [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(strict=True, reason=KB_GAPS[p.stem]))
                 if p.stem in KB_GAPS else pytest.param(p, id=p.stem) for p in SUITE_FILES]
 
@@ -421,18 +418,18 @@ def test_opaque_op_keeps_flops(tmp_path):
         import torch.nn as nn
         class Model(nn.Module):
             def forward(self, a, b, c):
-                return torch.sort(torch.einsum("ik,kj,j->ij", a, b, c), dim=1).values
+                return torch.sort(torch.einsum("iik,kj->ij", a, b) + c, dim=1).values
         def get_inputs():
-            return [torch.randn(64, 32), torch.randn(32, 16), torch.randn(16)]
+            return [torch.randn(64, 64, 32), torch.randn(32, 16), torch.randn(16)]
         def get_init_inputs():
             return []
         ''')
     doc = extract(p)
     assert validate(doc) == []
-    eins, srt = doc["ops"][0], doc["ops"][1]
+    eins, srt = doc["ops"][0], doc["ops"][2]
     assert eins["op"] == "opaque" and eins["attrs"] == {
-        "target": "aten::einsum.default", "flops_known": True, "equation": "ik,kj,j->ij",
-        "why": "has 3 operands; one or two lower (as sums and one matmul)"}
+        "target": "aten::einsum.default", "flops_known": True, "equation": "iik,kj->ij",
+        "why": "repeats index 'i' in operand 0 (a diagonal or trace)"}
     assert eins["flops"] == 2 * 64 * 32 * 16 and eins["flop_class"] == "tensor"
     assert srt["attrs"] == {"target": "aten::sort.default", "flops_known": False} and srt["flops"] == 0
     assert srt["outputs"] == ["out0", "t0"] or len(srt["outputs"]) == 2

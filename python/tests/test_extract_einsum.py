@@ -89,7 +89,15 @@ CASES = {
     "...ij,...jk->...ik": ([(2, 3, 4), (2, 4, 5)], ["matmul"]),
     "bi,bij->bj": ([(2, 3), (2, 3, 4)], ["reshape", "matmul", "reshape"]),
     "ijk,k->ij": ([(2, 3, 4), (4,)], ["reshape", "matmul", "reshape"]),
-    "il,lk,ab->ik": None,  # three operands: opaque (below)
+    # three or more operands: pairs from the left, as torch.einsum without opt_einsum
+    "il,lk,kj->ij": ([(2, 3), (3, 4), (4, 5)], ["matmul", "matmul"]),
+    "il,lk,ab->ik": ([(2, 3), (3, 4), (2, 2)], ["matmul", "sum", "mul"]),
+    # Mamba2's chunk states and its diagonal blocks (KernelBench level 3), at test size
+    "bclhn,bhcl,bclhp->bchpn": ([(2, 3, 4, 2, 5), (2, 2, 3, 4), (2, 3, 4, 2, 6)],
+                                ["permute", "reshape", "mul", "permute", "permute", "matmul"]),
+    "bclhn,bcshn,bhcls,bcshp->bclhp": ([(2, 3, 4, 2, 5), (2, 3, 4, 2, 5), (2, 2, 3, 4, 4), (2, 3, 4, 2, 6)],
+                                       ["permute", "permute", "matmul", "permute", "permute", "mul", "permute",
+                                        "permute", "matmul", "permute"]),
 }
 
 
@@ -116,7 +124,6 @@ def test_kernelbench_4d_tensor_matrix_product_flops(tmp_path):
 
 @pytest.mark.parametrize("eq,shapes,why", [
     ("ii->i", [(3, 3)], "repeats index 'i' in operand 0 (a diagonal or trace)"),
-    ("il,lk,kj->ij", [(2, 3), (3, 4), (4, 5)], "has 3 operands; one or two lower (as sums and one matmul)"),
     ("ij,ij->ij", [(3, 4), (1, 4)], "index 'i' has sizes 3 and 1 (einsum broadcasting)"),
 ])
 def test_einsum_outside_the_ir_stays_opaque_with_why(tmp_path, eq, shapes, why):

@@ -161,7 +161,7 @@ def get_init_inputs():
 REFUSED = {
     "device_probe": ("reads Tensor.device", "return x + torch.zeros(8, device=x.device)"),
     "tensor_constant": ("tensor constant", "return x * torch.tensor([2.0])"),
-    "opaque_op": ("would be opaque", "return torch.einsum('ij,ij,ij->i', x, x, x)"),
+    "opaque_op": ("would be opaque", "return torch.einsum('ij,ij->ij', x, x[:1])"),
     "grad_mode": ("grad", "with torch.enable_grad():\n            y = x * 2\n        return y"),
 }
 

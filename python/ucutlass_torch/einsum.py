@@ -13,10 +13,13 @@ Two operands, after summing away each operand's indices that appear nowhere else
   B^T A^T), so 'ij,jk->ki' needs no permute of the result;
 - otherwise (an outer or elementwise product, or a dot product) a broadcasting mul, then a sum.
 One operand: a sum over the indices missing from the output, then a permute.
+Three or more operands: pairs from the left, as torch.einsum contracts them without opt_einsum:
+the first two into the indices the output or a later operand still names (in their order of
+appearance), that result with the third, and so on; each pair as above.
 
-What stays `opaque` (with `equation` and `why` in attrs): three or more operands, an index
-repeated within one operand (a diagonal or trace), an index whose sizes differ (broadcasting), and
-'...' standing for different numbers of dimensions in different operands.
+What stays `opaque` (with `equation` and `why` in attrs): an index repeated within one operand (a
+diagonal or trace), an index whose sizes differ (broadcasting), and '...' standing for different
+numbers of dimensions in different operands.
 """
 
 from __future__ import annotations
@@ -41,7 +44,13 @@ def expand(c: Call) -> List[Mapped]:
         x, t = b.sum_away(*vals[0], keep=out, sizes=sizes)
         x, t = b.permute(x, t, out, sizes)
     else:
-        (x, t) = _pair(b, vals[0], vals[1], out, sizes)
+        acc = vals[0]
+        for i in range(1, len(vals)):
+            later = "".join(t for _, t in vals[i + 1:])
+            seen = acc[1] + vals[i][1]
+            keep = out if i == len(vals) - 1 else "".join(dict.fromkeys(ch for ch in seen if ch in out + later))
+            acc = _pair(b, acc, vals[i], keep, sizes)
+        (x, t) = acc
     if not b.steps:
         b.add("clone", [x], {}, 0, [sizes[i] for i in t])  # 'ij->ij': a copy
     for m in b.steps:
@@ -55,8 +64,6 @@ def _parse(eq: str, ranks: List[int]) -> Tuple[List[str], str]:
     terms = lhs.split(",")
     if len(terms) != len(ranks):
         raise Unmapped(f"names {len(terms)} operands but receives {len(ranks)}")
-    if len(terms) > 2:
-        raise Unmapped(f"has {len(terms)} operands; one or two lower (as sums and one matmul)")
     spare = [ch for ch in string.ascii_letters if ch not in eq]
     ell: Optional[str] = None
     for i, (t, r) in enumerate(zip(terms, ranks)):

@@ -22,7 +22,7 @@ UNARY_FLOPS: Dict[str, int] = {
     "sin": 4, "cos": 4, "tanh": 4, "sigmoid": 4, "relu": 1, "relu6": 1, "leaky_relu": 1,
     "gelu": 8, "silu": 5, "mish": 10, "softplus": 6, "elu": 5, "selu": 5, "celu": 5,
     "softsign": 2, "hardtanh": 1, "clamp": 1, "hardswish": 3, "hardsigmoid": 3,
-    "log_sigmoid": 6, "erf": 4, "sign": 1, "floor": 1, "ceil": 1, "round": 1,
+    "log_sigmoid": 6, "erf": 4, "sign": 1, "floor": 1, "ceil": 1, "round": 1, "bitwise_not": 1,
 }
 BINARY_FLOPS: Dict[str, int] = {
     "add": 1, "sub": 1, "mul": 1, "div": 1, "pow": 4, "maximum": 1, "minimum": 1, "where": 1,
@@ -596,8 +596,9 @@ HANDLERS: Dict[str, Callable[[Call], Any]] = {
 }
 for _u in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal", "square", "sin", "cos", "tanh",
            "sigmoid", "relu", "relu6", "silu", "mish", "selu", "softsign", "hardswish", "hardsigmoid",
-           "log_sigmoid", "erf", "sign", "floor", "ceil", "round"):
+           "log_sigmoid", "erf", "sign", "floor", "ceil", "round", "bitwise_not"):
     HANDLERS.setdefault(_u, _elementwise_unary(_u))
+HANDLERS["logical_not"] = _elementwise_unary("bitwise_not")  # on bool (`~mask`), the same op
 HANDLERS["negative"] = _elementwise_unary("neg")
 HANDLERS["einsum"] = _einsum
 HANDLERS["absolute"] = _elementwise_unary("abs")

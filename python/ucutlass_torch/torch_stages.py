@@ -245,6 +245,7 @@ OPS: Dict[str, Callable[[List[str], Dict[str, Any]], str]] = {
     "log_sigmoid": lambda a, at: f"F.logsigmoid({a[0]})", "erf": lambda a, at: f"torch.erf({a[0]})",
     "sign": lambda a, at: f"torch.sign({a[0]})", "floor": lambda a, at: f"torch.floor({a[0]})",
     "ceil": lambda a, at: f"torch.ceil({a[0]})", "round": lambda a, at: f"torch.round({a[0]})",
+    "bitwise_not": lambda a, at: f"torch.bitwise_not({a[0]})",
     "to": lambda a, at: f"{a[0]}.to({_DTYPE_CODE[at['dtype']]})",
     "dropout": _dropout,
     # reductions, row operations and norms

@@ -279,6 +279,38 @@ TEST(LowerTorch, AFoldedMaskBetweenBatchedGemmsIsOneElementwiseStage) {
   EXPECT_NE(r->text.find("where(le(col, row), "), std::string::npos) << r->text;
 }
 
+// Mamba2's segsum builds its mask in forward, ~torch.tril(torch.ones(T, T, dtype=bool)): tril of a
+// constant of ones, negated, folds the same way; exp(where(col <= row, s, -inf)) is one elementwise
+// stage and the interpreter's values are masked_fill's.
+TEST(LowerTorch, AMaskBuiltInForwardFoldsToo) {
+  auto r = lower_with_torch("segsum_tril_mask");
+  ASSERT_TRUE(r) << r.error().render();
+  int at = -1;
+  for (size_t i = 0; i < r->program.stages.size(); ++i) {
+    const auto& st = r->program.stages[i];
+    if (std::holds_alternative<dsl::ElementwiseStage>(st.body)) at = static_cast<int>(i);
+    if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
+      for (const auto& op : t->ops) {
+        EXPECT_TRUE(op.op != "masked_fill" && op.op != "tril" && op.op != "bitwise_not") << op.op << "\n" << r->text;
+      }
+    }
+  }
+  ASSERT_GE(at, 0) << r->text;
+  const int64_t bh = 6, n = 16;
+  dsl::InterpTensors io;
+  std::vector<double> sv(static_cast<size_t>(bh * n * n));
+  for (size_t i = 0; i < sv.size(); ++i) sv[i] = std::cos(0.11 * static_cast<double>(i));
+  io["t3"] = sv;
+  ASSERT_TRUE(dsl::interp_stage(r->program, at, io, {})) << r->text;
+  const auto& out = io.at("out0");
+  for (int64_t b = 0; b < bh; ++b)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t k = static_cast<size_t>((b * n + i) * n + j);
+        ASSERT_EQ(out[k], j <= i ? std::exp(sv[k]) : 0.0) << b << " " << i << " " << j;
+      }
+}
+
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
 TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
   auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");

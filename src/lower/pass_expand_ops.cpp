@@ -455,9 +455,10 @@ struct TriangleMask {
   int64_t rows = 0, cols = 0;
 };
 
-// The mask `name` as a TriangleMask: a triangular buffer/constant, then slices of its last two dims
-// (step 1), views that keep the last two dims, dtype conversions and comparisons with 0 or 1
-// (values stay 0/1; eq 0 and ne 1 negate). nullopt for anything else.
+// The mask `name` as a TriangleMask: a triangular buffer/constant, or tril/triu of a constant of
+// ones, then slices of its last two dims (step 1), views that keep the last two dims, dtype
+// conversions, comparisons with 0 or 1 (values stay 0/1; eq 0 and ne 1 negate) and `~` of a bool
+// mask. nullopt for anything else.
 std::optional<TriangleMask> triangle_mask(const LowerState& s, const std::string& name, int depth = 0) {
   if (depth > 32) return std::nullopt;
   const problem::Tensor* t = s.tensor(name);
@@ -475,6 +476,14 @@ std::optional<TriangleMask> triangle_mask(const LowerState& s, const std::string
   const std::string src_name = w->inputs[0].tensor;
   const problem::Tensor* src = s.tensor(src_name);
   if (!src || src->shape.size() < 2) return std::nullopt;
+  if (w->op == "tril" || w->op == "triu") {
+    // torch.tril(torch.ones(T, T, dtype=bool)) built in forward: a constant of ones, every
+    // leading dim 1
+    if (src->kind != problem::TensorKind::constant || !src->value || *src->value != 1) return std::nullopt;
+    for (size_t d = 0; d + 2 < src->shape.size(); ++d)
+      if (src->shape[d] != 1) return std::nullopt;
+    return TriangleMask{w->op == "triu", static_cast<int64_t>(attr_number(*w, "diagonal", 0)), rows, cols};
+  }
   auto m = triangle_mask(s, src_name, depth + 1);
   if (!m) return std::nullopt;
   const auto& in = src->shape;
@@ -502,13 +511,18 @@ std::optional<TriangleMask> triangle_mask(const LowerState& s, const std::string
     return m;  // leading 1s reshaped or broadcast: every leading slice is the same triangle
   }
   if (n == "to") return m;  // 0/1 in any dtype
+  auto negate = [&] {  // set iff !(j <= i + e), i.e. j >= i + e + 1, and back
+    m->e += m->above ? -1 : 1;
+    m->above = !m->above;
+  };
   if ((n == "eq" || n == "ne") && w->inputs.size() == 2 && w->inputs[1].scalar) {
     const double c = *w->inputs[1].scalar;
     if (c != 0 && c != 1) return std::nullopt;
-    if ((n == "eq") == (c == 0)) {  // negated: set iff !(j <= i + e), i.e. j >= i + e + 1, and back
-      m->e += m->above ? -1 : 1;
-      m->above = !m->above;
-    }
+    if ((n == "eq") == (c == 0)) negate();
+    return m;
+  }
+  if (n == "bitwise_not" && src->dtype == problem::DType::boolean) {  // ~mask
+    negate();
     return m;
   }
   return std::nullopt;
