@@ -311,6 +311,19 @@ TEST(LowerTorch, AMaskBuiltInForwardFoldsToo) {
       }
 }
 
+// An op repeating an earlier one (the same cumsum of x twice) is merged: one scan stage, its result
+// read twice, and a note names both ops.
+TEST(Lower, ARepeatedOpIsComputedOnce) {
+  auto r = lower_with_torch("repeated_op");
+  ASSERT_TRUE(r) << r.error().render();
+  int scans = 0;
+  for (const auto& st : r->program.stages) scans += std::holds_alternative<dsl::ScanStage>(st.body);
+  EXPECT_EQ(scans, 1) << r->text;
+  bool noted = false;
+  for (const auto& n : r->notes) noted = noted || n.find("op 1 (cumsum) at line 6 repeats op 0 (cumsum) at line 5") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
 TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
   auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");
