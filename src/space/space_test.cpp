@@ -308,6 +308,21 @@ TEST(Space, ThreeTf32KernelsRankByWhatTheirPassesCost) {
   EXPECT_GT(best(rk, dsl::Precision::f32x3s), 8192.0 * 8192 * (16 + 4) / h200().mem_bw);
 }
 
+// A batched 64 x 16 output with an N-contiguous B (Mamba2's chunk states): no tf32 wgmma (B not
+// K-major) and no CUTLASS 2.x tile within 64 x 64, yet the space keeps the SM80 kernels (the
+// least padded ranked first) instead of leaving the stage with nothing to run.
+TEST(Space, ASmallOutputKeepsTheSm80Tiles) {
+  auto p = compile("ucut 1\nin a : f32[512, 64, 64]\nin b : f32[512, 64, 16]\nout y : f32[512, 64, 16]\n"
+                   "stage y = gemm(a, b) { }\n");
+  auto valid = space_valid(p, 0, {});
+  ASSERT_TRUE(valid);
+  ASSERT_FALSE(valid->empty());
+  auto r = space_rank(p, *valid, h200());
+  bool sm80 = false;
+  for (const auto& c : r) sm80 = sm80 || dsl::gemm_family(c.config.gemm.precision) == dsl::GemmFamily::sm80;
+  EXPECT_TRUE(sm80);
+}
+
 TEST(Space, NeighborsDifferInOneKnob) {
   auto p = gemm_program(4096, 4096, 4096, "bf16");
   auto r = space_rank(p, *space_valid(p, 0, {}), h200());

@@ -54,10 +54,17 @@ void rule_cluster_within_grid(const GemmFacts& f, const dsl::GemmKnobs& k, std::
 }
 
 // tile_not_oversized: a tile extent beyond the problem extent rounded up to 64 (the smallest
-// wgmma tile step) only computes padding.
+// wgmma tile step) only computes padding. The CUTLASS 2.x tables have no 64x64 tile, so where none
+// of the family's tiles fits (a 64 x 16 output: Mamba2's chunk states) the rule leaves M and N to
+// the ranking's padding cost instead of rejecting every tile.
 void rule_tile_not_oversized(const GemmFacts& f, const dsl::GemmKnobs& k, std::vector<Violation>& v) {
   auto cap = [](int64_t e) { return std::max<int64_t>(64, ceil_div(e, 64) * 64); };
-  if (k.tile->m > cap(f.m) || k.tile->n > cap(f.n))
+  bool some_fits = true;
+  if (dsl::gemm_family(k.precision) == dsl::GemmFamily::sm80) {
+    some_fits = false;
+    for (const auto& t : dsl::gemm_sm80_tiles(k.precision)) some_fits = some_fits || (t.m <= cap(f.m) && t.n <= cap(f.n));
+  }
+  if (some_fits && (k.tile->m > cap(f.m) || k.tile->n > cap(f.n)))
     v.push_back({"tile_not_oversized", "tile " + str(k.tile->m) + "x" + str(k.tile->n) + " is larger than the " +
                                            str(f.m) + "x" + str(f.n) + " output"});
   if (k.tile->k > std::max<int64_t>(f.k, 8) * 2)
