@@ -324,6 +324,46 @@ TEST(Lower, ARepeatedOpIsComputedOnce) {
   EXPECT_TRUE(noted);
 }
 
+// LayerNorm over 4 rows of 2^20 elements: each row in 128 chunks (E[x] and E[x^2] per chunk, their
+// means per row, then one elementwise stage), and the stages' values, run by the interpreter, are
+// layer_norm's to 1e-9 (the interpreter computes in double).
+TEST(Lower, ALongRowLayerNormSplitsIntoChunks) {
+  auto r = lower_with_torch("layer_norm_long_rows");
+  ASSERT_TRUE(r) << r.error().render();
+  int rowwise = 0;
+  for (const auto& st : r->program.stages) rowwise += std::holds_alternative<dsl::RowwiseStage>(st.body);
+  EXPECT_GE(rowwise, 1) << r->text;
+  const dsl::Tensor* x = r->program.find_tensor("x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->shape, (std::vector<int64_t>{4, 128, 8192})) << r->text;
+  const int64_t rows = 4, d = int64_t(1) << 20;
+  dsl::InterpTensors io;
+  std::vector<double> xv(static_cast<size_t>(rows * d)), w(static_cast<size_t>(d)), b(static_cast<size_t>(d));
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = 0.5 + 0.5 * std::sin(0.001 * static_cast<double>(i) * (1 + i % 7));
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = 1 + 0.25 * std::cos(0.01 * static_cast<double>(i));
+    b[i] = 0.1 * std::sin(0.03 * static_cast<double>(i));
+  }
+  io["x"] = xv;
+  io["ln_weight"] = w;
+  io["ln_bias"] = b;
+  for (size_t k = 0; k < r->program.stages.size(); ++k)
+    ASSERT_TRUE(dsl::interp_stage(r->program, static_cast<int>(k), io, {})) << k << "\n" << r->text;
+  const auto& out = io.at("out0");
+  for (int64_t row = 0; row < rows; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < d; ++j) mean += xv[static_cast<size_t>(row * d + j)];
+    mean /= static_cast<double>(d);
+    for (int64_t j = 0; j < d; ++j) var += std::pow(xv[static_cast<size_t>(row * d + j)] - mean, 2);
+    var /= static_cast<double>(d);
+    for (int64_t j = 0; j < d; j += 997) {
+      const size_t at = static_cast<size_t>(row * d + j);
+      const double want = (xv[at] - mean) / std::sqrt(var + 1e-5) * w[static_cast<size_t>(j)] + b[static_cast<size_t>(j)];
+      ASSERT_NEAR(out[at], want, 1e-9) << row << " " << j;
+    }
+  }
+}
+
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
 TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
   auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");

@@ -247,6 +247,7 @@ class Emitter {
         const auto& in = op.inputs.at(i);
         if (in.is_tensor()) {
           if (auto it = locals.find(in.tensor); it != locals.end()) return it->second;
+          if (k == 0 && s_.resolve(in.tensor).base == d.prologue_src) return ex_acc();  // a view of the source
           err = make_error(ErrorCode::internal, s_.label() + ": op " + std::to_string(id) +
                                                     ": a prologue op reads '" + in.tensor + "' (a lowering bug)");
           return ex_const(0);

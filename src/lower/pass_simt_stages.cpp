@@ -237,8 +237,9 @@ Result<Draft> anchor_draft(LowerState& s, const problem::Op& op) {
   return s.unsupported(op.id, "no stage kind for this op");
 }
 
-// The chain of one-input, shape-keeping elementwise ops from a stored problem input/parameter to
-// the anchor's input (each step the only reader of the one before): the draft's prologue.
+// The chain of one-input, shape-keeping elementwise ops from a stored problem input/parameter (or
+// a view of one declared in the shape read) to the anchor's input (each step the only reader of
+// the one before): the draft's prologue.
 void absorb_prologue(LowerState& s, Draft& d) {
   if (d.anchor < 0 || (d.kind != DraftKind::rowwise && d.kind != DraftKind::reduce)) return;
   const problem::Op& anchor = s.ops[static_cast<size_t>(d.anchor)];
@@ -287,8 +288,12 @@ void absorb_prologue(LowerState& s, Draft& d) {
       for (const auto& o : s.ops[static_cast<size_t>(chain.back())].inputs)
         if (o.is_tensor()) cur = o.tensor;
   }
-  if (chain.empty() || s.resolve(cur).base != cur) return;
-  d.prologue_src = cur;
+  if (chain.empty()) return;
+  // a reshape of a stored tensor declared in the shape the chain reads (split_long_layer_norm's
+  // [R, S, C] view of x) reads that tensor itself
+  const View v = s.resolve(cur);
+  if (v.base != cur && (v.transposed || lower_decl_shape(s, v.base) != s.need(cur).shape)) return;
+  d.prologue_src = v.base;
   d.prologue_ops.assign(chain.rbegin(), chain.rend());
 }
 
