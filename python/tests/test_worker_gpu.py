@@ -338,6 +338,17 @@ def test_mamba2_runs_its_kernels_and_torch_stages_correctly(tmp_path):
     assert r["status"] == "ok", r["error"]
 
 
+def test_a_long_row_layer_norm_in_chunks_passes_the_contract(tmp_path):
+    """LayerNorm over 4 rows of 2^20 elements: the rows split into chunks (chunk means of x and x^2,
+    their means per row, one elementwise stage); the result passes the default contract, the
+    rescaled trial included."""
+    lib, text = lowered_library(tmp_path, "layer_norm_long_rows")
+    assert "rowwise mean(" in text and "= acc * acc" in text and "x : f32[4, 128, 8192]" in text
+    [r] = ucut_eval("layer_norm_long_rows", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
+
+
 def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):
     """x @ W with W [K, N] a parameter: the lowering picks tf32m (wgmma's TF32 reads B only K-major),
     and the SM80 TF32 kernel passes KernelBench v0.1's 1e-2 tolerance, the rescaled trial included
