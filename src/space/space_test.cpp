@@ -323,6 +323,16 @@ TEST(Space, ASmallOutputKeepsTheSm80Tiles) {
   EXPECT_TRUE(sm80);
 }
 
+// No estimate is under its stage's roofline, whatever the multicast and swizzle factors add (a
+// memory-bound 128-row layer of KernelBench's wide MLP came out under it).
+TEST(Space, NoEstimateBeatsTheRoofline) {
+  for (const auto& p : {gemm_program(4096, 4096, 4096, "bf16"), gemm_program(1024, 8192, 8192, "f32"),
+                        gemm_program(8192, 8192, 32, "f32"), gemm_program(128, 32768, 16384, "f32")}) {
+    for (const auto& c : space_rank(p, *space_valid(p, 0, {}), h200()))
+      EXPECT_GE(c.t_est, c.t_sol) << c.config.name;
+  }
+}
+
 TEST(Space, NeighborsDifferInOneKnob) {
   auto p = gemm_program(4096, 4096, 4096, "bf16");
   auto r = space_rank(p, *space_valid(p, 0, {}), h200());
