@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 
 #include "support/diagnostics.h"
 
@@ -121,6 +122,22 @@ void LowerState::replace_op(int id, std::vector<problem::Op> with) {
   cls.insert(cls.begin() + at, new_cls.begin(), new_cls.end());
   origin.insert(origin.begin() + at, n, from);
   for (size_t i = 0; i < ops.size(); ++i) ops[i].id = static_cast<int>(i);
+}
+
+void LowerState::mark_dead_ops(bool note) {
+  std::set<std::string> live(problem.outputs.begin(), problem.outputs.end());
+  for (size_t i = ops.size(); i-- > 0;) {
+    const problem::Op& op = ops[i];
+    bool used = false;
+    for (const auto& o : op.outputs) used = used || live.count(o);
+    dead[i] = !used;
+    if (!used) {
+      if (note) notes.push_back(op_label(op.id) + " does not reach an output and is not lowered");
+      continue;
+    }
+    for (const auto& in : op.inputs)
+      if (in.is_tensor()) live.insert(in.tensor);
+  }
 }
 
 int LowerState::writer(const std::string& tensor_name) const {

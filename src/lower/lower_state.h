@@ -114,6 +114,10 @@ struct LowerState {
   // "op 3 (conv2d)" for messages.
   std::string op_label(int id) const;
   Error unsupported(int op_id, const std::string& why, const std::string& hint = {}) const;
+  // Recomputes `dead`: an op is dead when none of its results reaches a problem output. With
+  // `note`, each dead op gets a note saying so (pass_dead_ops; a rewrite that orphans ops, such as
+  // the triangular mask fold, recomputes without notes).
+  void mark_dead_ops(bool note);
 };
 
 // ---- drafts ---------------------------------------------------------------------------------

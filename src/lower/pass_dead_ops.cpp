@@ -53,19 +53,7 @@ void merge_repeated_ops(LowerState& s) {
 
 Status pass_dead_ops(LowerState& s) {
   merge_repeated_ops(s);
-  std::set<std::string> live(s.problem.outputs.begin(), s.problem.outputs.end());
-  for (size_t i = s.ops.size(); i-- > 0;) {
-    const problem::Op& op = s.ops[i];
-    bool used = false;
-    for (const auto& o : op.outputs) used = used || live.count(o);
-    s.dead[i] = !used;
-    if (!used) {
-      s.notes.push_back(s.op_label(op.id) + " does not reach an output and is not lowered");
-      continue;
-    }
-    for (const auto& in : op.inputs)
-      if (in.is_tensor()) live.insert(in.tensor);
-  }
+  s.mark_dead_ops(true);
   return ok_status();
 }
 

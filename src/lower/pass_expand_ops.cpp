@@ -30,7 +30,6 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <set>
 
 #include "dsl/names.h"
 #include "lower/passes.h"
@@ -40,6 +39,21 @@ namespace ucut::lower {
 namespace {
 
 bool is_scalar(const problem::Operand& o) { return o.scalar.has_value(); }
+
+problem::Operand tensor_operand(const std::string& name) { return problem::Operand{name, std::nullopt}; }
+problem::Operand scalar_operand(double v) { return problem::Operand{std::string{}, v}; }
+
+// One op of what `from` expands to: `name` on `inputs`, writing `output`, at `from`'s line.
+problem::Op expansion_op(const problem::Op& from, const char* name, std::vector<problem::Operand> inputs,
+                         const std::string& output, nlohmann::json attrs = nlohmann::json::object()) {
+  problem::Op o;
+  o.op = name;
+  o.inputs = std::move(inputs);
+  o.outputs = {output};
+  o.attrs = std::move(attrs);
+  o.line = from.line;
+  return o;
+}
 
 // For a binary op reading `t` and one other operand: that other operand, or nullptr.
 const problem::Operand* other_operand(const problem::Op& op, const std::string& t) {
@@ -301,27 +315,19 @@ Status expand_sdpa(LowerState& s, int i) {
   const std::string masked = mask ? s.add_tensor("scores_masked", sd, scores) : scaled;
   const std::string causal_t = causal ? s.add_tensor("scores_causal", sd, scores) : masked;
   const std::string probs = s.add_tensor("probs", q.dtype, scores);
-  auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& result) {
-    problem::Op o;
-    o.op = name;
-    o.inputs = std::move(in);
-    o.outputs = {result};
-    o.line = op.line;
-    return o;
+  auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& result,
+                  nlohmann::json attrs = nlohmann::json::object()) {
+    return expansion_op(op, name, std::move(in), result, std::move(attrs));
   };
-  auto t = [](const std::string& n) { return problem::Operand{n, std::nullopt}; };
+  auto t = tensor_operand;
   std::vector<problem::Op> with;
   with.push_back(step("matmul", {t(op.inputs[0].tensor), t(kt)}, raw));
-  if (scale != 1.0) with.push_back(step("mul", {t(raw), problem::Operand{std::string{}, scale}}, scaled));
+  if (scale != 1.0) with.push_back(step("mul", {t(raw), scalar_operand(scale)}, scaled));
   if (mask) with.push_back(step("add", {t(scaled), t(*mask)}, masked));
-  if (causal) {  // PyTorch's is_causal: key j is visible to query i when j <= i (top-left aligned)
-    problem::Op cm = step("causal_mask", {t(masked)}, causal_t);
-    cm.attrs["diagonal"] = 0;  // the fill: -inf (lower_expr_op's default; JSON has no inf)
-    with.push_back(std::move(cm));
-  }
-  problem::Op sm = step("softmax", {t(causal_t)}, probs);
-  sm.attrs["dim"] = static_cast<int>(r) - 1;
-  with.push_back(sm);
+  if (causal)  // PyTorch's is_causal: key j is visible to query i when j <= i (top-left aligned);
+               // the fill: -inf (lower_expr_op's default; JSON has no inf)
+    with.push_back(step("causal_mask", {t(masked)}, causal_t, {{"diagonal", 0}}));
+  with.push_back(step("softmax", {t(causal_t)}, probs, {{"dim", static_cast<int>(r) - 1}}));
   with.push_back(step("matmul", {t(probs), t(op.inputs[2].tensor)}, op.outputs[0]));
   s.replace_op(i, std::move(with));
   s.notes.push_back(s.op_label(i) + ": scaled_dot_product_attention is softmax(" + (causal ? "causal(" : "") +
@@ -493,16 +499,10 @@ void split_long_layer_norm(LowerState& s, int i) {
     }
   const problem::DType f32 = problem::DType::f32;
   const std::vector<int64_t> rsc = {rows, chunks, c}, rs1 = {rows, chunks, 1}, r11 = {rows, 1, 1};
-  auto t = [](const std::string& n) { return problem::Operand{n, std::nullopt}; };
-  auto num = [](double v) { return problem::Operand{std::string{}, v}; };
-  auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& out, nlohmann::json attrs) {
-    problem::Op o;
-    o.op = name;
-    o.inputs = std::move(in);
-    o.outputs = {out};
-    o.attrs = std::move(attrs);
-    o.line = op.line;
-    return o;
+  auto t = tensor_operand;
+  auto step = [&](const char* name, std::vector<problem::Operand> in, const std::string& out,
+                  nlohmann::json attrs = nlohmann::json::object()) {
+    return expansion_op(op, name, std::move(in), out, std::move(attrs));
   };
   // the declarations: x and the result [R, S, C], weight and bias [S, C], read as they are declared
   s.decl_shape[xv.base] = rsc;
@@ -517,20 +517,19 @@ void split_long_layer_norm(LowerState& s, int i) {
   const nlohmann::json last = {{"dim", std::vector<int>{2}}, {"keepdim", true}};
   const nlohmann::json over_chunks = {{"dim", std::vector<int>{1}}, {"keepdim", true}};
   std::vector<problem::Op> with;
-  problem::Op view = step("reshape", {t(op.inputs[0].tensor)}, xs, {{"shape", rsc}});
-  with.push_back(view);
+  with.push_back(step("reshape", {t(op.inputs[0].tensor)}, xs, {{"shape", rsc}}));
   with.push_back(step("mean", {t(xs)}, m1, last));
-  with.push_back(step("square", {t(xs)}, sq, nlohmann::json::object()));
+  with.push_back(step("square", {t(xs)}, sq));
   with.push_back(step("mean", {t(sq)}, m2, last));
   with.push_back(step("mean", {t(m1)}, mu, over_chunks));
   with.push_back(step("mean", {t(m2)}, ex2, over_chunks));
-  with.push_back(step("mul", {t(mu), t(mu)}, mu2, nlohmann::json::object()));
-  with.push_back(step("sub", {t(ex2), t(mu2)}, var, nlohmann::json::object()));
-  with.push_back(step("add", {t(var), num(attr_number(op, "eps", 1e-5))}, ve, nlohmann::json::object()));
-  with.push_back(step("rsqrt", {t(ve)}, rstd, nlohmann::json::object()));
-  with.push_back(step("sub", {t(xs), t(mu)}, cen, nlohmann::json::object()));
+  with.push_back(step("mul", {t(mu), t(mu)}, mu2));
+  with.push_back(step("sub", {t(ex2), t(mu2)}, var));
+  with.push_back(step("add", {t(var), scalar_operand(attr_number(op, "eps", 1e-5))}, ve));
+  with.push_back(step("rsqrt", {t(ve)}, rstd));
+  with.push_back(step("sub", {t(xs), t(mu)}, cen));
   std::string cur = s.add_tensor("ln_normed", f32, rsc);
-  with.push_back(step("mul", {t(cen), t(rstd)}, cur, nlohmann::json::object()));
+  with.push_back(step("mul", {t(cen), t(rstd)}, cur));
   const char* affine[] = {"mul", "add"};
   for (size_t k = 1; k < op.inputs.size() && k < 3; ++k) {
     if (!op.inputs[k].is_tensor()) continue;
@@ -540,7 +539,7 @@ void split_long_layer_norm(LowerState& s, int i) {
     s.views[w] = View{wv.base, false};
     with.push_back(step("reshape", {t(op.inputs[k].tensor)}, w, {{"shape", std::vector<int64_t>{chunks, c}}}));
     const std::string next = s.add_tensor(k == 1 ? "ln_scaled" : "ln_shifted", f32, rsc);
-    with.push_back(step(affine[k - 1], {t(cur), t(w)}, next, nlohmann::json::object()));
+    with.push_back(step(affine[k - 1], {t(cur), t(w)}, next));
     cur = next;
   }
   // the last value is the op's result, declared [R, S, C]
@@ -670,20 +669,7 @@ void fold_triangular_masks(LowerState& s) {
     s.cls[i] = OpClass::elementwise;
     folded = true;
   }
-  if (!folded) return;
-  // the mask's ops (slices, comparisons) may now reach no output
-  std::set<std::string> live(s.problem.outputs.begin(), s.problem.outputs.end());
-  for (size_t i = s.ops.size(); i-- > 0;) {
-    bool used = false;
-    for (const auto& o : s.ops[i].outputs) used = used || live.count(o);
-    if (!used) {
-      s.dead[i] = true;
-      continue;
-    }
-    if (s.dead[i]) continue;
-    for (const auto& in : s.ops[i].inputs)
-      if (in.is_tensor()) live.insert(in.tensor);
-  }
+  if (folded) s.mark_dead_ops(false);  // the mask's ops (slices, comparisons) may now reach no output
 }
 
 // A 1-D input or parameter that every op reads through an [N, 1] view (`v[:, None]`,
