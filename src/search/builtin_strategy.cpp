@@ -47,6 +47,19 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
   }
 }
 
+namespace {
+
+// The space's best-ranked candidates on rung `r` itself (ranked() falls back to the next rung the
+// program has when it has none at `r`).
+std::vector<Candidate> ranked_on_rung(SearchSpace& space, int r, int k) {
+  std::vector<Candidate> at;
+  for (auto& c : space.ranked(k, r))
+    if (c.rung == r) at.push_back(std::move(c));
+  return at;
+}
+
+}  // namespace
+
 std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
                                            const BuiltinOptions& o) {
   // More precision is always admissible, and on shapes where 3xTF32's split passes outweigh its
@@ -56,9 +69,7 @@ std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const 
   double best_s = floor_ranked.front().predicted_s / o.rung_advantage;
   std::vector<Candidate> faster;
   for (int r = floor + 1; r <= floor + 4; ++r) {
-    std::vector<Candidate> at;
-    for (auto& c : space.ranked(std::max(o.pool, o.top_k), r))
-      if (c.rung == r) at.push_back(std::move(c));
+    std::vector<Candidate> at = ranked_on_rung(space, r, std::max(o.pool, o.top_k));
     if (!at.empty() && at.front().predicted_s > 0 && at.front().predicted_s < best_s) {
       best_s = at.front().predicted_s;
       faster = std::move(at);
@@ -206,12 +217,9 @@ void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {
   if (passed < opt_.slow_probe_after) return;
   speed_probed_ = true;
   // Each rung above the floor, up to the last the space has: its own best-ranked shapes.
-  for (int r = floor_rung_ + 1; r <= floor_rung_ + 4; ++r) {
-    std::vector<Candidate> at;
-    for (auto& c : space_.ranked(std::max(opt_.pool, opt_.top_k), r))
-      if (c.rung == r) at.push_back(std::move(c));
-    for (auto& c : diverse_top_k(at, opt_.slow_probe_per_rung)) speed_.push_back(std::move(c));
-  }
+  for (int r = floor_rung_ + 1; r <= floor_rung_ + 4; ++r)
+    for (auto& c : diverse_top_k(ranked_on_rung(space_, r, std::max(opt_.pool, opt_.top_k)), opt_.slow_probe_per_rung))
+      speed_.push_back(std::move(c));
 }
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
