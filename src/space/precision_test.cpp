@@ -40,11 +40,9 @@ TEST(Tf32Bound, ALooseToleranceOrTheExactPolicyKeepsTf32) {
   EXPECT_DOUBLE_EQ(space_profile_rtol_f32("default"), 1e-4);
 }
 
-// Two problem inputs multiplied: kb-v01's 1e-2 holds TF32's relative error but not the absolute
-// error on the rescaled trial (sign-mixed inputs) once K is past a few dozen.
-TEST(Tf32Bound, TwoRescaledInputsFailALooseToleranceOverALongK) {
-  auto inputs = [](int k) {
-    return parse(fmt::format(R"(ucut 1
+// y = a @ b for two problem inputs a [256, K] and b [K, 512] (both rescaled on the contract's trial).
+dsl::Program inputs(int k) {
+  return parse(fmt::format(R"(ucut 1
 in  a : f32[256, {0}]
 in  b : f32[{0}, 512]
 out y : f32[256, 512]
@@ -52,7 +50,11 @@ stage y = gemm(a, b) {{
   epilogue {{ y = acc }}
 }}
 )", k));
-  };
+}
+
+// Two problem inputs multiplied: kb-v01's 1e-2 holds TF32's relative error but not the absolute
+// error on the rescaled trial (sign-mixed inputs) once K is past a few dozen.
+TEST(Tf32Bound, TwoRescaledInputsFailALooseToleranceOverALongK) {
   const double kb = space_profile_rtol_f32("kb-v01");
   auto b = space_tf32_bound(inputs(4096), sol::Policy::tf32, kb);
   EXPECT_TRUE(b.fails);
@@ -67,16 +69,6 @@ stage y = gemm(a, b) {{
 // 256 passed), so the ladder starts at FP32 SIMT, under every policy; a Linear (a parameter
 // weight, not rescaled) and kb-v01's 1e-2 keep 3xTF32.
 TEST(Tf32Bound, TwoRescaledInputsFailEven3xTf32UnderTheDefaultTolerance) {
-  auto inputs = [](int k) {
-    return parse(fmt::format(R"(ucut 1
-in  a : f32[256, {0}]
-in  b : f32[{0}, 512]
-out y : f32[256, 512]
-stage y = gemm(a, b) {{
-  epilogue {{ y = acc }}
-}}
-)", k));
-  };
   auto b = space_tf32_bound(inputs(1024), sol::Policy::tf32, 1e-4);
   EXPECT_TRUE(b.fails);
   EXPECT_TRUE(b.faithful_fails);
