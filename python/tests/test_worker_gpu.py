@@ -349,6 +349,17 @@ def test_a_long_row_layer_norm_in_chunks_passes_the_contract(tmp_path):
     assert r["rescaled_trial"] == "kept"
 
 
+@pytest.mark.parametrize("name, load", [("hinge_broadcast_rows", "targets[col]"), ("mse_rows", "acc - targets")])
+def test_a_full_reduction_of_two_tensors_reduces_the_rows_first(tmp_path, name, load):
+    """A mean over every element of an elementwise chain of two tensors: a rowwise mean whose
+    prologue reads the second tensor (per column, or in full), then the mean of the row means; no
+    elementwise stage writes the chain's value, and the result passes the default contract."""
+    lib, text = lowered_library(tmp_path, name)
+    assert text.count("= rowwise mean(") == 2 and "elementwise" not in text and load in text
+    [r] = ucut_eval(name, [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+
+
 def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):
     """x @ W with W [K, N] a parameter: the lowering picks tf32m (wgmma's TF32 reads B only K-major),
     and the SM80 TF32 kernel passes KernelBench v0.1's 1e-2 tolerance, the rescaled trial included

@@ -140,22 +140,26 @@ Result<StageCode> codegen_emit_rowwise(const dsl::Program& program, int stage_in
 
   const std::string in_t = simt_cuda_type(in->dtype), out_t = simt_cuda_type(out->dtype);
   const std::string w_t = extra.empty() ? "float" : simt_cuda_type(extra[0]->dtype);
-  auto render_load = [&](const dsl::Expr& e, const std::string& field,
-                         const dsl::Tensor& t) -> Result<std::string> {
-    std::string idx;
-    int64_t need = 0;
-    if (e.mode == dsl::LoadMode::row) { idx = "row"; need = rows; }
-    else if (e.mode == dsl::LoadMode::col) { idx = "col"; need = op->scalar ? 1 : cols; }
-    else { idx = fmt::format("row * {}LL + col", op->scalar ? 1 : cols); need = op->scalar ? rows : rows * cols; }
-    if (t.numel() != need)
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("{}: '{}' has {} elements but this read needs {}", label, t.name,
-                                    t.numel(), need));
-    return fmt::format("ucut_simt::ld<{}>({}, {})", simt_cuda_type(t.dtype), field, idx);
+  // an epilogue reads per result (one a row for the reductions), a prologue per input element
+  auto render_reads = [&](bool scalar) {
+    return [&, scalar](const dsl::Expr& e, const std::string& field, const dsl::Tensor& t) -> Result<std::string> {
+      std::string idx;
+      int64_t need = 0;
+      if (e.mode == dsl::LoadMode::row) { idx = "row"; need = rows; }
+      else if (e.mode == dsl::LoadMode::col) { idx = "col"; need = scalar ? 1 : cols; }
+      else { idx = fmt::format("row * {}LL + col", scalar ? 1 : cols); need = scalar ? rows : rows * cols; }
+      if (t.numel() != need)
+        return make_error(ErrorCode::invalid_input,
+                          fmt::format("{}: '{}' has {} elements but this read needs {}", label, t.name,
+                                      t.numel(), need));
+      return fmt::format("ucut_simt::ld<{}>({}, {})", simt_cuda_type(t.dtype), field, idx);
+    };
   };
+  auto render_load = render_reads(op->scalar);
+  auto render_pro_load = render_reads(false);
   // the checker allows `row`/`col` where the value has the input's shape (not in group_norm)
   const IndexExprs index = rs->op == "group_norm" ? IndexExprs{} : simt_matrix_index(in->shape, "row", "col");
-  auto pro = simt_emit_functor(program, rs->prologue, pre + "pro", "prologue of " + label, render_load, index);
+  auto pro = simt_emit_functor(program, rs->prologue, pre + "pro", "prologue of " + label, render_pro_load, index);
   if (!pro) return pro.error();
   auto epi = simt_emit_functor(program, rs->epilogue, pre + "epi", "epilogue of " + label, render_load,
                                op->scalar ? IndexExprs{} : index);

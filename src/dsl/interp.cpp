@@ -182,6 +182,17 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
       return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
     return (**t)[i];
   };
+  // a prologue maps the input's elements: its full reads index [rows, cols] (an epilogue's, the
+  // result's)
+  InterpLoad pro_load = [&](const Expr& e) -> Result<double> {
+    if (e.kind == Expr::Kind::index || e.mode != LoadMode::full) return load(e);
+    auto t = get(ts, e.name);
+    if (!t) return t.error();
+    const int64_t i = row * cols + col;
+    if (i < 0 || i >= static_cast<int64_t>((*t)->size()))
+      return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
+    return (**t)[i];
+  };
   if (!rs.operands.empty()) {
     // the ops over several inputs: one value per row, no prologue
     std::vector<const Vec*> more;
@@ -219,7 +230,7 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   for (row = 0; row < rows; ++row) {
     Vec x(cols);
     for (col = 0; col < cols; ++col) {
-      auto v = interp_epilogue(p, rs.prologue, (**xv)[row * cols + col], load, sc);
+      auto v = interp_epilogue(p, rs.prologue, (**xv)[row * cols + col], pro_load, sc);
       if (!v) return v.error();
       x[col] = *v;
     }

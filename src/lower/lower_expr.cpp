@@ -231,6 +231,16 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
   return c;
 }
 
+BlockCtx lower_prologue_ctx(const std::vector<int64_t>& shape) {
+  BlockCtx c;
+  c.kind = DraftKind::rowwise;
+  c.shape = shape;
+  c.cols = shape.empty() ? 1 : shape.back();
+  c.rows = c.cols ? numel(shape) / c.cols : 0;
+  c.vectors = true;
+  return c;
+}
+
 // ---- ops ------------------------------------------------------------------------------------
 
 bool lower_expr_needs_index(const problem::Op& op) { return op.op == "causal_mask"; }

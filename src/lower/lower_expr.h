@@ -27,6 +27,10 @@ struct BlockCtx {
 // The block of a draft: its epilogue (gemm, rowwise, reduce) or body (elementwise).
 BlockCtx lower_block_ctx(const LowerState& s, const Draft& d);
 
+// The prologue block of a rowwise stage over an input the op sees (and declares) as `shape`:
+// its rows and columns are the input's, and it reads other tensors per row, per column or in full.
+BlockCtx lower_prologue_ctx(const std::vector<int64_t>& shape);
+
 // How one tensor operand is read in a block; nullopt with `why` set when it cannot be.
 struct LoadPlan {
   enum class Kind { constant, full, row, col } kind = Kind::full;

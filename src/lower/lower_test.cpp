@@ -364,6 +364,40 @@ TEST(Lower, ALongRowLayerNormSplitsIntoChunks) {
   }
 }
 
+// A mean over every element of an elementwise chain of two tensors reduces the rows first: a
+// rowwise mean whose prologue reads the second tensor (in full for mean((p - t) ** 2), per column
+// for the hinge loss with t broadcast), then the mean of the row means, and no elementwise stage
+// writes the chain's value. The interpreter's result is the mean over every element.
+TEST(Lower, AFullReductionOfTwoTensorsReducesTheRowsFirst) {
+  for (const std::string name : {"mse_manual_rows", "hinge_broadcast_rows"}) {
+    SCOPED_TRACE(name);
+    auto r = lower_with_torch(name);
+    ASSERT_TRUE(r) << r.error().render();
+    ASSERT_EQ(r->program.stages.size(), 2u) << r->text;
+    ASSERT_TRUE(std::holds_alternative<dsl::RowwiseStage>(r->program.stages[0].body)) << r->text;
+    EXPECT_FALSE(std::get<dsl::RowwiseStage>(r->program.stages[0].body).prologue.stmts.empty()) << r->text;
+    const bool hinge = name == "hinge_broadcast_rows";
+    const int64_t rows = 512, cols = 1024;
+    dsl::InterpTensors io;
+    std::vector<double> p(static_cast<size_t>(rows * cols)), t(static_cast<size_t>(hinge ? cols : rows * cols));
+    for (size_t i = 0; i < p.size(); ++i) p[i] = 1.5 * std::sin(0.37 * static_cast<double>(i));
+    for (size_t i = 0; i < t.size(); ++i) t[i] = hinge ? (i % 3 ? 1.0 : -1.0) : std::cos(0.11 * static_cast<double>(i));
+    io["predictions"] = p;
+    io["targets"] = t;
+    for (size_t k = 0; k < r->program.stages.size(); ++k)
+      ASSERT_TRUE(dsl::interp_stage(r->program, static_cast<int>(k), io, {})) << k << "\n" << r->text;
+    double want = 0;
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const double a = p[static_cast<size_t>(i * cols + j)];
+        want += hinge ? std::max(0.0, 1 - a * t[static_cast<size_t>(j)]) : std::pow(a - t[static_cast<size_t>(i * cols + j)], 2);
+      }
+    want /= static_cast<double>(rows * cols);
+    ASSERT_EQ(io.at("out0").size(), 1u);
+    EXPECT_NEAR(io.at("out0")[0], want, 1e-12 * std::abs(want) + 1e-12);
+  }
+}
+
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
 TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
   auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");

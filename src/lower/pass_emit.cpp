@@ -235,6 +235,8 @@ class Emitter {
   // The prologue of a draft that absorbed a chain of elementwise ops (pass_simt_stages): acc is
   // the element of `prologue_src`, each op a let, the last one stored to the input's name.
   Result<dsl::Epilogue> prologue_block(const Draft& d, const std::string& input) {
+    // other tensors a rowwise prologue reads (pass_simt_stages' absorb_prologue checked them)
+    const BlockCtx ctx = lower_prologue_ctx(lower_decl_shape(s_, d.prologue_src));
     std::map<std::string, ExprPtr> locals;
     locals[d.prologue_src] = ex_acc();
     dsl::Epilogue out;
@@ -248,6 +250,12 @@ class Emitter {
         if (in.is_tensor()) {
           if (auto it = locals.find(in.tensor); it != locals.end()) return it->second;
           if (k == 0 && s_.resolve(in.tensor).base == d.prologue_src) return ex_acc();  // a view of the source
+          if (d.kind == DraftKind::rowwise) {
+            auto l = load(in.tensor, ctx, id);
+            if (l) return *l;
+            err = l.error();
+            return ex_const(0);
+          }
           err = make_error(ErrorCode::internal, s_.label() + ": op " + std::to_string(id) +
                                                     ": a prologue op reads '" + in.tensor + "' (a lowering bug)");
           return ex_const(0);

@@ -20,6 +20,9 @@
 //     lse = logsumexp(x, dim, keepdim=True): a column logsumexp and one elementwise stage.
 //   triplet_margin_loss (p = 2, no swap) becomes the rowwise triplet_margin (one value per row)
 //     and the mean or sum of the rows.
+//   a sum/mean/max/min over the last dim and others of an elementwise chain of several tensors
+//     (mean((p - t) ** 2)) reduces the rows first: a rowwise reduction with the chain as its
+//     prologue, then a reduce over the rows (reduce_rows_first).
 //   instance_norm with the input's own statistics and no weight, bias or running statistics
 //     (nn.InstanceNorm's default) normalizes each (sample, channel) over the spatial dims: on a
 //     contiguous [N, C, ...] tensor that is layer_norm over the trailing dims, rows of N * C.
@@ -30,6 +33,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "dsl/names.h"
 #include "lower/passes.h"
@@ -169,6 +173,80 @@ void fuse_manual_hinge(LowerState& s, int m) {
   s.cls[static_cast<size_t>(m)] = OpClass::loss;
   for (int id : {p, u, c}) s.dead[static_cast<size_t>(id)] = true;
   s.notes.push_back(s.op_label(m) + ": " + reduction + "(clamp(1 - a * b, min=0)) is the reduce hinge loss");
+}
+
+// A sum/mean/max/min over the last dim and others (every element: mean((p - t) ** 2),
+// mean(clamp(1 - p * t, min=0)) with t broadcast) of a value an elementwise chain computes from
+// several tensors: a reduce stage's prologue maps its one input, so the chain would be its own
+// elementwise stage, its result written and read back (three passes over the data where one
+// does). Reduced over the last dim first, the chain becomes the prologue of a rowwise reduction,
+// which reads the other tensors per row, per column or in full; a small reduce then finishes
+// over the rows (a mean of equal-length rows' means is the mean). Only rows long and many enough
+// for a rowwise stage (kRowsFirstMinCols, kRowsFirstMinRows). Op id m.
+constexpr int64_t kRowsFirstMinCols = 512;
+constexpr int64_t kRowsFirstMinRows = 256;
+
+void reduce_rows_first(LowerState& s, int m) {
+  const problem::Op red = s.ops[static_cast<size_t>(m)];
+  if (red.inputs.size() != 1 || !red.inputs[0].is_tensor() || red.outputs.size() != 1) return;
+  const std::string x = red.inputs[0].tensor;
+  const View xv = s.resolve(x);
+  if (xv.base != x) return;  // a view: its own op reads it
+  const std::vector<int64_t> shape = s.need(x).shape;
+  const int rank = static_cast<int>(shape.size());
+  if (rank < 2) return;
+  const problem::DType dtype = s.need(x).dtype;
+  if (dtype != problem::DType::f32 && dtype != problem::DType::f16 && dtype != problem::DType::bf16) return;
+  std::vector<int> dims;
+  if (auto d = attr_dims(red, rank); d && !d->empty()) dims = *d;
+  else for (int i = 0; i < rank; ++i) dims.push_back(i);
+  if (dims.back() != rank - 1 || dims.size() < 2) return;  // over the last dim alone: already rowwise
+  const int64_t cols = shape.back(), rows = s.need(x).numel() / std::max<int64_t>(cols, 1);
+  if (cols < kRowsFirstMinCols || rows < kRowsFirstMinRows) return;
+  // the chain: elementwise ops of x's shape, each read only by the next, one of them reading a
+  // second tensor (a one-input chain is the reduce stage's own prologue)
+  bool several = false;
+  std::string cur = x;
+  int reader = m;
+  for (int guard = 0; guard < 64; ++guard) {
+    const int w = s.writer(cur);
+    if (w < 0 || s.only_reader(cur) != reader || s.is_output(cur)) break;
+    const problem::Op& op = s.ops[static_cast<size_t>(w)];
+    if (s.cls[static_cast<size_t>(w)] != OpClass::elementwise || op.outputs.size() != 1) break;
+    std::string next;
+    std::set<std::string> bases;
+    for (const auto& o : op.inputs)
+      if (o.is_tensor()) {
+        bases.insert(s.resolve(o.tensor).base);
+        if (next.empty() && s.need(o.tensor).shape == shape) next = o.tensor;
+      }
+    if (bases.size() >= 2) several = true;
+    if (next.empty()) break;
+    reader = w;
+    cur = next;
+  }
+  if (!several) return;
+  const bool keep = attr_bool(red, "keepdim", false);
+  std::vector<int64_t> partial(shape.begin(), shape.end() - 1);
+  if (keep) partial.push_back(1);
+  const std::string rows_name = s.add_tensor(x + "_rows", dtype == problem::DType::f32 ? dtype : problem::DType::f32,
+                                             partial);
+  nlohmann::json first = red.attrs.is_object() ? red.attrs : nlohmann::json::object();
+  first.erase("dims");
+  first["dim"] = std::vector<int>{rank - 1};
+  first["keepdim"] = keep;
+  nlohmann::json rest = first;
+  std::vector<int> others(dims.begin(), dims.end() - 1);
+  rest["dim"] = others;
+  // max/min over dims as amax/amin: one output, a list of dims (as PyTorch's own ops take them)
+  const char* name = red.op == "max" ? "amax" : red.op == "min" ? "amin" : red.op.c_str();
+  problem::Op by_row = expansion_op(red, name, {tensor_operand(x)}, rows_name, first);
+  problem::Op over = expansion_op(red, name, {tensor_operand(rows_name)}, red.outputs[0], rest);
+  const std::string label = s.op_label(m);
+  s.replace_op(m, {by_row, over});
+  s.notes.push_back(label + ": " + red.op + " over the last dim first (" + std::to_string(rows) + " rows of " +
+                    std::to_string(cols) + "), then over the rows: the elementwise ops of several tensors before it "
+                    "run in the rowwise stage's prologue, with no intermediate in memory");
 }
 
 // cumsum(x * m) with m bool/u8 of x's shape: the scan's mask (op id c).
@@ -715,6 +793,8 @@ Status pass_expand_ops(LowerState& s) {
     if (at(i, {"mean"})) fuse_manual_rms_norm(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (at(i, {"mean", "sum"})) fuse_manual_hinge(s, static_cast<int>(i));
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (at(i, {"mean", "sum", "amax", "amin", "max", "min"})) reduce_rows_first(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (at(i, {"instance_norm"})) expand_instance_norm(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)

@@ -253,6 +253,11 @@ void absorb_prologue(LowerState& s, Draft& d) {
   const auto dtype = s.need(cur).dtype;
   int reader = d.anchor;
   std::vector<int> chain;
+  // where the prologue may read other tensors: rowwise stages whose rows are the input's (not
+  // group_norm's (sample, group) rows), the input declared as the op sees it
+  const bool reads_ok = d.kind == DraftKind::rowwise && d.op != "group_norm" &&
+                        lower_decl_shape(s, s.resolve(cur).base) == shape;
+  const BlockCtx ctx = lower_prologue_ctx(shape);
   while (true) {
     if (s.resolve(cur).base != cur || s.only_reader(cur) != reader) break;
     const int p = s.writer(cur);
@@ -268,8 +273,32 @@ void absorb_prologue(LowerState& s, Draft& d) {
       if (o.is_tensor()) ins.insert(o.tensor);
       absent = absent || o.is_absent();  // needs a value the chain does not have
     }
-    if (absent || ins.size() != 1) break;
-    const std::string in = *ins.begin();
+    if (absent || ins.empty()) break;
+    // a rowwise prologue also reads other tensors (per row, per column or in full): the chain
+    // goes on through the first operand of its shape and dtype, the others are loads
+    std::string in;  // in operand order; one an elementwise op computes for this op alone first
+    for (int pass = 0; pass < 2 && in.empty(); ++pass)
+      for (const auto& o : op.inputs) {
+        if (!in.empty() || !o.is_tensor() || s.need(o.tensor).shape != shape || s.need(o.tensor).dtype != dtype)
+          continue;
+        const int w = s.writer(o.tensor);
+        if (pass == 1 || (w >= 0 && s.cls[static_cast<size_t>(w)] == OpClass::elementwise && s.only_reader(o.tensor) == p))
+          in = o.tensor;
+      }
+    if (in.empty()) break;
+    if (ins.size() > 1) {
+      if (!reads_ok) break;
+      bool loadable = true;
+      for (const auto& t : ins) {
+        if (t == in) continue;
+        const problem::Tensor& b = s.need(s.resolve(t).base);
+        const bool stored = b.kind == problem::TensorKind::input || b.kind == problem::TensorKind::parameter ||
+                            b.kind == problem::TensorKind::buffer || b.kind == problem::TensorKind::constant;
+        std::string why;
+        loadable = loadable && stored && s.resolve(t).base != s.resolve(in).base && lower_load_plan(s, t, ctx, why);
+      }
+      if (!loadable) break;
+    }
     if (s.need(in).shape != shape || s.need(in).dtype != dtype) break;
     chain.push_back(p);
     reader = p;

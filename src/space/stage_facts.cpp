@@ -1,5 +1,6 @@
 #include "space/stage_facts.h"
 
+#include <algorithm>
 #include <set>
 #include <variant>
 
@@ -45,6 +46,13 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
   SimtFacts f;
   std::string data;
   std::vector<std::string> reads;
+  // the tensors a prologue or epilogue reads (a rowwise prologue's second input of a loss)
+  auto block_reads = [&](const dsl::Epilogue& b) {
+    std::set<std::string> loads;
+    int ops = 0;
+    for (const auto& s : b.stmts) walk(s.value, p, loads, ops, nullptr);
+    reads.insert(reads.end(), loads.begin(), loads.end());
+  };
   if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
     f.kind = "rowwise";
     f.rows_kind = true;
@@ -52,11 +60,15 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
     reads = r->extra;
     reads.push_back(r->input);
     reads.insert(reads.end(), r->operands.begin(), r->operands.end());
+    block_reads(r->prologue);
+    block_reads(r->epilogue);
   } else if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) {
     f.kind = "reduce";
     f.rows_kind = true;
     data = r->inputs.at(0);
     reads = r->inputs;
+    block_reads(r->prologue);
+    block_reads(r->epilogue);
   } else if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
     f.kind = "scan";
     data = r->input;
@@ -82,6 +94,8 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
     f.total = t->numel();
     f.elem_bytes = dsl::dtype_bytes(t->dtype);
   }
+  std::sort(reads.begin(), reads.end());
+  reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
   for (const auto& r : reads) f.bytes += tensor_bytes(p, r);
   for (const auto& o : st.outputs) f.bytes += tensor_bytes(p, o);
   return f;
