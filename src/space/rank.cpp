@@ -270,6 +270,14 @@ RankedConfig rank_simt(const dsl::Program& p, const dsl::Stage& st, const StageC
     // reductions (H200, 32 Ki f32 log_softmax rows in 1024-thread blocks: 77% of copy
     // bandwidth; 64 KB rows: 94%; docs/benchmarks.md)
     if (part * f.elem_bytes > 64 * 1024) eff *= 0.8;
+    // a row kernel (rowwise stages, the cross-entropy reduce) whose block has under two vectors a
+    // thread is mostly block reductions and launches: kb1_cross_entropy (32 Ki rows of 4096 f32)
+    // ran 0.79x eager in 1024-thread blocks and 2.94x in a smaller block (runs BD, BL)
+    const auto* red = std::get_if<dsl::ReduceStage>(&st.body);
+    if (f.kind == "rowwise" || (red && red->op == "cross_entropy")) {
+      const double per_thread = static_cast<double>(lanes) / th;
+      if (per_thread < 2) eff *= std::sqrt(per_thread / 2);
+    }
     per_block = rpb * part;
   } else {
     per_block = static_cast<int64_t>(th) * vw * 4;  // about 4 vectors per thread
