@@ -37,6 +37,7 @@ const char* role_name(dsl::TensorRole r) {
     case dsl::TensorRole::param: return "param";
     case dsl::TensorRole::out: return "out";
     case dsl::TensorRole::tmp: return "tmp";
+    case dsl::TensorRole::view: return "view";
   }
   return "?";
 }
@@ -53,7 +54,7 @@ std::string describe_json(const dsl::Program& p, const LibraryOptions& o,
   auto tensors = nlohmann::ordered_json::array();
   std::map<dsl::TensorRole, int> counts;
   for (const auto& t : p.tensors) {
-    if (t.role == dsl::TensorRole::tmp) continue;
+    if (t.role == dsl::TensorRole::tmp || t.role == dsl::TensorRole::view) continue;
     nlohmann::ordered_json tj;
     tj["name"] = t.name;
     tj["role"] = role_name(t.role);
@@ -261,14 +262,23 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
   s += "constexpr int kNumTensors = " + std::to_string(p.tensors.size()) + ";\n";
   int n_abi = 0;
   std::string abi_index = "constexpr int kAbiIndex[] = {", tmp_bytes = "constexpr size_t kTmpBytes[] = {";
+  // a view's pointer: its tensor's plus the offset (docs/language.md, views)
+  std::string view_base = "constexpr int kViewBase[] = {", view_offset = "constexpr size_t kViewOffsetBytes[] = {";
   for (const auto& t : p.tensors) {
-    bool tmp = t.role == dsl::TensorRole::tmp;
-    abi_index += std::to_string(tmp ? -1 : n_abi++) + ", ";
+    const bool tmp = t.role == dsl::TensorRole::tmp, view = t.role == dsl::TensorRole::view;
+    abi_index += std::to_string(tmp || view ? -1 : n_abi++) + ", ";
     size_t bytes = static_cast<size_t>(t.numel()) * dsl::dtype_bytes(t.dtype);
     tmp_bytes += std::to_string(tmp ? bytes : 0) + "u, ";
+    int base = -1;
+    for (size_t j = 0; view && j < p.tensors.size(); ++j)
+      if (p.tensors[j].name == t.view_of) base = static_cast<int>(j);
+    view_base += std::to_string(base) + ", ";
+    view_offset += std::to_string(view ? static_cast<size_t>(t.view_offset) * dsl::dtype_bytes(t.dtype) : 0) + "u, ";
   }
-  s += abi_index + "};  // position in ucut_run's tensors, -1: tmp\n";
+  s += abi_index + "};  // position in ucut_run's tensors, -1: tmp or view\n";
   s += tmp_bytes + "};\n";
+  s += view_base + "};  // the tensor a view reads, -1: not a view\n";
+  s += view_offset + "};\n";
   s += "constexpr int kNumAbiTensors = " + std::to_string(n_abi) + ";\n";
   s += "constexpr int kNumScalars = " + std::to_string(p.scalars.size()) + ";\n";
   s += "constexpr int kNumStages = " + std::to_string(codes.size()) + ";\n\n";
@@ -366,6 +376,8 @@ UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scal
     }
     all[i] = t;
   }
+  for (int i = 0; i < kNumTensors; ++i)  // views after every tensor they read (which is no view)
+    if (kViewBase[i] >= 0) all[i] = static_cast<char*>(all[kViewBase[i]]) + kViewOffsetBytes[i];
   for (int s = 0; s < kNumStages; ++s) {
     ucut_rt::StageArgs a{all, scalars,
                          pl.stage_ws_bytes ? static_cast<char*>(workspace) + pl.stage_ws_offset : nullptr,

@@ -437,6 +437,27 @@ TEST(Library, ProgramsMixingGemmAndSimtStagesComeAsUnits) {
   EXPECT_TRUE(two->units.empty());
 }
 
+// A view is no ABI tensor and takes no workspace: the library points it at its tensor plus the
+// offset in bytes (a view of a tmp, 8 floats in), and ucut_describe does not list it.
+TEST(Library, AViewIsItsTensorsPointerPlusTheOffset) {
+  const char* text =
+      "ucut 1\nname views\nin x : f32[4, 24]\ntmp t : f32[4, 24]\nout y : f32[4, 8]\n"
+      "view k : f32[4, 8] = t strides [24, 1] offset 8\n"
+      "stage t = elementwise { body { t = x * 2 } }\nstage y = elementwise { body { y = k + 1 } }\n";
+  auto r = dsl::dsl_compile(SourceFile{"views.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"views.ucut", text}, r.diagnostics);
+  auto lib = codegen_emit_library(*r.program, {"views.ucut", "h"});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  const std::string& s = lib->source;
+  EXPECT_NE(s.find("constexpr int kAbiIndex[] = {0, -1, 1, -1, };"), std::string::npos);
+  EXPECT_NE(s.find("constexpr size_t kTmpBytes[] = {0u, 384u, 0u, 0u, };"), std::string::npos);
+  EXPECT_NE(s.find("constexpr int kViewBase[] = {-1, -1, -1, 1, };"), std::string::npos);
+  EXPECT_NE(s.find("constexpr size_t kViewOffsetBytes[] = {0u, 0u, 0u, 32u, };"), std::string::npos);
+  EXPECT_NE(s.find("constexpr int kNumAbiTensors = 2;"), std::string::npos);
+  EXPECT_EQ(s.find("\\\"name\\\":\\\"k\\\""), std::string::npos);  // not described
+  EXPECT_NE(s.find("\\\"name\\\":\\\"y\\\""), std::string::npos);
+}
+
 TEST(Library, RejectsAStageTheRulesReject) {
   dsl::GemmKnobs k;
   k.tile = dsl::TileShape{256, 256, 64};  // 256 accumulators per thread

@@ -542,6 +542,23 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     }
   }
   {
+    // views: minGPT's k head split, [B, H, T, D] of the [B, T, 3C] projections (one vector at a
+    // time: stride 1 in the last dim), and a transpose read element by element
+    auto res = dsl::dsl_compile(
+        {"views.ucut",
+         "ucut 1\nin t0 : f32[16, 1024, 2304]\nin x : f32[96, 80]\nout k : f32[16, 12, 1024, 64]\n"
+         "out xt : f32[80, 96]\n"
+         "view kv : f32[16, 12, 1024, 64] = t0 strides [2359296, 64, 2304, 1] offset 768\n"
+         "view xv : f32[80, 96] = x strides [1, 80]\n"
+         "stage k = elementwise { body { k = kv } }\n"
+         "stage xt = elementwise { body { xt = 2 * xv } }\n"});
+    if (!res.program) ADD_FAILURE() << "views program refused";
+    if (res.program) {
+      v.emplace_back("elementwise_view_heads", codegen_emit_elementwise(*res.program, 0));
+      v.emplace_back("elementwise_view_transpose", codegen_emit_elementwise(*res.program, 1));
+    }
+  }
+  {
     // fused attention: causal bf16 over a batch of heads (Hopper's kernel, the default, and 128-thread
     // blocks of mma.sync); f16 with Lq != Lk, Dv != D, a given scale and 256-thread blocks; f32
     // (3xTF32); grouped-query (8 heads a k/v head)

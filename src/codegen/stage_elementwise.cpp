@@ -207,6 +207,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   d += "};\n";
   // broadcast index functions
   std::string loads_code;
+  std::map<std::string, bool> view_vec;  // view fields read as vectors
   for (size_t i = 0; i < fields.size(); ++i) {
     const std::string f = "t" + std::to_string(i);
     const LoadInfo& li = loads[f];
@@ -219,6 +220,35 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       loads_code += fmt::format(
           "        ucut_simt::load_vec<{2}, {1}>(static_cast<const {2}*>(p.{0}), base % {3}LL, {0}v[u]);\n",
           f, V, ty, last);
+    } else if (li.tensor->role == dsl::TensorRole::view) {
+      // a view (docs/language.md): the element at the view's strides from its pointer (which the
+      // library offsets); one vector where the last dim runs at stride 1 and every stride and
+      // the offset keep vectors aligned, else one element at a time
+      const auto& ts = li.tensor->shape;
+      const auto& vs = li.tensor->view_strides;
+      std::string idx;
+      int64_t div = 1;
+      bool aligned = !vs.empty() && vs.back() == 1 && ts.back() == last && last % V == 0 &&
+                     li.tensor->view_offset % V == 0;
+      for (size_t k = 0; k < oshape.size(); ++k) {
+        const int64_t oe = oshape[oshape.size() - 1 - k];
+        if (k < ts.size() && ts[ts.size() - 1 - k] != 1 && oe != 1) {
+          const int64_t st = vs[ts.size() - 1 - k];
+          aligned = aligned && (k == 0 || st % V == 0);  // the last dim runs at stride 1
+          if (st != 0) idx += (idx.empty() ? "" : " + ") + fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, st);
+        }
+        div *= oe;
+      }
+      if (idx.empty()) idx = "0";
+      if (aligned)
+        loads_code += fmt::format(
+            "        {{ const long long i = base; ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), {3}, {2}v[u]); }}\n",
+            ty, V, f, idx);
+      else
+        loads_code += fmt::format(
+            "        for (int k = 0; k < {3}; ++k) {{ const long long i = base + k; {1}v[u][k] = ucut_simt::ld<{0}>(p.{1}, {2}); }}\n",
+            ty, f, idx, V);
+      view_vec[f] = aligned;
     } else {
       // offset of the broadcast element: walk the output dims from the last one
       const auto& ts = li.tensor->shape;
@@ -289,7 +319,9 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   for (size_t i = 0; i < fields.size(); ++i) {
     const LoadInfo& li = loads["t" + std::to_string(i)];
     d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
-    align_check += fmt::format(" || !ucut_simt::aligned(p.t{}, {})", i, V * dsl::dtype_bytes(li.tensor->dtype));
+    const auto vv = view_vec.find("t" + std::to_string(i));
+    const int lanes = vv != view_vec.end() && !vv->second ? 1 : V;  // a view read element by element
+    align_check += fmt::format(" || !ucut_simt::aligned(p.t{}, {})", i, lanes * dsl::dtype_bytes(li.tensor->dtype));
   }
   for (size_t i = 0; i < scalars.size(); ++i)
     d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));

@@ -106,6 +106,11 @@ struct AstDecl {
   std::vector<Span> dim_spans;
   Span shape_span;
   std::optional<AstName> binding;  // the string, without quotes
+  // view: `= BASE strides [..] offset N`
+  std::optional<AstName> view_base;
+  std::vector<int64_t> view_strides;
+  int64_t view_offset = 0;
+  Span view_span;
 };
 
 struct AstScalar {

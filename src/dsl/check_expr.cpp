@@ -17,6 +17,10 @@ bool Checker::check_load_shape(const Tensor& t, LoadMode mode, const BlockRules&
     return t.shape == std::vector<int64_t>{len} ||
            (rules.batch > 1 && t.shape == std::vector<int64_t>{rules.batch, len});
   };
+  if (t.role == TensorRole::view && mode != LoadMode::full) {
+    error(at, "'" + t.name + "' is a view; views are read whole, at the element", "write '" + t.name + "'");
+    return false;
+  }
   if (mode != LoadMode::full && !rules.allow_vectors) {
     error(at, "row and column reads are not available in " + rules.what,
           "read whole tensors of the output's shape by name");

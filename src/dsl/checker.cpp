@@ -164,6 +164,51 @@ bool Checker::check_args_none(const AstStage& s) {
   return false;
 }
 
+// `view v : DT[shape] = BASE strides [..] offset N`: a declared, non-view BASE of the same dtype,
+// one stride per dim (>= 0), and every element inside BASE.
+bool Checker::check_view_decl(const AstDecl& d, Tensor& t) {
+  if (!d.view_base) {
+    error(d.name.span, "view '" + t.name + "' names no tensor", "write 'view v : f32[..] = x strides [..] offset 0'");
+    return false;
+  }
+  const Tensor* b = need_tensor(*d.view_base, "viewed tensor");
+  if (!b) return false;
+  if (b->role == TensorRole::view) {
+    error(d.view_base->span, "'" + b->name + "' is itself a view", "view the tensor '" + b->view_of + "' with composed strides");
+    return false;
+  }
+  if (b->dtype != t.dtype) {
+    error(d.dtype.span, "view '" + t.name + "' is " + dsl_dtype_str(t.dtype) + " but '" + b->name + "' is " +
+                            dsl_dtype_str(b->dtype),
+          "a view reads the elements as they are: declare it " + std::string(dsl_dtype_str(b->dtype)));
+    return false;
+  }
+  if (d.view_strides.size() != t.shape.size()) {
+    error(d.view_span, "view '" + t.name + "' has " + std::to_string(t.shape.size()) + " dims but " +
+                           std::to_string(d.view_strides.size()) + " strides",
+          "give one stride (in elements) per dimension");
+    return false;
+  }
+  int64_t last = d.view_offset;
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (d.view_strides[i] > 0 && (t.shape[i] - 1) > (kMaxElements - last) / d.view_strides[i]) {
+      last = kMaxElements;
+      break;
+    }
+    last += (t.shape[i] - 1) * d.view_strides[i];
+  }
+  if (last >= b->numel()) {
+    error(d.view_span, "view '" + t.name + "' reaches element " + std::to_string(last) + " of '" + b->name +
+                           "', which has " + std::to_string(b->numel()),
+          "check the strides and offset against " + tensor_str(*b));
+    return false;
+  }
+  t.view_of = b->name;
+  t.view_strides = d.view_strides;
+  t.view_offset = d.view_offset;
+  return true;
+}
+
 std::optional<Program> Checker::run(const std::string& default_name) {
   prog_.version = ast_.version;
   if (ast_.version != 1)
@@ -194,7 +239,11 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     t.name = d.name.text;
     t.span = d.name.span;
     const std::string& r = d.role.text;
-    t.role = r == "in" ? TensorRole::in : r == "param" ? TensorRole::param : r == "out" ? TensorRole::out : TensorRole::tmp;
+    t.role = r == "in"      ? TensorRole::in
+             : r == "param" ? TensorRole::param
+             : r == "out"   ? TensorRole::out
+             : r == "view"  ? TensorRole::view
+                            : TensorRole::tmp;
     auto dt = dsl_dtype_parse(d.dtype.text);
     if (!dt) {
       std::string g = diag_closest(d.dtype.text, dsl_dtype_names());
@@ -228,6 +277,7 @@ std::optional<Program> Checker::run(const std::string& default_name) {
             "a tensor holds at most 2^40 (about 1.1e12) elements; check the sizes, or split the problem");
       continue;
     }
+    if (t.role == TensorRole::view && !check_view_decl(d, t)) continue;
     if (t.role == TensorRole::param) {
       if (!d.binding) {
         error(d.name.span, "param '" + t.name + "' needs its state_dict key",
@@ -265,6 +315,11 @@ std::optional<Program> Checker::run(const std::string& default_name) {
     for (const auto& o : s.outputs) {
       const Tensor* t = need_tensor(o, "stage output");
       if (!t) continue;
+      if (t->role == TensorRole::view) {
+        error(o.span, "stage writes '" + o.text + "', a view of '" + t->view_of + "'",
+              "stages write out or tmp tensors; a view is read in elementwise bodies");
+        continue;
+      }
       if (t->role == TensorRole::in || t->role == TensorRole::param) {
         error(o.span, "stage writes '" + o.text + "', which is declared '" + dsl_role_str(t->role) + "'",
               "stages write out or tmp tensors: declare 'out " + o.text + "' or write a new tmp tensor");
@@ -319,6 +374,20 @@ std::optional<Program> Checker::run(const std::string& default_name) {
         error(r.span, "the stage reads '" + r.name + "', which it also writes",
               "write the result to a new tmp tensor and read that in a later stage");
         break;
+      }
+      if (t->role == TensorRole::view) {
+        if (kind != "elementwise") {
+          error(r.span, "a " + kind + " stage reads '" + r.name + "', a view of '" + t->view_of + "'",
+                "only elementwise bodies read views: copy the view into a tmp tensor in an elementwise stage first");
+          break;
+        }
+        const Tensor* b = tensor(t->view_of);
+        if (b && (b->role == TensorRole::tmp || b->role == TensorRole::out) && !written.count(b->name)) {
+          error(r.span, "the stage reads '" + r.name + "', a view of '" + b->name + "', which no stage has written yet",
+                "add a stage that writes '" + b->name + "' before this one");
+          break;
+        }
+        continue;
       }
       if ((t->role == TensorRole::tmp || t->role == TensorRole::out) && !written.count(r.name)) {
         std::string hint = "add a stage that writes '" + r.name + "' before this one";

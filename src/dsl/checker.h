@@ -100,6 +100,7 @@ class Checker {
   ExprPtr expr(const AstExpr& e, const BlockRules& rules, const std::set<std::string>& lets,
                std::vector<TensorUse>& reads, bool& ok);
   bool check_load_shape(const Tensor& t, LoadMode mode, const BlockRules& rules, Span at);
+  bool check_view_decl(const AstDecl& d, Tensor& t);  // checker.cpp
 
   const AstProgram& ast_;
   std::vector<Diagnostic>& diags_;

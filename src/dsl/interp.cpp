@@ -569,7 +569,29 @@ Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const 
   if (auto* r = std::get_if<RowwiseStage>(&st.body)) return run_rowwise(p, st, *r, ts, sc);
   if (auto* r = std::get_if<ReduceStage>(&st.body)) return run_reduce(p, st, *r, ts, sc);
   if (auto* r = std::get_if<ScanStage>(&st.body)) return run_scan(p, st, *r, ts);
-  if (auto* r = std::get_if<ElementwiseStage>(&st.body)) return run_elementwise(p, st, *r, ts, sc);
+  if (auto* r = std::get_if<ElementwiseStage>(&st.body)) {
+    // the views it may read, gathered from their tensors (when those hold data)
+    for (const auto& t : p.tensors) {
+      if (t.role != TensorRole::view) continue;
+      auto b = ts.find(t.view_of);
+      if (b == ts.end()) continue;
+      Vec v(static_cast<size_t>(t.numel()));
+      std::vector<int64_t> at(t.shape.size(), 0);
+      for (size_t i = 0; i < v.size(); ++i) {
+        int64_t off = t.view_offset;
+        for (size_t d = 0; d < at.size(); ++d) off += at[d] * t.view_strides[d];
+        if (off < 0 || off >= static_cast<int64_t>(b->second.size()))
+          return make_error(ErrorCode::invalid_input, "view '" + t.name + "' reads outside '" + t.view_of + "'");
+        v[i] = b->second[static_cast<size_t>(off)];
+        for (size_t d = at.size(); d-- > 0;) {
+          if (++at[d] < t.shape[d]) break;
+          at[d] = 0;
+        }
+      }
+      ts[t.name] = std::move(v);
+    }
+    return run_elementwise(p, st, *r, ts, sc);
+  }
   if (auto* r = std::get_if<AttentionStage>(&st.body)) return run_attention(st, *r, ts);
   if (std::holds_alternative<TorchStage>(st.body))
     return make_error(ErrorCode::unsupported, "torch stages are run by PyTorch, not interpreted");

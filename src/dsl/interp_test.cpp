@@ -46,6 +46,29 @@ TEST(Interp, SoftmaxOfASmallRow) {
   EXPECT_NEAR(ts["y"][2], 5.0 / 8, 1e-12);
 }
 
+// A view reads its tensor at strides from an offset: the k third of a [2, 4, 24] projection seen
+// as [B, H, T, D] = [2, 2, 4, 4], and its transpose broadcast against a [4] row.
+TEST(Interp, ViewsReadAtTheirStrides) {
+  auto r = dsl_compile({"v.ucut",
+                        "ucut 1\nin t0 : f32[2, 4, 24]\nin b : f32[4]\nout y : f32[2, 2, 4, 4]\n"
+                        "view kv : f32[2, 2, 4, 4] = t0 strides [96, 4, 24, 1] offset 8\n"
+                        "stage y = elementwise { body { y = kv + b } }\n"});
+  ASSERT_TRUE(r.program.has_value());
+  InterpTensors ts;
+  std::vector<double> t0(2 * 4 * 24), b = {0, 100, 200, 300};
+  for (size_t i = 0; i < t0.size(); ++i) t0[i] = static_cast<double>(i);
+  ts["t0"] = t0;
+  ts["b"] = b;
+  ASSERT_TRUE(interp_stage(*r.program, 0, ts, {}).ok());
+  for (int bb = 0; bb < 2; ++bb)
+    for (int h = 0; h < 2; ++h)
+      for (int t = 0; t < 4; ++t)
+        for (int d = 0; d < 4; ++d) {
+          const size_t at = static_cast<size_t>(((bb * 2 + h) * 4 + t) * 4 + d);
+          EXPECT_EQ(ts["y"][at], t0[static_cast<size_t>(bb * 96 + t * 24 + 8 + h * 4 + d)] + b[static_cast<size_t>(d)]);
+        }
+}
+
 TEST(Interp, LayerNormWithWeightAndBias) {
   RowwiseStage rs;
   rs.op = "layer_norm";

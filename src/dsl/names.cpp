@@ -40,6 +40,7 @@ const char* dsl_role_str(TensorRole r) {
     case TensorRole::param: return "param";
     case TensorRole::out: return "out";
     case TensorRole::tmp: return "tmp";
+    case TensorRole::view: return "view";
   }
   return "?";
 }
@@ -253,7 +254,7 @@ const std::set<std::string>& dsl_reserved_words() {
   static const std::set<std::string> words = {"acc",   "row",    "col",    "inf",   "let",      "true",
                                               "false", "auto",   "ucut",   "name",  "in",       "param",
                                               "out",   "tmp",    "scalar", "stage", "epilogue", "prologue",
-                                              "body",  "T",      "nan",    "none"};
+                                              "body",  "T",      "nan",    "none",  "view"};
   return words;
 }
 

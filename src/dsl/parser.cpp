@@ -37,12 +37,12 @@ class Parser {
       const Token& k = peek();
       if (k.kind != Tok::ident)
         fail(k, "expected a declaration or a stage, found " + describe(k),
-             "lines start with in, param, out, tmp, scalar, name or stage");
+             "lines start with in, param, out, tmp, view, scalar, name or stage");
       if (k.text == "name") {
         next();
         if (p.name) fail(k, "the program name is given twice", "keep one 'name' line");
         p.name = ident("a program name after 'name'");
-      } else if (k.text == "in" || k.text == "param" || k.text == "out" || k.text == "tmp") {
+      } else if (k.text == "in" || k.text == "param" || k.text == "out" || k.text == "tmp" || k.text == "view") {
         p.decls.push_back(decl());
       } else if (k.text == "scalar") {
         next();
@@ -55,10 +55,10 @@ class Parser {
       } else if (k.text == "stage") {
         p.stages.push_back(stage());
       } else {
-        static const std::vector<std::string> words = {"in", "param", "out", "tmp", "scalar", "name", "stage"};
+        static const std::vector<std::string> words = {"in", "param", "out", "tmp", "view", "scalar", "name", "stage"};
         std::string g = diag_closest(k.text, words);
         fail(k, "unknown declaration '" + k.text + "'",
-             g.empty() ? "lines start with in, param, out, tmp, scalar, name or stage"
+             g.empty() ? "lines start with in, param, out, tmp, view, scalar, name or stage"
                        : "did you mean '" + g + "'?");
       }
     }
@@ -138,7 +138,7 @@ class Parser {
 
   AstDecl decl() {
     AstDecl d;
-    d.role = ident("in, param, out or tmp");
+    d.role = ident("in, param, out, tmp or view");
     d.name = ident("a tensor name after '" + d.role.text + "'");
     expect_punct(':', "write the type after a colon: '" + d.name.text + " : f32[1024, 1024]'");
     d.dtype = ident("a dtype (f16, bf16, f32, i32, i64, u8, bool)");
@@ -158,6 +158,34 @@ class Parser {
       }
     }
     expect_punct(']', "separate dimensions with ',' and close the shape with ']'");
+    if (d.role.text == "view") {
+      // view v : f32[..] = BASE strides [s0, ..] offset N
+      d.view_span = peek().span;
+      expect_punct('=', "a view names its tensor: 'view " + d.name.text + " : ..[..] = x strides [..] offset 0'");
+      d.view_base = ident("the viewed tensor's name");
+      const Token& kw = peek();
+      if (kw.kind != Tok::ident || kw.text != "strides")
+        fail(kw, "expected 'strides' after the viewed tensor, found " + describe(kw), "write 'strides [s0, s1, ..]'");
+      next();
+      expect_punct('[', "write the strides in brackets: 'strides [4096, 1]'");
+      if (!is_punct(']'))
+        for (;;) {
+          const Token& t = peek();
+          if (t.kind != Tok::number) fail(t, "expected a stride, found " + describe(t), "strides are integers >= 0");
+          d.view_strides.push_back(integer(next(), kMaxElements));
+          if (!is_punct(',')) break;
+          next();
+        }
+      expect_punct(']', "separate strides with ',' and close them with ']'");
+      const Token& off = peek();
+      if (off.kind == Tok::ident && off.text == "offset") {
+        next();
+        const Token& n = peek();
+        if (n.kind != Tok::number) fail(n, "expected an element offset, found " + describe(n), "write 'offset 0'");
+        d.view_offset = integer(next(), kMaxElements);
+      }
+      return d;
+    }
     if (is_punct('=')) {
       next();
       const Token& s = peek();
@@ -254,7 +282,7 @@ class Parser {
     }
     expect_punct('=', "a stage is written 'stage y = gemm(x, W.T) { ... }'");
     s.kind = ident("a stage kind (gemm, grouped_gemm, rowwise, reduce, scan, elementwise, attention)");
-    static const std::vector<std::string> top = {"in", "param", "out", "tmp", "scalar", "name", "stage"};
+    static const std::vector<std::string> top = {"in", "param", "out", "tmp", "view", "scalar", "name", "stage"};
     if (peek().kind == Tok::ident &&
         std::find(top.begin(), top.end(), peek().text) == top.end())
       s.op = ident("an operation name");

@@ -209,6 +209,11 @@ std::string dsl_print(const Program& p) {
     for (size_t i = 0; i < t.shape.size(); ++i) out += (i ? ", " : "") + std::to_string(t.shape[i]);
     out += "]";
     if (t.role == TensorRole::param) out += " = \"" + t.binding + "\"";
+    if (t.role == TensorRole::view) {
+      out += " = " + t.view_of + " strides [";
+      for (size_t i = 0; i < t.view_strides.size(); ++i) out += (i ? ", " : "") + std::to_string(t.view_strides[i]);
+      out += "] offset " + std::to_string(t.view_offset);
+    }
     out += "\n";
   }
   for (const auto& s : p.scalars) out += "scalar " + s.name + " = " + dsl_number_str(s.default_value) + "\n";

@@ -38,6 +38,7 @@ enum class TensorRole {
   param,  // a parameter or buffer, bound by its state_dict key
   out,    // a problem output, bound by position among the `out` declarations
   tmp,    // an intermediate between stages, allocated in the kernel library's workspace
+  view,   // elements of another tensor at strides: read only by elementwise bodies, never stored
 };
 
 // The most elements a tensor (and a dimension) may have: 2^40, 4.4 TB of f32, far beyond any GPU,
@@ -50,6 +51,10 @@ struct Tensor {
   DType dtype = DType::f32;
   std::vector<int64_t> shape;  // row-major, contiguous
   std::string binding;         // param: state_dict key; others empty
+  // view: element (i0, .., ik) is view_of's flat element view_offset + sum(i_d * view_strides[d])
+  std::string view_of;
+  std::vector<int64_t> view_strides;
+  int64_t view_offset = 0;
   Span span;
   // The checker refuses a tensor of more than kMaxElements, so this cannot overflow for a checked
   // program; a product that would is our bug, stopped here.

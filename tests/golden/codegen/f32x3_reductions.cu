@@ -263,8 +263,10 @@ size_t ucut_stage_workspace_0() { return ucut_rt::round_up(static_cast<size_t>(u
 namespace {
 
 constexpr int kNumTensors = 5;
-constexpr int kAbiIndex[] = {0, 1, 2, 3, 4, };  // position in ucut_run's tensors, -1: tmp
+constexpr int kAbiIndex[] = {0, 1, 2, 3, 4, };  // position in ucut_run's tensors, -1: tmp or view
 constexpr size_t kTmpBytes[] = {0u, 0u, 0u, 0u, 0u, };
+constexpr int kViewBase[] = {-1, -1, -1, -1, -1, };  // the tensor a view reads, -1: not a view
+constexpr size_t kViewOffsetBytes[] = {0u, 0u, 0u, 0u, 0u, };
 constexpr int kNumAbiTensors = 5;
 constexpr int kNumScalars = 0;
 constexpr int kNumStages = 1;
@@ -363,6 +365,8 @@ UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scal
     }
     all[i] = t;
   }
+  for (int i = 0; i < kNumTensors; ++i)  // views after every tensor they read (which is no view)
+    if (kViewBase[i] >= 0) all[i] = static_cast<char*>(all[kViewBase[i]]) + kViewOffsetBytes[i];
   for (int s = 0; s < kNumStages; ++s) {
     ucut_rt::StageArgs a{all, scalars,
                          pl.stage_ws_bytes ? static_cast<char*>(workspace) + pl.stage_ws_offset : nullptr,
