@@ -282,15 +282,16 @@ def test_gemv_schedules_add_in_cublas_order(tmp_path, name, schedule, splits, ex
 
 def test_torch_stages_run_between_kernels_and_export(tmp_path):
     """minGPT's attention block: its GEMMs lower to kernels, the registered tril mask's masked_fill to
-    a causal mask in the softmax's prologue, and the head permutes to torch stages the library hands
-    back to the worker; the result passes the contract, and the exported ModelNew (which runs the
-    same stages itself) matches the reference."""
+    a causal mask in the softmax's prologue, and the head split and permutes to copies of views of
+    the projection (no torch stage is left); the result passes the contract, and the exported
+    ModelNew matches the reference."""
     import torch
     # The default contract's 1e-4: 3xTF32 (SM80, any layout) for every GEMM, as the search's ladder
     # would reach (the lowering writes its first rung, TF32).
     lib, text = lowered_library(tmp_path, "attention_masked_torch",
                                 lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
-    assert "= torch {" in text and "masked_fill(" not in text and "= gemm(" in text
+    assert "= torch {" not in text and "masked_fill(" not in text and "= gemm(" in text
+    assert text.count("\nview ") == 4  # q, k, v and the heads' merge
     assert "where(le(col, row), acc, -inf)" in text  # the folded mask (problem.json "structure")
     [r] = ucut_eval("attention_masked_torch", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
@@ -329,10 +330,11 @@ def test_a_folded_causal_mask_runs_between_batched_gemms(tmp_path):
 def test_mamba2_runs_its_kernels_and_torch_stages_correctly(tmp_path):
     """Mamba2's chunked scan (KernelBench level 3 #48 at test size): the multi-operand einsums as
     pairwise GEMMs, the segsum masks (~tril of ones) folded into elementwise stages, the cumsums as
-    scans, the rest in torch stages; the result passes the default contract on 3xTF32."""
+    scans, the permutes and broadcast reshapes as views, the rest in torch stages; the result passes
+    the default contract on 3xTF32."""
     lib, text = lowered_library(tmp_path, "mamba2_y_small",
                                 lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
-    assert text.count("= gemm(") == 4 and "= scan cumsum(" in text
+    assert text.count("= gemm(") >= 3 and "= scan cumsum(" in text and "\nview " in text
     assert "masked_fill(" not in text and "bitwise_not(" not in text and "= torch {" in text
     [r] = ucut_eval("mamba2_y_small", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
@@ -358,6 +360,17 @@ def test_a_full_reduction_of_two_tensors_reduces_the_rows_first(tmp_path, name, 
     assert text.count("= rowwise mean(") == 2 and "elementwise" not in text and load in text
     [r] = ucut_eval(name, [lib], *FAST)
     assert r["status"] == "ok", r["error"]
+
+
+def test_views_at_strides_copy_head_splits_and_transposes(tmp_path):
+    """minGPT's head split and merge with a transposed residual: split + view + transpose(1, 2) are
+    views of x read by the scale's stage (one vector at a time), the merge a copy, the transposed
+    residual a view read element by element; no torch stage, and the result passes the contract."""
+    lib, text = lowered_library(tmp_path, "head_permutes")
+    assert "= torch {" not in text and text.count("\nview ") == 5
+    [r] = ucut_eval("head_permutes", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
 
 
 def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):

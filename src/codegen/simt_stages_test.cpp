@@ -547,15 +547,18 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     auto res = dsl::dsl_compile(
         {"views.ucut",
          "ucut 1\nin t0 : f32[16, 1024, 2304]\nin x : f32[96, 80]\nout k : f32[16, 12, 1024, 64]\n"
-         "out xt : f32[80, 96]\n"
+         "out xt : f32[80, 96]\nout kf : f32[192, 1024, 64]\n"
          "view kv : f32[16, 12, 1024, 64] = t0 strides [2359296, 64, 2304, 1] offset 768\n"
          "view xv : f32[80, 96] = x strides [1, 80]\n"
          "stage k = elementwise { body { k = kv } }\n"
-         "stage xt = elementwise { body { xt = 2 * xv } }\n"});
+         "stage xt = elementwise { body { xt = 2 * xv } }\n"
+         "stage kf = elementwise { body { kf = kv } }\n"});
     if (!res.program) ADD_FAILURE() << "views program refused";
     if (res.program) {
       v.emplace_back("elementwise_view_heads", codegen_emit_elementwise(*res.program, 0));
       v.emplace_back("elementwise_view_transpose", codegen_emit_elementwise(*res.program, 1));
+      // the same view into a batched GEMM's folded operand [B*H, T, D]: the output's element order
+      v.emplace_back("elementwise_view_folded", codegen_emit_elementwise(*res.program, 2));
     }
   }
   {

@@ -140,7 +140,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       return make_error(ErrorCode::invalid_input,
                         fmt::format("{}: {}[col] needs {} elements (one per column of the output), it has {}",
                                     label, t.name, last, t.numel()));
-    if (e.mode == dsl::LoadMode::full) {
+    if (e.mode == dsl::LoadMode::full && !(t.role == dsl::TensorRole::view && t.numel() == numel)) {
       const auto& ts = t.shape;
       if (ts.size() > oshape.size())
         return make_error(ErrorCode::invalid_input,
@@ -226,16 +226,28 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       // the offset keep vectors aligned, else one element at a time
       const auto& ts = li.tensor->shape;
       const auto& vs = li.tensor->view_strides;
+      // broadcast to the output, or (the output's element count in another shape) read in the
+      // output's element order: then the view's own dims index it
+      bool bc = ts.size() <= oshape.size();
+      for (size_t k = 0; bc && k < ts.size(); ++k)
+        bc = ts[ts.size() - 1 - k] == 1 || ts[ts.size() - 1 - k] == oshape[oshape.size() - 1 - k];
+      const std::vector<int64_t>& walk = bc ? oshape : ts;
+      const bool small = numel < (int64_t{1} << 31);
       std::string idx;
       int64_t div = 1;
-      bool aligned = !vs.empty() && vs.back() == 1 && ts.back() == last && last % V == 0 &&
+      bool aligned = !vs.empty() && vs.back() == 1 && ts.back() % V == 0 && (!bc || ts.back() == last) &&
                      li.tensor->view_offset % V == 0;
-      for (size_t k = 0; k < oshape.size(); ++k) {
-        const int64_t oe = oshape[oshape.size() - 1 - k];
+      for (size_t k = 0; k < walk.size(); ++k) {
+        const int64_t oe = walk[walk.size() - 1 - k];
         if (k < ts.size() && ts[ts.size() - 1 - k] != 1 && oe != 1) {
           const int64_t st = vs[ts.size() - 1 - k];
           aligned = aligned && (k == 0 || st % V == 0);  // the last dim runs at stride 1
-          if (st != 0) idx += (idx.empty() ? "" : " + ") + fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, st);
+          // 32-bit division by constants where every position fits (a few instructions, where
+          // 64-bit division costs tens: the copy stays memory-bound)
+          if (st != 0)
+            idx += (idx.empty() ? "" : " + ") +
+                   (small ? fmt::format("(long long)((unsigned)i / {}u % {}u) * {}LL", div, oe, st)
+                          : fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, st));
         }
         div *= oe;
       }

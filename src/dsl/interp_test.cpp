@@ -67,6 +67,19 @@ TEST(Interp, ViewsReadAtTheirStrides) {
           const size_t at = static_cast<size_t>(((bb * 2 + h) * 4 + t) * 4 + d);
           EXPECT_EQ(ts["y"][at], t0[static_cast<size_t>(bb * 96 + t * 24 + 8 + h * 4 + d)] + b[static_cast<size_t>(d)]);
         }
+  // the same view into a [4, 4, 4] output (a batched GEMM's folded operand): the output's element
+  // order, as the kernel reads it
+  auto f = dsl_compile({"f.ucut",
+                        "ucut 1\nin t0 : f32[2, 4, 24]\nout y : f32[4, 4, 4]\n"
+                        "view kv : f32[2, 2, 4, 4] = t0 strides [96, 4, 24, 1] offset 8\n"
+                        "stage y = elementwise { body { y = kv } }\n"});
+  ASSERT_TRUE(f.program.has_value());
+  InterpTensors fs{{"t0", t0}};
+  ASSERT_TRUE(interp_stage(*f.program, 0, fs, {}).ok());
+  for (size_t i = 0; i < 64; ++i) {
+    const size_t bb = i / 32, h = i / 16 % 2, t = i / 4 % 4, d = i % 4;
+    EXPECT_EQ(fs["y"][i], t0[bb * 96 + t * 24 + 8 + h * 4 + d]) << i;
+  }
 }
 
 TEST(Interp, LayerNormWithWeightAndBias) {

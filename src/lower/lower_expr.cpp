@@ -94,6 +94,23 @@ bool col_like(const std::vector<int64_t>& p, int64_t cols) {
 
 std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& tensor,
                                         const BlockCtx& ctx, std::string& why) {
+  // a DSL view (pass_strided_copies): read whole, in elementwise bodies only (broadcast, or of
+  // the block's element count in the block's element order)
+  if (auto it = s.strided.find(tensor); it != s.strided.end()) {
+    if (ctx.kind != DraftKind::elementwise || !ctx.broadcast ||
+        (!broadcasts_to(it->second.shape, ctx.shape) && numel(it->second.shape) != numel(ctx.shape))) {
+      why = ctx.kind != DraftKind::elementwise
+                ? "'" + tensor + "' is a view at strides of '" + it->second.base + "', which only elementwise stages read"
+                : "'" + tensor + "' " + shape_str(it->second.shape) + " (a view of '" + it->second.base +
+                      "') cannot be read in an elementwise block computing " + shape_str(ctx.shape);
+      return std::nullopt;
+    }
+    LoadPlan p;
+    p.kind = LoadPlan::Kind::full;
+    p.tensor = tensor;
+    p.decl = it->second.shape;
+    return p;
+  }
   View v = s.resolve(tensor);
   const problem::Tensor& t = s.need(v.base);
   const std::vector<int64_t>& seen = s.need(tensor).shape;  // the shape the op sees
@@ -286,6 +303,7 @@ ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)
     if (alpha != 1) b = ex_bin(BinOp::mul, ex_const(alpha), b);
     return ex_bin(n == "add" ? BinOp::add : BinOp::sub, x(), b);
   }
+  if (n == "strided_copy") return x();  // the view's element (pass_strided_copies)
   if (n == "mul") return ex_bin(BinOp::mul, x(), in(1));
   if (n == "div") return ex_bin(BinOp::div, x(), in(1));
   if (n == "maximum") return ex_fn(Fn::max, {x(), in(1)});

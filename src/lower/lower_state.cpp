@@ -136,7 +136,10 @@ void LowerState::mark_dead_ops(bool note) {
       continue;
     }
     for (const auto& in : op.inputs)
-      if (in.is_tensor()) live.insert(in.tensor);
+      if (in.is_tensor()) {
+        live.insert(in.tensor);
+        if (auto it = strided.find(in.tensor); it != strided.end()) live.insert(it->second.base);
+      }
   }
 }
 
@@ -263,6 +266,7 @@ OpClass op_class(const problem::Op& op) {
                                               "squeeze", "unsqueeze", "flatten", "contiguous",
                                               "clone",   "dropout", "expand"};
   static const std::set<std::string> elementwise = {
+      "strided_copy",  // pass_strided_copies: a DSL view copied into a stored tensor
       "add",  "sub",     "mul",        "div",        "pow",         "maximum",     "minimum",
       "neg",  "abs",     "exp",        "log",        "sqrt",        "rsqrt",       "reciprocal",
       "square", "tanh",  "sigmoid",    "relu",       "relu6",       "leaky_relu",  "gelu",

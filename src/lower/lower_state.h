@@ -43,6 +43,15 @@ struct View {
   bool transposed = false;
 };
 
+// The elements of a stored tensor a chain of data-moving views reads (split, slice, select,
+// permute, and reshapes of those): element (i0, .., ik) is base's flat element
+// offset + sum(i_d * strides[d]). Declared as a DSL `view` (pass_strided_copies).
+struct Strided {
+  std::string base;
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+};
+
 struct GemmPlan {
   std::string a, b;              // operand tensors (view bases)
   bool a_t = false, b_t = false; // written X.T
@@ -80,6 +89,9 @@ struct LowerState {
   std::vector<OpClass> cls;               // per op
   std::vector<int> origin;                // per op: the problem op it comes from (-1: none)
   std::map<std::string, View> views;      // view-op outputs -> what they alias
+  // DSL views (pass_strided_copies): each also in `views`, aliasing its base, so readers and
+  // producers of the base see it
+  std::map<std::string, Strided> strided;
   std::vector<Draft> drafts;              // the stages, in run order
   std::map<std::string, std::vector<int64_t>> decl_shape;  // DSL shape where it differs
   std::map<std::string, dsl::DType> decl_dtype;            // synthetic tensors' DSL dtype

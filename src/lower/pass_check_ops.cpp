@@ -97,6 +97,7 @@ Status pass_check_ops(LowerState& s) {
                                         "; stages read f16, bf16 or f32 tensors",
                              kIntegerRoles);
       if (c == OpClass::gemm) continue;  // operands may be transposed or reshaped (pass_match_gemm)
+      if (s.strided.count(in.tensor)) continue;  // a DSL view, read whole by its copy
       if (v.transposed)
         return s.unsupported(op.id, "reads '" + in.tensor + "', a transposed view of '" + v.base +
                                         "'; only GEMM operands can be transposed",

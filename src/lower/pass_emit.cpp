@@ -114,7 +114,8 @@ class Emitter {
     auto p = lower_load_plan(s_, name, ctx, why);
     if (!p) return s_.unsupported(op_id, why);
     if (p->kind == LoadPlan::Kind::constant) return ex_const(p->value);
-    if (p->decl != lower_decl_shape(s_, p->tensor)) s_.decl_shape[p->tensor] = p->decl;
+    if (auto it = s_.strided.find(p->tensor); it != s_.strided.end()) use(it->second.base);  // a view's tensor
+    else if (p->decl != lower_decl_shape(s_, p->tensor)) s_.decl_shape[p->tensor] = p->decl;
     dsl::LoadMode m = p->kind == LoadPlan::Kind::row ? dsl::LoadMode::row
                       : p->kind == LoadPlan::Kind::col ? dsl::LoadMode::col
                                                         : dsl::LoadMode::full;
@@ -638,6 +639,24 @@ class Emitter {
       if (Status st = add(s_.resolve(n).base, dsl::TensorRole::out); !st) return st;
     for (const auto& n : written_)
       if (Status st = add(n, dsl::TensorRole::tmp); !st) return st;
+    for (const auto& n : touched_) {  // views, after the tensors they read
+      auto it = s_.strided.find(n);
+      if (it == s_.strided.end() || !done.insert(n).second) continue;
+      if (!done.count(it->second.base))
+        return make_error(ErrorCode::internal, s_.label() + ": view '" + n + "' reads '" + it->second.base +
+                                                   "', which is not declared");
+      const dsl::Tensor* b = prog_.find_tensor(dsl_name(it->second.base));
+      if (!b) return make_error(ErrorCode::internal, s_.label() + ": the tensor of view '" + n + "' is missing");
+      dsl::Tensor d;
+      d.name = dsl_name(n);
+      d.role = dsl::TensorRole::view;
+      d.dtype = b->dtype;
+      d.shape = it->second.shape;
+      d.view_of = b->name;
+      d.view_strides = it->second.strides;
+      d.view_offset = it->second.offset;
+      prog_.tensors.push_back(std::move(d));
+    }
     for (const auto& n : touched_)
       if (!done.count(n))
         return make_error(ErrorCode::internal, s_.label() + ": tensor '" + n +

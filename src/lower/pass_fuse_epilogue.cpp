@@ -72,6 +72,9 @@ bool index_fits(const LowerState& s, const Draft& d, const BlockCtx& ctx, const 
 bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
   Draft& p = s.drafts[pi];
   if (!accepts_epilogue(p)) return false;
+  // a copy of a DSL view reads its tensor at strides, not the producer's element
+  for (const auto& in : op.inputs)
+    if (in.is_tensor() && s.strided.count(in.tensor)) return false;
   auto locals = draft_locals(s, p);
   BlockCtx ctx = lower_block_ctx(s, p);
   if (!index_fits(s, p, ctx, op)) return false;
@@ -145,6 +148,9 @@ bool try_inline_into_consumer(LowerState& s, size_t pi) {
   for (const auto& t : draft_escaping(s, p)) {
     if (s.is_output(t)) return false;
     for (int c : s.consumers(t)) {
+      // a DSL view reads the value from memory: it stays stored
+      for (const auto& in : s.ops[static_cast<size_t>(c)].inputs)
+        if (in.is_tensor() && s.strided.count(in.tensor)) return false;
       const int dj = draft_of_op(s, c);
       if (dj == static_cast<int>(pi)) continue;
       if (dj < 0 || (target >= 0 && dj != target)) return false;

@@ -274,6 +274,9 @@ void absorb_prologue(LowerState& s, Draft& d) {
       absent = absent || o.is_absent();  // needs a value the chain does not have
     }
     if (absent || ins.empty()) break;
+    bool view = false;  // a DSL view's copy: its elements are not the viewed tensor's
+    for (const auto& t : ins) view = view || s.strided.count(t);
+    if (view) break;
     // a rowwise prologue also reads other tensors (per row, per column or in full): the chain
     // goes on through the first operand of its shape and dtype, the others are loads
     std::string in;  // in operand order; one an elementwise op computes for this op alone first

@@ -1,8 +1,9 @@
 // pass_views: turns view ops into aliases (LowerState::views) so later passes see stored
 // tensors: reshape/view/flatten/squeeze/unsqueeze/contiguous/clone/dropout (eval) alias their
 // input; t/transpose/permute that swap the last two dims alias it transposed, which a GEMM
-// operand expresses as `X.T`. Whether a consumer can read an alias is checked by
-// pass_check_ops. Runs after pass_dead_ops. Golden test: tests/golden/lower/matmul_transposed.json.
+// operand expresses as `X.T`. Other permutes, and reshapes of them or of transposed tensors,
+// move data: they stay without an alias for pass_strided_copies. Whether a consumer can read an
+// alias is checked by pass_check_ops. Runs after pass_dead_ops. Golden test: tests/golden/lower/matmul_transposed.json.
 #include "lower/passes.h"
 
 namespace ucut::lower {
@@ -44,10 +45,8 @@ Status pass_views(LowerState& s) {
     int rank = static_cast<int>(s.need(in).shape.size());
     View v{in, false};
     if (op.op == "t" || op.op == "transpose" || op.op == "permute") {
-      if (!swaps_last_two(op, rank))
-        return s.unsupported(op.id, "only permutations that swap the last two dimensions are expressible "
-                                    "(as a transposed GEMM operand)",
-                             "move the permute next to a matmul, or keep this step in PyTorch");
+      // other permutations move data: pass_strided_copies reads them through a DSL view
+      if (!swaps_last_two(op, rank)) continue;
       v.transposed = true;
     } else if (op.op == "dropout") {
       if (attr_bool(op, "training", false) || attr_bool(op, "train", false))
@@ -57,7 +56,10 @@ Status pass_views(LowerState& s) {
         // An expand is a broadcast: consumers read the input with broadcasting instead.
       }
     } else if (s.resolve(in).transposed && s.need(out).shape != s.need(in).shape) {
-      return s.unsupported(op.id, "a reshape of a transposed tensor needs a copy, which the language has no stage for");
+      continue;  // a reshape of a transposed tensor needs a copy: pass_strided_copies
+    } else if (!s.views.count(in) && s.writer(in) >= 0 && s.cls[static_cast<size_t>(s.writer(in))] == OpClass::view &&
+               s.ops[static_cast<size_t>(s.writer(in))].op != "expand") {
+      continue;  // a view of a data-moving permute (no alias): pass_strided_copies
     }
     // `return y.view(...)`: the output is what the stage must write, so the intermediate
     // becomes the alias of the output instead (same elements, same order).

@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(128) ucut_s0_kernel(ucut_s0_params p) {
       const long long vi = v0 + u * stride;
       if (vi < nvec) {
         const long long base = vi * 2;
-        { const long long i = base; ucut_simt::load_vec<float, 2>(static_cast<const float*>(p.t0), ((i / 1LL) % 64LL) * 1LL + ((i / 64LL) % 1024LL) * 2304LL + ((i / 65536LL) % 12LL) * 64LL + ((i / 786432LL) % 16LL) * 2359296LL, t0v[u]); }
+        { const long long i = base; ucut_simt::load_vec<float, 2>(static_cast<const float*>(p.t0), (long long)((unsigned)i / 1u % 64u) * 1LL + (long long)((unsigned)i / 64u % 1024u) * 2304LL + (long long)((unsigned)i / 65536u % 12u) * 64LL + (long long)((unsigned)i / 786432u % 16u) * 2359296LL, t0v[u]); }
       }
     }
 #pragma unroll
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) ucut_s0_kernel(ucut_s0_params p) {
 }
 int ucut_s0_launch(const ucut_rt::StageArgs& args) {
   ucut_s0_params p{};
-  p.t0 = args.tensors[4];
+  p.t0 = args.tensors[5];
   p.o0 = args.tensors[2];
   if (false || !ucut_simt::aligned(p.t0, 8) || !ucut_simt::aligned(p.o0, 8)) {
     ucut_rt::set_error("stage s0: tensors must be aligned to 2 elements");

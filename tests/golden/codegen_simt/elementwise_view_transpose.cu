@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(128) ucut_s1_kernel(ucut_s1_params p) {
       const long long vi = v0 + u * stride;
       if (vi < nvec) {
         const long long base = vi * 2;
-        for (int k = 0; k < 2; ++k) { const long long i = base + k; t0v[u][k] = ucut_simt::ld<float>(p.t0, ((i / 1LL) % 96LL) * 80LL + ((i / 96LL) % 80LL) * 1LL); }
+        for (int k = 0; k < 2; ++k) { const long long i = base + k; t0v[u][k] = ucut_simt::ld<float>(p.t0, (long long)((unsigned)i / 1u % 96u) * 80LL + (long long)((unsigned)i / 96u % 80u) * 1LL); }
       }
     }
 #pragma unroll
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(128) ucut_s1_kernel(ucut_s1_params p) {
 }
 int ucut_s1_launch(const ucut_rt::StageArgs& args) {
   ucut_s1_params p{};
-  p.t0 = args.tensors[5];
+  p.t0 = args.tensors[6];
   p.o0 = args.tensors[3];
   if (false || !ucut_simt::aligned(p.t0, 4) || !ucut_simt::aligned(p.o0, 8)) {
     ucut_rt::set_error("stage s1: tensors must be aligned to 2 elements");
