@@ -260,7 +260,9 @@ BlockCtx lower_prologue_ctx(const std::vector<int64_t>& shape) {
 
 // ---- ops ------------------------------------------------------------------------------------
 
-bool lower_expr_needs_index(const problem::Op& op) { return op.op == "causal_mask"; }
+bool lower_expr_needs_index(const problem::Op& op) {
+  return op.op == "causal_mask" || op.op == "tril" || op.op == "triu";
+}
 
 bool lower_expr_supported(const problem::Op& op, std::string& why) {
   const std::string& n = op.op;
@@ -325,14 +327,16 @@ ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)
     if (op.inputs.size() > 4 && op.inputs[4].is_tensor()) e = ex_bin(BinOp::add, e, in(4));
     return e;
   }
-  if (n == "causal_mask") {
-    // x where col <= row + diagonal, else fill (pass_expand_ops: attention's is_causal)
+  if (n == "causal_mask" || n == "tril" || n == "triu") {
+    // x where col <= row + diagonal (tril: fill 0; triu: where col >= row + diagonal), else fill
+    // (causal_mask: pass_expand_ops, attention's is_causal)
     const double diag = attr_number(op, "diagonal", 0);
     ExprPtr limit = ex_index(dsl::LoadMode::row);
     if (diag > 0) limit = ex_bin(BinOp::add, limit, ex_const(diag));
     if (diag < 0) limit = ex_bin(BinOp::sub, limit, ex_const(-diag));
-    return ex_fn(Fn::where, {ex_fn(Fn::le, {ex_index(dsl::LoadMode::col), limit}), x(),
-                             ex_const(attr_number(op, "fill", -std::numeric_limits<double>::infinity()))});
+    const double fill = n == "causal_mask" ? attr_number(op, "fill", -std::numeric_limits<double>::infinity()) : 0;
+    return ex_fn(Fn::where, {ex_fn(n == "triu" ? Fn::ge : Fn::le, {ex_index(dsl::LoadMode::col), limit}), x(),
+                             ex_const(fill)});
   }
   if (n == "neg") return un(Fn::neg);
   if (n == "abs") return un(Fn::abs);
