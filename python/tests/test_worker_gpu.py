@@ -373,6 +373,16 @@ def test_views_at_strides_copy_head_splits_and_transposes(tmp_path):
     assert r["rescaled_trial"] == "kept"
 
 
+def test_tril_of_a_matmul_is_an_elementwise_stage_on_the_position(tmp_path):
+    """tril(A @ B): the GEMM (3xTF32 for the default contract), then where(col <= row, c, 0) in an
+    elementwise stage, no torch stage; the result passes the contract."""
+    lib, text = lowered_library(tmp_path, "matmul_tril_small",
+                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
+    assert "= torch {" not in text and "where(le(col, row), " in text
+    [r] = ucut_eval("matmul_tril_small", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+
+
 def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):
     """x @ W with W [K, N] a parameter: the lowering picks tf32m (wgmma's TF32 reads B only K-major),
     and the SM80 TF32 kernel passes KernelBench v0.1's 1e-2 tolerance, the rescaled trial included
