@@ -256,34 +256,37 @@ TEST(LowerTorch, ATriangularMaskFoldsWithItsSliceOffsets) {
 }
 
 // ReLU attention (KernelBench's level-3 relu self-attention at test size): the folded mask and the
-// relu are one elementwise stage between the batched GEMMs, computing the scores' folded
-// [B*H, T, T] declaration; the head split and permutes are copies of views of the projection
-// (pass_strided_copies), so no torch stage is left.
-TEST(LowerTorch, AFoldedMaskBetweenBatchedGemmsIsOneElementwiseStage) {
+// relu join the scores' GEMM epilogue, which reads the element's position from vectors of the
+// positions a first stage writes (`position_16 = col`); the head split and permutes are copies of
+// views of the projection (pass_strided_copies), so no torch stage is left.
+TEST(LowerTorch, AFoldedMaskBetweenBatchedGemmsJoinsTheScoresEpilogue) {
   auto r = lower_with_torch("masked_relu_attention");
   ASSERT_TRUE(r) << r.error().render();
-  int scores = 0, copies = 0;
+  int copies = 0, positions = 0;
   for (const auto& st : r->program.stages) {
     EXPECT_FALSE(std::holds_alternative<dsl::TorchStage>(st.body)) << r->text;
     const auto* e = std::get_if<dsl::ElementwiseStage>(&st.body);
     if (!e) continue;
-    const dsl::Tensor* out = r->program.find_tensor(st.outputs.at(0));
-    ASSERT_NE(out, nullptr);
-    if (out->shape == std::vector<int64_t>{8, 16, 16}) {
-      ++scores;
-      continue;
-    }
-    // a copy: its one statement reads a view
     ASSERT_EQ(e->body.stmts.size(), 1u) << r->text;
     const auto& v = e->body.stmts[0].value;
-    ASSERT_TRUE(v && v->kind == dsl::Expr::Kind::load) << r->text;
+    ASSERT_TRUE(v) << r->text;
+    if (v->kind == dsl::Expr::Kind::index) {  // the positions 0 .. 15
+      ++positions;
+      continue;
+    }
+    ASSERT_EQ(v->kind, dsl::Expr::Kind::load) << r->text;  // a copy of a view
     const dsl::Tensor* src = r->program.find_tensor(v->name);
     ASSERT_TRUE(src && src->role == dsl::TensorRole::view) << r->text;
     ++copies;
   }
-  EXPECT_EQ(scores, 1) << r->text;
+  EXPECT_EQ(positions, 1) << r->text;
   EXPECT_EQ(copies, 3) << r->text;  // q, k and v
-  EXPECT_NE(r->text.find("where(le(col, row), "), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find("where(le(position_16[col], position_16[row]), "), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find("relu("), std::string::npos) << r->text;
+  // the scores' GEMM stores the masked relu: the second GEMM reads it
+  const dsl::Tensor* scores = r->program.find_tensor("t17");
+  ASSERT_NE(scores, nullptr);
+  EXPECT_EQ(scores->shape, (std::vector<int64_t>{8, 16, 16})) << r->text;
 }
 
 // Mamba2's segsum builds its mask in forward, ~torch.tril(torch.ones(T, T, dtype=bool)): tril of a

@@ -46,6 +46,9 @@ class Emitter {
       if (!st) return st.error();
       stages_.push_back(std::move(*st));
     }
+    // the position vectors GEMM epilogues read, written first
+    stages_.insert(stages_.begin(), position_stages_.begin(), position_stages_.end());
+    for (size_t i = 0; i < stages_.size(); ++i) stages_[i].name = "s" + std::to_string(i);
     auto decl = declarations();
     if (!decl) return decl.error();
     prog_.name = s_.options.name.empty() ? name_of_program(s_.problem.name) : s_.options.name;
@@ -74,6 +77,46 @@ class Emitter {
   std::set<std::string> taken_;
   std::vector<std::string> written_;          // stored tensors in stage order (tmp order)
   std::set<std::string> touched_;             // every tensor a stage reads or writes
+  std::map<int64_t, std::string> position_;   // length -> the vector 0 .. length-1 (f32)
+  std::vector<dsl::Stage> position_stages_;   // the stages writing them
+
+  // The f32 vector of positions 0 .. len-1, written by an elementwise stage (`p = col`).
+  std::string position_vector(int64_t len) {
+    auto it = position_.find(len);
+    if (it != position_.end()) return it->second;
+    const std::string t = s_.add_tensor("position_" + std::to_string(len), problem::DType::f32, {len});
+    position_[len] = t;
+    dsl::Stage st;
+    dsl::ElementwiseStage e;
+    EpilogueStmt store;
+    store.kind = EpilogueStmt::Kind::store;
+    store.name = use(t);
+    store.value = ex_index(dsl::LoadMode::col);
+    e.body.stmts = {store};
+    st.outputs = {store.name};
+    st.body = e;
+    written_.push_back(t);
+    position_stages_.push_back(std::move(st));
+    return t;
+  }
+
+  // `e` with `row` / `col` read from the position vectors of an [m, n] GEMM (exact below 2^24).
+  ExprPtr positions(const ExprPtr& e, int64_t m, int64_t n) {
+    if (!e) return e;
+    if (e->kind == dsl::Expr::Kind::index)
+      return e->mode == dsl::LoadMode::row ? ex_load(dsl_name(position_vector(m)), dsl::LoadMode::row)
+                                           : ex_load(dsl_name(position_vector(n)), dsl::LoadMode::col);
+    bool changed = false;
+    std::vector<ExprPtr> args;
+    for (const auto& a : e->args) {
+      args.push_back(positions(a, m, n));
+      changed = changed || args.back() != a;
+    }
+    if (!changed) return e;
+    dsl::Expr c = *e;
+    c.args = std::move(args);
+    return std::make_shared<const dsl::Expr>(std::move(c));
+  }
 
   static std::string name_of_program(const std::string& n) {
     std::string r;
@@ -483,6 +526,9 @@ class Emitter {
       }
       auto ep = block(d, ctx, v0, stored);
       if (!ep) return ep.error();
+      // a GEMM epilogue has no element position: `row` and `col` (a causal mask fused after the
+      // scores) read vectors of the positions, 0 .. M-1 and 0 .. N-1, that a first stage writes
+      for (auto& stmt : ep->stmts) stmt.value = positions(stmt.value, g.m, g.n);
       gs.epilogue = std::move(*ep);
       st.body = std::move(gs);
     } else if (d.kind == DraftKind::rowwise) {

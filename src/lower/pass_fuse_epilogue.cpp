@@ -5,7 +5,8 @@
 //   - every other input can be read in that block (constant, v[row], v[col], a full tensor of
 //     the block's shape; broadcast in elementwise bodies) and is ready before the draft runs,
 //   - its result has the block's shape, and a GEMM epilogue still reads at most one full tensor.
-// An op reading the element's position (attention's causal mask) joins no GEMM or reduce block.
+// An op reading the element's position (attention's causal mask, tril/triu) joins no reduce block;
+// in a GEMM epilogue it reads the position from vectors of 0 .. M-1 and 0 .. N-1 (pass_emit).
 // Then an elementwise draft whose results only one later elementwise draft reads is inlined at the
 // front of that draft's body (try_inline_into_consumer).
 // Whether the fused draft can store all it must is settled later by pass_split_stores.
@@ -62,10 +63,17 @@ std::set<std::string> gemm_full_loads(const LowerState& s, const Draft& d) {
 // one (rowwise and elementwise) over the op's own matrices (the last two extents).
 bool index_fits(const LowerState& s, const Draft& d, const BlockCtx& ctx, const problem::Op& op) {
   if (!lower_expr_needs_index(op)) return true;
-  if (!draft_has_position(d)) return false;
   auto last2 = [](const std::vector<int64_t>& v) {
     return std::pair<int64_t, int64_t>{dsl::dsl_matrix_rows(v), v.empty() ? 1 : v.back()};
   };
+  // a GEMM epilogue reads the positions from vectors of 0 .. M-1 and 0 .. N-1 (pass_emit), exact
+  // below 2^24, over each matrix of a batch
+  if (d.kind == DraftKind::gemm) {
+    const auto& out = s.need(op.outputs[0]).shape;
+    return out.size() >= 2 && out[out.size() - 2] == d.gemm.m && out.back() == d.gemm.n &&
+           d.gemm.m < (int64_t{1} << 24) && d.gemm.n < (int64_t{1} << 24);
+  }
+  if (!draft_has_position(d)) return false;
   return last2(s.need(op.outputs[0]).shape) == last2(ctx.shape);
 }
 

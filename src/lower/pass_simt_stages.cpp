@@ -309,8 +309,9 @@ void absorb_prologue(LowerState& s, Draft& d) {
   }
   // the source (`cur`, the first op's input): a problem input or parameter, stored as it is
   // (no view, no producer); a chain from a tensor some op produces is left to that op's
-  // epilogue, except its ops that read the element's position (which a GEMM epilogue has not):
-  // the prologue keeps the chain up to the last of them and reads the tensor before it
+  // epilogue, except its ops that read the element's position (a GEMM epilogue reads positions
+  // from vectors, a prologue has them): the prologue keeps the chain up to the last of them and
+  // reads the tensor before it
   if (!chain.empty() && s.producer(cur) >= 0) {
     size_t keep = 0;
     for (size_t k = 0; k < chain.size(); ++k)
