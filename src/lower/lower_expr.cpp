@@ -92,11 +92,72 @@ bool col_like(const std::vector<int64_t>& p, int64_t cols) {
 
 }  // namespace
 
+std::vector<int64_t> lower_contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
+  return st;
+}
+
+std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int64_t>& from,
+                                                    const std::vector<int64_t>& stride,
+                                                    const std::vector<int64_t>& to) {
+  if (numel(from) != numel(to)) return std::nullopt;
+  std::vector<int64_t> out(to.size(), 1);
+  if (from.empty()) return out;
+  int view_d = static_cast<int>(to.size()) - 1;
+  int64_t chunk = stride.back(), tensor_n = 1, view_n = 1;
+  for (int d = static_cast<int>(from.size()) - 1; d >= 0; --d) {
+    tensor_n *= from[static_cast<size_t>(d)];
+    const bool chunk_ends =
+        d == 0 || (from[static_cast<size_t>(d - 1)] != 1 && stride[static_cast<size_t>(d - 1)] != tensor_n * chunk);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_n < tensor_n || to[static_cast<size_t>(view_d)] == 1)) {
+      out[static_cast<size_t>(view_d)] = view_n * chunk;
+      view_n *= to[static_cast<size_t>(view_d)];
+      --view_d;
+    }
+    if (view_n != tensor_n) return std::nullopt;
+    if (d > 0) {
+      chunk = stride[static_cast<size_t>(d - 1)];
+      tensor_n = view_n = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+// An elementwise block computing another shape than its ops see (of the same count): an operand
+// broadcast in the ops' shape is read through a view in the block's shape, its broadcast dims at
+// stride 0, where the reshape keeps the strides expressible.
+static std::optional<LoadPlan> seen_broadcast(const LowerState& s, const std::string& tensor, const BlockCtx& ctx) {
+  if (ctx.kind != DraftKind::elementwise || ctx.seen.empty()) return std::nullopt;
+  const std::vector<int64_t>& seen = s.need(tensor).shape;
+  const View v = s.resolve(tensor);
+  if (!broadcasts_to(seen, ctx.seen) || v.transposed) return std::nullopt;
+  std::optional<Strided> st;
+  if (auto it = s.strided.find(tensor); it != s.strided.end()) st = it->second;
+  else if (numel(seen) == s.need(v.base).numel()) st = Strided{v.base, seen, lower_contiguous_strides(seen), 0};
+  if (!st) return std::nullopt;
+  std::vector<int64_t> strides(ctx.seen.size(), 0);  // expanded to the ops' shape
+  const size_t lead = ctx.seen.size() - st->shape.size();
+  for (size_t i = 0; i < st->shape.size(); ++i)
+    strides[lead + i] = st->shape[i] == ctx.seen[lead + i] ? st->strides[i] : 0;
+  auto r = lower_reshape_strides(ctx.seen, strides, ctx.shape);
+  if (!r) return std::nullopt;
+  LoadPlan p;
+  p.kind = LoadPlan::Kind::full;
+  p.tensor = st->base;
+  p.decl = lower_decl_shape(s, st->base);
+  p.view = Strided{st->base, ctx.shape, *r, st->offset};
+  return p;
+}
+
 std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& tensor,
                                         const BlockCtx& ctx, std::string& why) {
   // a DSL view (pass_strided_copies): read whole, in elementwise bodies only (broadcast, or of
   // the block's element count in the block's element order)
   if (auto it = s.strided.find(tensor); it != s.strided.end()) {
+    if (auto b = seen_broadcast(s, tensor, ctx)) return b;
     if (ctx.kind != DraftKind::elementwise || !ctx.broadcast ||
         (!broadcasts_to(it->second.shape, ctx.shape) && numel(it->second.shape) != numel(ctx.shape))) {
       why = ctx.kind != DraftKind::elementwise
@@ -194,6 +255,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
       return p;
     }
   }
+  if (auto b = seen_broadcast(s, tensor, ctx)) return b;
   why = "'" + tensor + "' " + shape_str(seen) + " cannot be read in a " + draft_kind_name(ctx.kind) +
         " block computing " + shape_str(ctx.shape);
   return std::nullopt;
@@ -245,6 +307,10 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
   c.rows = c.cols ? numel(c.shape) / c.cols : 0;
   c.vectors = d.kind == DraftKind::elementwise;
   c.broadcast = d.kind == DraftKind::elementwise;
+  if (d.kind == DraftKind::elementwise) {
+    const auto& seen = s.need(value).shape;
+    if (seen != c.shape && numel(seen) == numel(c.shape)) c.seen = seen;
+  }
   return c;
 }
 

@@ -22,6 +22,9 @@ struct BlockCtx {
   int64_t batch = 1;            // GEMM batch: vectors may be [batch, len]
   bool vectors = true;          // v[row] / v[col] allowed
   bool broadcast = false;       // full reads broadcast numpy-style (elementwise bodies)
+  // elementwise: the shape its ops see when the block computes another one of the same count (a
+  // batched GEMM's folded [B*H, M, N], a returned reshape); empty where they agree
+  std::vector<int64_t> seen;
 };
 
 // The block of a draft: its epilogue (gemm, rowwise, reduce) or body (elementwise).
@@ -37,9 +40,19 @@ struct LoadPlan {
   std::string tensor;          // the stored tensor (after views)
   double value = 0;            // constant
   std::vector<int64_t> decl;   // the DSL shape this read needs the tensor declared with
+  // an operand broadcast in the ops' shape read in a block computing another shape: a DSL view of
+  // `tensor` in the block's shape (stride 0 where broadcast), which pass_emit declares
+  std::optional<Strided> view;
 };
 std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& tensor,
                                         const BlockCtx& ctx, std::string& why);
+
+// The strides of a strided tensor reshaped to `to` without moving data (PyTorch's rule for
+// `view`), or nullopt where a new dim spans old dims not laid out one after another.
+std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int64_t>& from,
+                                                          const std::vector<int64_t>& stride,
+                                                          const std::vector<int64_t>& to);
+std::vector<int64_t> lower_contiguous_strides(const std::vector<int64_t>& shape);
 
 // The DSL shape a tensor is (or will be) declared with: decl_shape override or problem shape.
 std::vector<int64_t> lower_decl_shape(const LowerState& s, const std::string& base);

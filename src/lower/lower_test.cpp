@@ -435,6 +435,27 @@ TEST(Lower, HeadSplitsAndMergesAreCopiesOfViews) {
       for (size_t c = 0; c < 8; ++c) EXPECT_EQ(y[(b * 4 + t) * 8 + c], 2 * x[(b * 4 + t) * 24 + 8 + c]) << b << t << c;
 }
 
+// (s - m) @ v over [B, H, T, T] with m [B, H, T, 1]: the difference is computed in the batched GEMM's
+// folded [B*H, T, T] declaration, m read through a view in that shape (stride 0 where it is
+// broadcast); the interpreter's difference is s - m.
+TEST(Lower, ABroadcastOperandOfAFoldedBlockIsReadThroughAView) {
+  auto r = lower_with_torch("folded_block_broadcast");
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(r->program.stages.at(0).body)) << r->text;
+  const dsl::Tensor* mb = r->program.find_tensor("m_b");
+  ASSERT_TRUE(mb && mb->role == dsl::TensorRole::view) << r->text;
+  EXPECT_EQ(mb->view_strides, (std::vector<int64_t>{4, 1, 0})) << r->text;
+  dsl::InterpTensors io;
+  std::vector<double> sv(96), mv(24);
+  for (size_t i = 0; i < sv.size(); ++i) sv[i] = static_cast<double>(i) * 0.25;
+  for (size_t i = 0; i < mv.size(); ++i) mv[i] = 100.0 * static_cast<double>(i);
+  io["s"] = sv;
+  io["m"] = mv;
+  ASSERT_TRUE(dsl::interp_stage(r->program, 0, io, {})) << r->text;
+  const auto& d = io.at("t0");
+  for (size_t i = 0; i < 96; ++i) EXPECT_EQ(d[i], sv[i] - mv[i / 4]) << i;
+}
+
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
 TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
   auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");

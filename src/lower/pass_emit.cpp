@@ -157,6 +157,19 @@ class Emitter {
     auto p = lower_load_plan(s_, name, ctx, why);
     if (!p) return s_.unsupported(op_id, why);
     if (p->kind == LoadPlan::Kind::constant) return ex_const(p->value);
+    if (p->view) {  // a broadcast operand in the block's shape: a view of its tensor, declared once
+      const Strided& v = *p->view;
+      std::string name;
+      for (const auto& [n, w] : s_.strided)
+        if (w.base == v.base && w.shape == v.shape && w.strides == v.strides && w.offset == v.offset) name = n;
+      if (name.empty()) {
+        name = s_.add_tensor(v.base + "_b", s_.need(v.base).dtype, v.shape);
+        s_.strided[name] = v;
+        s_.views[name] = View{v.base, false};
+      }
+      use(v.base);
+      return ex_load(use(name), dsl::LoadMode::full);
+    }
     if (auto it = s_.strided.find(p->tensor); it != s_.strided.end()) use(it->second.base);  // a view's tensor
     else if (p->decl != lower_decl_shape(s_, p->tensor)) s_.decl_shape[p->tensor] = p->decl;
     dsl::LoadMode m = p->kind == LoadPlan::Kind::row ? dsl::LoadMode::row

@@ -26,43 +26,6 @@ int64_t prod(const std::vector<int64_t>& v) {
   return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
 }
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
-  return st;
-}
-
-// The strides of a reshape of a strided tensor to `to` without moving data, or nullopt where
-// some new dim would span old dims that are not laid out one after another (PyTorch's rule for
-// `view`).
-std::optional<std::vector<int64_t>> reshape_strides(const std::vector<int64_t>& from,
-                                                    const std::vector<int64_t>& stride,
-                                                    const std::vector<int64_t>& to) {
-  if (prod(from) != prod(to)) return std::nullopt;
-  std::vector<int64_t> out(to.size(), 1);
-  if (from.empty()) return out;
-  int view_d = static_cast<int>(to.size()) - 1;
-  int64_t chunk = stride.back(), tensor_n = 1, view_n = 1;
-  for (int d = static_cast<int>(from.size()) - 1; d >= 0; --d) {
-    tensor_n *= from[static_cast<size_t>(d)];
-    const bool chunk_ends =
-        d == 0 || (from[static_cast<size_t>(d - 1)] != 1 && stride[static_cast<size_t>(d - 1)] != tensor_n * chunk);
-    if (!chunk_ends) continue;
-    while (view_d >= 0 && (view_n < tensor_n || to[static_cast<size_t>(view_d)] == 1)) {
-      out[static_cast<size_t>(view_d)] = view_n * chunk;
-      view_n *= to[static_cast<size_t>(view_d)];
-      --view_d;
-    }
-    if (view_n != tensor_n) return std::nullopt;
-    if (d > 0) {
-      chunk = stride[static_cast<size_t>(d - 1)];
-      tensor_n = view_n = 1;
-    }
-  }
-  if (view_d != -1) return std::nullopt;
-  return out;
-}
-
 bool is_hard(const std::string& n) {
   return n == "split" || n == "chunk" || n == "slice" || n == "select" || n == "narrow";
 }
@@ -263,13 +226,13 @@ class StridedCopies {
     st.base = v.base;
     st.shape = seen;
     if (!v.transposed) {
-      st.strides = contiguous_strides(seen);
+      st.strides = lower_contiguous_strides(seen);
       return st;
     }
     if (seen.size() < 2) return std::nullopt;
     std::vector<int64_t> stored = seen;  // the alias reads the stored tensor with its last two dims swapped
     std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
-    st.strides = contiguous_strides(stored);
+    st.strides = lower_contiguous_strides(stored);
     std::swap(st.strides[st.strides.size() - 1], st.strides[st.strides.size() - 2]);
     return st;
   }
@@ -333,7 +296,7 @@ class StridedCopies {
     } else if (n == "dropout") {
       if (attr_bool(op, "training", false) || attr_bool(op, "train", false)) return std::nullopt;
     } else if (op_class(op) == OpClass::view) {  // reshape, view, flatten, (un)squeeze, contiguous, clone
-      auto st = reshape_strides(in.shape, in.strides, want);
+      auto st = lower_reshape_strides(in.shape, in.strides, want);
       if (!st) return std::nullopt;
       o.shape = want;
       o.strides = *st;
