@@ -456,6 +456,31 @@ TEST(Lower, ABroadcastOperandOfAFoldedBlockIsReadThroughAView) {
   for (size_t i = 0; i < 96; ++i) EXPECT_EQ(d[i], sv[i] - mv[i / 4]) << i;
 }
 
+// Attention written out (q @ k^T, a scale, a causal mask, softmax, @ v) with head dim 64 is one
+// fused attention stage; not with a negative scale after the mask's -inf, nor with head dim 48
+// (attention_rank4: the GEMMs and the softmax stay).
+TEST(Lower, WrittenOutAttentionIsOneFusedStage) {
+  const std::string text = slurp(kDir / "attention_manual_causal.json");
+  auto lower_text = [](const std::string& t) -> Result<LoweredProgram> {
+    auto p = problem::problem_parse(t, "attention_manual_causal.json");
+    if (!p) return p.error();
+    return lower_problem(*p, LowerOptions{});
+  };
+  auto fused = lower_text(text);
+  ASSERT_TRUE(fused) << fused.error().render();
+  ASSERT_EQ(fused->program.stages.size(), 1u) << fused->text;
+  const auto* a = std::get_if<dsl::AttentionStage>(&fused->program.stages[0].body);
+  ASSERT_NE(a, nullptr) << fused->text;
+  EXPECT_TRUE(a->causal);
+  EXPECT_EQ(a->scale, 0.125);
+  auto n = nlohmann::json::parse(text);
+  n["ops"][2]["inputs"][1]["scalar"] = -0.125;
+  auto negative = lower_text(n.dump());
+  ASSERT_TRUE(negative) << negative.error().render();
+  for (const auto& st : negative->program.stages)
+    EXPECT_FALSE(std::holds_alternative<dsl::AttentionStage>(st.body)) << negative->text;
+}
+
 // Strict lowering (torch_stages = false) keeps the old contract: the op is named, nothing lowers.
 TEST(LowerTorch, StrictLoweringStillNamesTheOp) {
   auto p = problem::problem_parse(slurp(kDir / "torch_conv_relu.json"), "torch_conv_relu.json");

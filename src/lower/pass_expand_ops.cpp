@@ -23,6 +23,8 @@
 //   a sum/mean/max/min over the last dim and others of an elementwise chain of several tensors
 //     (mean((p - t) ** 2)) reduces the rows first: a rowwise reduction with the chain as its
 //     prologue, then a reduce over the rows (reduce_rows_first).
+//   attention written out, matmul(q, k^T) [* scale] [causal mask] softmax matmul(., v), becomes the
+//     fused attention op where fused_attention_fits (fuse_manual_attention).
 //   instance_norm with the input's own statistics and no weight, bias or running statistics
 //     (nn.InstanceNorm's default) normalizes each (sample, channel) over the spatial dims: on a
 //     contiguous [N, C, ...] tensor that is layer_norm over the trailing dims, rows of N * C.
@@ -415,6 +417,83 @@ Status expand_sdpa(LowerState& s, int i) {
   return ok_status();
 }
 
+// Attention written out, matmul(q, k^T) [* c | / c] [causal mask] softmax(dim=-1) matmul(., v) with
+// each step read only by the next (the causal mask: masked_fill with a folded tril, or
+// sdpa-style `causal_mask` with diagonal 0 and fill -inf; the scale positive), becomes one fused
+// attention op where it fits (fused_attention_fits: stored q, k, v of one dtype, head dims the
+// kernel takes): the scores never reach memory. Op id sm is the softmax.
+void fuse_manual_attention(LowerState& s, int sm) {
+  const problem::Op smx = s.ops[static_cast<size_t>(sm)];
+  if (smx.inputs.empty() || !smx.inputs[0].is_tensor() || smx.outputs.size() != 1) return;
+  const auto& shape = s.need(smx.inputs[0].tensor).shape;
+  const int rank = static_cast<int>(shape.size());
+  auto dims = attr_dims(smx, rank);
+  if (rank < 2 || !dims || dims->size() != 1 || (*dims)[0] != rank - 1) return;
+  // the second matmul reads the probabilities as A
+  const int m2 = s.only_reader(smx.outputs[0]);
+  if (m2 < 0) return;
+  const problem::Op& pv = s.ops[static_cast<size_t>(m2)];
+  if ((pv.op != "matmul" && pv.op != "bmm") || pv.inputs.size() != 2 || !pv.inputs[0].is_tensor() ||
+      !pv.inputs[1].is_tensor() || s.resolve(pv.inputs[0].tensor).base != s.resolve(smx.outputs[0]).base ||
+      s.need(pv.inputs[0].tensor).shape != shape)
+    return;
+  // back from the softmax: a scale and a causal mask in either order
+  double scale = 1;
+  bool causal = false, scaled = false;
+  std::vector<int> chain = {sm};
+  std::string cur = smx.inputs[0].tensor;
+  for (int step = 0; step < 2; ++step) {
+    const int w = s.writer(cur);
+    if (w < 0 || s.only_reader(cur) != chain.back()) return;
+    const problem::Op& op = s.ops[static_cast<size_t>(w)];
+    if (op.op == "causal_mask" && !causal && op.inputs.size() == 1 && op.inputs[0].is_tensor() &&
+        attr_number(op, "diagonal", 0) == 0 && !op.attrs.contains("fill")) {
+      if (scaled && scale <= 0) return;  // the mask after a scale: any sign keeps -inf masked
+      causal = true;
+    } else if ((op.op == "mul" || op.op == "div") && !scaled && op.inputs.size() == 2 && op.inputs[0].is_tensor() &&
+               op.inputs[1].scalar && *op.inputs[1].scalar != 0) {
+      scale = op.op == "mul" ? *op.inputs[1].scalar : 1.0 / *op.inputs[1].scalar;
+      if (causal && scale <= 0) return;  // -inf times a negative scale
+      scaled = true;
+    } else {
+      break;
+    }
+    chain.push_back(w);
+    cur = op.inputs[0].tensor;
+  }
+  // the scores: q @ k^T with k^T a transposed alias of a stored k
+  const int m1 = s.writer(cur);
+  if (m1 < 0 || s.only_reader(cur) != chain.back()) return;
+  const problem::Op& qk = s.ops[static_cast<size_t>(m1)];
+  if ((qk.op != "matmul" && qk.op != "bmm") || qk.inputs.size() != 2 || !qk.inputs[0].is_tensor() ||
+      !qk.inputs[1].is_tensor() || s.need(cur).shape != shape)
+    return;
+  const View kt = s.resolve(qk.inputs[1].tensor);
+  if (!kt.transposed) return;
+  const std::vector<int64_t> kshape = s.need(kt.base).shape;
+  std::vector<int64_t> want = s.need(qk.inputs[1].tensor).shape;
+  if (want.size() < 2) return;
+  std::swap(want[want.size() - 1], want[want.size() - 2]);
+  if (kshape != want) return;
+  problem::Op a = pv;
+  a.op = "attention";
+  a.inputs = {qk.inputs[0], problem::Operand{kt.base, std::nullopt}, pv.inputs[1]};
+  a.attrs = nlohmann::json::object();
+  a.attrs["scale"] = scale;
+  a.attrs["is_causal"] = causal;
+  std::string why;
+  if (!fused_attention_fits(s, a, why)) return;
+  for (size_t k = 0; k < 3; ++k)
+    if (s.need(a.inputs[k].tensor).dtype != s.need(pv.outputs.at(0)).dtype) return;
+  const std::string label = s.op_label(m2);
+  s.ops[static_cast<size_t>(m2)] = a;
+  s.cls[static_cast<size_t>(m2)] = OpClass::attention;
+  for (int id : chain) s.dead[static_cast<size_t>(id)] = true;
+  s.dead[static_cast<size_t>(m1)] = true;
+  s.notes.push_back(label + ": softmax(" + (causal ? "causal(" : "") + "q @ k^T * " + std::to_string(scale) +
+                    (causal ? ")" : "") + ") @ v written out is one fused attention stage (the scores stay in registers)");
+}
+
 // triplet_margin_loss (op id i) as the rowwise triplet_margin, max(margin + |a - p + eps| -
 // |a - n + eps|, 0) per row, then the mean or sum of the rows (reduction='none': the rows).
 Status expand_triplet_margin(LowerState& s, int i) {
@@ -787,6 +866,8 @@ Status pass_expand_ops(LowerState& s) {
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (at(i, {"sdpa"}))
       if (Status st = expand_sdpa(s, static_cast<int>(i)); !st) return st;
+  for (size_t i = 0; i < s.ops.size(); ++i)
+    if (at(i, {"softmax"})) fuse_manual_attention(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
     if (at(i, {"cumsum"})) fuse_scan_mask(s, static_cast<int>(i));
   for (size_t i = 0; i < s.ops.size(); ++i)
