@@ -384,6 +384,19 @@ def test_tril_of_a_matmul_is_an_elementwise_stage_on_the_position(tmp_path):
     assert r["status"] == "ok", r["error"]
 
 
+def test_written_out_attention_with_96_wide_heads_is_one_fused_stage(tmp_path):
+    """minGPT's causal attention with 96-wide heads: the head split a view copy, q @ k^T, the scale,
+    the folded mask, softmax and @ v one fused f32 attention stage (3xTF32); the result passes the
+    default contract (the linears on 3xTF32)."""
+    lib, text = lowered_library(tmp_path, "attention_mingpt_d96",
+                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
+    assert "= attention(" in text and "causal=true" in text and "= torch {" not in text
+    assert "rowwise softmax" not in text
+    [r] = ucut_eval("attention_mingpt_d96", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
+
+
 def test_tf32_on_mma_sync_reads_a_kn_weight_and_passes_kb_v01(tmp_path):
     """x @ W with W [K, N] a parameter: the lowering picks tf32m (wgmma's TF32 reads B only K-major),
     and the SM80 TF32 kernel passes KernelBench v0.1's 1e-2 tolerance, the rescaled trial included

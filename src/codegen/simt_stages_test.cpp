@@ -564,7 +564,7 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   {
     // fused attention: causal bf16 over a batch of heads (Hopper's kernel, the default, and 128-thread
     // blocks of mma.sync); f16 with Lq != Lk, Dv != D, a given scale and 256-thread blocks; f32
-    // (3xTF32); grouped-query (8 heads a k/v head)
+    // (3xTF32); grouped-query (8 heads a k/v head); f32 with head dim 96
     auto res = dsl::dsl_compile(
         {"attention.ucut",
          "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\nin v : bf16[8, 32, 4096, 128]\n"
@@ -572,11 +572,13 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
          "in q3 : f32[16, 32, 1024, 128]\nin kg : bf16[8, 4, 4096, 128]\n"
          "out o : bf16[8, 32, 4096, 128]\nout o2 : f16[3, 96, 64]\nout o3 : f32[16, 32, 1024, 128]\n"
          "out og : bf16[8, 32, 4096, 128]\nout om : bf16[8, 32, 4096, 128]\n"
+         "in q4 : f32[1024, 512, 96]\nout o4 : f32[1024, 512, 96]\n"
          "stage o = attention(q, k, v, causal=true)\n"
          "stage o2 = attention(q2, k2, v2, scale=0.05) { threads 256 }\n"
          "stage o3 = attention(q3, q3, q3)\n"
          "stage og = attention(q, kg, kg, causal=true)\n"
-         "stage om = attention(q, k, v, causal=true) { threads 128 }\n"});
+         "stage om = attention(q, k, v, causal=true) { threads 128 }\n"
+         "stage o4 = attention(q4, q4, q4, causal=true, scale=0.102)\n"});
     if (!res.program) ADD_FAILURE() << "attention program refused";
     if (res.program) {
       v.emplace_back("attention_bf16_causal", codegen_emit_attention(*res.program, 0));
@@ -584,6 +586,8 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
       v.emplace_back("attention_f32", codegen_emit_attention(*res.program, 2));
       v.emplace_back("attention_gqa", codegen_emit_attention(*res.program, 3));
       v.emplace_back("attention_bf16_causal_mma", codegen_emit_attention(*res.program, 4));
+      // f32 with minGPT's 96-wide heads (causal, 1024 matrices of 512 rows)
+      v.emplace_back("attention_f32_d96_causal", codegen_emit_attention(*res.program, 5));
     }
   }
   {

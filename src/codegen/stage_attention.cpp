@@ -35,9 +35,10 @@ Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_
     return make_error(ErrorCode::unsupported, label + ": attention runs on f16, bf16 or f32 data, not " +
                                                   std::string(simt_dtype_name(q->dtype)));
   const bool f32 = q->dtype == dsl::DType::f32;
-  if (!dsl::dsl_attention_head_dim_ok(at->d) || !dsl::dsl_attention_head_dim_ok(at->dv))
+  if (!dsl::dsl_attention_head_dim_ok(at->d, q->dtype) || !dsl::dsl_attention_head_dim_ok(at->dv, q->dtype))
     return make_error(ErrorCode::unsupported,
-                      fmt::format("{}: head dims {} and {}; the kernel takes 64 and 128", label, at->d, at->dv));
+                      fmt::format("{}: head dims {} and {}; the kernel takes 64 and 128 (f32 also 96)", label, at->d,
+                                  at->dv));
   const int threads = at->knobs.threads.value_or(dsl::dsl_attention_default_threads(q->dtype));
   if (!dsl::dsl_attention_threads_ok(threads, q->dtype))
     return make_error(ErrorCode::invalid_input,

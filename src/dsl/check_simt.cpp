@@ -719,8 +719,10 @@ bool Checker::check_attention(const AstStage& s, Stage& st, std::vector<TensorUs
     return false;
   }
   for (int64_t d : {r.d, r.dv})
-    if (!dsl_attention_head_dim_ok(d)) {
-      error(at, "the fused attention kernel takes head dims 64 and 128, not " + std::to_string(d),
+    if (!dsl_attention_head_dim_ok(d, q.dtype)) {
+      error(at, std::string("the fused attention kernel takes head dims ") +
+                    (q.dtype == DType::f32 ? "64, 96 and 128" : "64 and 128 for 16-bit data") + ", not " +
+                    std::to_string(d),
             "write attention of other head dims as a gemm stage, a rowwise softmax and a second gemm stage");
       return false;
     }

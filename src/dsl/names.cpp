@@ -125,7 +125,11 @@ const std::vector<ReductionInfo>& dsl_reductions() {
   return r;
 }
 
-bool dsl_attention_head_dim_ok(int64_t d) { return d == 64 || d == 128; }
+bool dsl_attention_head_dim_ok(int64_t d, DType dtype) {
+  // 16-bit tiles swizzle 8 16-byte chunks a row (multiples of 64); the f32 kernel's padded rows
+  // take any multiple of 16, of which minGPT's 96 is also compiled and offered
+  return d == 64 || d == 128 || (dtype == DType::f32 && d == 96);
+}
 bool dsl_attention_threads_ok(int threads, DType dtype) {
   return threads == 128 || threads == 256 || (threads == kAttentionHopperThreads && dtype != DType::f32);
 }

@@ -53,7 +53,7 @@ const std::vector<ReductionInfo>& dsl_reductions();
 // or, on 16-bit data, 384 (runtime/attention_sm90.cuh, Hopper's warp-specialised wgmma kernel: 128
 // rows; the default there, f32's 128). The checker, the code generator, the search space and the
 // lowering's choice to fuse all ask these.
-bool dsl_attention_head_dim_ok(int64_t d);
+bool dsl_attention_head_dim_ok(int64_t d, DType dtype);
 bool dsl_attention_threads_ok(int threads, DType dtype);
 constexpr int kAttentionHopperThreads = 384;
 int dsl_attention_default_threads(DType dtype);

@@ -299,8 +299,9 @@ bool fused_attention_fits(const LowerState& s, const problem::Op& op, std::strin
       return false;
     }
     const int64_t d = t.shape.back();
-    if (k != 1 && !dsl::dsl_attention_head_dim_ok(d)) {  // k's last dim is q's
-      why = "head dim " + std::to_string(d) + " (the fused stage takes 64 and 128)";
+    const dsl::DType dt = q.dtype == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16;  // 16-bit alike
+    if (k != 1 && !dsl::dsl_attention_head_dim_ok(d, dt)) {  // k's last dim is q's
+      why = "head dim " + std::to_string(d) + " (the fused stage takes 64 and 128, f32 also 96)";
       return false;
     }
   }
