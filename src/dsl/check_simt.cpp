@@ -250,7 +250,12 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   std::vector<int64_t> drop(in->shape.begin(), in->shape.end() - 1), keep1 = drop;
   keep1.push_back(1);
   bool keeps = dsl_rowwise_keeps_shape(op);
-  if (keeps ? out->shape != in->shape : (out->shape != drop && out->shape != keep1)) {
+  // a shape-keeping result may be declared with its leading dims folded or split (a batched GEMM's
+  // [B*H, M, N] of a [B, H, M, N] input): the same rows, the same matrices
+  const bool same_rows = keeps && !group && out->numel() == in->numel() && !out->shape.empty() &&
+                         out->shape.back() == in->shape.back() &&
+                         dsl_matrix_rows(out->shape) == dsl_matrix_rows(in->shape);
+  if (keeps ? (out->shape != in->shape && !same_rows) : (out->shape != drop && out->shape != keep1)) {
     std::vector<int64_t> want = keeps ? in->shape : drop;
     error(s.outputs[0].span, "rowwise " + op + " of " + shape_str(in->shape) + " gives " + shape_str(want) +
                                  " but '" + out->name + "' is " + shape_str(out->shape),

@@ -129,20 +129,24 @@ std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int6
 // An elementwise block computing another shape than its ops see (of the same count): an operand
 // broadcast in the ops' shape is read through a view in the block's shape, its broadcast dims at
 // stride 0, where the reshape keeps the strides expressible.
-static std::optional<LoadPlan> seen_broadcast(const LowerState& s, const std::string& tensor, const BlockCtx& ctx) {
-  if (ctx.kind != DraftKind::elementwise || ctx.seen.empty()) return std::nullopt;
+static std::optional<LoadPlan> seen_broadcast(const LowerState& s, const std::string& tensor, const BlockCtx& ctx,
+                                              bool same_shape = false) {
+  // same_shape: the block computes what its ops see, and the operand is declared in another shape
+  // of its element count (a folded output): read through a view in the shape the op sees
+  if (ctx.kind != DraftKind::elementwise || (ctx.seen.empty() && !same_shape)) return std::nullopt;
+  const std::vector<int64_t>& space = ctx.seen.empty() ? ctx.shape : ctx.seen;
   const std::vector<int64_t>& seen = s.need(tensor).shape;
   const View v = s.resolve(tensor);
-  if (!broadcasts_to(seen, ctx.seen) || v.transposed) return std::nullopt;
+  if (!broadcasts_to(seen, space) || v.transposed) return std::nullopt;
   std::optional<Strided> st;
   if (auto it = s.strided.find(tensor); it != s.strided.end()) st = it->second;
   else if (numel(seen) == s.need(v.base).numel()) st = Strided{v.base, seen, lower_contiguous_strides(seen), 0};
   if (!st) return std::nullopt;
-  std::vector<int64_t> strides(ctx.seen.size(), 0);  // expanded to the ops' shape
-  const size_t lead = ctx.seen.size() - st->shape.size();
+  std::vector<int64_t> strides(space.size(), 0);  // expanded to the ops' shape
+  const size_t lead = space.size() - st->shape.size();
   for (size_t i = 0; i < st->shape.size(); ++i)
-    strides[lead + i] = st->shape[i] == ctx.seen[lead + i] ? st->strides[i] : 0;
-  auto r = lower_reshape_strides(ctx.seen, strides, ctx.shape);
+    strides[lead + i] = st->shape[i] == space[lead + i] ? st->strides[i] : 0;
+  auto r = lower_reshape_strides(space, strides, ctx.shape);
   if (!r) return std::nullopt;
   LoadPlan p;
   p.kind = LoadPlan::Kind::full;
@@ -255,7 +259,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
       return p;
     }
   }
-  if (auto b = seen_broadcast(s, tensor, ctx)) return b;
+  if (auto b = seen_broadcast(s, tensor, ctx, /*same_shape=*/true)) return b;
   why = "'" + tensor + "' " + shape_str(seen) + " cannot be read in a " + draft_kind_name(ctx.kind) +
         " block computing " + shape_str(ctx.shape);
   return std::nullopt;

@@ -457,8 +457,8 @@ TEST(Lower, ABroadcastOperandOfAFoldedBlockIsReadThroughAView) {
 }
 
 // Attention written out (q @ k^T, a scale, a causal mask, softmax, @ v) with head dim 64 is one
-// fused attention stage; not with a negative scale after the mask's -inf, nor with head dim 48
-// (attention_rank4: the GEMMs and the softmax stay).
+// fused attention stage; not where the scores are also returned, nor with a negative scale after
+// the mask's -inf, nor with head dim 48 (attention_rank4: the GEMMs and the softmax stay).
 TEST(Lower, WrittenOutAttentionIsOneFusedStage) {
   const std::string text = slurp(kDir / "attention_manual_causal.json");
   auto lower_text = [](const std::string& t) -> Result<LoweredProgram> {
@@ -473,6 +473,21 @@ TEST(Lower, WrittenOutAttentionIsOneFusedStage) {
   ASSERT_NE(a, nullptr) << fused->text;
   EXPECT_TRUE(a->causal);
   EXPECT_EQ(a->scale, 0.125);
+  // the scores returned too: three stages, the scaled scores reading the returned (folded) ones
+  // through a view, the softmax's result declared folded for the second GEMM
+  auto j = nlohmann::json::parse(text);
+  j["outputs"].push_back("t1");
+  for (auto& t : j["tensors"])
+    if (t["name"] == "t1") {
+      t["kind"] = "output";
+      t["index"] = 1;
+    }
+  auto returned = lower_text(j.dump());
+  ASSERT_TRUE(returned) << returned.error().render();
+  for (const auto& st : returned->program.stages) {
+    EXPECT_FALSE(std::holds_alternative<dsl::AttentionStage>(st.body)) << returned->text;
+    EXPECT_FALSE(std::holds_alternative<dsl::TorchStage>(st.body)) << returned->text;
+  }
   auto n = nlohmann::json::parse(text);
   n["ops"][2]["inputs"][1]["scalar"] = -0.125;
   auto negative = lower_text(n.dump());
