@@ -20,6 +20,26 @@ struct LoadInfo {
   dsl::LoadMode mode = dsl::LoadMode::full;
 };
 
+// The offset in a tensor of shape `ts` and strides `st` of the element output position `i` reads,
+// walking `walk` from its last dim (the output's shape, broadcasting `ts` NumPy-style, or a view's
+// own shape in the output's element order): a term for each dim the tensor does not broadcast
+// and does not repeat (stride 0); `small` divides in 32 bits (every position below 2^31).
+std::string element_offset(const std::vector<int64_t>& walk, const std::vector<int64_t>& ts,
+                           const std::vector<int64_t>& st, bool small) {
+  std::string idx;
+  int64_t div = 1;
+  for (size_t k = 0; k < walk.size(); ++k) {
+    const int64_t oe = walk[walk.size() - 1 - k];
+    const int64_t stride = k < ts.size() ? st[ts.size() - 1 - k] : 0;
+    if (k < ts.size() && ts[ts.size() - 1 - k] != 1 && oe != 1 && stride != 0)
+      idx += (idx.empty() ? "" : " + ") +
+             (small ? fmt::format("(long long)((unsigned)i / {}u % {}u) * {}LL", div, oe, stride)
+                    : fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, stride));
+    div *= oe;
+  }
+  return idx.empty() ? "0" : idx;
+}
+
 // The transposing form (ElementwiseStage::transpose, the f32x3s split of a non-K-major operand):
 // each block moves 32 x 32 tiles through shared memory, reading the inputs along their rows and
 // writing the outputs along theirs (both coalesced), every element once.
@@ -232,26 +252,14 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       for (size_t k = 0; bc && k < ts.size(); ++k)
         bc = ts[ts.size() - 1 - k] == 1 || ts[ts.size() - 1 - k] == oshape[oshape.size() - 1 - k];
       const std::vector<int64_t>& walk = bc ? oshape : ts;
-      const bool small = numel < (int64_t{1} << 31);
-      std::string idx;
-      int64_t div = 1;
+      // 32-bit division by constants where every position fits (a few instructions, where 64-bit
+      // division costs tens: the copy stays memory-bound)
+      const std::string idx = element_offset(walk, ts, vs, numel < (int64_t{1} << 31));
       bool aligned = !vs.empty() && vs.back() == 1 && ts.back() % V == 0 && (!bc || ts.back() == last) &&
                      li.tensor->view_offset % V == 0;
-      for (size_t k = 0; k < walk.size(); ++k) {
-        const int64_t oe = walk[walk.size() - 1 - k];
-        if (k < ts.size() && ts[ts.size() - 1 - k] != 1 && oe != 1) {
-          const int64_t st = vs[ts.size() - 1 - k];
-          aligned = aligned && (k == 0 || st % V == 0);  // the last dim runs at stride 1
-          // 32-bit division by constants where every position fits (a few instructions, where
-          // 64-bit division costs tens: the copy stays memory-bound)
-          if (st != 0)
-            idx += (idx.empty() ? "" : " + ") +
-                   (small ? fmt::format("(long long)((unsigned)i / {}u % {}u) * {}LL", div, oe, st)
-                          : fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, st));
-        }
-        div *= oe;
-      }
-      if (idx.empty()) idx = "0";
+      for (size_t k = 1; k < walk.size() && k < ts.size(); ++k)  // the last dim runs at stride 1
+        if (ts[ts.size() - 1 - k] != 1 && walk[walk.size() - 1 - k] != 1)
+          aligned = aligned && vs[ts.size() - 1 - k] % V == 0;
       if (aligned)
         loads_code += fmt::format(
             "        {{ const long long i = base; ucut_simt::load_vec<{0}, {1}>(static_cast<const {0}*>(p.{2}), {3}, {2}v[u]); }}\n",
@@ -264,23 +272,9 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
     } else {
       // offset of the broadcast element: walk the output dims from the last one
       const auto& ts = li.tensor->shape;
-      std::string idx = "0";
-      {
-        std::string expr;
-        int64_t div = 1, tstride = 1;
-        for (size_t k = 0; k < oshape.size(); ++k) {
-          const size_t od = oshape.size() - 1 - k;
-          const int64_t oe = oshape[od];
-          const bool present = k < ts.size() && ts[ts.size() - 1 - k] != 1;
-          if (present && oe != 1) {
-            expr += (expr.empty() ? "" : " + ") +
-                    fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, tstride);
-          }
-          if (k < ts.size()) tstride *= ts[ts.size() - 1 - k];
-          div *= oe;
-        }
-        if (!expr.empty()) idx = expr;
-      }
+      std::vector<int64_t> contiguous(ts.size(), 1);
+      for (size_t d = ts.size(); d-- > 1;) contiguous[d - 1] = contiguous[d] * ts[d];
+      const std::string idx = element_offset(oshape, ts, contiguous, false);
       const bool same = li.tensor->numel() == numel;
       const bool vec_ok = !ts.empty() && ts.back() == last && last % V == 0;
       if (same) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -173,26 +174,20 @@ Status run_rowwise(const Program& p, const Stage& st, const RowwiseStage& rs, In
   int64_t row = 0, col = 0;
   // `row`: the flat row within its matrix (the second-to-last extent), `col` the column
   const int64_t mrows = dsl_matrix_rows(in->shape);
-  InterpLoad load = [&](const Expr& e) -> Result<double> {
-    if (e.kind == Expr::Kind::index) return static_cast<double>(e.mode == LoadMode::row ? row % mrows : col);
-    auto t = get(ts, e.name);
-    if (!t) return t.error();
-    int64_t i = e.mode == LoadMode::row ? row : e.mode == LoadMode::col ? col : row * (scalar ? 1 : cols) + col;
-    if (i < 0 || i >= static_cast<int64_t>((*t)->size()))
-      return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
-    return (**t)[i];
+  // an epilogue reads per result (one a row for the reductions: full reads index [rows]), a
+  // prologue per input element (full reads index [rows, cols])
+  auto reads = [&](bool per_row) -> InterpLoad {
+    return [&, per_row](const Expr& e) -> Result<double> {
+      if (e.kind == Expr::Kind::index) return static_cast<double>(e.mode == LoadMode::row ? row % mrows : col);
+      auto t = get(ts, e.name);
+      if (!t) return t.error();
+      int64_t i = e.mode == LoadMode::row ? row : e.mode == LoadMode::col ? col : row * (per_row ? 1 : cols) + col;
+      if (i < 0 || i >= static_cast<int64_t>((*t)->size()))
+        return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
+      return (**t)[i];
+    };
   };
-  // a prologue maps the input's elements: its full reads index [rows, cols] (an epilogue's, the
-  // result's)
-  InterpLoad pro_load = [&](const Expr& e) -> Result<double> {
-    if (e.kind == Expr::Kind::index || e.mode != LoadMode::full) return load(e);
-    auto t = get(ts, e.name);
-    if (!t) return t.error();
-    const int64_t i = row * cols + col;
-    if (i < 0 || i >= static_cast<int64_t>((*t)->size()))
-      return make_error(ErrorCode::invalid_input, "read of '" + e.name + "' out of range");
-    return (**t)[i];
-  };
+  InterpLoad load = reads(scalar), pro_load = reads(false);
   if (!rs.operands.empty()) {
     // the ops over several inputs: one value per row, no prologue
     std::vector<const Vec*> more;
@@ -577,9 +572,16 @@ Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const 
   if (auto* r = std::get_if<ReduceStage>(&st.body)) return run_reduce(p, st, *r, ts, sc);
   if (auto* r = std::get_if<ScanStage>(&st.body)) return run_scan(p, st, *r, ts);
   if (auto* r = std::get_if<ElementwiseStage>(&st.body)) {
-    // the views it may read, gathered from their tensors (when those hold data)
+    // the views it reads, gathered from their tensors (when those hold data)
+    std::set<std::string> loads;
+    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+      if (!e) return;
+      if (e->kind == Expr::Kind::load) loads.insert(e->name);
+      for (const auto& a : e->args) walk(a);
+    };
+    for (const auto& stmt : r->body.stmts) walk(stmt.value);
     for (const auto& t : p.tensors) {
-      if (t.role != TensorRole::view) continue;
+      if (t.role != TensorRole::view || !loads.count(t.name)) continue;
       auto b = ts.find(t.view_of);
       if (b == ts.end()) continue;
       Vec v(static_cast<size_t>(t.numel()));

@@ -71,12 +71,6 @@ std::vector<int64_t> lower_decl_shape(const LowerState& s, const std::string& ba
 
 namespace {
 
-int64_t numel(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (auto d : v) n *= d;
-  return n;
-}
-
 bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
   if (from.size() > to.size()) return false;
   size_t off = to.size() - from.size();
@@ -87,7 +81,7 @@ bool broadcasts_to(const std::vector<int64_t>& from, const std::vector<int64_t>&
 
 // [..., cols] with every other extent 1: one value per column.
 bool col_like(const std::vector<int64_t>& p, int64_t cols) {
-  return !p.empty() && p.back() == cols && numel(p) == cols;
+  return !p.empty() && p.back() == cols && shape_numel(p) == cols;
 }
 
 }  // namespace
@@ -101,7 +95,7 @@ std::vector<int64_t> lower_contiguous_strides(const std::vector<int64_t>& shape)
 std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int64_t>& from,
                                                     const std::vector<int64_t>& stride,
                                                     const std::vector<int64_t>& to) {
-  if (numel(from) != numel(to)) return std::nullopt;
+  if (shape_numel(from) != shape_numel(to)) return std::nullopt;
   std::vector<int64_t> out(to.size(), 1);
   if (from.empty()) return out;
   int view_d = static_cast<int>(to.size()) - 1;
@@ -129,6 +123,21 @@ std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int6
 // An elementwise block computing another shape than its ops see (of the same count): an operand
 // broadcast in the ops' shape is read through a view in the block's shape, its broadcast dims at
 // stride 0, where the reshape keeps the strides expressible.
+std::optional<Strided> lower_strided_of(const LowerState& s, const std::string& tensor) {
+  if (auto it = s.strided.find(tensor); it != s.strided.end()) return it->second;
+  const View v = s.resolve(tensor);
+  const std::vector<int64_t>& seen = s.need(tensor).shape;
+  if (shape_numel(seen) != s.need(v.base).numel()) return std::nullopt;
+  Strided st{v.base, seen, lower_contiguous_strides(seen), 0};
+  if (!v.transposed) return st;
+  if (seen.size() < 2) return std::nullopt;
+  std::vector<int64_t> stored = seen;  // the alias reads the stored tensor with its last two dims swapped
+  std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
+  st.strides = lower_contiguous_strides(stored);
+  std::swap(st.strides[st.strides.size() - 1], st.strides[st.strides.size() - 2]);
+  return st;
+}
+
 static std::optional<LoadPlan> seen_broadcast(const LowerState& s, const std::string& tensor, const BlockCtx& ctx,
                                               bool same_shape = false) {
   // same_shape: the block computes what its ops see, and the operand is declared in another shape
@@ -138,9 +147,7 @@ static std::optional<LoadPlan> seen_broadcast(const LowerState& s, const std::st
   const std::vector<int64_t>& seen = s.need(tensor).shape;
   const View v = s.resolve(tensor);
   if (!broadcasts_to(seen, space) || v.transposed) return std::nullopt;
-  std::optional<Strided> st;
-  if (auto it = s.strided.find(tensor); it != s.strided.end()) st = it->second;
-  else if (numel(seen) == s.need(v.base).numel()) st = Strided{v.base, seen, lower_contiguous_strides(seen), 0};
+  const std::optional<Strided> st = lower_strided_of(s, tensor);
   if (!st) return std::nullopt;
   std::vector<int64_t> strides(space.size(), 0);  // expanded to the ops' shape
   const size_t lead = space.size() - st->shape.size();
@@ -163,7 +170,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
   if (auto it = s.strided.find(tensor); it != s.strided.end()) {
     if (auto b = seen_broadcast(s, tensor, ctx)) return b;
     if (ctx.kind != DraftKind::elementwise || !ctx.broadcast ||
-        (!broadcasts_to(it->second.shape, ctx.shape) && numel(it->second.shape) != numel(ctx.shape))) {
+        (!broadcasts_to(it->second.shape, ctx.shape) && shape_numel(it->second.shape) != shape_numel(ctx.shape))) {
       why = ctx.kind != DraftKind::elementwise
                 ? "'" + tensor + "' is a view at strides of '" + it->second.base + "', which only elementwise stages read"
                 : "'" + tensor + "' " + shape_str(it->second.shape) + " (a view of '" + it->second.base +
@@ -182,7 +189,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
   LoadPlan p;
   p.tensor = v.base;
   if (t.kind == problem::TensorKind::constant) {
-    if (t.value && numel(t.shape) == 1) {
+    if (t.value && shape_numel(t.shape) == 1) {
       p.kind = LoadPlan::Kind::constant;
       p.value = *t.value;
       return p;
@@ -207,7 +214,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
                        t.kind == problem::TensorKind::buffer;
   p.decl = decl;
   if (decl == ctx.shape && seen.size() <= ctx.shape.size() && broadcasts_to(seen, ctx.shape) &&
-      numel(seen) == numel(ctx.shape)) {
+      shape_numel(seen) == shape_numel(ctx.shape)) {
     p.kind = LoadPlan::Kind::full;
     return p;
   }
@@ -215,7 +222,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
   // [B*H, M, N] read by an elementwise block whose value the next batched GEMM reads the same way),
   // the op seeing [B, H, M, N]: the same elements at the same flat positions.
   if (decl == ctx.shape && seen.size() > ctx.shape.size() && ctx.shape.size() >= 2 &&
-      numel(seen) == numel(ctx.shape) && seen[seen.size() - 2] == ctx.shape[ctx.shape.size() - 2] &&
+      shape_numel(seen) == shape_numel(ctx.shape) && seen[seen.size() - 2] == ctx.shape[ctx.shape.size() - 2] &&
       seen.back() == ctx.shape.back()) {
     p.kind = LoadPlan::Kind::full;
     return p;
@@ -223,7 +230,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
   // A full tensor of a batched GEMM over folded leading dims ([B, H, M, N] read as [B*H, M, N]):
   // declared flat when nothing else reads it (a tensor has one declared shape).
   if (!overridden && seen == decl && seen.size() > 3 && ctx.batch > 1 && ctx.shape.size() == 3 &&
-      numel(seen) == numel(ctx.shape) && seen[seen.size() - 2] == ctx.rows && seen.back() == ctx.cols &&
+      shape_numel(seen) == shape_numel(ctx.shape) && seen[seen.size() - 2] == ctx.rows && seen.back() == ctx.cols &&
       s.consumers(v.base).size() == 1 && !s.is_output(v.base)) {
     p.kind = LoadPlan::Kind::full;
     p.decl = ctx.shape;
@@ -253,7 +260,7 @@ std::optional<LoadPlan> lower_load_plan(const LowerState& s, const std::string& 
     }
     // One value per row: the op sees [..., R, 1] (or [R] where the block is [R]).
     bool row_seen = !seen.empty() && seen.back() == 1 &&
-                    (numel(seen) == ctx.rows || numel(seen) == ctx.rows * ctx.batch);
+                    (shape_numel(seen) == ctx.rows || shape_numel(seen) == ctx.rows * ctx.batch);
     if (row_seen && (is_vec(ctx.rows) || (ctx.batch > 1 && decl == std::vector<int64_t>{ctx.batch, ctx.rows}))) {
       p.kind = LoadPlan::Kind::row;
       return p;
@@ -284,7 +291,7 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     const problem::Op& anchor = s.ops[static_cast<size_t>(d.anchor)];
     const auto& in = lower_decl_shape(s, s.resolve(anchor.inputs.at(0).tensor).base);
     c.cols = in.empty() ? 1 : in.back();
-    c.rows = c.cols ? numel(in) / c.cols : 0;
+    c.rows = c.cols ? shape_numel(in) / c.cols : 0;
     if (d.op == "group_norm") {
       const auto geo = dsl::dsl_rowwise_geometry(d.op, in, static_cast<int64_t>(attr_number(anchor, "num_groups", 0)));
       c.rows = geo.rows;
@@ -300,7 +307,7 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     bool all = true;
     for (const auto& out : draft_escaping(s, d)) {
       const auto od = lower_decl_shape(s, s.resolve(out).base);
-      const bool fold = od.size() >= 2 && od.size() < c.shape.size() && numel(od) == numel(c.shape) &&
+      const bool fold = od.size() >= 2 && od.size() < c.shape.size() && shape_numel(od) == shape_numel(c.shape) &&
                         od[od.size() - 2] == c.shape[c.shape.size() - 2] && od.back() == c.shape.back();
       all = all && fold && (!folded || *folded == od);
       if (fold && !folded) folded = od;
@@ -308,12 +315,12 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     if (all && folded) c.shape = *folded;
   }
   c.cols = c.shape.empty() ? 1 : c.shape.back();
-  c.rows = c.cols ? numel(c.shape) / c.cols : 0;
+  c.rows = c.cols ? shape_numel(c.shape) / c.cols : 0;
   c.vectors = d.kind == DraftKind::elementwise;
   c.broadcast = d.kind == DraftKind::elementwise;
   if (d.kind == DraftKind::elementwise) {
     const auto& seen = s.need(value).shape;
-    if (seen != c.shape && numel(seen) == numel(c.shape)) c.seen = seen;
+    if (seen != c.shape && shape_numel(seen) == shape_numel(c.shape)) c.seen = seen;
   }
   return c;
 }
@@ -323,7 +330,7 @@ BlockCtx lower_prologue_ctx(const std::vector<int64_t>& shape) {
   c.kind = DraftKind::rowwise;
   c.shape = shape;
   c.cols = shape.empty() ? 1 : shape.back();
-  c.rows = c.cols ? numel(shape) / c.cols : 0;
+  c.rows = c.cols ? shape_numel(shape) / c.cols : 0;
   c.vectors = true;
   return c;
 }

@@ -54,6 +54,11 @@ std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int6
                                                           const std::vector<int64_t>& to);
 std::vector<int64_t> lower_contiguous_strides(const std::vector<int64_t>& shape);
 
+// The strides of `tensor` over the stored tensor it reads: a DSL view's own, or those of a stored
+// tensor (through pass_views' aliases; a transposed alias with its last two strides swapped) seen
+// with its element count; nullopt otherwise.
+std::optional<Strided> lower_strided_of(const LowerState& s, const std::string& tensor);
+
 // The DSL shape a tensor is (or will be) declared with: decl_shape override or problem shape.
 std::vector<int64_t> lower_decl_shape(const LowerState& s, const std::string& base);
 

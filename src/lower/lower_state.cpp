@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <set>
 
 #include "support/diagnostics.h"
@@ -351,6 +352,47 @@ std::string shape_str(const std::vector<int64_t>& s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
+}
+
+std::optional<std::vector<int>> op_permutation(const problem::Op& op, int rank) {
+  std::vector<int> p(static_cast<size_t>(rank));
+  std::iota(p.begin(), p.end(), 0);
+  if (op.op == "t") {
+    if (rank < 2) return rank == 1 ? std::optional(p) : std::nullopt;
+    std::swap(p[0], p[1]);
+    return p;
+  }
+  if (op.op == "transpose") {
+    int a = static_cast<int>(attr_number(op, "dim0", 0)), b = static_cast<int>(attr_number(op, "dim1", 1));
+    if (a < 0) a += rank;
+    if (b < 0) b += rank;
+    if (a < 0 || b < 0 || a >= rank || b >= rank) return std::nullopt;
+    std::swap(p[static_cast<size_t>(a)], p[static_cast<size_t>(b)]);
+    return p;
+  }
+  if (!op.attrs.contains("dims") || !op.attrs.at("dims").is_array() || static_cast<int>(op.attrs.at("dims").size()) != rank)
+    return std::nullopt;
+  for (int i = 0; i < rank; ++i) {
+    int d = op.attrs.at("dims")[static_cast<size_t>(i)].get<int>();
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return std::nullopt;
+    p[static_cast<size_t>(i)] = d;
+  }
+  return p;
+}
+
+bool permutation_swaps_last_two(const std::vector<int>& p) {
+  const int r = static_cast<int>(p.size());
+  if (r < 2) return false;
+  for (int i = 0; i < r - 2; ++i)
+    if (p[static_cast<size_t>(i)] != i) return false;
+  return p[static_cast<size_t>(r - 2)] == r - 1 && p[static_cast<size_t>(r - 1)] == r - 2;
+}
+
+int64_t shape_numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
 }
 
 std::vector<int64_t> squeeze_leading(const std::vector<int64_t>& s) {

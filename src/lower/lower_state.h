@@ -165,7 +165,15 @@ std::optional<std::vector<int>> attr_dims(const problem::Op& op, int rank);
 // The order of a `norm` op as 1, 2 (also 'fro') or infinity; nullopt for any other order.
 std::optional<double> lower_norm_order(const problem::Op& op);
 
+// The permutation a permute/transpose/t op applies (output dim i is input dim perm[i]) to a
+// rank-`rank` input; nullopt for dims out of range or another op.
+std::optional<std::vector<int>> op_permutation(const problem::Op& op, int rank);
+// Whether a permutation keeps the leading dims and swaps the last two (a GEMM operand's `X.T`).
+bool permutation_swaps_last_two(const std::vector<int>& perm);
+
 std::string shape_str(const std::vector<int64_t>& s);
+// The element count of a shape (1 for []).
+int64_t shape_numel(const std::vector<int64_t>& s);
 // The shape with leading 1s removed ([1, 1, 64] -> [64]).
 std::vector<int64_t> squeeze_leading(const std::vector<int64_t>& s);
 

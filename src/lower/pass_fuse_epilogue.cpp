@@ -23,12 +23,6 @@ namespace ucut::lower {
 
 namespace {
 
-int64_t numel(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (auto d : v) n *= d;
-  return n;
-}
-
 bool accepts_epilogue(const Draft& d) {
   switch (d.kind) {
     case DraftKind::gemm:
@@ -88,20 +82,20 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
   if (!index_fits(s, p, ctx, op)) return false;
   // The result has the block's shape (numel and, ignoring leading 1s, extents).
   const auto& out_shape = s.need(op.outputs[0]).shape;
-  if (numel(out_shape) != numel(ctx.shape) || squeeze_leading(out_shape) != squeeze_leading(ctx.shape)) {
+  if (shape_numel(out_shape) != shape_numel(ctx.shape) || squeeze_leading(out_shape) != squeeze_leading(ctx.shape)) {
     // A GEMM over [B, S, K] keeps [B, S, N]; the op may see the same shape. A rowwise block
     // over flattened trailing dims (layer_norm over [.., H, W]) takes ops on its own values only.
-    bool flat_rows = p.kind == DraftKind::rowwise && numel(out_shape) == numel(ctx.shape) &&
+    bool flat_rows = p.kind == DraftKind::rowwise && shape_numel(out_shape) == shape_numel(ctx.shape) &&
                      std::all_of(op.inputs.begin(), op.inputs.end(), [&](const problem::Operand& in) {
                        return !in.is_tensor() || std::find(locals.begin(), locals.end(),
                                                            s.resolve(in.tensor).base) != locals.end();
                      });
     // A batched GEMM over folded leading dims ([B, H, M, N] computed as [B*H, M, N]) keeps the
     // two matrix dims.
-    bool folded = p.kind == DraftKind::gemm && numel(out_shape) == numel(ctx.shape) && out_shape.size() > 2 &&
+    bool folded = p.kind == DraftKind::gemm && shape_numel(out_shape) == shape_numel(ctx.shape) && out_shape.size() > 2 &&
                   ctx.shape.size() >= 2 &&
                   std::equal(out_shape.end() - 2, out_shape.end(), ctx.shape.end() - 2);
-    if (!flat_rows && !folded && (numel(out_shape) != numel(ctx.shape) || out_shape.size() != ctx.shape.size()))
+    if (!flat_rows && !folded && (shape_numel(out_shape) != shape_numel(ctx.shape) || out_shape.size() != ctx.shape.size()))
       return false;
   }
   bool uses_local = false;
@@ -112,7 +106,7 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
     if (std::find(locals.begin(), locals.end(), base) != locals.end()) {
       uses_local = true;
       // Locals must be read with the block's own shape (no broadcasting of a computed value).
-      if (numel(s.need(in.tensor).shape) != numel(ctx.shape)) return false;
+      if (shape_numel(s.need(in.tensor).shape) != shape_numel(ctx.shape)) return false;
       continue;
     }
     int prod = s.producer(in.tensor);
@@ -172,7 +166,7 @@ bool try_inline_into_consumer(LowerState& s, size_t pi) {
   auto locals = draft_locals(s, p);
   for (int id : p.ops) {
     const problem::Op& op = s.ops[static_cast<size_t>(id)];
-    if (numel(s.need(op.outputs[0]).shape) != numel(ctx.shape) || !index_fits(s, d, ctx, op)) return false;
+    if (shape_numel(s.need(op.outputs[0]).shape) != shape_numel(ctx.shape) || !index_fits(s, d, ctx, op)) return false;
     for (const auto& in : op.inputs) {
       if (!in.is_tensor()) continue;
       if (std::find(locals.begin(), locals.end(), s.resolve(in.tensor).base) != locals.end()) continue;

@@ -11,7 +11,6 @@
 // slices first) and before pass_check_ops. Golden tests: tests/golden/lower/head_split_permute.json,
 // einsum_output_permuted.json, masked_relu_attention.json.
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <set>
 
@@ -22,51 +21,11 @@ namespace ucut::lower {
 
 namespace {
 
-int64_t prod(const std::vector<int64_t>& v) {
-  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
-}
-
 bool is_hard(const std::string& n) {
   return n == "split" || n == "chunk" || n == "slice" || n == "select" || n == "narrow";
 }
 
 bool is_permute(const std::string& n) { return n == "permute" || n == "transpose" || n == "t"; }
-
-// The permutation an op applies (out dim i is in dim perm[i]), for permute/transpose/t.
-std::optional<std::vector<int>> permutation(const problem::Op& op, int rank) {
-  std::vector<int> p(static_cast<size_t>(rank));
-  std::iota(p.begin(), p.end(), 0);
-  if (op.op == "t") {
-    if (rank < 2) return rank == 1 ? std::optional(p) : std::nullopt;
-    std::swap(p[0], p[1]);
-    return p;
-  }
-  if (op.op == "transpose") {
-    int a = static_cast<int>(attr_number(op, "dim0", 0)), b = static_cast<int>(attr_number(op, "dim1", 1));
-    if (a < 0) a += rank;
-    if (b < 0) b += rank;
-    if (a < 0 || b < 0 || a >= rank || b >= rank) return std::nullopt;
-    std::swap(p[static_cast<size_t>(a)], p[static_cast<size_t>(b)]);
-    return p;
-  }
-  if (!op.attrs.contains("dims") || !op.attrs.at("dims").is_array() || static_cast<int>(op.attrs.at("dims").size()) != rank)
-    return std::nullopt;
-  for (int i = 0; i < rank; ++i) {
-    int d = op.attrs.at("dims")[static_cast<size_t>(i)].get<int>();
-    if (d < 0) d += rank;
-    if (d < 0 || d >= rank) return std::nullopt;
-    p[static_cast<size_t>(i)] = d;
-  }
-  return p;
-}
-
-bool swaps_last_two(const std::vector<int>& p) {
-  const int r = static_cast<int>(p.size());
-  if (r < 2) return false;
-  for (int i = 0; i < r - 2; ++i)
-    if (p[static_cast<size_t>(i)] != i) return false;
-  return p[static_cast<size_t>(r - 2)] == r - 1 && p[static_cast<size_t>(r - 1)] == r - 2;
-}
 
 class StridedCopies {
  public:
@@ -177,7 +136,7 @@ class StridedCopies {
         if (v.base == in.tensor) continue;
         const std::vector<int64_t> seen = s_.need(in.tensor).shape;
         const problem::Tensor& base = s_.need(v.base);
-        if (seen.empty() || seen.size() > 6 || prod(seen) != base.numel()) continue;
+        if (seen.empty() || seen.size() > 6 || shape_numel(seen) != base.numel()) continue;
         if (!v.transposed && (seen == base.shape || squeeze_leading(seen) == squeeze_leading(base.shape) ||
                               lower_decl_shape(s_, v.base) == seen))
           continue;
@@ -205,8 +164,8 @@ class StridedCopies {
   bool gemm_transpose(const problem::Op& op) const {
     if (!is_permute(op.op)) return false;
     const int rank = static_cast<int>(s_.need(op.inputs[0].tensor).shape.size());
-    auto p = permutation(op, rank);
-    if (!p || !swaps_last_two(*p)) return false;
+    auto p = op_permutation(op, rank);
+    if (!p || !permutation_swaps_last_two(*p)) return false;
     const auto readers = s_.consumers(op.outputs.at(0));
     if (readers.empty()) return false;
     for (int r : readers)
@@ -214,27 +173,11 @@ class StridedCopies {
     return true;
   }
 
-  // The strides of `name`: a chain value, or a stored tensor (through pass_views' aliases).
+  // The strides of `name`: a chain value, or a stored tensor of rank 1 or more.
   std::optional<Strided> strided_of(const std::string& name) const {
     if (auto it = virt_.find(name); it != virt_.end()) return it->second;
-    const View v = s_.resolve(name);
-    if (s_.strided.count(v.base)) return std::nullopt;
-    const auto& seen = s_.need(name).shape;
-    const problem::Tensor& base = s_.need(v.base);
-    if (prod(seen) != base.numel() || seen.empty()) return std::nullopt;
-    Strided st;
-    st.base = v.base;
-    st.shape = seen;
-    if (!v.transposed) {
-      st.strides = lower_contiguous_strides(seen);
-      return st;
-    }
-    if (seen.size() < 2) return std::nullopt;
-    std::vector<int64_t> stored = seen;  // the alias reads the stored tensor with its last two dims swapped
-    std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
-    st.strides = lower_contiguous_strides(stored);
-    std::swap(st.strides[st.strides.size() - 1], st.strides[st.strides.size() - 2]);
-    return st;
+    if (s_.need(name).shape.empty()) return std::nullopt;
+    return lower_strided_of(s_, name);
   }
 
   // Output k of `op` applied to `in`, or nullopt.
@@ -278,7 +221,7 @@ class StridedCopies {
       o.shape.erase(o.shape.begin() + d);
       o.strides.erase(o.strides.begin() + d);
     } else if (is_permute(n)) {
-      auto p = permutation(op, rank);
+      auto p = op_permutation(op, rank);
       if (!p) return std::nullopt;
       for (int i = 0; i < rank; ++i) {
         o.shape[static_cast<size_t>(i)] = in.shape[static_cast<size_t>((*p)[static_cast<size_t>(i)])];

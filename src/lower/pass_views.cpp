@@ -12,25 +12,8 @@ namespace {
 
 // Whether a transpose/permute swaps exactly the last two dims of a rank-r tensor.
 bool swaps_last_two(const problem::Op& op, int rank) {
-  if (op.op == "t") return rank == 2;
-  if (rank < 2) return false;
-  if (op.op == "transpose") {
-    int d0 = static_cast<int>(attr_number(op, "dim0", 0)), d1 = static_cast<int>(attr_number(op, "dim1", 1));
-    if (d0 < 0) d0 += rank;
-    if (d1 < 0) d1 += rank;
-    return (d0 == rank - 1 && d1 == rank - 2) || (d0 == rank - 2 && d1 == rank - 1);
-  }
-  // permute: identity on the leading dims, the last two swapped.
-  if (!op.attrs.contains("dims") || !op.attrs.at("dims").is_array()) return false;
-  const auto& d = op.attrs.at("dims");
-  if (static_cast<int>(d.size()) != rank) return false;
-  for (int i = 0; i < rank; ++i) {
-    int want = i < rank - 2 ? i : (i == rank - 2 ? rank - 1 : rank - 2);
-    int got = d[static_cast<size_t>(i)].get<int>();
-    if (got < 0) got += rank;
-    if (got != want) return false;
-  }
-  return true;
+  auto p = op_permutation(op, rank);
+  return p && permutation_swaps_last_two(*p);
 }
 
 }  // namespace
