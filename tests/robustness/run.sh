@@ -142,6 +142,13 @@ if [ "$set_name" = core ]; then
     "$bin" sol "$D/gemm_too_large.json"
   expect 1 "need 206.2 GB, more than the h200's 141.0 GB of memory" -- \
     "$bin" optimize "$D/gemm_too_large.json" --no-compile --db "$UCUTLASS_STORE" -o "$work/big"
+
+  # Cases kept in files of their own, by area (each uses expect/expect_json above).
+  for f in "$here"/cases_*.sh; do
+    [ -e "$f" ] || continue
+    # shellcheck source=/dev/null
+    . "$f"
+  done
 else
   # Problem files that are not well-formed KernelBench problems: extract, sol and optimize refuse
   # each with the file, the line where there is one, and a hint.

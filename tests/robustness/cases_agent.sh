@@ -1,0 +1,1 @@
+# Robustness cases sourced by run.sh (core set): the LLM agent and its client (docs/agent.md).
