@@ -34,9 +34,13 @@ constexpr const char* kPriorCols =
     "id, class, bucket, gpu, policy, problem, config, config_name, program_hash, speedup, "
     "frac_sol, wins, uses, helps, created_at";
 
-Error db_error(const std::string& path, const std::string& what, const std::string& msg) {
+// `hint`: the database's own (a missing grant, the statement timeout: sql.h), when it gave one.
+Error db_error(const std::string& path, const std::string& what, const std::string& msg, const std::string& hint = {}) {
   return make_error(ErrorCode::io, path + ": " + what + ": " + msg,
-                    "check the store file (see 'ucutlass memory stats'), or choose another with --db");
+                    !hint.empty() ? hint
+                    : sql_is_postgres(path)
+                        ? "check the PostgreSQL server (see 'ucutlass memory stats'), or choose another store with --db"
+                        : "check the store file (see 'ucutlass memory stats'), or choose another with --db");
 }
 
 template <typename T>
@@ -65,7 +69,7 @@ MemoryDb::MemoryDb(std::unique_ptr<SqlConn> c, std::string path, MemoryCaps caps
     : c_(std::move(c)), path_(std::move(path)), caps_(caps) {}
 
 Result<std::unique_ptr<MemoryDb>> MemoryDb::open(const std::string& path, MemoryCaps caps, StoreAccess access) {
-  if (sql_is_postgres_url(path)) {
+  if (sql_is_postgres(path)) {
     auto c = store_open_postgres_conn(path, access);  // connects, applies every migration
     if (!c) return c.error();
     const std::string where = (*c)->where();
@@ -95,7 +99,7 @@ Status MemoryDb::write_transaction(const std::function<Status()>& body) {
     // Taken again by a nested write (memory_learn's adds): the lock stacks and is held until the
     // outermost transaction ends either way.
     if (auto s = c_->lock_writers(kSqlLockMemory); !s)
-      return db_error(path_, "waiting for the memory's write lock", s.error().message);
+      return db_error(path_, "waiting for the memory's write lock", s.error().message, s.error().hint);
     return body();
   });
 }
@@ -103,7 +107,7 @@ Status MemoryDb::write_transaction(const std::function<Status()>& body) {
 Status MemoryDb::transaction(const std::function<Status()>& body) { return write_transaction(body); }
 
 Status MemoryDb::exec(const std::string& sql, const std::vector<SqlValue>& params) {
-  if (auto r = c_->query(sql, params); !r) return db_error(path_, "memory query failed", r.error().message);
+  if (auto r = c_->query(sql, params); !r) return db_error(path_, "memory query failed", r.error().message, r.error().hint);
   return ok_status();
 }
 
@@ -111,7 +115,7 @@ Status MemoryDb::bump_meta(const std::string& key, int64_t by) {
   auto r = c_->query("INSERT INTO memory_meta(key, value) VALUES(?, ?) "
                      "ON CONFLICT(key) DO UPDATE SET value = memory_meta.value + excluded.value",
                      {key, by});
-  if (!r) return db_error(path_, "updating memory_meta", r.error().message);
+  if (!r) return db_error(path_, "updating memory_meta", r.error().message, r.error().hint);
   return ok_status();
 }
 
@@ -129,7 +133,7 @@ std::vector<SqlValue> text_args(const std::vector<std::string>& args) {
 Result<std::vector<Experience>> MemoryDb::load_experiences(const std::string& where,
                                                            const std::vector<std::string>& args) {
   auto r = c_->query(std::string("SELECT ") + kExpCols + " FROM experiences WHERE " + where, text_args(args));
-  if (!r) return db_error(path_, "reading experiences", r.error().message);
+  if (!r) return db_error(path_, "reading experiences", r.error().message, r.error().hint);
   std::vector<Experience> out;
   out.reserve(r->size());
   for (const auto& q : *r) {
@@ -158,7 +162,7 @@ Result<std::vector<Experience>> MemoryDb::load_experiences(const std::string& wh
 Result<std::vector<Prior>> MemoryDb::load_priors(const std::string& where,
                                                  const std::vector<std::string>& args) {
   auto r = c_->query(std::string("SELECT ") + kPriorCols + " FROM priors WHERE " + where, text_args(args));
-  if (!r) return db_error(path_, "reading priors", r.error().message);
+  if (!r) return db_error(path_, "reading priors", r.error().message, r.error().hint);
   std::vector<Prior> out;
   out.reserve(r->size());
   for (const auto& q : *r) {
@@ -200,13 +204,13 @@ Result<int64_t> MemoryDb::add_experience(const Experience& e) {
 Result<int64_t> MemoryDb::insert_experience(const Experience& e) {
   const std::string key = experience_dedupe_key(e);
   auto found = c_->query("SELECT id FROM experiences WHERE dedupe = ?", {key});
-  if (!found) return db_error(path_, "looking up an experience", found.error().message);
+  if (!found) return db_error(path_, "looking up an experience", found.error().message, found.error().hint);
   if (!found->empty()) {
     const int64_t id = found->front().integer(0);
     auto up = c_->query(std::string("UPDATE experiences SET seen = seen + ?, uses = uses + ?, helps = helps + ?, "
                                     "gain = ") + sql_greatest(c_->dialect()) + "(gain, ?) WHERE id = ?",
                         {int64_t{std::max(1, e.seen)}, int64_t{e.uses}, int64_t{e.helps}, e.gain, id});
-    if (!up) return db_error(path_, "merging an experience", up.error().message);
+    if (!up) return db_error(path_, "merging an experience", up.error().message, up.error().hint);
     if (auto s = bump_meta("merged", 1); !s) return s.error();
     return id;
   }
@@ -218,7 +222,7 @@ Result<int64_t> MemoryDb::insert_experience(const Experience& e) {
                         int64_t{std::max(1, e.seen)}, int64_t{e.uses}, int64_t{e.helps},
                         e.created_at.empty() ? now_iso() : e.created_at});
   if (!ins || ins->empty())
-    return db_error(path_, "adding an experience", ins ? "no id came back" : ins.error().message);
+    return db_error(path_, "adding an experience", ins ? "no id came back" : ins.error().message, ins ? "" : ins.error().hint);
   return ins->front().integer(0);
 }
 
@@ -229,14 +233,14 @@ Result<int64_t> MemoryDb::add_prior(const Prior& p) {
 Result<int64_t> MemoryDb::insert_prior(const Prior& p) {
   const std::string key = prior_dedupe_key(p);
   auto found = c_->query("SELECT id FROM priors WHERE dedupe = ?", {key});
-  if (!found) return db_error(path_, "looking up a prior", found.error().message);
+  if (!found) return db_error(path_, "looking up a prior", found.error().message, found.error().hint);
   if (!found->empty()) {
     const int64_t id = found->front().integer(0);
     const std::string greatest = sql_greatest(c_->dialect());
     auto up = c_->query("UPDATE priors SET wins = wins + ?, uses = uses + ?, helps = helps + ?, speedup = " +
                             greatest + "(speedup, ?), frac_sol = " + greatest + "(frac_sol, ?) WHERE id = ?",
                         {int64_t{std::max(1, p.wins)}, int64_t{p.uses}, int64_t{p.helps}, p.speedup, p.frac_sol, id});
-    if (!up) return db_error(path_, "merging a prior", up.error().message);
+    if (!up) return db_error(path_, "merging a prior", up.error().message, up.error().hint);
     if (auto s = bump_meta("merged", 1); !s) return s.error();
     return id;
   }
@@ -247,7 +251,7 @@ Result<int64_t> MemoryDb::insert_prior(const Prior& p) {
                         p.config_name, p.program_hash, p.speedup, p.frac_sol, int64_t{std::max(1, p.wins)},
                         int64_t{p.uses}, int64_t{p.helps}, p.created_at.empty() ? now_iso() : p.created_at});
   if (!ins || ins->empty())
-    return db_error(path_, "adding a prior", ins ? "no id came back" : ins.error().message);
+    return db_error(path_, "adding a prior", ins ? "no id came back" : ins.error().message, ins ? "" : ins.error().hint);
   return ins->front().integer(0);
 }
 

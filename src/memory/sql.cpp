@@ -42,23 +42,6 @@ double SqlRow::real(size_t i) const {
   return std::nan("");
 }
 
-bool sql_is_postgres_url(const std::string& path) {
-  return path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
-}
-
-std::string sql_redact_url(const std::string& url) {
-  // The user info ends at the last '@' before the first '/' of the path; a password follows its ':'.
-  const auto scheme = url.find("://");
-  if (scheme == std::string::npos) return url;
-  const auto start = scheme + 3;
-  const auto path = url.find_first_of("/?", start);
-  const auto at = url.rfind('@', path == std::string::npos ? std::string::npos : path);
-  if (at == std::string::npos || at < start) return url;
-  const auto colon = url.find(':', start);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon) + url.substr(at);
-}
-
 std::string sql_placeholders(const std::string& sql) {
   std::string out;
   out.reserve(sql.size() + 16);

@@ -78,12 +78,14 @@ class Store {
 enum class StoreAccess { create, existing };
 
 // Opens (creating as `access` allows, and migrating as needed) the SQLite store at `path`;
-// ":memory:" for tests. A postgresql:// URL goes to store_open, so older callers accept one too.
+// ":memory:" for tests. A PostgreSQL connection string goes to store_open, so older callers accept
+// one too.
 Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path,
                                                  StoreAccess access = StoreAccess::create);
-// Opens the store `path` names: a "postgresql://..." or "postgres://..." URL is a PostgreSQL
-// database (which must exist; StoreAccess::create creates the tables in it, ::existing refuses a
-// database without them), anything else a SQLite file (store_open_sqlite).
+// Opens the store `path` names: a PostgreSQL connection string (a "postgresql://..." or
+// "postgres://..." URL, or libpq's key=value form: sql_is_postgres) is a PostgreSQL database (which
+// must exist, else ErrorCode::not_found; StoreAccess::create creates the tables in it, ::existing
+// refuses a database without them), anything else a SQLite file (store_open_sqlite).
 Result<std::unique_ptr<Store>> store_open(const std::string& path, StoreAccess access = StoreAccess::create);
 // $UCUTLASS_STORE, else <fs_data_dir()>/ucutlass.db.
 std::string store_default_path();

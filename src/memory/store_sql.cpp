@@ -26,9 +26,13 @@ class SqlStore final : public Store {
  public:
   SqlStore(std::unique_ptr<SqlConn> c, int version) : c_(std::move(c)), version_(version) {}
 
+  // The database's own hint wins (a missing grant, the statement timeout: sql.h).
   Error db_error(const std::string& what, const Error& e) const {
     return make_error(ErrorCode::io, c_->where() + ": " + what + ": " + e.message,
-                      "check the store (the file, or the PostgreSQL server) and retry");
+                      !e.hint.empty() ? e.hint
+                      : c_->dialect() == SqlDialect::sqlite
+                          ? "check the store file (its folder writable, the disk not full) and retry"
+                          : "check the PostgreSQL server and retry");
   }
 
   // The id an INSERT ... RETURNING id gave back.
@@ -146,6 +150,23 @@ Error newer_schema(const std::string& where, int64_t version) {
                     "use a newer ucutlass, or another store via UCUTLASS_STORE");
 }
 
+// The schema holding a store that the search path names but the role cannot use (no USAGE, so the
+// search path skips it), and the role: {schema, role}, or empty when there is none. The catalog is
+// readable by every role, so this finds what an unqualified name could not.
+Result<std::vector<std::string>> pg_store_without_usage(SqlConn& c) {
+  auto r = c.query(
+      "SELECT n.nspname, current_user FROM pg_catalog.pg_class t "
+      "JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace "
+      "WHERE t.relname = 'ucutlass_schema_version' AND NOT has_schema_privilege(n.oid, 'USAGE') "
+      "AND n.nspname = ANY(string_to_array(replace(replace(replace(current_setting('search_path'), '\"', ''), "
+      "'$user', current_user), ' ', ''), ',')) ORDER BY n.nspname LIMIT 1");
+  if (!r)
+    return make_error(ErrorCode::io, c.where() + ": reading the catalog: " + r.error().message,
+                      !r.error().hint.empty() ? r.error().hint : "check the PostgreSQL server and retry");
+  if (r->empty()) return std::vector<std::string>{};
+  return std::vector<std::string>{r->front().text(0), r->front().text(1)};
+}
+
 // One step of migrating a PostgreSQL store, as one transaction under the migration lock (so two
 // hosts opening a new database at once migrate it once): creates the version table when missing,
 // reads the version, and applies the next migration when one is due. Returns the version it leaves.
@@ -159,8 +180,18 @@ Result<int> pg_migrate_step(SqlConn& c, StoreAccess access) {
     if (!has || has->empty())
       return make_error(ErrorCode::io,
                         c.where() + ": reading the schema version: " + (has ? "no row" : has.error().message),
-                        "check that the user may read the database (or point --db elsewhere)");
+                        has || has.error().hint.empty() ? "check that the user may read the database (or point --db elsewhere)"
+                                                        : has.error().hint);
     if (has->front().integer(0) == 0) {
+      // Not found may mean not visible: the search path skips a schema the role lacks USAGE on,
+      // so a teammate without that grant would be told there is no store (or try to create one).
+      if (auto hidden = pg_store_without_usage(c); !hidden) return hidden.error();
+      else if (!hidden->empty())
+        return make_error(ErrorCode::io,
+                          c.where() + ": the store is in schema " + (*hidden)[0] + ", on which the role " +
+                              (*hidden)[1] + " lacks USAGE",
+                          "ask the store's owner to grant a teammate's role what the tool uses: " +
+                              sql_pg_grants((*hidden)[1], (*hidden)[0]) + " (docs/memory.md, \"Grants for a team\")");
       if (access == StoreAccess::existing)
         return make_error(ErrorCode::not_found, c.where() + ": no result store there",
                           "a store is created by the first optimize, bench, eval or 'memory import'; pass --db "
@@ -172,27 +203,31 @@ Result<int> pg_migrate_step(SqlConn& c, StoreAccess access) {
                           "INSERT INTO ucutlass_schema_version(one, version) VALUES(TRUE, 0);");
           !s)
         return make_error(ErrorCode::io, c.where() + ": creating the schema version table: " + s.error().message,
-                          "the user needs CREATE on the database's schema (GRANT CREATE ON SCHEMA ...)");
+                          !s.error().hint.empty() ? s.error().hint
+                                                  : "the user needs CREATE on the database's schema (GRANT CREATE ON SCHEMA ...)");
     }
     auto v = c.query("SELECT version FROM ucutlass_schema_version");
-    if (!v || v->size() != 1)
+    if (!v)
+      return make_error(ErrorCode::io, c.where() + ": reading the store's schema version: " + v.error().message,
+                        !v.error().hint.empty() ? v.error().hint : "check the PostgreSQL server and retry");
+    if (v->size() != 1)
       return make_error(ErrorCode::io,
-                        c.where() + ": not a ucutlass result store (" +
-                            (v ? std::to_string(v->size()) + " rows in ucutlass_schema_version" : v.error().message) +
-                            ")",
+                        c.where() + ": not a ucutlass result store (" + std::to_string(v->size()) +
+                            " rows in ucutlass_schema_version)",
                         "point --db (or UCUTLASS_STORE) at another database");
     const int64_t version = v->front().integer(0);
     if (version > latest) return newer_schema(c.where(), version);
     if (version == latest) return static_cast<int>(version);
+    const std::string left = "the database was left at version " + std::to_string(version) + "; nothing was lost";
     if (auto s = c.exec(sql_ddl(SqlDialect::postgres, store_migrations()[version])); !s)
       return make_error(ErrorCode::io,
                         c.where() + ": migrating the store to version " + std::to_string(version + 1) +
                             " failed: " + s.error().message,
-                        "the database was left at version " + std::to_string(version) + "; nothing was lost");
+                        s.error().hint.empty() ? left : left + "; " + s.error().hint);
     if (auto r = c.query("UPDATE ucutlass_schema_version SET version = ?", {version + 1}); !r)
       return make_error(ErrorCode::io, c.where() + ": recording schema version " + std::to_string(version + 1) +
                                            ": " + r.error().message,
-                        "the database was left at version " + std::to_string(version) + "; nothing was lost");
+                        r.error().hint.empty() ? left : left + "; " + r.error().hint);
     return static_cast<int>(version + 1);
   });
 }
@@ -217,16 +252,16 @@ Result<std::unique_ptr<SqlConn>> store_open_postgres_conn(const std::string& url
 }
 
 Result<std::unique_ptr<Store>> store_open(const std::string& path, StoreAccess access) {
-  if (!sql_is_postgres_url(path)) return store_open_sqlite(path, access);
+  if (!sql_is_postgres(path)) return store_open_sqlite(path, access);
   auto c = store_open_postgres_conn(path, access);
   if (!c) return c.error();
   return std::unique_ptr<Store>(new SqlStore(std::move(*c), store_latest_version()));
 }
 
 Result<std::unique_ptr<Store>> store_open_sqlite(const std::string& path, StoreAccess access) {
-  // Callers from before store_open (eval's --db) get the PostgreSQL store for a URL rather than a
-  // folder named "postgresql:".
-  if (sql_is_postgres_url(path)) return store_open(path, access);
+  // Callers from before store_open (eval's --db) get the PostgreSQL store for a connection string
+  // rather than a folder named "postgresql:" (or a file named "host=db password=...").
+  if (sql_is_postgres(path)) return store_open(path, access);
   const bool create = access == StoreAccess::create;
   if (!create && path != ":memory:" && !fs_exists(path))
     return make_error(ErrorCode::not_found, path + ": no result store there",
