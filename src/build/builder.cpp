@@ -149,17 +149,18 @@ std::vector<std::string> build_units(Compiler& compiler, const BuildRequest& req
     r.message = st.error().render();
     return {};
   }
-  if (auto st = fs_mkdirs(cache_dir + "/obj"); !st) {
-    r.message = st.error().render();
-    return {};
-  }
+  for (const char* sub : {"/obj", "/stage"})
+    if (auto st = fs_mkdirs(cache_dir + sub); !st) {
+      r.message = st.error().render();
+      return {};
+    }
   std::vector<UnitBuild> units(req.units.size());
   for (size_t i = 0; i < units.size(); ++i) {
     UnitBuild& u = units[i];
     u.unit = &req.units[i];
     u.cu = unit_dir + "/" + u.unit->name + ".cu";
     u.key = build_unit_cache_key(compiler, req, *u.unit, opts);
-    u.obj = cache_dir + "/obj/" + u.key + ".o";
+    u.obj = cache_dir + (u.unit->stored ? "/stage/" : "/obj/") + u.key + ".o";
     if (auto st = fs_write_atomic(u.cu, u.unit->source); !st) {
       r.message = st.error().render();
       return {};
@@ -259,11 +260,18 @@ bool build_split_units() {
 namespace {
 
 void hash_toolchain(Sha256& h, Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
-                    CompileJob::Mode mode) {
+                    CompileJob::Mode mode, bool with_key_files = true) {
   CompileJob probe{"IN.cu", "OUT.so", {}, mode, {}};  // flags only: paths must not change the key
-  for (const auto& a : compiler.command(probe)) h.field(a);
+  auto argv = compiler.command(probe);
+  // Neither a compile lock (UCUTLASS_NVCC_LOCK's `flock PATH`) nor the folder nvcc is installed in
+  // changes the object (the version is hashed below): keys, so the kernel store, are the same on
+  // every machine with the same toolchain.
+  size_t first = argv.size() >= 2 && argv[0] == "flock" ? 2 : 0;
+  for (size_t i = first; i < argv.size(); ++i)
+    h.field(i == first ? argv[i].substr(argv[i].find_last_of('/') + 1) : argv[i]);
   h.field(compiler.version());
   h.field(opts.cutlass_version);
+  if (!with_key_files) return;
   for (const auto& f : req.key_files) {
     auto text = fs_read(f);
     h.field(f.substr(f.find_last_of('/') + 1));
@@ -284,9 +292,9 @@ std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const B
 std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, const BuildUnit& unit,
                                  const BuildOptions& opts) {
   Sha256 h;
-  h.field("ucutlass-object-cache-v1");
+  h.field(unit.stored ? "ucutlass-kernel-store-v1" : "ucutlass-object-cache-v1");
   h.field(unit.source);
-  hash_toolchain(h, compiler, req, opts, CompileJob::Mode::object);
+  hash_toolchain(h, compiler, req, opts, CompileJob::Mode::object, !unit.stored);
   return h.hex();
 }
 

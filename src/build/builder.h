@@ -23,6 +23,11 @@ namespace ucut::build {
 struct BuildUnit {
   std::string name;    // file name stem: <out_dir>/<library>.units/<name>.cu
   std::string source;
+  // A stored kernel unit (docs/kernel-abi.md): its object lives in the kernel store,
+  // <cache>/kernels/stage/<key>.o, keyed by its text and the toolchain only (not by the
+  // request's key_files, which it does not include), so every library of every program that
+  // holds the same unit links the same object.
+  bool stored = false;
 };
 
 struct BuildRequest {

@@ -75,6 +75,49 @@ std::vector<EpiLeaf> epi_leaves(const dsl::Program& p, const dsl::Epilogue& ep) 
   return out;
 }
 
+namespace {
+
+struct Renamer {
+  std::map<std::string, std::string> tensors, scalars, lets;
+  static const std::string& name_of(std::map<std::string, std::string>& m, const std::string& n, const char* prefix) {
+    auto it = m.find(n);
+    if (it == m.end()) it = m.emplace(n, prefix + std::to_string(m.size())).first;
+    return it->second;
+  }
+  dsl::ExprPtr expr(const Expr& e) {
+    auto c = std::make_shared<Expr>(e);
+    c->span = {};
+    switch (e.kind) {
+      case Expr::Kind::load: c->name = name_of(tensors, e.name, "t"); break;
+      case Expr::Kind::scalar: c->name = name_of(scalars, e.name, "p"); break;
+      case Expr::Kind::local: c->name = name_of(lets, e.name, "v"); break;
+      default: break;
+    }
+    for (auto& a : c->args) a = expr(*a);
+    return c;
+  }
+};
+
+}  // namespace
+
+dsl::Epilogue epi_canonical(const dsl::Epilogue& ep) {
+  Renamer r;
+  dsl::Epilogue out;
+  int reductions = 0;
+  for (const auto& st : ep.stmts) {
+    dsl::EpilogueStmt c = st;
+    c.span = {};
+    if (st.value) c.value = r.expr(*st.value);  // the value first: a let's name is bound after it
+    switch (st.kind) {
+      case dsl::EpilogueStmt::Kind::let: c.name = Renamer::name_of(r.lets, st.name, "v"); break;
+      case dsl::EpilogueStmt::Kind::store: c.name = "out"; break;
+      case dsl::EpilogueStmt::Kind::reduce: c.name = "r" + std::to_string(reductions++); break;
+    }
+    out.stmts.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::string epi_expr_cpp(const Expr& e, bool fast) {
   switch (e.kind) {
     case Expr::Kind::acc:

@@ -39,6 +39,13 @@ std::string epi_functor_header();
 // A float literal spelled exactly ("static_cast<float>(0.5)").
 std::string epi_float(double v);
 
+// A copy of `epilogue` whose names carry no program text: loaded tensors t0, t1, ..., scalars
+// p0, p1, ... and lets v0, v1, ... in first-use order, the store's output `out` and the reductions'
+// r0, r1, .... Its leaves (epi_leaves) come in the same order as the original's, so leaf i of one
+// is leaf i of the other; code emitted from the copy is the same text for every epilogue of this
+// form (a stored kernel unit, docs/kernel-abi.md).
+dsl::Epilogue epi_canonical(const dsl::Epilogue& epilogue);
+
 // The main store statement of an epilogue (its single `store` kind statement), or nullptr.
 const dsl::EpilogueStmt* epi_main_store(const dsl::Epilogue& epilogue);
 

@@ -12,6 +12,10 @@
 
 namespace ucut::codegen {
 
+// The version of the sm90 stored-unit emitter, written into every unit's text (so into its store
+// key): bump it whenever the unit's generated code changes for the same configuration.
+inline constexpr const char* kSm90UnitEmitter = "sm90-unit-1";
+
 struct GemmPlan {
   const dsl::GemmStage* stage = nullptr;
   const dsl::Tensor* a = nullptr;

@@ -11,6 +11,8 @@
 
 #include "codegen/epilogue_expr.h"
 #include "codegen/gemm_common.h"
+#include "support/diagnostics.h"
+#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -61,24 +63,39 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                    "cutlass/epilogue/collective/collective_builder.hpp",
                    "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp",
                    "cutlass/util/packed_stride.hpp"};
-  const std::string& ns = g.ns;
+  // The unit is emitted from the canonical epilogue (no tensor, scalar or let names of this
+  // program); the binding below reads the program's own leaves, which come in the same order.
+  const dsl::Epilogue cep = epi_canonical(s.epilogue);
+  const std::vector<EpiLeaf> leaves = epi_leaves(p, s.epilogue);
+  const std::vector<EpiLeaf> cleaves = epi_leaves(p, cep);
+  UCUT_CHECK(leaves.size() == cleaves.size(), "the canonical epilogue has the leaves of the original");
+  if (leaves.size() > 16)
+    return make_error(ErrorCode::unsupported, fmt::format("the epilogue reads {} inputs; a GEMM epilogue reads at most 15", leaves.size() - 1),
+                      "compute part of the epilogue in an elementwise stage after the GEMM");
   DType op_dt = dsl::gemm_operand_dtype(k.precision);
   int align_ab = 16 / dsl::dtype_bytes(op_dt);
-  std::vector<EpiLeaf> leaves = epi_leaves(p, s.epilogue);
-  const dsl::EpilogueStmt* store = epi_main_store(s.epilogue);
+  const dsl::EpilogueStmt* store = epi_main_store(cep);
   const bool fast = k.math == dsl::MathMode::fast;
   std::string store_value = store ? epi_expr_cpp(*store->value, fast) : "acc";
   const EpiLeaf* source = nullptr;
   for (const auto& l : leaves)
     if (l.kind == EpiLeaf::Kind::full) source = &l;
   const dsl::Tensor* src_t = source ? p.find_tensor(source->name) : nullptr;
-  std::vector<const dsl::EpilogueStmt*> reductions;
+  std::vector<const dsl::EpilogueStmt*> reductions, creductions;
   for (const auto& st : s.epilogue.stmts)
     if (st.kind == dsl::EpilogueStmt::Kind::reduce) reductions.push_back(&st);
+  for (const auto& st : cep.stmts)
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce) creductions.push_back(&st);
+  if (reductions.size() > 4)
+    return make_error(ErrorCode::unsupported, "a GEMM epilogue computes at most 4 reductions",
+                      "move the others to a reduce stage after the GEMM");
   bool coop = k.schedule == dsl::Schedule::cooperative;
+  const bool stream_k = k.scheduler == dsl::TileScheduler::stream_k;
 
+  // ---- the stored unit: device code and its host set-up, over ucut_rt::GemmArgs
+  const std::string NS = "UCUT_UNIT";  // replaced by the key-derived name below
   std::string d;
-  d += "namespace " + ns + " {\nusing namespace cute;\n";
+  d += "namespace " + NS + " {\nusing namespace cute;\n";
   d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", cutlass_element(op_dt),
                    s.a.transposed ? "ColumnMajor" : "RowMajor",
                    s.a.transposed ? "given as [K, M] (A.T)" : "[M, K]");
@@ -89,8 +106,8 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   d += fmt::format("using ElementD = {};\nconstexpr int AlignD = {};\n", cutlass_element(g.out->dtype),
                    16 / dsl::dtype_bytes(g.out->dtype));
   if (src_t)
-    d += fmt::format("using ElementC = {};  // residual '{}'\nconstexpr int AlignC = {};\n",
-                     cutlass_element(src_t->dtype), src_t->name, 16 / dsl::dtype_bytes(src_t->dtype));
+    d += fmt::format("using ElementC = {};  // the residual\nconstexpr int AlignC = {};\n",
+                     cutlass_element(src_t->dtype), 16 / dsl::dtype_bytes(src_t->dtype));
   else
     d += "using ElementC = void;  // no residual: C is not read\nconstexpr int AlignC = AlignD;\n";
   d += fmt::format("using TileShape = Shape<_{}, _{}, _{}>;\nusing ClusterShape = Shape<_{}, _{}, _1>;\n",
@@ -102,9 +119,9 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
 
   // ---- functors and the tree
   d += "// Epilogue: " + (store ? std::string("out = ") + store_value : std::string("acc")) + "\n";
-  d += functor("EpiStore", leaves, s.epilogue, store_value, fast);
-  for (size_t r = 0; r < reductions.size(); ++r)
-    d += functor("EpiReduce" + std::to_string(r), leaves, s.epilogue, epi_expr_cpp(*reductions[r]->value, fast), fast);
+  d += functor("EpiStore", cleaves, cep, store_value, fast);
+  for (size_t r = 0; r < creductions.size(); ++r)
+    d += functor("EpiReduce" + std::to_string(r), cleaves, cep, epi_expr_cpp(*creductions[r]->value, fast), fast);
   if (!reductions.empty())
     d += "template <class T> struct EpiFirst {};\n"
          "template <int N> struct EpiFirst<cutlass::Array<float, N>> {\n"
@@ -114,6 +131,8 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   std::string leaf_types;
   // Statements setting the leaves' arguments under the node arguments `base` (n = leaves + 1 ops).
   std::vector<std::string> leaf_set(leaves.size());
+  // The binding: the program's values of the unit's runtime arguments.
+  std::string bind;
   for (size_t i = 0; i < leaves.size(); ++i) {
     const EpiLeaf& l = leaves[i];
     std::string t;
@@ -122,7 +141,8 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
       case EpiLeaf::Kind::full: t = "fusion::Sm90SrcFetch<ElementC>"; break;
       case EpiLeaf::Kind::scalar:
         t = "fusion::Sm90ScalarBroadcast<float>";
-        leaf_set[i] = "@.scalars[0] = static_cast<float>(a.scalars[" + std::to_string(l.scalar_index) + "]);\n";
+        leaf_set[i] = fmt::format("@.scalars[0] = static_cast<float>(a.scalar[{}]);\n", i);
+        bind += fmt::format("  g.scalar[{}] = a.scalars[{}];  // {}\n", i, l.scalar_index, l.name);
         break;
       case EpiLeaf::Kind::row:
       case EpiLeaf::Kind::col: {
@@ -135,13 +155,15 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                         row ? "Sm90ColBroadcast" : "Sm90RowBroadcast", cutlass_element(vt->dtype),
                         row ? "_1, _0" : "_0, _1");
         const char* f = row ? "col" : "row";
-        leaf_set[i] = fmt::format("@.ptr_{0} = static_cast<{1} const*>(a.tensors[{2}]);\n"
-                                  "cute::get<2>(@.d{3}) = {4};\n",
-                                  f, cutlass_element(vt->dtype), tensor_index(p, l.name), row ? "Col" : "Row", stride_l);
+        leaf_set[i] = fmt::format("@.ptr_{0} = static_cast<{1} const*>(a.vec[{2}]);\n"
+                                  "cute::get<2>(@.d{3}) = a.vec_batch_stride[{2}];\n",
+                                  f, cutlass_element(vt->dtype), i, row ? "Col" : "Row");
+        bind += fmt::format("  g.vec[{0}] = a.tensors[{1}];  // {2}\n  g.vec_batch_stride[{0}] = {3};\n", i,
+                            tensor_index(p, l.name), l.name, stride_l);
         break;
       }
     }
-    d += "using Leaf" + std::to_string(i) + " = " + t + ";  // " + l.var + "\n";
+    d += "using Leaf" + std::to_string(i) + " = " + t + ";  // " + cleaves[i].var + "\n";
     leaf_types += ", Leaf" + std::to_string(i);
   }
   auto set_leaves = [&](const std::string& base) {
@@ -179,17 +201,18 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
       std::string stride_l = g.l > 1 ? i64(per_row ? g.m : g.n) : "0LL";
       d += fmt::format("using Reduce{} = fusion::Sm90EVT<fusion::{}<{}, {}, {}, 0, TileShape, float, float, RoundStyle, "
                        "Stride<{}, int64_t>>,\n    fusion::Sm90EVT<fusion::Sm90Compute<EpiReduce{}, float, float, RoundStyle>{}>>;"
-                       "  // {} -> '{}'\n",
+                       "  // {} -> r{}\n",
                        r, per_row ? "Sm90ColReduction" : "Sm90RowReduction", reg, reg, gmem,
-                       per_row ? "_1, _0" : "_0, _1", r, leaf_types, per_row ? "per-row" : "per-column", st.name);
+                       per_row ? "_1, _0" : "_0, _1", r, leaf_types, per_row ? "per-row" : "per-column", r);
       red_types += ", Reduce" + std::to_string(r);
       std::string red = sel("f", 1 + r, nroot);
       root_set += set_leaves(sel(red, 0, 2));
       std::string node = sel(red, 1, 2);
-      root_set += fmt::format("  {0}.ptr_{1} = a.tensors[{2}];\n  {0}.reduction_identity = {3};\n"
-                              "  cute::get<2>({0}.d{4}) = {5};\n",
-                              node, per_row ? "col" : "row", tensor_index(p, st.name), ident,
-                              per_row ? "Col" : "Row", stride_l);
+      root_set += fmt::format("  {0}.ptr_{1} = static_cast<float*>(a.red[{2}]);\n  {0}.reduction_identity = {3};\n"
+                              "  cute::get<2>({0}.d{4}) = a.red_batch_stride[{2}];\n",
+                              node, per_row ? "col" : "row", r, ident, per_row ? "Col" : "Row");
+      bind += fmt::format("  g.red[{0}] = a.tensors[{1}];  // {2}\n  g.red_batch_stride[{0}] = {3};\n", r,
+                          tensor_index(p, st.name), st.name, stride_l);
     }
     d += "using Fusion = fusion::Sm90EVT<fusion::Sm90Compute<EpiFirst, ElementD, float, RoundStyle>, StoreTree" +
          red_types + ">;\n";
@@ -210,125 +233,110 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
        "    float, TileShape, ClusterShape,\n    " + stage_count + ",\n    MainloopSchedule>::CollectiveOp;\n";
   d += fmt::format("using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,\n"
                    "    CollectiveEpilogue, cutlass::gemm::{}>;\n",
-                   k.scheduler == dsl::TileScheduler::stream_k ? "StreamKScheduler" : "PersistentScheduler");
+                   stream_k ? "StreamKScheduler" : "PersistentScheduler");
   d += "using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;\n\n";
 
-  // ---- arguments
-  int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
-  d += "typename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {\n";
-  d += fmt::format("  const int M = {}, N = {}, K = {}, L = {};\n", g.m, g.n, g.k, g.l);
+  // ---- arguments, from the runtime GemmArgs
+  d += "typename Gemm::Arguments make_arguments(const ucut_rt::GemmArgs& a) {\n";
+  d += "  const int M = a.m, N = a.n, K = a.k, L = a.l;\n";
   d += "  typename Gemm::Arguments args{};\n  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;\n";
   d += "  args.problem_shape = {M, N, K, L};\n";
-  d += fmt::format("  args.mainloop.ptr_A = static_cast<ElementA const*>(a.tensors[{}]);\n", ia);
+  d += "  args.mainloop.ptr_A = static_cast<ElementA const*>(a.a);\n";
   d += "  args.mainloop.dA = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, cute::make_shape(M, K, L));\n";
-  d += fmt::format("  args.mainloop.ptr_B = static_cast<ElementB const*>(a.tensors[{}]);\n", ib);
+  d += "  args.mainloop.ptr_B = static_cast<ElementB const*>(a.b);\n";
   d += "  args.mainloop.dB = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, cute::make_shape(N, K, L));\n";
-  if (g.l > 1 && g.b->shape.size() == 2)  // unreachable: folded; kept for clarity
-    d += "  cute::get<2>(args.mainloop.dB) = 0;\n";
   d += "  typename Fusion::Arguments f{};\n" + root_set + "  args.epilogue.thread = f;\n";
-  if (src_t) {
-    d += fmt::format("  args.epilogue.ptr_C = static_cast<ElementC const*>(a.tensors[{}]);\n", tensor_index(p, src_t->name));
-    d += "  args.epilogue.dC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, cute::make_shape(M, N, L));\n";
-  } else {
-    d += "  args.epilogue.ptr_C = nullptr;\n";
-    d += "  args.epilogue.dC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, cute::make_shape(M, N, L));\n";
-  }
-  d += fmt::format("  args.epilogue.ptr_D = static_cast<ElementD*>(a.tensors[{}]);\n", id);
+  d += std::string("  args.epilogue.ptr_C = ") + (src_t ? "static_cast<ElementC const*>(a.c)" : "nullptr") + ";\n";
+  d += "  args.epilogue.dC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, cute::make_shape(M, N, L));\n";
+  d += "  args.epilogue.ptr_D = static_cast<ElementD*>(a.d);\n";
   d += "  args.epilogue.dD = cutlass::make_cute_packed_stride(typename GemmKernel::StrideD{}, cute::make_shape(M, N, L));\n";
   d += "  cudaGetDevice(&args.hw_info.device_id);\n  args.hw_info.sm_count = ucut_rt::sm_count();\n";
-  d += fmt::format("  args.scheduler.max_swizzle_size = {};\n", k.swizzle.value_or(1));
-  d += fmt::format("  args.scheduler.raster_order = decltype(args.scheduler.raster_order)::{};\n",
-                   k.raster == dsl::Raster::along_n ? "AlongN" : "AlongM");
-  if (k.scheduler == dsl::TileScheduler::stream_k) {
-    int sk = k.split_k.value_or(1);
-    if (sk > 1)
-      d += fmt::format("  args.scheduler.splits = {};\n"
-                       "  args.scheduler.decomposition_mode = decltype(args.scheduler.decomposition_mode)::SplitK;\n", sk);
-    else
-      d += "  args.scheduler.decomposition_mode = decltype(args.scheduler.decomposition_mode)::StreamK;\n";
-  }
+  d += "  args.scheduler.max_swizzle_size = a.swizzle;\n";
+  d += "  using Raster = decltype(args.scheduler.raster_order);\n";
+  d += "  args.scheduler.raster_order = a.raster_along_n ? Raster::AlongN : Raster::AlongM;\n";
+  if (stream_k)
+    d += "  using Decomposition = decltype(args.scheduler.decomposition_mode);\n"
+         "  if (a.splits > 1) {\n    args.scheduler.splits = a.splits;\n"
+         "    args.scheduler.decomposition_mode = Decomposition::SplitK;\n"
+         "  } else {\n    args.scheduler.decomposition_mode = Decomposition::StreamK;\n  }\n";
   d += "  return args;\n}\n\n";
 
-  // ---- workspace and the cached launcher
-  d += R"(size_t workspace_bytes() {
-  ucut_rt::StageArgs none{nullptr, nullptr, nullptr, 0, nullptr};
-  static void* null_tensors[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
-  static const double zero_scalars[)" + std::to_string(p.scalars.size() + 1) + R"(] = {};
-  none.tensors = null_tensors;
-  none.scalars = zero_scalars;
-  return Gemm::get_workspace_size(make_arguments(none));
-}
-
-// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per pointer set,
-// scalar values and workspace; later calls with the same key only launch.
-struct Cache {
-  std::mutex mu;
-  Gemm gemm;
+  // ---- the cached launcher
+  d += R"(// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct
+// GemmArgs (shapes, pointers, scalars, knobs, workspace) and device; a few are kept, so stages of
+// one library sharing this unit do not set up again on every call.
+struct Entry {
   bool ready = false;
   int device = -1;
-  void* key[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
-  double scalars[)" + std::to_string(p.scalars.size() + 1) + R"(] = {};
-  void* workspace = nullptr;
+  ucut_rt::GemmArgs key;
+  Gemm gemm;
   typename Gemm::Arguments args;
 };
+constexpr int kEntries = 4;
 
-int run(const ucut_rt::StageArgs& a) {
-  static Cache c;
-  std::lock_guard<std::mutex> lock(c.mu);
+int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
+  static std::mutex mu;
+  static Entry entries[kEntries];
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(mu);
   int device = 0;
   cudaGetDevice(&device);
-  bool same = c.ready && c.device == device && c.workspace == a.workspace;
-  for (int i = 0; same && i < )" + std::to_string(p.tensors.size()) + R"(; ++i) same = c.key[i] == a.tensors[i];
-  for (int i = 0; same && i < )" + std::to_string(p.scalars.size()) + R"(; ++i) same = c.scalars[i] == a.scalars[i];
-  if (!same) {
-    c.ready = false;
-    c.args = make_arguments(a);
-    cutlass::Status st = c.gemm.can_implement(c.args);
+  Entry* c = nullptr;
+  for (auto& e : entries)
+    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
+  if (c == nullptr) {
+    c = &entries[next];
+    next = (next + 1) % kEntries;
+    c->ready = false;
+    c->args = make_arguments(a);
+    cutlass::Status st = c->gemm.can_implement(c->args);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error(")" + g.config_name + R"(: can_implement rejected the problem: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
+                         a.k, a.l, cutlassGetStatusString(st));
       return 2;
     }
-    size_t need = Gemm::get_workspace_size(c.args);
+    size_t need = Gemm::get_workspace_size(c->args);
     if (need > a.workspace_bytes) {
-      ucut_rt::set_error(")" + g.config_name + R"(: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
+      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
       return 5;
     }
-    st = c.gemm.initialize(c.args, a.workspace, a.stream);
+    st = c->gemm.initialize(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error(")" + g.config_name + R"(: initialize failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
-    c.device = device;
-    c.workspace = a.workspace;
-    for (int i = 0; i < )" + std::to_string(p.tensors.size()) + R"(; ++i) c.key[i] = a.tensors[i];
-    for (int i = 0; i < )" + std::to_string(p.scalars.size()) + R"(; ++i) c.scalars[i] = a.scalars[i];
-    c.ready = true;
+    c->device = device;
+    std::memcpy(&c->key, &a, sizeof a);
+    c->ready = true;
   })";
   // Reductions accumulate with atomics (their outputs are refilled with the identity), and the
   // stream-K scheduler's barrier flags must be zero at every launch (a second launch over the flags
   // the first one left behind waits forever): both re-run initialize_workspace on every call.
-  const bool stream_k = k.scheduler == dsl::TileScheduler::stream_k;
   if (!reductions.empty() || stream_k)
     d += R"( else {
     // )" + std::string(!reductions.empty() && stream_k ? "Reduction outputs back to the identity; stream-K barriers to zero."
                       : stream_k ? "Stream-K barrier flags back to zero before every launch."
                                  : "Reductions accumulate with atomics: refill their outputs with the identity.") + R"(
-    cutlass::Status st = GemmKernel::initialize_workspace(c.args, a.workspace, a.stream);
+    cutlass::Status st = GemmKernel::initialize_workspace(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error(")" + g.config_name + R"(: workspace initialization failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: workspace initialization failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
   })";
   d += R"(
-  cutlass::Status st = c.gemm.run(a.stream);
+  cutlass::Status st = c->gemm.run(stream);
   cudaError_t e = cudaGetLastError();
   if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error(")" + g.config_name + R"(: launch failed: %s / %s", cutlassGetStatusString(st), cudaGetErrorString(e));
+    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
     return 4;
   }
   return 0;
 }
-}  // namespace )" + ns + "\n";
+}  // namespace )" + NS + "\n\n";
+  d += "extern \"C\" int " + NS + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return " + NS +
+       "::run(*a, stream); }\n";
+  d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::GemmArgs* a) {\n  return " + NS +
+       "::Gemm::get_workspace_size(" + NS + "::make_arguments(*a));\n}\n";
 
   std::string prelude;
   if (!reductions.empty())
@@ -340,9 +348,41 @@ int run(const ucut_rt::StageArgs& a) {
         "};\n"
         "namespace cutlass { template <class T> struct is_atomic<ucut_sm90_atomic_minimum<T>> : platform::true_type {}; }\n"
         "#endif\n";
-  code.definitions = prelude + d;
-  code.launcher = ns + "::run";
-  code.workspace_expr = ns + "::workspace_bytes()";
+  std::string unit = "// ucutlass stored kernel unit: CUTLASS 3.x sm90 GEMM, emitter " + std::string(kSm90UnitEmitter) +
+                     "\n" + prelude + d;
+  // The name derives from the text with the placeholder, so equal units get equal names.
+  code.unit_name = "ucut_k" + sha256_hex(unit).substr(0, 16);
+  for (size_t pos; (pos = unit.find(NS)) != std::string::npos;) unit.replace(pos, NS.size(), code.unit_name);
+  code.unit = std::move(unit);
+
+  // ---- the binding: this stage's shapes, knobs and tensors
+  const std::string& u = code.unit_name;
+  int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
+  std::string b;
+  b += "extern \"C\" int " + u + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);\n";
+  b += "extern \"C\" size_t " + u + "_workspace(const ucut_rt::GemmArgs* a);\n";
+  b += "namespace " + g.ns + " {\n";
+  b += "ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {\n  ucut_rt::GemmArgs g{};\n";
+  b += fmt::format("  g.m = {}; g.n = {}; g.k = {}; g.l = {};\n", g.m, g.n, g.k, g.l);
+  b += fmt::format("  g.a = a.tensors[{}];  // {}\n  g.b = a.tensors[{}];  // {}\n", ia, s.a.tensor, ib, s.b.tensor);
+  if (src_t) b += fmt::format("  g.c = a.tensors[{}];  // {}\n", tensor_index(p, src_t->name), src_t->name);
+  b += fmt::format("  g.d = a.tensors[{}];  // {}\n", id, g.out->name);
+  b += bind;
+  b += fmt::format("  g.raster_along_n = {};\n  g.swizzle = {};\n", k.raster == dsl::Raster::along_n ? 1 : 0,
+                   k.swizzle.value_or(1));
+  if (stream_k) b += fmt::format("  g.splits = {};\n", k.split_k.value_or(1));
+  b += "  g.workspace = a.workspace;\n  g.workspace_bytes = a.workspace_bytes;\n";
+  b += "  g.name = \"" + g.config_name + "\";\n  return g;\n}\n";
+  b += "int run(const ucut_rt::StageArgs& a) {\n  const ucut_rt::GemmArgs g = gemm_args(a);\n  return " + u +
+       "_run(&g, a.stream);\n}\n";
+  b += "size_t workspace_bytes() {\n  static void* null_tensors[" + std::to_string(p.tensors.size() + 1) +
+       "] = {};\n  static const double zero_scalars[" + std::to_string(p.scalars.size() + 1) +
+       "] = {};\n  const ucut_rt::GemmArgs g = gemm_args({null_tensors, zero_scalars, nullptr, 0, nullptr});\n  return " +
+       u + "_workspace(&g);\n}\n";
+  b += "}  // namespace " + g.ns + "\n";
+  code.definitions = std::move(b);
+  code.launcher = g.ns + "::run";
+  code.workspace_expr = g.ns + "::workspace_bytes()";
   return code;
 }
 

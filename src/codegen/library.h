@@ -24,8 +24,9 @@ struct LibraryOptions {
 
 // One translation unit of a library compiled in parts (see LibraryCode::units).
 struct LibraryUnit {
-  std::string name;    // "cutlass", "simt" or "abi"
+  std::string name;    // "cutlass", "simt", "abi", or a stored kernel unit's name ("ucut_k<hex>")
   std::string source;
+  bool stored = false; // a stored kernel unit (StageCode::unit): kept in the kernel store
 };
 
 struct LibraryCode {

@@ -337,7 +337,7 @@ TEST(Library, StreamKClearsItsWorkspaceOnEveryCall) {
   EXPECT_NE(s.find("StreamKScheduler"), std::string::npos);
   auto again = s.find("Stream-K barrier flags back to zero before every launch.");
   ASSERT_NE(again, std::string::npos);
-  EXPECT_NE(s.find("GemmKernel::initialize_workspace(c.args, a.workspace, a.stream)", again), std::string::npos);
+  EXPECT_NE(s.find("GemmKernel::initialize_workspace(c->args, a.workspace, stream)", again), std::string::npos);
   dsl::GemmKnobs p;
   p.scheduler = dsl::TileScheduler::persistent;
   auto plain = codegen_emit_library(sample_bf16_bias_gelu(1024, 1024, 8192, p), {"x.ucut", "abc"});
@@ -375,10 +375,12 @@ TEST(Library, MathKnobPicksTheFunctionForms) {
   }
 }
 
-// A program with both GEMM and SIMT stages also comes as units: "cutlass" (the GEMMs), "simt"
-// (the rest), each holding nothing that differs between candidates of the program (no hash, no
-// input name), and "abi", which declares the stages' functions and calls them. The whole .cu
-// holds the same stage blocks. Programs of one kind are one unit.
+// A program with both GEMM and SIMT stages also comes as units: the GEMM's stored kernel unit
+// ("ucut_k<hex>": its device code and host set-up over runtime GemmArgs, holding nothing of this
+// program: no shape, name, hash or stage index), "simt" (the other stages, nothing that differs
+// between candidates of the program) and "abi", which binds the GEMM's shapes and tensors, declares
+// the SIMT stages' functions and calls them. The whole .cu holds the same blocks. A GEMM-only
+// program is its stored units and the ABI; a SIMT-only program is one unit.
 TEST(Library, ProgramsMixingGemmAndSimtStagesComeAsUnits) {
   const char* text =
       "ucut 1\nname scores\nin q : bf16[512, 128]\nin k : bf16[512, 128]\ntmp s : f32[512, 512]\n"
@@ -389,34 +391,46 @@ TEST(Library, ProgramsMixingGemmAndSimtStagesComeAsUnits) {
   auto lib = codegen_emit_library(*r.program, {"scores.ucut", "hash-one"});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   ASSERT_EQ(lib->units.size(), 3u);
-  EXPECT_EQ(lib->units[0].name, "cutlass");
+  const std::string& unit_name = lib->units[0].name;
+  EXPECT_EQ(unit_name.rfind("ucut_k", 0), 0u) << unit_name;
+  EXPECT_EQ(unit_name.size(), 6u + 16u);
+  EXPECT_TRUE(lib->units[0].stored);
   EXPECT_EQ(lib->units[1].name, "simt");
   EXPECT_EQ(lib->units[2].name, "abi");
+  EXPECT_FALSE(lib->units[1].stored || lib->units[2].stored);
   const std::string &gemm = lib->units[0].source, &simt = lib->units[1].source, &abi = lib->units[2].source;
-  EXPECT_NE(gemm.find("namespace ucut_s0"), std::string::npos);
   EXPECT_NE(gemm.find("#include \"cutlass/"), std::string::npos);
-  EXPECT_NE(gemm.find("int ucut_stage_run_0(const ucut_rt::StageArgs& a) { return"), std::string::npos);
-  EXPECT_EQ(gemm.find("ucut_s1"), std::string::npos);
-  EXPECT_EQ(gemm.find("ucut_stage_run_1"), std::string::npos);
+  EXPECT_NE(gemm.find("extern \"C\" int " + unit_name + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream)"),
+            std::string::npos);
+  EXPECT_NE(gemm.find("extern \"C\" size_t " + unit_name + "_workspace(const ucut_rt::GemmArgs* a)"), std::string::npos);
+  for (const char* absent : {"ucut_s0", "ucut_s1", "ucut_stage_run", "512", "hash-one", "scores", "UCUT_EXPORT int"})
+    EXPECT_EQ(gemm.find(absent), std::string::npos) << absent;
+  EXPECT_NE(gemm.find("0.125"), std::string::npos) << "an epilogue constant is device code: it stays in the unit";
   for (const char* f : {"ucut_s1_", "ucut_s2_", "size_t ucut_stage_workspace_1() {", "int ucut_stage_run_2("})
     EXPECT_NE(simt.find(f), std::string::npos) << f;
   EXPECT_EQ(simt.find("cutlass/"), std::string::npos);  // the SIMT unit does not parse CUTLASS
   EXPECT_EQ(simt.find("ucut_s0"), std::string::npos);
-  for (const auto* u : {&gemm, &simt}) {
+  for (const auto* u : {&simt}) {
     EXPECT_EQ(u->find("hash-one"), std::string::npos);
     EXPECT_EQ(u->find("scores"), std::string::npos);
     EXPECT_EQ(u->find("UCUT_EXPORT int"), std::string::npos);
-    // every stage block is also in the whole library
+  }
+  // every stage block (the SIMT unit's, and the GEMM's binding in the ABI unit) and the stored unit
+  // are also in the whole library
+  for (const auto* u : {&simt, &abi})
     for (size_t at = u->find("// ==== stage "); at != std::string::npos; at = u->find("// ==== stage ", at + 1)) {
-      const size_t end = u->find("// ==== stage ", at + 1);
+      const size_t end = std::min(u->find("// ==== stage ", at + 1), u->find("// ==== workspace plan", at + 1));
       EXPECT_NE(lib->source.find(u->substr(at, end == std::string::npos ? std::string::npos : end - at)),
                 std::string::npos);
     }
-  }
-  for (const char* f : {"int ucut_stage_run_0(const ucut_rt::StageArgs& a);\n", "size_t ucut_stage_workspace_2();\n",
-                        "case 1: return ucut_stage_run_1(a);", "UCUT_EXPORT int ucut_run(", "hash-one"})
+  EXPECT_NE(lib->source.find(gemm.substr(gemm.find("// ucutlass stored kernel unit"))), std::string::npos);
+  for (const char* f : {"namespace ucut_s0", "int ucut_stage_run_0(const ucut_rt::StageArgs& a) { return",
+                        "g.m = 512; g.n = 512; g.k = 128; g.l = 1;", "int ucut_stage_run_1(const ucut_rt::StageArgs& a);\n",
+                        "size_t ucut_stage_workspace_2();\n", "case 1: return ucut_stage_run_1(a);",
+                        "UCUT_EXPORT int ucut_run(", "hash-one"})
     EXPECT_NE(abi.find(f), std::string::npos) << f;
-  EXPECT_EQ(abi.find("namespace ucut_s0"), std::string::npos);
+  EXPECT_NE(abi.find("extern \"C\" int " + unit_name + "_run("), std::string::npos);
+  EXPECT_EQ(abi.find("cutlass/"), std::string::npos) << "the ABI unit does not parse CUTLASS";
   // another candidate of the program: the same stage units, another ABI unit
   auto again = codegen_emit_library(*r.program, {"other.ucut", "hash-two"});
   ASSERT_TRUE(again.ok());
@@ -424,10 +438,12 @@ TEST(Library, ProgramsMixingGemmAndSimtStagesComeAsUnits) {
   EXPECT_EQ(again->units[0].source, gemm);
   EXPECT_EQ(again->units[1].source, simt);
   EXPECT_NE(again->units[2].source, abi);
-  // one kind: one translation unit
+  // GEMMs only: the stored unit and the ABI
   auto one = codegen_emit_library(sample_bf16_bias_gelu(256, 256, 256, {}), {"x.ucut", "abc"});
   ASSERT_TRUE(one.ok());
-  EXPECT_TRUE(one->units.empty());
+  ASSERT_EQ(one->units.size(), 2u);
+  EXPECT_TRUE(one->units[0].stored);
+  EXPECT_EQ(one->units[1].name, "abi");
   auto simt_only = dsl::dsl_compile(SourceFile{"s.ucut", "ucut 1\nin x : f32[64, 64]\ntmp t : f32[64, 64]\n"
                                                          "out y : f32[64, 64]\nstage t = rowwise softmax(x)\n"
                                                          "stage y = elementwise { body { y = t + 1 } }\n"});

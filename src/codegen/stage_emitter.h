@@ -32,6 +32,13 @@ struct StageCode {
                                       // bytes, evaluated at run time in the library; "0" if none
   std::string config_name;            // canonical configuration name (identity for caches and memory)
   bool needs_cutlass = false;         // whether the library must be compiled with CUTLASS include paths
+  // A stored kernel unit (docs/kernel-abi.md): `unit` is canonical text (no shape, knob value,
+  // name or index of this program) defining extern "C" `<unit_name>_run` and
+  // `<unit_name>_workspace` over ucut_rt::GemmArgs; it is compiled once into the kernel store and
+  // shared by every stage and program of its form. `definitions` then hold only the binding: the
+  // stage's shapes, knobs and tensors as GemmArgs, calling the unit. Empty: no stored unit.
+  std::string unit;
+  std::string unit_name;              // "ucut_k<16 hex digits of the unit text's SHA-256>"
 };
 
 // `stage_index` is the stage's position in program.stages; emitted names must be unique per

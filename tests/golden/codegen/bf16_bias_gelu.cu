@@ -34,6 +34,29 @@ struct StageArgs {
   cudaStream_t stream;
 };
 
+// The runtime arguments of a stored GEMM kernel unit (docs/kernel-abi.md, "Stored kernel units"):
+// everything that does not change its device code. The unit's host set-up is cached per distinct
+// value of these bytes (fields ordered so that the struct has no padding).
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  const void* c;                    // the residual (the epilogue's full-size read), or null
+  void* d;
+  const void* vec[16];              // by epilogue leaf: v[row] / v[col] vectors
+  long long vec_batch_stride[16];   // elements between batches of a per-batch vector, 0: shared
+  double scalar[16];                // by epilogue leaf: runtime scalars
+  void* red[4];                     // by reduction: its output
+  long long red_batch_stride[4];
+  void* workspace;
+  unsigned long long workspace_bytes;
+  const char* name;                 // the stage's configuration, for messages
+  int m, n, k, l;
+  int raster_along_n;               // 0: raster along M, 1: along N
+  int swizzle;                      // 1, 2, 4, 8
+  int splits;                       // stream-K scheduler: > 1 split-K into that many pieces, else stream-K
+  int reserved;
+};
+
 inline char* error_buffer() {
   static thread_local char buf[2048];
   return buf;
@@ -128,8 +151,9 @@ __device__ __forceinline__ void atomic_reduce_min(float* p, float v) {
 }  // namespace ucut_fn
 #endif
 
-// ==== stage 0 's0': gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf ====
-namespace ucut_s0 {
+// ==== stored kernel unit ucut_k9900b074e46f8a70 ====
+// ucutlass stored kernel unit: CUTLASS 3.x sm90 GEMM, emitter sm90-unit-1
+namespace ucut_k9900b074e46f8a70 {
 using namespace cute;
 using ElementA = cutlass::bfloat16_t;
 using LayoutA = cutlass::layout::RowMajor;  // A [M, K]
@@ -146,7 +170,7 @@ using MainloopSchedule = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
 using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecializedCooperative;
 constexpr auto RoundStyle = cutlass::FloatRoundStyle::round_to_nearest;
 
-// Epilogue: out = ucut_fn_gelu((acc + vc_b))
+// Epilogue: out = ucut_fn_gelu((acc + vc_t0))
 template <class T> struct EpiStore {};  // the float form exists for CUTLASS's Arguments probe
 template <int N> struct EpiStore<cutlass::Array<float, N>> {
   CUTLASS_DEVICE cutlass::Array<float, N> operator()(cutlass::Array<float, N> const& in0, cutlass::Array<float, N> const& in1) const {
@@ -154,8 +178,8 @@ template <int N> struct EpiStore<cutlass::Array<float, N>> {
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < N; ++i) {
       const float acc = in0[i];
-      const float vc_b = in1[i];
-      out[i] = ucut_fn_gelu((acc + vc_b));
+      const float vc_t0 = in1[i];
+      out[i] = ucut_fn_gelu((acc + vc_t0));
     }
     return out;
   }
@@ -163,7 +187,7 @@ template <int N> struct EpiStore<cutlass::Array<float, N>> {
 
 namespace fusion = cutlass::epilogue::fusion;
 using Leaf0 = fusion::Sm90AccFetch;  // acc
-using Leaf1 = fusion::Sm90RowBroadcast<0, TileShape, cutlass::bfloat16_t, float, Stride<_0, _1, int64_t>>;  // vc_b
+using Leaf1 = fusion::Sm90RowBroadcast<0, TileShape, cutlass::bfloat16_t, float, Stride<_0, _1, int64_t>>;  // vc_t0
 using Fusion = fusion::Sm90EVT<fusion::Sm90Compute<EpiStore, ElementD, float, RoundStyle>, Leaf0, Leaf1>;
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -180,91 +204,121 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
     CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
-typename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {
-  const int M = 4096, N = 4096, K = 4096, L = 1;
+typename Gemm::Arguments make_arguments(const ucut_rt::GemmArgs& a) {
+  const int M = a.m, N = a.n, K = a.k, L = a.l;
   typename Gemm::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
   args.problem_shape = {M, N, K, L};
-  args.mainloop.ptr_A = static_cast<ElementA const*>(a.tensors[0]);
+  args.mainloop.ptr_A = static_cast<ElementA const*>(a.a);
   args.mainloop.dA = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, cute::make_shape(M, K, L));
-  args.mainloop.ptr_B = static_cast<ElementB const*>(a.tensors[1]);
+  args.mainloop.ptr_B = static_cast<ElementB const*>(a.b);
   args.mainloop.dB = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, cute::make_shape(N, K, L));
   typename Fusion::Arguments f{};
-  f.op_1.ptr_row = static_cast<cutlass::bfloat16_t const*>(a.tensors[2]);
-  cute::get<2>(f.op_1.dRow) = 0LL;
+  f.op_1.ptr_row = static_cast<cutlass::bfloat16_t const*>(a.vec[1]);
+  cute::get<2>(f.op_1.dRow) = a.vec_batch_stride[1];
   args.epilogue.thread = f;
   args.epilogue.ptr_C = nullptr;
   args.epilogue.dC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, cute::make_shape(M, N, L));
-  args.epilogue.ptr_D = static_cast<ElementD*>(a.tensors[3]);
+  args.epilogue.ptr_D = static_cast<ElementD*>(a.d);
   args.epilogue.dD = cutlass::make_cute_packed_stride(typename GemmKernel::StrideD{}, cute::make_shape(M, N, L));
   cudaGetDevice(&args.hw_info.device_id);
   args.hw_info.sm_count = ucut_rt::sm_count();
-  args.scheduler.max_swizzle_size = 1;
-  args.scheduler.raster_order = decltype(args.scheduler.raster_order)::AlongM;
+  args.scheduler.max_swizzle_size = a.swizzle;
+  using Raster = decltype(args.scheduler.raster_order);
+  args.scheduler.raster_order = a.raster_along_n ? Raster::AlongN : Raster::AlongM;
   return args;
 }
 
-size_t workspace_bytes() {
-  ucut_rt::StageArgs none{nullptr, nullptr, nullptr, 0, nullptr};
-  static void* null_tensors[5] = {};
-  static const double zero_scalars[1] = {};
-  none.tensors = null_tensors;
-  none.scalars = zero_scalars;
-  return Gemm::get_workspace_size(make_arguments(none));
-}
-
-// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per pointer set,
-// scalar values and workspace; later calls with the same key only launch.
-struct Cache {
-  std::mutex mu;
-  Gemm gemm;
+// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct
+// GemmArgs (shapes, pointers, scalars, knobs, workspace) and device; a few are kept, so stages of
+// one library sharing this unit do not set up again on every call.
+struct Entry {
   bool ready = false;
   int device = -1;
-  void* key[5] = {};
-  double scalars[1] = {};
-  void* workspace = nullptr;
+  ucut_rt::GemmArgs key;
+  Gemm gemm;
   typename Gemm::Arguments args;
 };
+constexpr int kEntries = 4;
 
-int run(const ucut_rt::StageArgs& a) {
-  static Cache c;
-  std::lock_guard<std::mutex> lock(c.mu);
+int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
+  static std::mutex mu;
+  static Entry entries[kEntries];
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(mu);
   int device = 0;
   cudaGetDevice(&device);
-  bool same = c.ready && c.device == device && c.workspace == a.workspace;
-  for (int i = 0; same && i < 4; ++i) same = c.key[i] == a.tensors[i];
-  for (int i = 0; same && i < 0; ++i) same = c.scalars[i] == a.scalars[i];
-  if (!same) {
-    c.ready = false;
-    c.args = make_arguments(a);
-    cutlass::Status st = c.gemm.can_implement(c.args);
+  Entry* c = nullptr;
+  for (auto& e : entries)
+    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
+  if (c == nullptr) {
+    c = &entries[next];
+    next = (next + 1) % kEntries;
+    c->ready = false;
+    c->args = make_arguments(a);
+    cutlass::Status st = c->gemm.can_implement(c->args);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf: can_implement rejected the problem: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
+                         a.k, a.l, cutlassGetStatusString(st));
       return 2;
     }
-    size_t need = Gemm::get_workspace_size(c.args);
+    size_t need = Gemm::get_workspace_size(c->args);
     if (need > a.workspace_bytes) {
-      ucut_rt::set_error("gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
+      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
       return 5;
     }
-    st = c.gemm.initialize(c.args, a.workspace, a.stream);
+    st = c->gemm.initialize(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf: initialize failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
-    c.device = device;
-    c.workspace = a.workspace;
-    for (int i = 0; i < 4; ++i) c.key[i] = a.tensors[i];
-    for (int i = 0; i < 0; ++i) c.scalars[i] = a.scalars[i];
-    c.ready = true;
+    c->device = device;
+    std::memcpy(&c->key, &a, sizeof a);
+    c->ready = true;
   }
-  cutlass::Status st = c.gemm.run(a.stream);
+  cutlass::Status st = c->gemm.run(stream);
   cudaError_t e = cudaGetLastError();
   if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error("gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf: launch failed: %s / %s", cutlassGetStatusString(st), cudaGetErrorString(e));
+    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
     return 4;
   }
   return 0;
+}
+}  // namespace ucut_k9900b074e46f8a70
+
+extern "C" int ucut_k9900b074e46f8a70_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return ucut_k9900b074e46f8a70::run(*a, stream); }
+extern "C" size_t ucut_k9900b074e46f8a70_workspace(const ucut_rt::GemmArgs* a) {
+  return ucut_k9900b074e46f8a70::Gemm::get_workspace_size(ucut_k9900b074e46f8a70::make_arguments(*a));
+}
+
+// ==== stage 0 's0': gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf ====
+extern "C" int ucut_k9900b074e46f8a70_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);
+extern "C" size_t ucut_k9900b074e46f8a70_workspace(const ucut_rt::GemmArgs* a);
+namespace ucut_s0 {
+ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {
+  ucut_rt::GemmArgs g{};
+  g.m = 4096; g.n = 4096; g.k = 4096; g.l = 1;
+  g.a = a.tensors[0];  // x
+  g.b = a.tensors[1];  // W
+  g.d = a.tensors[3];  // y
+  g.vec[1] = a.tensors[2];  // b
+  g.vec_batch_stride[1] = 0LL;
+  g.raster_along_n = 0;
+  g.swizzle = 1;
+  g.workspace = a.workspace;
+  g.workspace_bytes = a.workspace_bytes;
+  g.name = "gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf";
+  return g;
+}
+int run(const ucut_rt::StageArgs& a) {
+  const ucut_rt::GemmArgs g = gemm_args(a);
+  return ucut_k9900b074e46f8a70_run(&g, a.stream);
+}
+size_t workspace_bytes() {
+  static void* null_tensors[5] = {};
+  static const double zero_scalars[1] = {};
+  const ucut_rt::GemmArgs g = gemm_args({null_tensors, zero_scalars, nullptr, 0, nullptr});
+  return ucut_k9900b074e46f8a70_workspace(&g);
 }
 }  // namespace ucut_s0
 

@@ -34,6 +34,29 @@ struct StageArgs {
   cudaStream_t stream;
 };
 
+// The runtime arguments of a stored GEMM kernel unit (docs/kernel-abi.md, "Stored kernel units"):
+// everything that does not change its device code. The unit's host set-up is cached per distinct
+// value of these bytes (fields ordered so that the struct has no padding).
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  const void* c;                    // the residual (the epilogue's full-size read), or null
+  void* d;
+  const void* vec[16];              // by epilogue leaf: v[row] / v[col] vectors
+  long long vec_batch_stride[16];   // elements between batches of a per-batch vector, 0: shared
+  double scalar[16];                // by epilogue leaf: runtime scalars
+  void* red[4];                     // by reduction: its output
+  long long red_batch_stride[4];
+  void* workspace;
+  unsigned long long workspace_bytes;
+  const char* name;                 // the stage's configuration, for messages
+  int m, n, k, l;
+  int raster_along_n;               // 0: raster along M, 1: along N
+  int swizzle;                      // 1, 2, 4, 8
+  int splits;                       // stream-K scheduler: > 1 split-K into that many pieces, else stream-K
+  int reserved;
+};
+
 inline char* error_buffer() {
   static thread_local char buf[2048];
   return buf;
@@ -128,7 +151,8 @@ __device__ __forceinline__ void atomic_reduce_min(float* p, float v) {
 }  // namespace ucut_fn
 #endif
 
-// ==== stage 0 's0': gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1 ====
+// ==== stored kernel unit ucut_k6fbd9f1adb18c7c7 ====
+// ucutlass stored kernel unit: CUTLASS 3.x sm90 GEMM, emitter sm90-unit-1
 #ifndef UCUT_SM90_ATOMIC_MIN_DEFINED
 #define UCUT_SM90_ATOMIC_MIN_DEFINED
 // GmemReduceFn for min reductions; CUTLASS's is_atomic trait marks it atomic.
@@ -137,7 +161,7 @@ template <class T> struct ucut_sm90_atomic_minimum {
 };
 namespace cutlass { template <class T> struct is_atomic<ucut_sm90_atomic_minimum<T>> : platform::true_type {}; }
 #endif
-namespace ucut_s0 {
+namespace ucut_k6fbd9f1adb18c7c7 {
 using namespace cute;
 using ElementA = cutlass::half_t;
 using LayoutA = cutlass::layout::ColumnMajor;  // A given as [K, M] (A.T)
@@ -146,7 +170,7 @@ using LayoutB = cutlass::layout::RowMajor;  // B [K, N] (N-major)
 constexpr int AlignA = 8, AlignB = 8;
 using ElementD = cutlass::half_t;
 constexpr int AlignD = 8;
-using ElementC = cutlass::half_t;  // residual 'r'
+using ElementC = cutlass::half_t;  // the residual
 constexpr int AlignC = 8;
 using TileShape = Shape<_64, _128, _64>;
 using ClusterShape = Shape<_2, _1, _1>;
@@ -154,7 +178,7 @@ using MainloopSchedule = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
 using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecialized;
 constexpr auto RoundStyle = cutlass::FloatRoundStyle::round_to_nearest;
 
-// Epilogue: out = l_t
+// Epilogue: out = l_v0
 template <class T> struct EpiStore {};  // the float form exists for CUTLASS's Arguments probe
 template <int N> struct EpiStore<cutlass::Array<float, N>> {
   CUTLASS_DEVICE cutlass::Array<float, N> operator()(cutlass::Array<float, N> const& in0, cutlass::Array<float, N> const& in1, cutlass::Array<float, N> const& in2) const {
@@ -162,10 +186,10 @@ template <int N> struct EpiStore<cutlass::Array<float, N>> {
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < N; ++i) {
       const float acc = in0[i];
-      const float vr_s = in1[i];
-      const float r_r = in2[i];
-      const float l_t = ucut_fn_relu(((acc * vr_s) + r_r));
-      out[i] = l_t;
+      const float vr_t0 = in1[i];
+      const float r_t1 = in2[i];
+      const float l_v0 = ucut_fn_relu(((acc * vr_t0) + r_t1));
+      out[i] = l_v0;
     }
     return out;
   }
@@ -177,10 +201,10 @@ template <int N> struct EpiReduce0<cutlass::Array<float, N>> {
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < N; ++i) {
       const float acc = in0[i];
-      const float vr_s = in1[i];
-      const float r_r = in2[i];
-      const float l_t = ucut_fn_relu(((acc * vr_s) + r_r));
-      out[i] = l_t;
+      const float vr_t0 = in1[i];
+      const float r_t1 = in2[i];
+      const float l_v0 = ucut_fn_relu(((acc * vr_t0) + r_t1));
+      out[i] = l_v0;
     }
     return out;
   }
@@ -193,11 +217,11 @@ template <int N> struct EpiFirst<cutlass::Array<float, N>> {
 
 namespace fusion = cutlass::epilogue::fusion;
 using Leaf0 = fusion::Sm90AccFetch;  // acc
-using Leaf1 = fusion::Sm90ColBroadcast<0, TileShape, float, float, Stride<_1, _0, int64_t>>;  // vr_s
-using Leaf2 = fusion::Sm90SrcFetch<ElementC>;  // r_r
+using Leaf1 = fusion::Sm90ColBroadcast<0, TileShape, float, float, Stride<_1, _0, int64_t>>;  // vr_t0
+using Leaf2 = fusion::Sm90SrcFetch<ElementC>;  // r_t1
 using StoreTree = fusion::Sm90EVT<fusion::Sm90Compute<EpiStore, float, float, RoundStyle>, Leaf0, Leaf1, Leaf2>;
 using Reduce0 = fusion::Sm90EVT<fusion::Sm90ColReduction<cutlass::maximum_with_nan_propagation, cutlass::maximum_with_nan_propagation, cutlass::atomic_maximum, 0, TileShape, float, float, RoundStyle, Stride<_1, _0, int64_t>>,
-    fusion::Sm90EVT<fusion::Sm90Compute<EpiReduce0, float, float, RoundStyle>, Leaf0, Leaf1, Leaf2>>;  // per-row -> 'mx'
+    fusion::Sm90EVT<fusion::Sm90Compute<EpiReduce0, float, float, RoundStyle>, Leaf0, Leaf1, Leaf2>>;  // per-row -> r0
 using Fusion = fusion::Sm90EVT<fusion::Sm90Compute<EpiFirst, ElementD, float, RoundStyle>, StoreTree, Reduce0>;
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -214,103 +238,136 @@ using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int
     CollectiveEpilogue, cutlass::gemm::PersistentScheduler>;
 using Gemm = cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>;
 
-typename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {
-  const int M = 512, N = 256, K = 128, L = 1;
+typename Gemm::Arguments make_arguments(const ucut_rt::GemmArgs& a) {
+  const int M = a.m, N = a.n, K = a.k, L = a.l;
   typename Gemm::Arguments args{};
   args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
   args.problem_shape = {M, N, K, L};
-  args.mainloop.ptr_A = static_cast<ElementA const*>(a.tensors[0]);
+  args.mainloop.ptr_A = static_cast<ElementA const*>(a.a);
   args.mainloop.dA = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, cute::make_shape(M, K, L));
-  args.mainloop.ptr_B = static_cast<ElementB const*>(a.tensors[1]);
+  args.mainloop.ptr_B = static_cast<ElementB const*>(a.b);
   args.mainloop.dB = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, cute::make_shape(N, K, L));
   typename Fusion::Arguments f{};
-  f.op_0.op_1.ptr_col = static_cast<float const*>(a.tensors[2]);
-  cute::get<2>(f.op_0.op_1.dCol) = 0LL;
-  f.op_1.op_0.op_1.ptr_col = static_cast<float const*>(a.tensors[2]);
-  cute::get<2>(f.op_1.op_0.op_1.dCol) = 0LL;
-  f.op_1.op_1.ptr_col = a.tensors[5];
+  f.op_0.op_1.ptr_col = static_cast<float const*>(a.vec[1]);
+  cute::get<2>(f.op_0.op_1.dCol) = a.vec_batch_stride[1];
+  f.op_1.op_0.op_1.ptr_col = static_cast<float const*>(a.vec[1]);
+  cute::get<2>(f.op_1.op_0.op_1.dCol) = a.vec_batch_stride[1];
+  f.op_1.op_1.ptr_col = static_cast<float*>(a.red[0]);
   f.op_1.op_1.reduction_identity = -INFINITY;
-  cute::get<2>(f.op_1.op_1.dCol) = 0LL;
+  cute::get<2>(f.op_1.op_1.dCol) = a.red_batch_stride[0];
   args.epilogue.thread = f;
-  args.epilogue.ptr_C = static_cast<ElementC const*>(a.tensors[3]);
+  args.epilogue.ptr_C = static_cast<ElementC const*>(a.c);
   args.epilogue.dC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, cute::make_shape(M, N, L));
-  args.epilogue.ptr_D = static_cast<ElementD*>(a.tensors[4]);
+  args.epilogue.ptr_D = static_cast<ElementD*>(a.d);
   args.epilogue.dD = cutlass::make_cute_packed_stride(typename GemmKernel::StrideD{}, cute::make_shape(M, N, L));
   cudaGetDevice(&args.hw_info.device_id);
   args.hw_info.sm_count = ucut_rt::sm_count();
-  args.scheduler.max_swizzle_size = 1;
-  args.scheduler.raster_order = decltype(args.scheduler.raster_order)::AlongM;
+  args.scheduler.max_swizzle_size = a.swizzle;
+  using Raster = decltype(args.scheduler.raster_order);
+  args.scheduler.raster_order = a.raster_along_n ? Raster::AlongN : Raster::AlongM;
   return args;
 }
 
-size_t workspace_bytes() {
-  ucut_rt::StageArgs none{nullptr, nullptr, nullptr, 0, nullptr};
-  static void* null_tensors[7] = {};
-  static const double zero_scalars[1] = {};
-  none.tensors = null_tensors;
-  none.scalars = zero_scalars;
-  return Gemm::get_workspace_size(make_arguments(none));
-}
-
-// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per pointer set,
-// scalar values and workspace; later calls with the same key only launch.
-struct Cache {
-  std::mutex mu;
-  Gemm gemm;
+// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct
+// GemmArgs (shapes, pointers, scalars, knobs, workspace) and device; a few are kept, so stages of
+// one library sharing this unit do not set up again on every call.
+struct Entry {
   bool ready = false;
   int device = -1;
-  void* key[7] = {};
-  double scalars[1] = {};
-  void* workspace = nullptr;
+  ucut_rt::GemmArgs key;
+  Gemm gemm;
   typename Gemm::Arguments args;
 };
+constexpr int kEntries = 4;
 
-int run(const ucut_rt::StageArgs& a) {
-  static Cache c;
-  std::lock_guard<std::mutex> lock(c.mu);
+int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
+  static std::mutex mu;
+  static Entry entries[kEntries];
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(mu);
   int device = 0;
   cudaGetDevice(&device);
-  bool same = c.ready && c.device == device && c.workspace == a.workspace;
-  for (int i = 0; same && i < 6; ++i) same = c.key[i] == a.tensors[i];
-  for (int i = 0; same && i < 0; ++i) same = c.scalars[i] == a.scalars[i];
-  if (!same) {
-    c.ready = false;
-    c.args = make_arguments(a);
-    cutlass::Status st = c.gemm.can_implement(c.args);
+  Entry* c = nullptr;
+  for (auto& e : entries)
+    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
+  if (c == nullptr) {
+    c = &entries[next];
+    next = (next + 1) % kEntries;
+    c->ready = false;
+    c->args = make_arguments(a);
+    cutlass::Status st = c->gemm.can_implement(c->args);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: can_implement rejected the problem: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
+                         a.k, a.l, cutlassGetStatusString(st));
       return 2;
     }
-    size_t need = Gemm::get_workspace_size(c.args);
+    size_t need = Gemm::get_workspace_size(c->args);
     if (need > a.workspace_bytes) {
-      ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
+      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
       return 5;
     }
-    st = c.gemm.initialize(c.args, a.workspace, a.stream);
+    st = c->gemm.initialize(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: initialize failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
-    c.device = device;
-    c.workspace = a.workspace;
-    for (int i = 0; i < 6; ++i) c.key[i] = a.tensors[i];
-    for (int i = 0; i < 0; ++i) c.scalars[i] = a.scalars[i];
-    c.ready = true;
+    c->device = device;
+    std::memcpy(&c->key, &a, sizeof a);
+    c->ready = true;
   } else {
     // Reductions accumulate with atomics: refill their outputs with the identity.
-    cutlass::Status st = GemmKernel::initialize_workspace(c.args, a.workspace, a.stream);
+    cutlass::Status st = GemmKernel::initialize_workspace(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: workspace initialization failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: workspace initialization failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
   }
-  cutlass::Status st = c.gemm.run(a.stream);
+  cutlass::Status st = c->gemm.run(stream);
   cudaError_t e = cudaGetLastError();
   if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error("gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1: launch failed: %s / %s", cutlassGetStatusString(st), cudaGetErrorString(e));
+    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
     return 4;
   }
   return 0;
+}
+}  // namespace ucut_k6fbd9f1adb18c7c7
+
+extern "C" int ucut_k6fbd9f1adb18c7c7_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return ucut_k6fbd9f1adb18c7c7::run(*a, stream); }
+extern "C" size_t ucut_k6fbd9f1adb18c7c7_workspace(const ucut_rt::GemmArgs* a) {
+  return ucut_k6fbd9f1adb18c7c7::Gemm::get_workspace_size(ucut_k6fbd9f1adb18c7c7::make_arguments(*a));
+}
+
+// ==== stage 0 's0': gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1 ====
+extern "C" int ucut_k6fbd9f1adb18c7c7_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);
+extern "C" size_t ucut_k6fbd9f1adb18c7c7_workspace(const ucut_rt::GemmArgs* a);
+namespace ucut_s0 {
+ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {
+  ucut_rt::GemmArgs g{};
+  g.m = 512; g.n = 256; g.k = 128; g.l = 1;
+  g.a = a.tensors[0];  // a
+  g.b = a.tensors[1];  // B
+  g.c = a.tensors[3];  // r
+  g.d = a.tensors[4];  // y
+  g.vec[1] = a.tensors[2];  // s
+  g.vec_batch_stride[1] = 0LL;
+  g.red[0] = a.tensors[5];  // mx
+  g.red_batch_stride[0] = 0LL;
+  g.raster_along_n = 0;
+  g.swizzle = 1;
+  g.workspace = a.workspace;
+  g.workspace_bytes = a.workspace_bytes;
+  g.name = "gemm_f16_t64x128x64_c2x1_sA_pp_persist_rm_w1";
+  return g;
+}
+int run(const ucut_rt::StageArgs& a) {
+  const ucut_rt::GemmArgs g = gemm_args(a);
+  return ucut_k6fbd9f1adb18c7c7_run(&g, a.stream);
+}
+size_t workspace_bytes() {
+  static void* null_tensors[7] = {};
+  static const double zero_scalars[1] = {};
+  const ucut_rt::GemmArgs g = gemm_args({null_tensors, zero_scalars, nullptr, 0, nullptr});
+  return ucut_k6fbd9f1adb18c7c7_workspace(&g);
 }
 }  // namespace ucut_s0
 

@@ -29,6 +29,29 @@ struct StageArgs {
   cudaStream_t stream;
 };
 
+// The runtime arguments of a stored GEMM kernel unit (docs/kernel-abi.md, "Stored kernel units"):
+// everything that does not change its device code. The unit's host set-up is cached per distinct
+// value of these bytes (fields ordered so that the struct has no padding).
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  const void* c;                    // the residual (the epilogue's full-size read), or null
+  void* d;
+  const void* vec[16];              // by epilogue leaf: v[row] / v[col] vectors
+  long long vec_batch_stride[16];   // elements between batches of a per-batch vector, 0: shared
+  double scalar[16];                // by epilogue leaf: runtime scalars
+  void* red[4];                     // by reduction: its output
+  long long red_batch_stride[4];
+  void* workspace;
+  unsigned long long workspace_bytes;
+  const char* name;                 // the stage's configuration, for messages
+  int m, n, k, l;
+  int raster_along_n;               // 0: raster along M, 1: along N
+  int swizzle;                      // 1, 2, 4, 8
+  int splits;                       // stream-K scheduler: > 1 split-K into that many pieces, else stream-K
+  int reserved;
+};
+
 inline char* error_buffer() {
   static thread_local char buf[2048];
   return buf;

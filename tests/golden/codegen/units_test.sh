@@ -1,11 +1,13 @@
 #!/bin/bash
 # CI test (CTest label `nvcc`): a program with a GEMM and a SIMT stage built in units with real
-# nvcc through `ucutlass compile` (a CUTLASS object, a SIMT object and the C ABI's, linked into
-# one .so). Checks the .so exports the C ABI and nothing else and holds device code from both
-# stage units, that its C ABI answers on the host (loaded through the driver stub: the
-# description and the workspace plan, which calls into every stage unit), and that a second
-# program changing only the SIMT stage takes the GEMM's object from the cache. Skips (exit 77)
-# without nvcc or CUTLASS.
+# nvcc through `ucutlass compile` (the GEMM's stored kernel unit, a SIMT object and the C ABI's,
+# linked into one .so). Checks the .so exports the C ABI and nothing else and holds device code
+# from both stage units, that its C ABI answers on the host (loaded through the driver stub: the
+# description and the workspace plan, which calls into every stage unit), that a second program
+# changing only the SIMT stage takes the GEMM's object from the kernel store, and that a program
+# whose GEMM stages are two stored units (one of them the first program's, at other shapes, used
+# by two stages) links both stored objects into one library. Skips (exit 77) without nvcc or
+# CUTLASS.
 # Usage: units_test.sh UCUTLASS_BINARY CUTLASS_DIR
 set -u
 ucutlass=$1
@@ -24,7 +26,11 @@ fail() { echo "FAIL: $*"; status=1; }
 cat "$out/a.log"
 grep -q "from 3 units (0 from cache)" "$out/a.log" || fail "the first build did not compile 3 units"
 so="$out/a/gemm_then_softmax.so"
-for f in cutlass.cu simt.cu abi.cu; do [ -f "$out/a/gemm_then_softmax.units/$f" ] || fail "no unit $f"; done
+for f in simt.cu abi.cu; do [ -f "$out/a/gemm_then_softmax.units/$f" ] || fail "no unit $f"; done
+stored=$(cd "$out/a/gemm_then_softmax.units" && ls ucut_k*.cu 2>/dev/null)
+[ "$(echo "$stored" | grep -c .)" = 1 ] || fail "expected one stored kernel unit, found: $stored"
+unit=${stored%.cu}
+[ "$(ls "$UCUTLASS_CACHE"/kernels/stage/*.o 2>/dev/null | wc -l)" = 1 ] || fail "the stored unit's object is not in the kernel store"
 for sym in ucut_abi_version ucut_describe ucut_last_error ucut_workspace_size ucut_run; do
   nm -D --defined-only "$so" | grep -qw "$sym" || fail "$sym not exported"
 done
@@ -75,4 +81,30 @@ cmp -s "$root/examples/gemm_then_softmax.ucut" "$out/b/changed.ucut" && fail "th
   cat "$out/b.log"; echo "FAIL: the second compile failed"; exit 1; }
 cat "$out/b.log"
 grep -q "from 3 units (1 from cache)" "$out/b.log" || fail "the unchanged GEMM was not taken from the cache"
+
+# Two stored objects in one library: the first program's GEMM (at other shapes, in two stages)
+# and a GEMM of another tile. The first comes from the store; the library calls both.
+mkdir -p "$out/c"
+"$ucutlass" compile "$root/tests/golden/codegen/two_stored_units.ucut" -o "$out/c" -j 2 > "$out/c.log" 2>&1 || {
+  cat "$out/c.log"; echo "FAIL: the two-unit compile failed"; exit 1; }
+cat "$out/c.log"
+units_c=$(cd "$out/c/two_stored_units.units" && ls ucut_k*.cu | sed 's/\.cu$//')
+[ "$(echo "$units_c" | grep -c .)" = 2 ] || fail "expected two stored units, found: $units_c"
+echo "$units_c" | grep -qx "$unit" || fail "the first program's stored unit $unit is not reused"
+grep -q "from 3 units (1 from cache)" "$out/c.log" || fail "the reused stored unit was compiled again"
+soc="$out/c/two_stored_units.so"
+for u in $units_c; do nm "$soc" | grep -q " ${u}_run$" || fail "${u}_run is not linked into the library"; done
+nm -D "$soc" | grep -q "ucut_k" && fail "stored units' functions are exported"
+if [ -n "$stub" ] && command -v python3 >/dev/null; then
+  LD_LIBRARY_PATH="$out/stub" python3 - "$soc" <<'PY' || fail "the two-unit library's C ABI does not answer on the host"
+import ctypes, json, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.ucut_describe.restype = ctypes.c_char_p
+d = json.loads(lib.ucut_describe())
+assert [s["kind"] for s in d["stages"]] == ["gemm", "gemm", "gemm"], d["stages"]
+n = ctypes.c_size_t(0)
+assert lib.ucut_workspace_size(ctypes.byref(n)) == 0
+print("host ABI ok: two stored units, workspace", n.value, "bytes")
+PY
+fi
 exit $status
