@@ -44,6 +44,8 @@ class RecordingClient : public LlmClient {
   std::string describe() const override {
     return redact(inner_->describe() + " (recording to " + path_ + ")", secret_);
   }
+  ChatSpend last_spend() const override { return inner_->last_spend(); }
+  std::optional<Error> divergence() const override { return inner_->divergence(); }
 
   Result<ChatReply> chat(const ChatRequest& r) override {
     Result<ChatReply> res = inner_->chat(r);
@@ -59,9 +61,13 @@ class RecordingClient : public LlmClient {
                        {"tries", c.tries}};
     } else {
       const Error& e = res.error();
+      const ChatSpend spent = inner_->last_spend();
       line["error"] = {{"code", error_code_name(e.code)},
                        {"message", redact(e.message, secret_)},
-                       {"hint", redact(e.hint, secret_)}};
+                       {"hint", redact(e.hint, secret_)},
+                       {"tokens_in", spent.tokens_in},
+                       {"tokens_out", spent.tokens_out},
+                       {"tokens_estimated", spent.estimated}};
     }
     Status st = append(line);
     if (!st) return st.error();
@@ -103,6 +109,7 @@ struct Exchange {
   bool failed = false;
   ChatReply reply;
   Error error;
+  ChatSpend spent;  // a reply's tokens, or what the failed request spent
 };
 
 class ReplayClient : public LlmClient {
@@ -111,29 +118,45 @@ class ReplayClient : public LlmClient {
       : path_(std::move(path)), exchanges_(std::move(exchanges)), strict_(strict) {}
 
   std::string describe() const override { return (strict_ ? "strict replay of " : "replay of ") + path_; }
+  ChatSpend last_spend() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return spent_;
+  }
+  std::optional<Error> divergence() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return divergence_;
+  }
 
   Result<ChatReply> chat(const ChatRequest& r) override {
     std::lock_guard<std::mutex> lock(mu_);
+    spent_ = {};
     size_t i = next_;
-    if (i >= exchanges_.size())
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("replay of '{}': the cassette holds only {} exchanges, and exchange {} "
-                                    "(purpose {}) was asked for",
-                                    path_, exchanges_.size(), i, r.purpose.empty() ? "-" : r.purpose),
-                        "the run asks the model more than the recorded one did (other settings or a "
-                        "changed ucutlass?); record the session again");
+    if (i >= exchanges_.size()) {
+      Error e = make_error(ErrorCode::invalid_input,
+                           fmt::format("replay of '{}': the cassette holds only {} exchanges, and exchange {} "
+                                       "(purpose {}) was asked for",
+                                       path_, exchanges_.size(), i, r.purpose.empty() ? "-" : r.purpose),
+                           "the run asks the model more than the recorded one did (other settings or a "
+                           "changed ucutlass?); record the session again");
+      // Strict: a run that asks more than the recording did has diverged from it.
+      if (strict_ && !divergence_) divergence_ = e;
+      return e;
+    }
     const Exchange& x = exchanges_[i];
     if (strict_ && cassette_request_hash(r) != x.request_hash) {
       std::string purpose = r.purpose.empty() ? std::string("-") : r.purpose;
       if (x.purpose != r.purpose) purpose += ", recorded: " + (x.purpose.empty() ? std::string("-") : x.purpose);
-      return make_error(ErrorCode::invalid_input,
-                        fmt::format("replay diverged at exchange {} (purpose {}): the request differs from the "
-                                    "one recorded in '{}'",
-                                    i, purpose, path_),
-                        "the prompts changed since the recording (another problem, other settings or a changed "
-                        "ucutlass); replay with the recording's settings, or record the session again");
+      Error e = make_error(ErrorCode::invalid_input,
+                           fmt::format("replay diverged at exchange {} (purpose {}): the request differs from the "
+                                       "one recorded in '{}'",
+                                       i, purpose, path_),
+                           "the prompts changed since the recording (another problem, other settings or a changed "
+                           "ucutlass); replay with the recording's settings, or record the session again");
+      if (!divergence_) divergence_ = e;
+      return e;
     }
     ++next_;
+    spent_ = x.spent;
     if (x.failed) return x.error;
     ChatReply out = x.reply;
     out.seconds = 0;
@@ -144,8 +167,10 @@ class ReplayClient : public LlmClient {
   std::string path_;
   std::vector<Exchange> exchanges_;
   bool strict_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   size_t next_ = 0;
+  ChatSpend spent_;
+  std::optional<Error> divergence_;
 };
 
 Result<Exchange> parse_exchange(const json& j) {
@@ -165,6 +190,7 @@ Result<Exchange> parse_exchange(const json& j) {
     x.reply.tokens_estimated = r.value("tokens_estimated", false);
     x.reply.finish_reason = r.value("finish_reason", std::string());
     x.reply.tries = r.value("tries", 1);
+    x.spent = {x.reply.tokens_in, x.reply.tokens_out, x.reply.tokens_estimated};
     return x;
   }
   if (j.contains("error") && j["error"].is_object()) {
@@ -174,6 +200,7 @@ Result<Exchange> parse_exchange(const json& j) {
     if (!c) return make_error(ErrorCode::invalid_input, "unknown error code '" + code + "'");
     x.failed = true;
     x.error = make_error(*c, e.value("message", std::string()), e.value("hint", std::string()));
+    x.spent = {e.value("tokens_in", 0LL), e.value("tokens_out", 0LL), e.value("tokens_estimated", false)};
     return x;
   }
   return make_error(ErrorCode::invalid_input, "neither a reply nor an error");
@@ -191,6 +218,26 @@ std::string cassette_request_hash(const ChatRequest& r) {
 
 std::unique_ptr<LlmClient> recording_client(std::unique_ptr<LlmClient> inner, std::string path, std::string secret) {
   return std::make_unique<RecordingClient>(std::move(inner), std::move(path), std::move(secret));
+}
+
+Status cassette_check_writable(const std::string& path) {
+  const auto fail = [&path](const std::string& why) {
+    return make_error(ErrorCode::io, "cannot write the LLM cassette '" + path + "': " + why,
+                      "record somewhere writable with --record FILE; nothing was sent to the model");
+  };
+  std::filesystem::path p(path);
+  if (p.has_parent_path())
+    if (Status st = fs_mkdirs(p.parent_path().string()); !st) return fail(st.error().message);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec)) return fail("it is a folder");
+  const bool existed = std::filesystem::exists(p, ec);
+  {
+    // Append mode: an existing cassette is neither truncated nor changed by the check.
+    std::ofstream probe(path, std::ios::binary | std::ios::app);
+    if (!probe) return fail(std::strerror(errno));
+  }
+  if (!existed) std::filesystem::remove(p, ec);
+  return ok_status();
 }
 
 Result<std::unique_ptr<LlmClient>> replay_client(const std::string& path, bool strict) {

@@ -4,7 +4,8 @@
 // A cassette is a JSONL file, one line per exchange, in the order the requests were made:
 //   {"n": 0, "purpose": "propose", "request_hash": "<sha-256 hex>", "messages": [{"role", "content"}...],
 //    "reply": {"content", "tokens_in", "tokens_out", "tokens_estimated", "finish_reason", "tries"}}
-// or, when the exchange failed, "error": {"code", "message", "hint"} in place of "reply".
+// or, when the exchange failed, "error": {"code", "message", "hint", "tokens_in", "tokens_out",
+// "tokens_estimated"} in place of "reply" (the tokens the failed request still spent).
 // request_hash is the SHA-256 of the canonical JSON (sorted keys, compact) of
 // {messages, temperature, max_tokens}: what decides the answer. purpose is journaled, not hashed.
 //
@@ -30,8 +31,14 @@ std::string cassette_request_hash(const ChatRequest& r);
 std::unique_ptr<LlmClient> recording_client(std::unique_ptr<LlmClient> inner, std::string path,
                                             std::string secret = "");
 
+// Whether a cassette can be written at `path` (its folder made if need be; nothing left behind
+// and an existing file unchanged): an io error naming the path otherwise. Checked before the
+// first request, so a billed request is never lost to a path that cannot take it.
+Status cassette_check_writable(const std::string& path);
+
 // Serves the recorded replies in order. When strict, request i must have the recorded
-// request_hash, else an invalid_input error "replay diverged at exchange i (purpose P): ...";
+// request_hash, else an invalid_input error "replay diverged at exchange i (purpose P): ..."
+// (also kept as divergence(), as is asking past the end of a strict replay);
 // when not, the replies are served in order whatever was asked (a replay that only needs the same
 // model answers, e.g. after a prompt wording change). Past the end, an error saying how many
 // exchanges the cassette holds; a recorded error comes back as that error. A missing or malformed

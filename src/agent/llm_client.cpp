@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <thread>
+
+#include <arpa/inet.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -67,13 +72,30 @@ std::string endpoint_of(const std::string& base_url) {
 // Whether the server keeps failing in a way a later try may not: 429, 5xx, transport errors.
 bool retryable(const HttpResponse& r) { return r.status == 0 || r.status == 429 || r.status >= 500; }
 
-// Retry-After in seconds ("3", "1.5"); an HTTP date or garbage gives -1 (use the backoff).
+// Retry-After in seconds: delta-seconds ("3", "1.5") or an HTTP date (RFC 9110's IMF-fixdate,
+// "Wed, 21 Oct 2015 07:28:00 GMT": the seconds from now, 0 when it has passed); garbage gives -1
+// (use the backoff). Not capped here: the caller caps it and says so.
 double retry_after_seconds(const std::string& v) {
   if (v.empty()) return -1;
   char* end = nullptr;
   double s = std::strtod(v.c_str(), &end);
-  if (end == v.c_str() || *end != '\0' || !std::isfinite(s) || s < 0) return -1;
-  return std::min(s, 600.0);  // a server asking for more than ten minutes is not waited on
+  if (end != v.c_str() && *end == '\0') return std::isfinite(s) && s >= 0 ? s : -1;
+  std::tm tm{};
+  const char* rest = ::strptime(v.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (!rest || *rest != '\0') return -1;
+  const std::time_t when = ::timegm(&tm);
+  if (when == static_cast<std::time_t>(-1)) return -1;
+  return std::max(0.0, std::difftime(when, std::time(nullptr)));
+}
+
+// What a failed try was, in a few words: "HTTP 429 Too Many Requests", "timed out", "connection refused".
+std::string try_outcome(const HttpResponse& r) {
+  if (r.status != 0) {
+    const char* reason = status_reason(r.status);
+    return fmt::format("HTTP {}{}{}", r.status, *reason ? " " : "", reason);
+  }
+  if (r.timed_out) return "timed out";
+  return r.error.empty() ? std::string("no response") : r.error;
 }
 
 // The server's own words from an error body ({"error": {"message": ...}}), else the body's start.
@@ -115,6 +137,8 @@ Parsed parse_completion(const std::string& body) {
     p.problem = "the reply is not a JSON object";
     return p;
   }
+  // Usage first: a body that is otherwise unusable still says what the request spent.
+  if (j.contains("usage")) read_usage(j["usage"], p);
   if (j.contains("error") && !j["error"].is_null()) {
     p.problem = "the server answered with an error: " + server_message(body);
     return p;
@@ -132,7 +156,6 @@ Parsed parse_completion(const std::string& body) {
   }
   const json& m = c["message"];
   if (m.contains("content") && m["content"].is_string()) p.content = m["content"].get<std::string>();
-  if (j.contains("usage")) read_usage(j["usage"], p);
   return p;
 }
 
@@ -236,23 +259,50 @@ class OpenAiClient : public LlmClient {
     const int max_tries = std::max(0, o_.max_retries) + 1;
     HttpResponse resp;
     int tries = 0;
+    spent_ = {};
     for (int i = 0; i < max_tries; ++i) {
-      if (i > 0) sleep_s(delay_before_retry(i - 1, resp));
+      if (i > 0) wait_before_retry(i, max_tries - 1, resp);
       ++tries;
       SseParser sse;
       if (o_.stream) req.on_chunk = [&sse](const std::string& chunk) { sse.feed(chunk); };
       resp = http_->post(req);
       if (resp.status >= 200 && resp.status < 300) return reply_from(resp, sse, prompt_chars, tries, t0);
+      // A stream cut short was read and partly answered: the server spent those tokens.
+      if (resp.status == 0 && o_.stream && sse.fed()) {
+        const Parsed& p = sse.parsed();
+        add_spend(p.prompt_tokens, p.completion_tokens, prompt_chars, p.content.size());
+      }
       if (!retryable(resp)) break;
     }
     return failure(resp, tries);
   }
 
+  ChatSpend last_spend() const override { return spent_; }
+
  private:
-  double delay_before_retry(int i, const HttpResponse& last) const {
-    double ra = retry_after_seconds(last.retry_after);
-    if (ra >= 0) return ra;
-    return std::min(o_.backoff_max_s, o_.backoff_s * std::pow(2.0, i));
+  // Sleeps before retry `i` (1-based) of `retries`: the server's Retry-After, capped at
+  // retry_after_max_s, else the exponential backoff; says how long and why first.
+  void wait_before_retry(int i, int retries, const HttpResponse& last) const {
+    const double asked = retry_after_seconds(last.retry_after);
+    double s = std::min(o_.backoff_max_s, o_.backoff_s * std::pow(2.0, i - 1));
+    std::string why;
+    if (asked >= 0) {
+      s = std::min(asked, std::max(0.0, o_.retry_after_max_s));
+      why = asked > s ? fmt::format(" (the server asked for {:.0f} s in Retry-After; capped by --llm-retry-after-max)", asked)
+                      : std::string(" (the server's Retry-After)");
+    }
+    const std::string line = fmt::format("llm: {}: {}; waiting {:.3g} s before retry {} of {}{}", url_,
+                                         try_outcome(last), s, i, retries, why);
+    if (o_.notify) o_.notify(redact(line, o_.api_key));
+    else std::fprintf(stderr, "%s\n", redact(line, o_.api_key).c_str());
+    sleep_s(s);
+  }
+
+  // Adds what one answered try spent: the server's counts where it sent them, else estimates.
+  void add_spend(long long prompt_tokens, long long completion_tokens, size_t prompt_chars, size_t reply_chars) {
+    spent_.tokens_in += prompt_tokens >= 0 ? prompt_tokens : estimate_tokens(prompt_chars);
+    spent_.tokens_out += completion_tokens >= 0 ? completion_tokens : estimate_tokens(reply_chars);
+    spent_.estimated = spent_.estimated || prompt_tokens < 0 || completion_tokens < 0;
   }
 
   void sleep_s(double s) const {
@@ -269,7 +319,7 @@ class OpenAiClient : public LlmClient {
   }
 
   Result<ChatReply> reply_from(const HttpResponse& resp, SseParser& sse, size_t prompt_chars, int tries,
-                               std::chrono::steady_clock::time_point t0) const {
+                               std::chrono::steady_clock::time_point t0) {
     Parsed p;
     // A server that ignores "stream" answers with a plain completion; read it as one.
     size_t first = resp.body.find_first_not_of(" \t\r\n");
@@ -281,27 +331,22 @@ class OpenAiClient : public LlmClient {
     } else {
       p = parse_completion(resp.body);
     }
+    // The server answered: what it spent counts, usable or not.
+    add_spend(p.prompt_tokens, p.completion_tokens, prompt_chars,
+              p.problem.empty() ? p.content.size() : resp.body.size());
     const std::string where = "the reply from " + url_;
     const std::string body_start = excerpt(redact(resp.body, o_.api_key));
     if (!p.problem.empty())
       return err(ErrorCode::invalid_input, where + " is malformed: " + p.problem + "; the body starts: " + body_start,
                  "is the server OpenAI-compatible? --llm should name its /v1 endpoint");
-    if (p.content.empty()) {
-      std::string hint = p.finish_reason == "length"
-                             ? "the model used up max_tokens before answering; raise --llm-max-tokens"
-                             : "the model answered with nothing; try again, or another model";
-      return err(ErrorCode::invalid_input,
-                 where + " has empty content (finish_reason: " +
-                     (p.finish_reason.empty() ? std::string("none") : p.finish_reason) + "); the body starts: " +
-                     body_start,
-                 hint);
-    }
+    // An empty completion (finish_reason says why) is the model's answer, not the endpoint's
+    // failure: the agent sends it back as a repair request.
     ChatReply out;
     out.content = redact(p.content, o_.api_key);
     out.finish_reason = redact(p.finish_reason, o_.api_key);
-    out.tokens_in = p.prompt_tokens >= 0 ? p.prompt_tokens : estimate_tokens(prompt_chars);
-    out.tokens_out = p.completion_tokens >= 0 ? p.completion_tokens : estimate_tokens(p.content.size());
-    out.tokens_estimated = p.prompt_tokens < 0 || p.completion_tokens < 0;
+    out.tokens_in = spent_.tokens_in;
+    out.tokens_out = spent_.tokens_out;
+    out.tokens_estimated = spent_.estimated;
     out.tries = tries;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
@@ -334,9 +379,13 @@ class OpenAiClient : public LlmClient {
       return err(ErrorCode::invalid_input, message,
                  "the server redirects, and redirects are not followed (they would resend the key); pass the "
                  "final URL to --llm");
+    const std::string key_var = o_.key_env.empty() ? std::string("OPENAI_API_KEY") : o_.key_env;
     switch (resp.status) {
-      case 401: hint = "set OPENAI_API_KEY to a key this server accepts"; break;
-      case 403: hint = "the key may not use this model or endpoint; check OPENAI_API_KEY and --model"; break;
+      case 401:
+        hint = o_.api_key.empty() ? "the server wants an API key and none was sent: set " + key_var
+                                  : "the server rejected the key: set " + key_var + " to a key this server accepts";
+        break;
+      case 403: hint = "the key may not use this model or endpoint; check " + key_var + " and --model"; break;
       case 404:
         hint = "check --llm (usually the server's /v1 URL) and --model (is '" + o_.model + "' served there?)";
         break;
@@ -354,9 +403,34 @@ class OpenAiClient : public LlmClient {
   OpenAiOptions o_;
   std::unique_ptr<HttpClient> http_;
   std::string url_;
+  ChatSpend spent_;
 };
 
 }  // namespace
+
+std::string url_host(const std::string& url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  std::string authority = url.substr(scheme + 3);
+  authority = authority.substr(0, authority.find_first_of("/?#"));
+  if (size_t at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
+  if (!authority.empty() && authority.front() == '[') {
+    const size_t close = authority.find(']');
+    return close == std::string::npos ? "" : authority.substr(1, close - 1);
+  }
+  return authority.substr(0, authority.find(':'));
+}
+
+bool url_host_is_loopback(const std::string& url) {
+  std::string host = url_host(url);
+  for (auto& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (host == "localhost" || host == "localhost.") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;  // 127.0.0.0/8
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
 
 Result<OpenAiOptions> openai_options_resolve(OpenAiOptions o) {
   if (o.base_url.empty()) o.base_url = env_or_empty("OPENAI_BASE_URL");
@@ -364,10 +438,35 @@ Result<OpenAiOptions> openai_options_resolve(OpenAiOptions o) {
     return make_error(ErrorCode::invalid_input, "no LLM endpoint: pass --llm URL or set OPENAI_BASE_URL",
                       "e.g. --llm http://127.0.0.1:8000/v1 for a local vLLM server, or "
                       "OPENAI_BASE_URL=https://api.openai.com/v1");
-  if (o.base_url.rfind("http://", 0) != 0 && o.base_url.rfind("https://", 0) != 0)
-    return make_error(ErrorCode::invalid_input, "the LLM endpoint '" + o.base_url + "' is not an http(s) URL",
+  const bool http = o.base_url.rfind("http://", 0) == 0;
+  if ((!http && o.base_url.rfind("https://", 0) != 0) || url_host(o.base_url).empty())
+    return make_error(ErrorCode::invalid_input, "the LLM endpoint '" + o.base_url + "' is not an http(s) URL with a host",
                       "pass --llm http://HOST:PORT/v1 (or set OPENAI_BASE_URL)");
-  if (o.api_key.empty()) o.api_key = env_or_empty("OPENAI_API_KEY");
+  std::string key_from = "OPENAI_API_KEY";
+  if (o.api_key.empty() && !o.key_env.empty()) {
+    // A variable the user named must hold the key: falling back to OPENAI_API_KEY would send that
+    // key (meant for another server, perhaps) wherever --llm points.
+    const char* v = std::getenv(o.key_env.c_str());
+    if (!v || !*v)
+      return make_error(ErrorCode::invalid_input,
+                        fmt::format("--llm-key-env {}: the variable {} is {}; nothing was sent, and nothing falls "
+                                    "back to OPENAI_API_KEY",
+                                    o.key_env, o.key_env, v ? "empty" : "not set"),
+                        fmt::format("export {}=<the key> (is the name spelt right?), or leave out --llm-key-env to "
+                                    "read $OPENAI_API_KEY",
+                                    o.key_env));
+    o.api_key = v;
+    key_from = o.key_env;
+  } else if (o.api_key.empty()) {
+    o.api_key = env_or_empty("OPENAI_API_KEY");
+  }
+  if (http && !o.api_key.empty() && !o.allow_insecure && !url_host_is_loopback(o.base_url))
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("refusing to send the API key (${}) over plain http:// to '{}', which is not a "
+                                  "loopback host: anyone on the way could read it",
+                                  key_from, url_host(o.base_url)),
+                      "use the server's https:// URL, or pass --llm-allow-insecure if the network is yours (the "
+                      "key then travels unencrypted)");
   if (o.model.empty()) o.model = env_or_empty("UCUTLASS_LLM_MODEL");
   if (o.model.empty()) o.model = env_or_empty("OPENAI_MODEL");
   if (o.model.empty())

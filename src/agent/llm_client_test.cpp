@@ -27,6 +27,7 @@ using nlohmann::json;
 
 struct Sleeps {
   std::vector<double> seconds;
+  std::vector<std::string> said;  // what the client announced before each wait
 };
 
 OpenAiOptions options_for(const FakeOpenAiServer& server, Sleeps* sleeps) {
@@ -37,6 +38,7 @@ OpenAiOptions options_for(const FakeOpenAiServer& server, Sleeps* sleeps) {
   o.backoff_max_s = 30;
   o.timeout_s = 10;
   o.sleep = [sleeps](double s) { sleeps->seconds.push_back(s); };
+  o.notify = [sleeps](const std::string& line) { sleeps->said.push_back(line); };
   return o;
 }
 
@@ -191,6 +193,40 @@ TEST(LlmClient, RetryAfter429IsHonoured) {
   EXPECT_DOUBLE_EQ(sleeps.seconds[0], 3.0);
 }
 
+TEST(LlmClient, RetryAfterIsCappedAndEveryWaitIsSaid) {
+  // A server asking for an hour used to get it, silently, on every retry.
+  FakeOpenAiServer server({status_reply(429, "3600"), status_reply(503, "3600"), ok_reply("done")});
+  Sleeps sleeps;
+  auto client = client_for(server, &sleeps);
+  auto reply = client->chat(request("go"));
+  ASSERT_TRUE(reply) << reply.error().render();
+  EXPECT_EQ(sleeps.seconds, (std::vector<double>{60, 60}));
+  ASSERT_EQ(sleeps.said.size(), 2u);
+  EXPECT_NE(sleeps.said[0].find("HTTP 429 Too Many Requests"), std::string::npos) << sleeps.said[0];
+  EXPECT_NE(sleeps.said[0].find("waiting 60 s before retry 1 of 4"), std::string::npos) << sleeps.said[0];
+  EXPECT_NE(sleeps.said[0].find("asked for 3600 s"), std::string::npos) << sleeps.said[0];
+  EXPECT_NE(sleeps.said[0].find("--llm-retry-after-max"), std::string::npos) << sleeps.said[0];
+  EXPECT_NE(sleeps.said[1].find("HTTP 503"), std::string::npos) << sleeps.said[1];
+
+  FakeOpenAiServer other({status_reply(429, "3600"), ok_reply("done")});
+  Sleeps capped;
+  auto tight = client_for(other, &capped, [](OpenAiOptions& o) { o.retry_after_max_s = 5; });
+  ASSERT_TRUE(tight->chat(request("go")));
+  EXPECT_EQ(capped.seconds, (std::vector<double>{5}));
+}
+
+TEST(LlmClient, RetryAfterAsAnHttpDate) {
+  FakeOpenAiServer server({status_reply(429, "Fri, 01 Jan 2100 00:00:00 GMT"),
+                           status_reply(429, "Sat, 01 Jan 2000 00:00:00 GMT"), ok_reply("done")});
+  Sleeps sleeps;
+  auto client = client_for(server, &sleeps);
+  ASSERT_TRUE(client->chat(request("go")));
+  // 2100 is far away: capped; 2000 has passed: no wait (said all the same).
+  EXPECT_EQ(sleeps.seconds, (std::vector<double>{60}));
+  ASSERT_EQ(sleeps.said.size(), 2u);
+  EXPECT_NE(sleeps.said[1].find("waiting 0 s"), std::string::npos) << sleeps.said[1];
+}
+
 TEST(LlmClient, ExponentialBackoffIsCapped) {
   FakeOpenAiServer server({status_reply(503), status_reply(502), status_reply(500), ok_reply("fine")});
   Sleeps sleeps;
@@ -254,17 +290,46 @@ TEST(LlmClient, MalformedBodyIsAnError) {
   EXPECT_EQ(server.requests().size(), 2u);  // malformed bodies are not retried
 }
 
-TEST(LlmClient, EmptyContentIsAnError) {
+TEST(LlmClient, EmptyContentIsAReplyNotAnEndpointFailure) {
+  // An empty completion is the model's answer: the agent repairs it (docs/agent.md); as an error
+  // it ended the whole conversation with the model.
   FakeReply r = ok_reply("");
   r.finish_reason = "length";
+  r.prompt_tokens = 40;
+  r.completion_tokens = 4096;
   FakeOpenAiServer server({r});
   Sleeps sleeps;
   auto client = client_for(server, &sleeps);
   auto reply = client->chat(request("go"));
-  ASSERT_FALSE(reply);
-  EXPECT_EQ(reply.error().code, ErrorCode::invalid_input);
-  EXPECT_NE(reply.error().message.find("empty content"), std::string::npos) << reply.error().message;
-  EXPECT_NE(reply.error().hint.find("--llm-max-tokens"), std::string::npos) << reply.error().hint;
+  ASSERT_TRUE(reply) << reply.error().render();
+  EXPECT_EQ(reply->content, "");
+  EXPECT_EQ(reply->finish_reason, "length");
+  EXPECT_EQ(reply->tokens_in, 40);
+  EXPECT_EQ(reply->tokens_out, 4096);
+}
+
+TEST(LlmClient, AnAnsweredRequestThatFailsStillCountsItsTokens) {
+  std::vector<HttpResponse> replies(2);
+  replies[0].status = 200;
+  replies[0].body = R"({"object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 1500, "completion_tokens": 70}})";
+  replies[1].status = 200;
+  replies[1].body = "<html>gateway says hello</html>";
+  auto http = std::make_unique<ScriptedHttp>(replies);
+  OpenAiOptions o;
+  o.base_url = "http://127.0.0.1:1/v1";
+  o.model = "m";
+  auto client = openai_client(o, std::move(http));
+  EXPECT_EQ(client->last_spend().tokens_in, 0);
+  auto first = client->chat(request("go"));
+  ASSERT_FALSE(first);
+  EXPECT_EQ(client->last_spend().tokens_in, 1500);
+  EXPECT_EQ(client->last_spend().tokens_out, 70);
+  EXPECT_FALSE(client->last_spend().estimated);
+  auto second = client->chat(request("go"));
+  ASSERT_FALSE(second);
+  EXPECT_GT(client->last_spend().tokens_in, 0);  // the prompt was read: estimated
+  EXPECT_EQ(client->last_spend().tokens_out, 8);  // ceil(31 / 4)
+  EXPECT_TRUE(client->last_spend().estimated);
 }
 
 TEST(LlmClient, TimeoutGivesHint) {
@@ -511,6 +576,81 @@ TEST(Cassette, ReplayPastTheEnd) {
   EXPECT_NE(r.error().message.find("the cassette holds only 1 exchanges"), std::string::npos) << r.error().message;
 }
 
+TEST(Cassette, AStrictReplayKeepsItsFirstDivergence) {
+  std::string path = temp_path("diverge.jsonl");
+  FakeOpenAiServer server({ok_reply("one"), ok_reply("two")});
+  Sleeps sleeps;
+  {
+    auto rec = recording_client(client_for(server, &sleeps), path);
+    ASSERT_TRUE(rec->chat(request("first")));
+    ASSERT_TRUE(rec->chat(request("second")));
+    EXPECT_FALSE(rec->divergence());
+  }
+  auto strict = replay_client(path, true);
+  ASSERT_TRUE(strict);
+  ASSERT_TRUE((*strict)->chat(request("first")));
+  EXPECT_FALSE((*strict)->divergence());
+  ASSERT_FALSE((*strict)->chat(request("changed")));
+  ASSERT_TRUE((*strict)->divergence());
+  EXPECT_NE((*strict)->divergence()->message.find("replay diverged at exchange 1"), std::string::npos);
+  auto loose = replay_client(path, false);
+  ASSERT_TRUE(loose);
+  ASSERT_TRUE((*loose)->chat(request("anything")));
+  ASSERT_TRUE((*loose)->chat(request("else")));
+  ASSERT_FALSE((*loose)->chat(request("past the end")));
+  EXPECT_FALSE((*loose)->divergence());
+  // A strict replay asked past its end has diverged too: the recorded run asked less.
+  auto strict_end = replay_client(path, true);
+  ASSERT_TRUE((*strict_end)->chat(request("first")));
+  ASSERT_TRUE((*strict_end)->chat(request("second")));
+  ASSERT_FALSE((*strict_end)->chat(request("third")));
+  ASSERT_TRUE((*strict_end)->divergence());
+  EXPECT_NE((*strict_end)->divergence()->message.find("holds only 2 exchanges"), std::string::npos);
+}
+
+TEST(Cassette, AFailedRequestsTokensAreRecordedAndReplayed) {
+  std::string path = temp_path("spent.jsonl");
+  FakeReply malformed;
+  malformed.raw_body = R"({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 12}})";
+  FakeOpenAiServer server({malformed});
+  Sleeps sleeps;
+  {
+    auto rec = recording_client(client_for(server, &sleeps), path);
+    ASSERT_FALSE(rec->chat(request("q")));
+    EXPECT_EQ(rec->last_spend().tokens_in, 900);
+  }
+  auto replay = replay_client(path);
+  ASSERT_TRUE(replay) << replay.error().render();
+  ASSERT_FALSE((*replay)->chat(request("q")));
+  EXPECT_EQ((*replay)->last_spend().tokens_in, 900);
+  EXPECT_EQ((*replay)->last_spend().tokens_out, 12);
+}
+
+TEST(Cassette, WritabilityIsCheckedWithoutLeavingAnythingBehind) {
+  const std::string fresh = temp_path("check/new-cassette.jsonl");
+  std::filesystem::remove(fresh);
+  ASSERT_TRUE(cassette_check_writable(fresh));
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+  const std::string existing = temp_path("kept.jsonl");
+  {
+    std::ofstream out(existing);
+    out << "{\"n\": 0}\n";
+  }
+  ASSERT_TRUE(cassette_check_writable(existing));
+  EXPECT_EQ(read_lines(existing), (std::vector<std::string>{"{\"n\": 0}"}));
+  const std::string blocker = temp_path("a-file");
+  {
+    std::ofstream out(blocker);
+    out << "x";
+  }
+  auto st = cassette_check_writable(blocker + "/cassette.jsonl");
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, ErrorCode::io);
+  EXPECT_NE(st.error().message.find("cannot write the LLM cassette '" + blocker + "/cassette.jsonl'"), std::string::npos)
+      << st.error().message;
+  EXPECT_FALSE(cassette_check_writable(temp_path("")));  // a folder
+}
+
 TEST(Cassette, RecordedErrorIsReplayed) {
   std::string path = temp_path("error.jsonl");
   FakeOpenAiServer server({status_reply(401)});
@@ -620,6 +760,77 @@ TEST(LlmClient, OptionsFromEnvironment) {
 
   given.base_url = "127.0.0.1:8000";
   EXPECT_FALSE(openai_options_resolve(given));
+}
+
+TEST(LlmClient, ANamedKeyVariableMustBeSetAndNothingFallsBack) {
+  EnvGuard guard({"OPENAI_BASE_URL", "OPENAI_API_KEY", "UCUTLASS_LLM_MODEL", "OPENAI_MODEL", "UCUT_TEST_KEY"});
+  ::setenv("OPENAI_API_KEY", "sk-the-default-key", 1);
+  OpenAiOptions o;
+  o.base_url = "https://llm.example.com/v1";
+  o.model = "m";
+  o.key_env = "UCUT_TEST_KEY";  // named, and not set: the default key must not go to this server
+  auto unset = openai_options_resolve(o);
+  ASSERT_FALSE(unset);
+  EXPECT_EQ(unset.error().code, ErrorCode::invalid_input);
+  EXPECT_NE(unset.error().message.find("the variable UCUT_TEST_KEY is not set"), std::string::npos)
+      << unset.error().message;
+  EXPECT_EQ(unset.error().render().find("sk-the-default-key"), std::string::npos);
+  ::setenv("UCUT_TEST_KEY", "", 1);
+  auto empty = openai_options_resolve(o);
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().message.find("is empty"), std::string::npos) << empty.error().message;
+  ::setenv("UCUT_TEST_KEY", "sk-named", 1);
+  auto named = openai_options_resolve(o);
+  ASSERT_TRUE(named) << named.error().render();
+  EXPECT_EQ(named->api_key, "sk-named");
+  o.key_env.clear();  // not named: $OPENAI_API_KEY, as before
+  auto by_default = openai_options_resolve(o);
+  ASSERT_TRUE(by_default);
+  EXPECT_EQ(by_default->api_key, "sk-the-default-key");
+  ::unsetenv("OPENAI_API_KEY");
+  auto none = openai_options_resolve(o);  // a local server needs no key
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->api_key, "");
+}
+
+TEST(LlmClient, AKeyGoesOverPlainHttpOnlyToLoopbackUnlessAllowed) {
+  EnvGuard guard({"OPENAI_BASE_URL", "OPENAI_API_KEY", "UCUTLASS_LLM_MODEL", "OPENAI_MODEL"});
+  OpenAiOptions o;
+  o.model = "m";
+  o.api_key = "sk-secret";
+  o.base_url = "http://10.1.2.3:8000/v1";
+  auto refused = openai_options_resolve(o);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("over plain http:// to '10.1.2.3'"), std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().hint.find("--llm-allow-insecure"), std::string::npos) << refused.error().hint;
+  EXPECT_EQ(refused.error().render().find("sk-secret"), std::string::npos);
+  o.allow_insecure = true;
+  EXPECT_TRUE(openai_options_resolve(o));
+  o.allow_insecure = false;
+  for (const char* ok : {"https://10.1.2.3/v1", "http://127.0.0.1:8000/v1", "http://127.9.8.7/v1",
+                         "http://localhost:11434/v1", "http://LocalHost/v1", "http://[::1]:8000/v1"}) {
+    o.base_url = ok;
+    EXPECT_TRUE(openai_options_resolve(o)) << ok;
+  }
+  o.api_key.clear();  // no key: nothing secret travels
+  o.base_url = "http://10.1.2.3:8000/v1";
+  EXPECT_TRUE(openai_options_resolve(o));
+}
+
+TEST(LlmClient, UrlHosts) {
+  EXPECT_EQ(url_host("http://user:pw@Example.com:8080/v1"), "Example.com");
+  EXPECT_EQ(url_host("http://[::1]:8000/v1"), "::1");
+  EXPECT_EQ(url_host("https://api.openai.com"), "api.openai.com");
+  EXPECT_EQ(url_host("http:///v1"), "");
+  EXPECT_TRUE(url_host_is_loopback("http://127.0.0.1/v1"));
+  EXPECT_TRUE(url_host_is_loopback("http://127.255.0.9:1/v1"));
+  EXPECT_TRUE(url_host_is_loopback("http://localhost/v1"));
+  EXPECT_TRUE(url_host_is_loopback("http://[::1]/v1"));
+  EXPECT_FALSE(url_host_is_loopback("http://128.0.0.1/v1"));
+  EXPECT_FALSE(url_host_is_loopback("http://localhost.evil.com/v1"));
+  EXPECT_FALSE(url_host_is_loopback("http://127.0.0.1.nip.io/v1"));
+  EXPECT_FALSE(url_host_is_loopback("http://[::2]/v1"));
 }
 
 TEST(FakeServer, ScriptLoad) {

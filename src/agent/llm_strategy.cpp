@@ -27,6 +27,34 @@ LlmStrategy::LlmStrategy(search::SearchSpace& space, AgentProblem problem, Agent
                          std::unique_ptr<LlmClient> client)
     : space_(space), problem_(std::move(problem)), settings_(std::move(settings)), client_(std::move(client)) {
   floor_ = problem_.start_rung;
+  publish();
+}
+
+void LlmStrategy::publish() {
+  AgentOutcome o;
+  o.problem = problem_.brief.name;
+  o.replay = !settings_.replay.empty();
+  o.requests = exchanges_;
+  o.replies = replies_;
+  o.programs = programs_;
+  o.failure = failure_;
+  o.divergence = client_->divergence();
+  o.stopped = stopped_;
+  std::lock_guard<std::mutex> lock(outcome_->mu);
+  outcome_->value = std::move(o);
+}
+
+void LlmStrategy::stop(const std::string& why, const std::optional<Error>& failure) {
+  if (!stopped_.empty()) return;
+  stopped_ = why;
+  failure_ = failure;
+  publish();
+  if (failure && problem_.notice)
+    problem_.notice(fmt::format("llm: {}: {}: {}; the search goes on without the model", problem_.brief.name,
+                                !settings_.replay.empty() ? "the replay stopped"
+                                : replies_ == 0          ? "the model was never reached"
+                                                         : "the model is no longer reached",
+                                failure->message));
 }
 
 void LlmStrategy::log(nlohmann::json entry) {
@@ -55,19 +83,37 @@ std::vector<std::string> LlmStrategy::notes() const {
                             exchanges_, exchanges_ == 1 ? "" : "s", repairs_, repairs_ == 1 ? "" : "s", unusable_,
                             unusable_ == 1 ? "y" : "ies", usage_.tokens_in, usage_.tokens_out,
                             usage_.cost_usd > 0 ? fmt::format(", ${:.4f}", usage_.cost_usd) : ""));
-  if (!stopped_.empty()) out.push_back("the model was asked no more: " + stopped_);
+  if (empty_ > 0)
+    out.push_back(fmt::format("{} empty repl{}{}", empty_, empty_ == 1 ? "y" : "ies",
+                              empty_at_length_ > 0
+                                  ? fmt::format(" ({} cut by the reply's token limit: raise --llm-max-tokens, now {})",
+                                                empty_at_length_, settings_.max_tokens)
+                                  : std::string()));
+  if (!stopped_.empty())
+    out.push_back((failure_ && replies_ == 0 ? "the model was never reached, so it proposed nothing; asked no more: "
+                                             : "the model was asked no more: ") +
+                  stopped_);
   return out;
 }
 
 std::optional<ChatReply> LlmStrategy::send(std::vector<ChatMessage> messages, const std::string& purpose) {
   if (!stopped_.empty()) return std::nullopt;
+  // The prompt counts against the budgets before it is sent: a repair quoting a long reply, or a
+  // first prompt larger than the budget, is not sent and billed past it.
+  long long prompt = 0;
+  for (const auto& m : messages) prompt += token_estimate(m.content);
   const long long mine = usage_.tokens_in + usage_.tokens_out;
-  if (settings_.problem_tokens > 0 && mine >= settings_.problem_tokens) {
-    stopped_ = fmt::format("the problem's token budget ({}) is spent", settings_.problem_tokens);
+  if (settings_.problem_tokens > 0 && mine + prompt > settings_.problem_tokens) {
+    stop(fmt::format("the problem's token budget ({}) {}: {} tokens spent, the next request ({}) is ~{} tokens in",
+                     settings_.problem_tokens, mine >= settings_.problem_tokens ? "is spent" : "would be exceeded",
+                     mine, purpose, prompt));
     return std::nullopt;
   }
-  if (settings_.suite_tokens > 0 && g_suite_tokens.load() >= settings_.suite_tokens) {
-    stopped_ = fmt::format("the suite's token budget ({}) is spent", settings_.suite_tokens);
+  const long long suite = g_suite_tokens.load();
+  if (settings_.suite_tokens > 0 && suite + prompt > settings_.suite_tokens) {
+    stop(fmt::format("the suite's token budget ({}) {}: {} tokens spent, the next request ({}) is ~{} tokens in",
+                     settings_.suite_tokens, suite >= settings_.suite_tokens ? "is spent" : "would be exceeded", suite,
+                     purpose, prompt));
     return std::nullopt;
   }
   ChatRequest req;
@@ -78,32 +124,39 @@ std::optional<ChatReply> LlmStrategy::send(std::vector<ChatMessage> messages, co
   auto r = client_->chat(req);
   ++exchanges_;
   ++usage_.requests;
-  nlohmann::json entry = {{"n", exchanges_}, {"iteration", iteration_}, {"purpose", purpose}};
+  // What the request spent, answered or not (a failed request the endpoint answered still spent).
+  const ChatSpend spent = r ? ChatSpend{r->tokens_in, r->tokens_out, r->tokens_estimated} : client_->last_spend();
+  usage_.tokens_in += spent.tokens_in;
+  usage_.tokens_out += spent.tokens_out;
+  g_suite_tokens += spent.tokens_in + spent.tokens_out;
+  usage_.cost_usd = (static_cast<double>(usage_.tokens_in) * settings_.price_in +
+                     static_cast<double>(usage_.tokens_out) * settings_.price_out) / 1e6;
+  nlohmann::json entry = {{"n", exchanges_}, {"iteration", iteration_}, {"purpose", purpose},
+                          {"tokens_in", spent.tokens_in}, {"tokens_out", spent.tokens_out}};
   if (!r) {
     entry["error"] = r.error().render();
     log(entry);
     // The client retried what can be retried: the endpoint is gone for this problem.
-    stopped_ = "the LLM endpoint failed: " + r.error().render();
+    stop("the LLM endpoint failed: " + r.error().render(), r.error());
     return std::nullopt;
   }
-  usage_.tokens_in += r->tokens_in;
-  usage_.tokens_out += r->tokens_out;
-  g_suite_tokens += r->tokens_in + r->tokens_out;
-  usage_.cost_usd = (static_cast<double>(usage_.tokens_in) * settings_.price_in +
-                     static_cast<double>(usage_.tokens_out) * settings_.price_out) / 1e6;
-  entry["tokens_in"] = r->tokens_in;
-  entry["tokens_out"] = r->tokens_out;
+  ++replies_;
   entry["finish_reason"] = r->finish_reason;
   entry["reply_chars"] = r->content.size();
   log(entry);
+  publish();
   return std::move(*r);
 }
 
-std::string LlmStrategy::floor_text(const std::string& program_text) const {
+std::string agent_program_floor(const sol::HwSpec& hw, sol::Policy policy, double t_sol, const std::string& program_text) {
   auto checked = dsl::dsl_compile(SourceFile{"program.ucut", program_text});
   if (!checked.program) return "";
-  auto est = sol::sol_program_estimate(problem_.hw, *checked.program, problem_.policy);
-  return sol::sol_program_render(est, problem_.brief.t_sol);
+  auto est = sol::sol_program_estimate(hw, *checked.program, policy);
+  return sol::sol_program_render(est, t_sol);
+}
+
+std::string LlmStrategy::floor_text(const std::string& program_text) const {
+  return agent_program_floor(problem_.hw, problem_.policy, problem_.brief.t_sol, program_text);
 }
 
 ProgramBrief LlmStrategy::brief_of(const search::Attempt& a) const {
@@ -174,6 +227,11 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
     const std::string& content = reply->content;
     ExtractedReply ex = reply_extract(content);
     std::string problem_found;
+    const bool empty = content.find_first_not_of(" \t\r\n") == std::string::npos;
+    if (empty) {
+      ++empty_;
+      if (reply->finish_reason == "length") ++empty_at_length_;
+    }
     if (!ex.program && ex.request && requests_left-- > 0) {
       std::string doc;
       if (*ex.request == "reference") doc = language_full();
@@ -183,7 +241,7 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
         for (const auto& n : example_names()) names += (names.empty() ? "" : ", ") + n;
         doc = "There is no example '" + ex.request->substr(8) + "'. Examples: " + names + ".";
       }
-      messages.push_back({"assistant", content});
+      messages.push_back({"assistant", reply_quote(content, ex)});
       messages.push_back({"user", doc + "\n\nNow reply as the rules say: reasoning, then one whole program."});
       purpose = "request";
       log({{"n", exchanges_}, {"outcome", "request"}, {"request", *ex.request}});
@@ -203,11 +261,17 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
         }
         log({{"n", exchanges_}, {"outcome", "program"}, {"candidates", fresh_ones.size()}, {"idea", why}});
         failed_in_a_row_ = 0;
+        ++programs_;
+        publish();
         return true;
       }
       problem_found = cands.empty() ? "Your program has no configuration the space can rank (no stage it can "
                                       "configure at the current precision)."
                                     : "That program was already tried (see the attempts); write a different one.";
+    } else if (empty && reply->finish_reason == "length") {
+      problem_found = fmt::format("Your reply was empty: it reached the reply's limit of {} tokens before any "
+                                  "answer. Reason briefly, then write the program.",
+                                  settings_.max_tokens);
     } else {
       problem_found = accepted.error().message;
       if (!accepted.error().hint.empty()) problem_found += "\nHint: " + accepted.error().hint;
@@ -219,7 +283,9 @@ bool LlmStrategy::ask_program(const search::SearchState& state, const std::strin
       return false;
     }
     ++repairs_;
-    messages.push_back({"assistant", content.substr(0, kMaxReplyChars)});
+    // Quoted capped: a runaway reply is not re-sent (and billed) in every repair. An empty one
+    // is stood in for, so the conversation still alternates (some servers' templates insist).
+    messages.push_back({"assistant", empty ? std::string("[empty reply]") : reply_quote(content, ex)});
     messages.push_back({"user", task_repair(problem_found)});
     purpose = "repair";
   }
@@ -239,8 +305,12 @@ void LlmStrategy::nominate(const search::SearchState& state, const std::string& 
       return;
     }
     ++unusable_;
-    messages.push_back({"assistant", reply->content.substr(0, kMaxReplyChars)});
-    messages.push_back({"user", ideas.error().message + " " + ideas.error().hint});
+    const std::string& content = reply->content;
+    const bool empty = content.find_first_not_of(" \t\r\n") == std::string::npos;
+    if (empty) ++empty_;
+    messages.push_back({"assistant", empty ? std::string("[empty reply]") : reply_quote(content, reply_extract(content))});
+    messages.push_back({"user", (empty ? std::string("Your reply was empty. ") : std::string()) + ideas.error().message +
+                                    " " + ideas.error().hint});
   }
 }
 
@@ -287,8 +357,11 @@ std::optional<search::Candidate> LlmStrategy::propose(const search::SearchState&
       if (!outstanding_.empty()) return std::nullopt;  // the iteration's results first
       new_iteration(state);
     }
+    // One iteration's worth of proposals (N, at least 2) in a row without a usable program, each
+    // with its repairs: the next iteration's prompts would differ only in the attempts listed.
     if (failed_in_a_row_ >= std::max(2, settings_.proposals)) {
-      stopped_ = fmt::format("{} proposals in a row gave no usable program", failed_in_a_row_);
+      stop(fmt::format("{} proposals in a row gave no usable program (the limit is max(2, --proposals))",
+                       failed_in_a_row_));
       return std::nullopt;
     }
     std::string idea;

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/fake_openai_server.h"
+#include "agent/register.h"
 #include "dsl/dsl.h"
 #include "support/diagnostics.h"
 
@@ -53,7 +55,11 @@ class ScriptedClient final : public LlmClient {
     return out;
   }
   std::string describe() const override { return "scripted"; }
+  ChatSpend last_spend() const override { return failure_spend; }
+  std::optional<Error> divergence() const override { return diverged; }
   std::shared_ptr<std::vector<ChatRequest>> requests = std::make_shared<std::vector<ChatRequest>>();
+  ChatSpend failure_spend;          // what a scripted failure spent
+  std::optional<Error> diverged;    // as a strict replay reports it
 
  private:
   std::vector<Result<ChatReply>> replies_;
@@ -76,7 +82,8 @@ struct Rig {
   std::shared_ptr<std::vector<ChatRequest>> requests;
   search::SearchState state;
 
-  Rig(std::vector<Result<ChatReply>> replies, AgentSettings settings = {}) {
+  Rig(std::vector<Result<ChatReply>> replies, AgentSettings settings = {}, ChatSpend failure_spend = {},
+      std::optional<Error> diverged = std::nullopt, std::unique_ptr<LlmClient> real_client = nullptr) {
     auto checked = dsl::dsl_compile(SourceFile{"addmm.ucut", kBase});
     EXPECT_TRUE(checked.program.has_value()) << diag_render_all(SourceFile{"addmm.ucut", kBase}, checked.diagnostics);
     base = *checked.program;
@@ -94,10 +101,17 @@ struct Rig {
     p.brief.t_sol = 10e-6;
     p.hw = hw;
     p.lessons = {"tile 128x128x32 -> 128x256x32 beat the slower configuration by 1.30x [gemm f32 m9_n11_k10]"};
+    p.notice = [this](const std::string& line) { notices.push_back(line); };
     auto client = std::make_unique<ScriptedClient>(std::move(replies));
+    client->failure_spend = failure_spend;
+    client->diverged = std::move(diverged);
     requests = client->requests;
-    strategy = std::make_unique<LlmStrategy>(*space, std::move(p), settings, std::move(client));
+    if (real_client)
+      strategy = std::make_unique<LlmStrategy>(*space, std::move(p), settings, std::move(real_client));
+    else
+      strategy = std::make_unique<LlmStrategy>(*space, std::move(p), settings, std::move(client));
   }
+  std::vector<std::string> notices;
 
   // Proposes one candidate (the session's step) and records it as proposed.
   std::optional<search::Candidate> propose() {
@@ -272,15 +286,169 @@ TEST(LlmStrategy, HybridTunesTheKnobsOfEachProgramTheModelWrites) {
 
 TEST(LlmStrategy, StopsAskingOnceTheTokenBudgetIsSpent) {
   AgentSettings s;
-  s.problem_tokens = 100;
+  s.problem_tokens = 8000;  // the first prompt (~3,500 tokens) fits, nothing after 7,990 spent does
   s.proposals = 4;
-  Rig rig({reply(fenced("One.", kRewrite), 90, 20), reply(fenced("Two.", kBase))}, s);
+  Rig rig({reply(fenced("One.", kRewrite), 7900, 90), reply(fenced("Two.", kBase))}, s);
   auto seed = rig.propose();
   rig.result(*seed, RunStatus::ok, 20e-6);
   ASSERT_TRUE(rig.propose());
   EXPECT_FALSE(rig.propose());
   EXPECT_EQ(rig.requests->size(), 1u);
   EXPECT_NE(rig.strategy->notes().back().find("token budget"), std::string::npos);
+}
+
+TEST(LlmStrategy, ARequestIsSentOnlyWhenItsPromptFitsTheBudget) {
+  // The prompt counts before it is sent: a budget smaller than the first prompt sends nothing.
+  AgentSettings s;
+  s.problem_tokens = 1000;
+  Rig rig({reply(fenced("One.", kRewrite))}, s);
+  auto seed = rig.propose();
+  rig.result(*seed, RunStatus::ok, 20e-6);
+  EXPECT_FALSE(rig.propose());
+  EXPECT_TRUE(rig.requests->empty());
+  const std::string why = rig.strategy->notes().back();
+  EXPECT_NE(why.find("token budget (1000) would be exceeded: 0 tokens spent, the next request (propose) is ~"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(rig.strategy->outcome().requests, 0);
+  EXPECT_FALSE(rig.strategy->outcome().failure);
+}
+
+TEST(LlmStrategy, AnEmptyReplyOverHttpIsRepairedNotTheEndOfTheConversation) {
+  // The endpoint's empty completion used to be an error that stopped the model for the problem.
+  FakeReply empty;
+  empty.finish_reason = "length";
+  FakeReply good;
+  good.content = fenced("Fold the let.", kRewrite);
+  FakeOpenAiServer server({empty, good});
+  ASSERT_NE(server.port(), 0) << server.error();
+  OpenAiOptions o;
+  o.base_url = server.base_url();
+  o.model = "m";
+  o.max_retries = 0;
+  AgentSettings s;
+  s.max_tokens = 512;
+  Rig rig({}, s, {}, std::nullopt, openai_client(o, http_client_curl()));
+  auto seed = rig.propose();
+  rig.result(*seed, RunStatus::ok, 20e-6);
+  auto c = rig.propose();
+  ASSERT_TRUE(c) << rig.strategy->notes().back();
+  EXPECT_EQ(c->origin, "llm");
+  const auto sent = server.requests();
+  ASSERT_EQ(sent.size(), 2u);
+  const auto& msgs = sent[1]["messages"];
+  ASSERT_GE(msgs.size(), 4u);
+  EXPECT_EQ(msgs[msgs.size() - 2]["role"], "assistant");
+  EXPECT_EQ(msgs[msgs.size() - 2]["content"], "[empty reply]");
+  EXPECT_NE(msgs.back()["content"].get<std::string>().find("Your reply was empty: it reached the reply's limit of 512 tokens"),
+            std::string::npos);
+  const auto notes = rig.strategy->notes();
+  EXPECT_NE(notes[1].find("1 empty reply (1 cut by the reply's token limit: raise --llm-max-tokens, now 512)"),
+            std::string::npos)
+      << notes[1];
+  EXPECT_EQ(rig.strategy->outcome().replies, 2);
+  EXPECT_EQ(rig.strategy->outcome().programs, 1);
+}
+
+TEST(LlmStrategy, ATooLargeReplyIsSaidToBeAndNotQuotedWholeInTheRepair) {
+  // A 300 KB reply was quoted (cut at 256 KB) in every repair, its reason "holds no program".
+  std::string huge;
+  while (huge.size() < 300 * 1024) huge += "Let me think about the tile shapes once more, carefully.\n";
+  Rig rig({reply(huge), reply(fenced("Short now.", kRewrite))});
+  auto seed = rig.propose();
+  rig.result(*seed, RunStatus::ok, 20e-6);
+  ASSERT_TRUE(rig.propose());
+  ASSERT_EQ(rig.requests->size(), 2u);
+  const auto& repair = (*rig.requests)[1].messages;
+  size_t chars = 0;
+  for (const auto& m : repair) chars += m.content.size();
+  const size_t first_prompt = (*rig.requests)[0].messages[0].content.size() + (*rig.requests)[0].messages[1].content.size();
+  EXPECT_LE(chars, first_prompt + kMaxQuotedReplyChars + 2000);
+  EXPECT_NE(repair.back().content.find("Your reply was too large"), std::string::npos) << repair.back().content;
+  EXPECT_NE(repair[repair.size() - 2].content.find("left out"), std::string::npos);
+}
+
+TEST(LlmStrategy, AFailedRequestTheEndpointAnsweredCountsItsTokens) {
+  Rig rig({Result<ChatReply>(make_error(ErrorCode::invalid_input, "the reply is malformed"))}, {},
+          ChatSpend{1200, 30, false});
+  auto seed = rig.propose();
+  rig.result(*seed, RunStatus::ok, 20e-6);
+  EXPECT_FALSE(rig.propose());
+  EXPECT_EQ(rig.strategy->usage().tokens_in, 1200);
+  EXPECT_EQ(rig.strategy->usage().tokens_out, 30);
+  EXPECT_EQ(rig.strategy->usage().requests, 1);
+}
+
+TEST(LlmStrategy, StopsAfterOneIterationsWorthOfProposalsWithoutAProgram) {
+  // The limit is max(2, N) proposals in a row (docs/agent.md "Stop"), each with its repairs.
+  for (int n : {1, 3}) {
+    AgentSettings s;
+    s.proposals = n;
+    s.repairs = 0;
+    Rig rig({reply("I would rather talk."), reply("Still talking."), reply("More talk."), reply("Talk.")}, s);
+    auto seed = rig.propose();
+    rig.result(*seed, RunStatus::ok, 20e-6);
+    EXPECT_FALSE(rig.propose());
+    EXPECT_EQ(static_cast<int>(rig.requests->size()), std::max(2, n)) << "N = " << n;
+    EXPECT_NE(rig.strategy->notes().back().find("proposals in a row gave no usable program"), std::string::npos);
+  }
+}
+
+TEST(LlmStrategy, TheOutcomeSaysWhetherTheModelWasNeverOrNoLongerReached) {
+  {
+    Rig rig({Result<ChatReply>(make_error(ErrorCode::io, "connection refused", "is the server running?"))});
+    auto seed = rig.propose();
+    rig.result(*seed, RunStatus::ok, 20e-6);
+    EXPECT_FALSE(rig.propose());
+    const AgentOutcome o = rig.strategy->outcome();
+    EXPECT_TRUE(o.never_reached());
+    EXPECT_EQ(o.requests, 1);
+    EXPECT_EQ(o.failure->message, "connection refused");
+    ASSERT_EQ(rig.notices.size(), 1u);
+    EXPECT_NE(rig.notices[0].find("the model was never reached"), std::string::npos) << rig.notices[0];
+    EXPECT_NE(rig.strategy->notes().back().find("the model was never reached, so it proposed nothing"), std::string::npos);
+  }
+  {
+    AgentSettings s;
+    s.proposals = 4;
+    Rig rig({reply(fenced("One.", kRewrite)), Result<ChatReply>(make_error(ErrorCode::io, "HTTP 503"))}, s);
+    auto seed = rig.propose();
+    rig.result(*seed, RunStatus::ok, 20e-6);
+    ASSERT_TRUE(rig.propose());
+    EXPECT_FALSE(rig.propose());
+    const AgentOutcome o = rig.strategy->outcome();
+    EXPECT_TRUE(o.no_longer_reached());
+    EXPECT_EQ(o.replies, 1);
+    EXPECT_EQ(o.programs, 1);
+  }
+  {
+    Error d = make_error(ErrorCode::invalid_input, "replay diverged at exchange 0 (purpose propose)");
+    Rig rig({Result<ChatReply>(d)}, {}, {}, d);
+    auto seed = rig.propose();
+    rig.result(*seed, RunStatus::ok, 20e-6);
+    EXPECT_FALSE(rig.propose());
+    ASSERT_TRUE(rig.strategy->outcome().divergence);
+    EXPECT_EQ(rig.strategy->outcome().divergence->message, d.message);
+  }
+}
+
+TEST(AgentCheck, SettingsAreCheckedBeforeAnyRequest) {
+  AgentSettings s;
+  s.url = "https://llm.example.com/v1";
+  s.model = "m";
+  s.key_env = "UCUT_SURELY_UNSET_KEY_VAR";
+  ::unsetenv("UCUT_SURELY_UNSET_KEY_VAR");
+  auto st = agent_check(s);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("UCUT_SURELY_UNSET_KEY_VAR is not set"), std::string::npos);
+  s.key_env.clear();
+  s.timeout_s = 0;
+  ASSERT_FALSE(agent_check(s));
+  s.timeout_s = 30;
+  s.replay = "/nonexistent/cassette.jsonl";
+  auto missing = agent_check(s);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::not_found);
 }
 
 }  // namespace

@@ -22,8 +22,11 @@ std::string cap(const std::string& s, size_t n, const char* what) {
 std::string ms(double s) { return fmt::format("{:.4g} ms", s * 1e3); }
 
 std::string program_block(const ProgramBrief& p, double eager_s, double t_sol, bool measured) {
-  std::string out = fmt::format("`{}`: {} {}", p.name, measured ? "measured" : "estimated (analytic model, not measured)",
-                                ms(p.time_s));
+  // No time yet is said as such, never as "measured 0 ms".
+  std::string out = p.time_s <= 0 ? fmt::format("`{}`: not timed yet", p.name)
+                                  : fmt::format("`{}`: {} {}", p.name,
+                                                measured ? "measured" : "estimated (analytic model, not measured)",
+                                                ms(p.time_s));
   if (eager_s > 0 && p.time_s > 0) out += fmt::format(", {:.2f}x PyTorch eager", eager_s / p.time_s);
   if (t_sol > 0 && p.time_s > 0) out += fmt::format(", {:.0f}% of the speed of light", 100 * t_sol / p.time_s);
   out += "\n```ucut\n" + p.text + (p.text.ends_with("\n") ? "" : "\n") + "```\n";

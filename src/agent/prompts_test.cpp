@@ -62,5 +62,45 @@ TEST(AgentSettings, RoundTripAndRefuseNonsense) {
   EXPECT_FALSE(agent_settings_from_json({{"beam", "two"}}));
 }
 
+TEST(AgentSettings, EveryNumberIsHeldToItsRangeInTheOptionsWords) {
+  // Zero and negative timeouts used to mean "no timeout"; negative prices were taken.
+  EXPECT_FALSE(agent_settings_from_json({{"timeout_s", 0}}));
+  EXPECT_FALSE(agent_settings_from_json({{"timeout_s", -5}}));
+  EXPECT_FALSE(agent_settings_from_json({{"price_in", -1}}));
+  EXPECT_FALSE(agent_settings_from_json({{"price_out", -0.5}}));
+  EXPECT_FALSE(agent_settings_from_json({{"temperature", 2.5}}));
+  EXPECT_FALSE(agent_settings_from_json({{"retries", -1}}));
+  EXPECT_FALSE(agent_settings_from_json({{"problem_tokens", -1}}));
+  EXPECT_FALSE(agent_settings_from_json({{"retry_after_max_s", -1}}));
+  EXPECT_TRUE(agent_settings_from_json({{"retry_after_max_s", 0}, {"repairs", 0}, {"price_in", 0}}));
+  AgentSettings s;
+  s.proposals = 0;
+  auto st = agent_settings_check(s);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message, "--proposals must be a whole number >= 1, not 0");
+  const AgentSettingRule* timeout = agent_setting_rule("--llm-timeout");
+  ASSERT_NE(timeout, nullptr);
+  EXPECT_EQ(agent_setting_violation(*timeout, 0), "must be more than 0 seconds (there is no 'no timeout'), not 0");
+  EXPECT_EQ(agent_setting_violation(*timeout, 0.5), "");
+  EXPECT_EQ(agent_setting_violation(*agent_setting_rule("--beam"), 1.5), "must be a whole number >= 1, not 1.5");
+  EXPECT_EQ(agent_setting_rule("--llm"), nullptr);
+}
+
+TEST(Prompts, AProgramNotTimedYetIsNotSaidToBeMeasured) {
+  PromptInputs in;
+  in.problem.name = "p";
+  in.current = ProgramBrief{"lowered", "ucut 1\n", 0, ""};
+  in.task = task_propose();
+  std::string all;
+  for (const auto& part : prompt_parts(in)) all += part.text;
+  EXPECT_EQ(all.find("measured 0 ms"), std::string::npos);
+  EXPECT_NE(all.find("`lowered`: not timed yet"), std::string::npos);
+  in.measured = false;
+  in.current->time_s = 2e-5;
+  all.clear();
+  for (const auto& part : prompt_parts(in)) all += part.text;
+  EXPECT_NE(all.find("estimated (analytic model, not measured) 0.02 ms"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ucut::agent

@@ -72,6 +72,8 @@ std::vector<const dsl::Tensor*> interface_of(const dsl::Program& p) {
 
 ExtractedReply reply_extract(const std::string& reply_in) {
   ExtractedReply out;
+  out.chars = reply_in.size();
+  out.too_large = reply_in.size() > kMaxReplyChars;
   const std::string reply = reply_in.size() > kMaxReplyChars ? reply_in.substr(0, kMaxReplyChars) : reply_in;
   const auto lines = split_lines(reply);
   // Fenced blocks: the last one that holds a program wins (models often draft, then answer).
@@ -136,7 +138,22 @@ std::string interface_difference(const dsl::Program& base, const dsl::Program& p
   return "";
 }
 
+std::string reply_quote(const std::string& reply, const ExtractedReply& ex) {
+  if (reply.size() <= kMaxQuotedReplyChars) return reply;
+  if (ex.program && !ex.too_large && ex.program->size() + 200 <= kMaxQuotedReplyChars)
+    return fmt::format("[... {} characters of reasoning left out ...]\n```ucut\n{}```\n", ex.reasoning.size(),
+                       *ex.program);
+  const size_t keep = kMaxQuotedReplyChars / 2;
+  return fmt::format("{}\n[... the rest of this {}-character reply left out ...]\n", reply.substr(0, keep),
+                     reply.size());
+}
+
 Result<dsl::Program> reply_accept(const ExtractedReply& reply, const dsl::Program& base) {
+  if (reply.too_large)
+    return make_error(ErrorCode::invalid_input,
+                      fmt::format("Your reply was too large: {} characters, more than the {} read. Reply with a few "
+                                  "sentences of reasoning and one whole program, nothing else.",
+                                  reply.chars, kMaxReplyChars));
   if (!reply.program)
     return make_error(ErrorCode::invalid_input,
                       reply.reasoning.find_first_not_of(" \t\r\n") == std::string::npos

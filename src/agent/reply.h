@@ -16,10 +16,17 @@
 
 namespace ucut::agent {
 
-// Replies longer than this are cut before parsing (a runaway or hostile reply).
+// Replies longer than this are too large: cut before parsing (a runaway or hostile reply) and
+// refused, with the reason, as a repair.
 inline constexpr size_t kMaxReplyChars = 256 * 1024;
+// What a repair request quotes of an unusable reply, at most: a program with its reasoning fits
+// (our largest lowered programs are ~5,000 characters), a runaway reply is not re-sent (and
+// billed) in every repair.
+inline constexpr size_t kMaxQuotedReplyChars = 16 * 1024;
 
 struct ExtractedReply {
+  size_t chars = 0;                    // the reply's length
+  bool too_large = false;              // longer than kMaxReplyChars (only its start was read)
   std::optional<std::string> program;  // the program text found
   bool fenced = false;                 // found in a fenced block
   bool truncated = false;              // the block was never closed (the reply was cut off)
@@ -29,9 +36,15 @@ struct ExtractedReply {
 
 ExtractedReply reply_extract(const std::string& reply);
 
+// The reply as a repair request quotes it back to the model: whole when it fits
+// kMaxQuotedReplyChars; else the program found in it without the reasoning, or else its start,
+// with a line saying what was left out.
+std::string reply_quote(const std::string& reply, const ExtractedReply& ex);
+
 // The checked program, named as `base` (the name decides file names; the model's is ignored).
 // Errors (invalid_input) carry the checker's diagnostics or the interface difference, in words a
-// model can act on. An unfenced program is retried without its trailing lines (prose after it).
+// model can act on; a reply too large is refused as such. An unfenced program is retried without
+// its trailing lines (prose after it).
 Result<dsl::Program> reply_accept(const ExtractedReply& reply, const dsl::Program& base);
 
 // The interface difference between `base` and `p` ("" when they agree): in/param/out tensors

@@ -143,6 +143,8 @@ int run_bench(const BenchArgs& a) {
                                               (a.match.empty() ? "" : " matching --match " + a.match),
                                           "pass a folder of KernelBench-format problems (e.g. problems/), or 'synthetic'"));
   }
+  if (!synthetic)
+    if (int rc = cli_check_agent("bench", a.strategy, a.agent); rc != kExitOk) return rc;
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
     auto db = memory::MemoryDb::open(cli_memory_path(a.db, synthetic, a.out));
@@ -181,8 +183,18 @@ int run_bench(const BenchArgs& a) {
       runs.push_back(std::move(*r));
     }
   } else {
-    if (a.plan || (a.exec.eval_executor != "ray" && !app::gpu_present()))
-      return plan_suite(a, files, o, a.plan ? "planning only (--plan): nothing was measured" : "no GPU: nothing was measured");
+    if (a.plan || (a.exec.eval_executor != "ray" && !app::gpu_present())) {
+      std::string why = a.plan ? "planning only (--plan): nothing was measured" : "no GPU: nothing was measured";
+      if (cli_strategy_uses_agent(a.strategy)) {
+        // A suite plans with the built-in ranking alone: say so rather than take --strategy llm silently.
+        why += "; the LLM agent was not used (a suite plans with the built-in ranking)";
+        std::fprintf(stderr, "ucutlass bench: note: --strategy %s: %s, so the suite is planned with the built-in "
+                     "ranking and the model is never asked; 'ucutlass optimize PROBLEM --strategy %s' plans one "
+                     "problem with the model\n", a.strategy.c_str(),
+                     a.plan ? "--plan measures nothing" : "there is no GPU", a.strategy.c_str());
+      }
+      return plan_suite(a, files, o, why);
+    }
     auto eval_workers = cli_eval_workers(a.exec, a.gpus);
     if (!eval_workers)
       return cli_fail("bench", eval_workers.error(),
@@ -304,7 +316,9 @@ int run_bench(const BenchArgs& a) {
   if (st) st = fs_write_atomic(stem + "report.md", app::suite_report_markdown(synthetic, text, h, outcomes));
   if (st) st = fs_write_atomic(a.html.empty() ? stem + "bench.html" : a.html, report::html_render(html));
   if (!st) return cli_fail("bench", st.error());
-  return kExitOk;
+  std::fflush(stdout);
+  // Each problem's conversation with the model; a model no problem ever reached is the exit code.
+  return cli_report_agent("bench");
 }
 }  // namespace
 

@@ -57,7 +57,9 @@ int drive(app::ProblemRun& run) {
   std::fprintf(stderr, "stopped: %s\n", search::stop_reason_text(reason).c_str());
   std::printf("%sreport: %s/report.md\n", run.simulated() ? (std::string(app::kSimulatedBanner) + ": ").c_str() : "",
               run.out_dir().c_str());
-  return 0;
+  std::fflush(stdout);
+  // The LLM agent's conversation: said on stderr, and a model never reached is the exit code.
+  return cli_report_agent("optimize");
 }
 
 int run_real(const OptimizeArgs& a, app::DriverOptions o) {
@@ -194,6 +196,8 @@ int run_optimize(const OptimizeArgs& a) {
   o.memory = mem.get();
   o.progress = stderr;
   if (!app::ProblemRun::is_synthetic(a.problem)) {
+    // The agent's settings before anything runs: a wrong one is the command line's, not a failed request.
+    if (int rc = cli_check_agent("optimize", a.strategy, a.agent); rc != kExitOk) return rc;
     if (a.dry_run) {
       std::printf("would %s %s: budget %d attempts, top-k %d, policy %s, seed %llu\n",
                   a.plan || (a.exec.eval_executor != "ray" && !app::gpu_present()) ? "plan (no GPU: measure nothing)"

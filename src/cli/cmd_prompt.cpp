@@ -1,7 +1,9 @@
 // `ucutlass prompt problem.py|problem.json [--profile P] [--task propose|analyze] [--json] [--show]`:
 // what the LLM agent would send a model first for this problem (docs/agent.md "What it sends"):
 // each prompt part with its size in tokens (ceil(characters / 4)), and with --show the messages
-// themselves. Nothing is sent anywhere; the current program is the lowered one, not yet measured.
+// themselves. Nothing is sent anywhere. The request is the first one of a planning run without
+// memory (agent_first_prompt): the lowered program's best-ranked configuration with the analytic
+// model's estimate, said to be one; a measured run sends its measured time there.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -31,12 +33,9 @@ int run_prompt(const PromptArgs& a) {
   po.out_dir = a.out;
   auto p = app::pipeline_prepare(a.problem, po);
   if (!p) return cli_fail("prompt", p.error());
-  const double t_contract = app::pipeline_sol_contract(p->sol, app::pipeline_tf32_bound(*p, a.profile));
-  agent::PromptInputs in;
-  in.problem = agent::agent_problem_brief(*p, p->hw, a.profile, t_contract);
-  in.current = agent::ProgramBrief{"lowered", p->lowered.text, 0, ""};
-  in.task = a.task == "analyze" ? agent::task_analyze(4) : agent::task_propose();
-  const auto parts = agent::prompt_parts(in);
+  auto in = agent::agent_first_prompt(*p, a.profile, a.task == "analyze" ? agent::task_analyze(4) : agent::task_propose());
+  if (!in) return cli_fail("prompt", in.error());
+  const auto parts = agent::prompt_parts(*in);
   long long total = 0;
   nlohmann::json j = {{"problem", p->name}, {"parts", nlohmann::json::array()}};
   for (const auto& part : parts) {
@@ -53,7 +52,9 @@ int run_prompt(const PromptArgs& a) {
     for (const auto& m : agent::prompt_messages(parts)) std::printf("=== %s ===\n%s\n", m.role.c_str(), m.content.c_str());
     std::printf("\n");
   }
-  std::printf("%s: the agent's first prompt (%s), tokens = ceil(chars / 4)\n", p->name.c_str(), a.task.c_str());
+  std::printf("%s: the agent's first prompt (%s) as a planning run sends it (times estimated; a measured run "
+              "shows measured ones), tokens = ceil(chars / 4)\n",
+              p->name.c_str(), a.task.c_str());
   for (const auto& part : j["parts"])
     std::printf("  %-9s %6lld tokens\n", part["name"].get<std::string>().c_str(), part["tokens"].get<long long>());
   std::printf("  %-9s %6lld tokens\n", "total", total);

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "agent/cassette.h"
 #include "agent/register.h"
 #include "build/cache_gc.h"
 #include "memory/store.h"
@@ -174,45 +175,121 @@ std::string cli_executor_summary(const std::shared_ptr<build::Compiler>& compile
   return "Ray compile jobs: " + std::to_string(total) + (out.empty() ? "" : " (" + out + ")");
 }
 
+namespace {
+
+// A numeric agent option checked against its rule (agent/settings.h) as the command line is read:
+// "--proposals: must be a whole number >= 1, not 0" (CLI11's PositiveNumber would print its range
+// of doubles, 300 digits of it).
+CLI::Validator agent_rule(const char* option) {
+  const agent::AgentSettingRule* rule = agent::agent_setting_rule(option);
+  return CLI::Validator(
+      [rule](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || end == v.c_str() || *end != '\0') return "must be " + std::string(rule->says) + ", not '" + v + "'";
+        return agent::agent_setting_violation(*rule, x);
+      },
+      rule->whole ? "INT" : "NUMBER");
+}
+
+}  // namespace
+
 void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& s) {
   const std::string g = "LLM agent (--strategy llm|hybrid; docs/agent.md)";
   sub.add_option("--llm", s.url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
       ->envname("OPENAI_BASE_URL")->group(g);
   sub.add_option("--model", s.model, "model name the endpoint serves")->envname("UCUTLASS_LLM_MODEL")->group(g);
-  sub.add_option("--llm-key-env", s.key_env, "environment variable holding the API key (never logged)")
-      ->capture_default_str()->group(g);
+  sub.add_option("--llm-key-env", s.key_env,
+                 "environment variable holding the API key (never logged); it must be set. Default: "
+                 "$OPENAI_API_KEY when set, else no key")
+      ->group(g);
+  sub.add_flag("--llm-allow-insecure", s.allow_insecure,
+               "send the API key over plain http:// to a host that is not loopback (it travels unencrypted)")
+      ->envname("UCUTLASS_LLM_ALLOW_INSECURE")->group(g);
   sub.add_option("--agent-mode", s.mode, "flat (propose, check, compile, evaluate, feedback) or orchestrated "
                  "(analyze, nominate, triage, implement, summarize)")
       ->check(CLI::IsMember({"flat", "orchestrated"}))->capture_default_str()->group(g);
-  sub.add_option("--beam", s.beam, "programs kept as parents between iterations")->check(CLI::PositiveNumber)
+  sub.add_option("--beam", s.beam, "programs kept as parents between iterations")->check(agent_rule("--beam"))
       ->capture_default_str()->group(g);
-  sub.add_option("--proposals", s.proposals, "programs asked for per iteration")->check(CLI::PositiveNumber)
+  sub.add_option("--proposals", s.proposals, "programs asked for per iteration")->check(agent_rule("--proposals"))
       ->capture_default_str()->group(g);
   sub.add_option("--repairs", s.repairs, "times a reply without a usable program goes back with the diagnostics")
-      ->check(CLI::NonNegativeNumber)->capture_default_str()->group(g);
+      ->check(agent_rule("--repairs"))->capture_default_str()->group(g);
   sub.add_option("--tune", s.tune, "hybrid: configurations measured per program the model writes")
-      ->check(CLI::PositiveNumber)->capture_default_str()->group(g);
+      ->check(agent_rule("--tune"))->capture_default_str()->group(g);
   sub.add_option("--llm-memory", s.memory, "memory lessons in prompts (true/false), to measure their effect")
       ->capture_default_str()->group(g);
   sub.add_option("--llm-tokens", s.problem_tokens, "token budget (in + out) per problem; 0: none")
-      ->capture_default_str()->group(g);
+      ->check(agent_rule("--llm-tokens"))->capture_default_str()->group(g);
   sub.add_option("--llm-suite-tokens", s.suite_tokens, "token budget (in + out) for the whole run; 0: none")
-      ->capture_default_str()->group(g);
+      ->check(agent_rule("--llm-suite-tokens"))->capture_default_str()->group(g);
   sub.add_option("--llm-price-in", s.price_in, "USD per million prompt tokens (the cost column)")
-      ->capture_default_str()->group(g);
-  sub.add_option("--llm-price-out", s.price_out, "USD per million completion tokens")->capture_default_str()->group(g);
-  sub.add_option("--llm-temperature", s.temperature, "sampling temperature")->capture_default_str()->group(g);
-  sub.add_option("--llm-max-tokens", s.max_tokens, "tokens per reply")->capture_default_str()->group(g);
-  sub.add_option("--llm-timeout", s.timeout_s, "seconds per request")->capture_default_str()->group(g);
+      ->check(agent_rule("--llm-price-in"))->capture_default_str()->group(g);
+  sub.add_option("--llm-price-out", s.price_out, "USD per million completion tokens")
+      ->check(agent_rule("--llm-price-out"))->capture_default_str()->group(g);
+  sub.add_option("--llm-temperature", s.temperature, "sampling temperature (0 to 2)")
+      ->check(agent_rule("--llm-temperature"))->capture_default_str()->group(g);
+  sub.add_option("--llm-max-tokens", s.max_tokens, "tokens per reply")
+      ->check(agent_rule("--llm-max-tokens"))->capture_default_str()->group(g);
+  sub.add_option("--llm-timeout", s.timeout_s, "seconds per request (> 0)")
+      ->check(agent_rule("--llm-timeout"))->capture_default_str()->group(g);
   sub.add_option("--llm-retries", s.retries, "retries on 429, 5xx and transport errors (with backoff)")
-      ->capture_default_str()->group(g);
+      ->check(agent_rule("--llm-retries"))->capture_default_str()->group(g);
+  sub.add_option("--llm-retry-after-max", s.retry_after_max_s,
+                 "the longest wait, in seconds, a server's Retry-After gets before a retry (longer asks are cut to it)")
+      ->check(agent_rule("--llm-retry-after-max"))->capture_default_str()->envname("UCUTLASS_LLM_RETRY_AFTER_MAX")
+      ->group(g);
   sub.add_flag("--llm-stream", s.stream, "stream replies (server-sent events)")->group(g);
   sub.add_option("--replay", s.replay, "replay a recorded session (llm-cassette.jsonl) instead of calling a model")
       ->group(g);
-  sub.add_flag("--replay-strict", s.replay_strict, "replay: a request that differs from the recording is an error")
+  sub.add_flag("--replay-strict", s.replay_strict,
+               "replay: a request that differs from the recording is an error (exit 1, the first divergence on stderr)")
       ->group(g);
   sub.add_option("--record", s.record, "where to record the session (default OUT/<problem>/llm-cassette.jsonl)")
       ->group(g);
+}
+
+bool cli_strategy_uses_agent(const std::string& strategy) { return strategy == "llm" || strategy == "hybrid"; }
+
+int cli_check_agent(const std::string& command, const std::string& strategy, const agent::AgentSettings& s) {
+  if (!cli_strategy_uses_agent(strategy)) return kExitOk;
+  if (auto st = agent::agent_check(s); !st) return cli_fail(command, st.error(), kExitUsage);
+  if (s.replay.empty() && !s.record.empty())
+    if (auto st = agent::cassette_check_writable(s.record); !st) return cli_fail(command, st.error(), kExitEnvironment);
+  return kExitOk;
+}
+
+int cli_report_agent(const std::string& command) {
+  const std::vector<agent::AgentOutcome> outcomes = agent::agent_outcomes_take();
+  const std::string who = "ucutlass " + command;
+  bool diverged = false, any_reply = false, any_never = false, never_replay = false;
+  for (const auto& o : outcomes) {
+    std::string line = fmt::format("llm: {}: {} request{}, {} repl{}, {} program{} from the model", o.problem,
+                                   o.requests, o.requests == 1 ? "" : "s", o.replies, o.replies == 1 ? "y" : "ies",
+                                   o.programs, o.programs == 1 ? "" : "s");
+    if (!o.stopped.empty() && !o.failure) line += "; asked no more: " + o.stopped;
+    std::fprintf(stderr, "%s\n", line.c_str());
+    any_reply = any_reply || o.replies > 0;
+    if (o.divergence) {
+      diverged = true;
+      std::fprintf(stderr, "%s: error: %s: %s\n", who.c_str(), o.problem.c_str(), o.divergence->render().c_str());
+    } else if (o.never_reached()) {
+      any_never = true;
+      never_replay = never_replay || o.replay;
+      std::fprintf(stderr, "%s: error: %s: %s, so it proposed nothing: %s\n", who.c_str(), o.problem.c_str(),
+                   o.replay ? "the cassette gave no reply" : "the model was never reached",
+                   o.failure->render().c_str());
+    } else if (o.no_longer_reached()) {
+      std::fprintf(stderr, "%s: %s: %s: %s after %d repl%s: %s\n", who.c_str(), o.replay ? "note" : "warning",
+                   o.problem.c_str(), o.replay ? "the replay ended" : "the model was no longer reached", o.replies,
+                   o.replies == 1 ? "y" : "ies", o.failure->render().c_str());
+    }
+  }
+  if (diverged) return kExitFailed;
+  // No proposal could be had from the model at all: the run's report holds only what the search
+  // measured without it. A live endpoint is the machine's (3); a cassette is the input (1).
+  if (any_never && !any_reply) return never_replay ? kExitFailed : kExitEnvironment;
+  return kExitOk;
 }
 
 CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help) {

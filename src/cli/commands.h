@@ -99,8 +99,22 @@ struct EvalWorkers {
 };
 Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string& gpus_spec);
 
-// The LLM agent's options of optimize and bench (agent/settings.h; docs/agent.md).
+// The LLM agent's options of optimize and bench (agent/settings.h; docs/agent.md). Every number
+// is held to its range as it is read (exit 2, in the option's words).
 void cli_add_agent_options(CLI::App& sub, agent::AgentSettings& settings);
+// Whether `strategy` is the LLM agent's (llm, hybrid).
+bool cli_strategy_uses_agent(const std::string& strategy);
+// Before anything runs, for the agent's strategies: its settings (agent::agent_check: endpoint,
+// model, key variable, plain-http key, ranges, the replay's cassette; exit 2) and an explicit
+// --record path that cannot be written (exit 3). Returns 0, or the exit code after reporting the
+// error for `command`.
+int cli_check_agent(const std::string& command, const std::string& strategy, const agent::AgentSettings& settings);
+// After the run: one line on stderr per problem the agent worked on (requests, replies, programs,
+// why it was asked no more), and an error or warning where the model was never or no longer
+// reached or a strict replay diverged. Returns the exit code that makes (docs/cli.md): 1 when a
+// strict replay diverged; when no problem got a single reply and some endpoint failed, 3 (1 for
+// a replay's cassette); else 0.
+int cli_report_agent(const std::string& command);
 
 // The conventions every command shares (docs/cli.md): the result store is `--db` (default: the
 // store UCUTLASS_STORE names, else the data folder's; no environment mirror of its own, so that a

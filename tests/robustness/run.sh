@@ -114,10 +114,8 @@ if [ "$set_name" = core ]; then
   expect 2 "Ray picks the GPUs, so --gpus is a count" -- "$bin" bench "$root/problems" --match act_relu \
     --eval-executor ray --ray-address 127.0.0.1:1 --gpus 0,2 --no-memory --out "$work/ray"
   expect 2 "--eval-executor: rey not in {local,ray}" -- "$bin" optimize synthetic --eval-executor rey --no-memory --out "$work/ray"
-  # The LLM agent: a problem it cannot show a model, and a run without an endpoint (docs/agent.md).
+  # The LLM agent: a problem it cannot show a model (its other cases: cases_agent.sh).
   expect 1 "the LLM agent needs a real problem" -- "$bin" optimize synthetic --strategy llm --no-memory --out "$work/strategy"
-  expect 1 "OPENAI_BASE_URL" -- env -u OPENAI_BASE_URL UCUTLASS_NO_GPU=1 "$bin" optimize "$D/gemm_square.json" \
-    --strategy llm --no-compile --no-memory --out "$work/strategy"
   expect 2 "is required" -- "$bin" compile "$P/wrap.ucut"
   expect 0 "ucutlass 0.1.0" -- "$bin" --version
   expect 0 "ucutlass 0.1.0" -- "$bin" -V
