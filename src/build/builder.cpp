@@ -134,7 +134,7 @@ void build_unit(Compiler& compiler, const BuildRequest& req, const BuildOptions&
     }
     if (inflight.claim(u.key)) break;
   }
-  u.message = compile_and_publish(compiler, {u.cu, u.obj, req.include_dirs, CompileJob::Mode::object, {}});
+  u.message = compile_and_publish(compiler, {u.cu, u.obj, req.include_dirs, CompileJob::Mode::object, {}, u.unit->host_only});
   u.ok = u.message.empty();
   inflight.done(u.key);
 }
@@ -260,8 +260,8 @@ bool build_split_units() {
 namespace {
 
 void hash_toolchain(Sha256& h, Compiler& compiler, const BuildRequest& req, const BuildOptions& opts,
-                    CompileJob::Mode mode, bool with_key_files = true) {
-  CompileJob probe{"IN.cu", "OUT.so", {}, mode, {}};  // flags only: paths must not change the key
+                    CompileJob::Mode mode, bool with_key_files = true, bool host_only = false) {
+  CompileJob probe{"IN.cu", "OUT.so", {}, mode, {}, host_only};  // flags only: paths must not change the key
   auto argv = compiler.command(probe);
   // Neither a compile lock (UCUTLASS_NVCC_LOCK's `flock PATH`) nor the folder nvcc is installed in
   // changes the object (the version is hashed below): keys, so the kernel store, are the same on
@@ -294,7 +294,7 @@ std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, co
   Sha256 h;
   h.field(unit.stored ? "ucutlass-kernel-store-v1" : "ucutlass-object-cache-v1");
   h.field(unit.source);
-  hash_toolchain(h, compiler, req, opts, CompileJob::Mode::object, !unit.stored);
+  hash_toolchain(h, compiler, req, opts, CompileJob::Mode::object, !unit.stored, unit.host_only);
   return h.hex();
 }
 

@@ -28,6 +28,7 @@ struct BuildUnit {
   // request's key_files, which it does not include), so every library of every program that
   // holds the same unit links the same object.
   bool stored = false;
+  bool host_only = false;  // no device code: compiled as C++ (CompileJob::host_only)
 };
 
 struct BuildRequest {

@@ -330,7 +330,10 @@ TEST(Compiler, ObjectAndLinkCommands) {
   std::string obj = join(c->command({"u.cu", "u.o", {"/inc"}, CompileJob::Mode::object, {}}));
   for (const char* f : {"-gencode=arch=compute_90a,code=sm_90a", "-fvisibility=hidden", "-I/inc", "-c -o u.o u.cu"})
     EXPECT_NE(obj.find(f), std::string::npos) << f << " in " << obj;
-  for (const char* f : {"-shared", "-cudart", "-lcuda"}) EXPECT_EQ(obj.find(f), std::string::npos) << f << " in " << obj;
+  for (const char* f : {"-shared", "-cudart", "-lcuda", "-x c++"}) EXPECT_EQ(obj.find(f), std::string::npos) << f << " in " << obj;
+  // a host-only unit (the ABI's) goes to the host compiler as C++
+  std::string host = join(c->command({"abi.cu", "abi.o", {"/inc"}, CompileJob::Mode::object, {}, true}));
+  EXPECT_NE(host.find("-x c++ -c -o abi.o abi.cu"), std::string::npos) << host;
   std::string link = join(c->command({"", "l.so", {"/inc"}, CompileJob::Mode::link, {"a.o", "b.o"}}));
   for (const char* f : {"-gencode=arch=compute_90a,code=sm_90a", "-shared", "-cudart static", "-o l.so a.o b.o"})
     EXPECT_NE(link.find(f), std::string::npos) << f << " in " << link;

@@ -110,6 +110,10 @@ class Nvcc : public Compiler {
       argv.push_back("-L" + stubs);
       argv.push_back("-lcuda");
     }
+    if (job.mode == Mode::object && job.host_only) {
+      argv.push_back("-x");
+      argv.push_back("c++");
+    }
     if (job.mode == Mode::object) argv.push_back("-c");
     argv.push_back("-o");
     argv.push_back(job.output_path);

@@ -13,7 +13,7 @@ Result<ProgramRequest> program_build_request(const dsl::Program& p, const std::s
   if (!lib) return lib.error();
   ProgramRequest out;
   out.request = BuildRequest{p.name, lib->source, out_dir, {}};
-  for (const auto& u : lib->units) out.request.units.push_back({u.name, u.source, u.stored});
+  for (const auto& u : lib->units) out.request.units.push_back({u.name, u.source, u.stored, u.host_only});
   if (lib->needs_cutlass) {
     out.needs_cutlass = true;
     out.request.include_dirs = {cutlass_dir + "/include", cutlass_dir + "/tools/util/include"};

@@ -438,7 +438,8 @@ UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scal
   if (!lib.units.empty())
     lib.units.push_back({"abi", banner("the C ABI unit and the stored units' bindings; the stages' code is in the other units") +
                                     codegen_runtime_header() + "\n" + abi_decls + "\n" + bindings +
-                                    s.substr(abi_begin)});
+                                    s.substr(abi_begin),
+                         false, true});
   lib.source = std::move(s);
   return lib;
 }

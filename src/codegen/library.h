@@ -27,6 +27,7 @@ struct LibraryUnit {
   std::string name;    // "cutlass", "simt", "abi", or a stored kernel unit's name ("ucut_k<hex>")
   std::string source;
   bool stored = false; // a stored kernel unit (StageCode::unit): kept in the kernel store
+  bool host_only = false;  // no device code (the ABI unit): compiled as C++
 };
 
 struct LibraryCode {

@@ -398,6 +398,8 @@ TEST(Library, ProgramsMixingGemmAndSimtStagesComeAsUnits) {
   EXPECT_EQ(lib->units[1].name, "simt");
   EXPECT_EQ(lib->units[2].name, "abi");
   EXPECT_FALSE(lib->units[1].stored || lib->units[2].stored);
+  EXPECT_TRUE(lib->units[2].host_only) << "the ABI unit holds no kernel: it compiles as C++";
+  EXPECT_FALSE(lib->units[0].host_only || lib->units[1].host_only);
   const std::string &gemm = lib->units[0].source, &simt = lib->units[1].source, &abi = lib->units[2].source;
   EXPECT_NE(gemm.find("#include \"cutlass/"), std::string::npos);
   EXPECT_NE(gemm.find("extern \"C\" int " + unit_name + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream)"),
