@@ -1,7 +1,7 @@
 # Generates ${CMAKE_BINARY_DIR}/generated/support/contract_profiles.inc from the one definition of
 # the contract's tolerance profiles, python/ucutlass_torch/contract_profiles.json (which the Python
-# check reads as it is): one `UCUT_PROFILE(name, describe, f16 atol, rtol, bf16 ..., other ...)`
-# row per profile. Re-run when the file changes.
+# check reads as it is): one `UCUT_PROFILE(name, describe, f16 atol, rtol, bf16 ..., other ...,
+# float64_pass)` row per profile. Re-run when the file changes.
 set(_profiles_json "${CMAKE_SOURCE_DIR}/python/ucutlass_torch/contract_profiles.json")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_profiles_json}")
 file(READ "${_profiles_json}" _json)
@@ -17,6 +17,13 @@ foreach(i RANGE ${_last})
     string(JSON _rtol GET "${_json}" profiles ${i} ${dt} 1)
     string(APPEND _row ", ${_atol}, ${_rtol}")
   endforeach()
+  # A JSON boolean reads as ON/OFF; a profile without the key has no reference-class pass.
+  string(JSON _f64 ERROR_VARIABLE _no_f64 GET "${_json}" profiles ${i} float64_pass)
+  if(_f64)
+    string(APPEND _row ", true")
+  else()
+    string(APPEND _row ", false")
+  endif()
   string(APPEND _rows "${_row})\n")
 endforeach()
 file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/generated/support/contract_profiles.inc" CONTENT "${_rows}")

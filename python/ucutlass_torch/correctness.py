@@ -5,20 +5,29 @@ stand-in on CPU tensors in the tests:
 
 - ``reference(inputs) -> [tensor]``: the problem's fp32 Model on its own copy of the inputs;
 - ``candidate(inputs) -> [tensor]``: the kernel, writing into output buffers freshly filled with
-  NaN before every run (kernel.BoundCall does that), so every element must be written;
+  NaN before every run (kernel.BoundCall does that), so every element must be written; the worker's
+  candidate also checks the guard zones around those buffers and raises guard.OutOfBounds;
 - ``make_inputs(seed) -> [value]``: get_inputs() under that seed.
 
 :func:`check` runs ≥5 trials with fresh seeds (odd trials run the candidate before the reference),
 one rescaled trial kept only if the reference stays finite, runs the candidate twice per trial
 (determinism: both runs must pass), and detects degenerate problems. :func:`recheck` is the check
-after the timing loop. Tolerance: ``|out − ref| ≤ atol + rtol·|ref|`` elementwise; NaN never passes.
+after the timing loop. Tolerance: ``|out − ref| ≤ atol + rtol·|ref|`` elementwise; NaN never passes;
+where a profile allows it (``float64_pass``), a run that fails elementwise still passes when the
+candidate is no further from the model evaluated in float64 than the fp32 reference is
+(float64.reference_class, the contract's reference-class pass).
+
+The reference is out of the candidate's reach: its outputs move to ``ref_home`` (host memory, on a
+GPU) as soon as it has run, before any candidate run follows; the trial's inputs, which the
+reference and the float64 evaluation read after the candidate has run, are fingerprinted and
+checked after every candidate run (a change is guard.OutOfBounds).
 
 Memory (docs/eval-contract.md, "Memory"; memplan counts it): a trial holds only its inputs, the
 clone one party runs on, the reference's outputs and the candidate's; everything is released when
 the trial ends. Comparisons run in pieces of :data:`CHUNK` elements; the determinism run is
 compared bit for bit with the first through a fingerprint, not a copy; degenerate detection
-compares each trial with the first trial's outputs as it ends (kept for the re-check anyway,
-on the host when the plan says so) and keeps running statistics.
+compares each trial's reference outputs with the previous trial's as they are made, and keeps
+running statistics.
 """
 
 from __future__ import annotations
@@ -31,23 +40,32 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from . import float64, guard
+
 # Profile name -> {dtype: (atol, rtol)}; "*" is every other floating dtype. Integer and bool
 # outputs are always compared exactly. The one definition is contract_profiles.json, beside this
 # file, from which the C++ tool is built too (support/contract_profiles.h).
 PROFILES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract_profiles.json")
 
 
-def _load_profiles() -> Dict[str, Dict[Any, tuple]]:
+def _load_profiles() -> Tuple[Dict[str, Dict[Any, tuple]], Dict[str, bool]]:
     with open(PROFILES_FILE, encoding="utf-8") as f:
         doc = json.load(f)
-    return {p["name"]: {torch.float16: tuple(p["f16"]), torch.bfloat16: tuple(p["bf16"]), "*": tuple(p["other"])}
-            for p in doc["profiles"]}
+    tables = {p["name"]: {torch.float16: tuple(p["f16"]), torch.bfloat16: tuple(p["bf16"]), "*": tuple(p["other"])}
+              for p in doc["profiles"]}
+    return tables, {p["name"]: bool(p.get("float64_pass", False)) for p in doc["profiles"]}
 
 
-PROFILES: Dict[str, Dict[Any, tuple]] = _load_profiles()
+PROFILES, FLOAT64_PASS = _load_profiles()
 
 MIN_TRIALS = 5
 SEED_BASE = 1000  # trial k uses seed SEED_BASE + 7919·k; the model is always built under seed 42
+
+
+def float64_pass(profile: str) -> bool:
+    """Whether ``profile`` has the reference-class pass (float64.reference_class)."""
+    tolerance(profile, torch.float32)
+    return FLOAT64_PASS[profile]
 
 
 def tolerance(profile: str, dtype: torch.dtype) -> tuple:
@@ -242,6 +260,12 @@ class TrialResult:
     worst_index: List[int] = field(default_factory=list)
     bitwise_repeatable: bool = True
     message: str = ""
+    # "allclose": every run passed elementwise; "float64": some run passed only by the
+    # reference-class pass; "": the trial failed.
+    passed_by: str = ""
+    # The float64 comparison, when one ran: per output, the candidate's and the fp32 reference's
+    # max abs error against float64 (float64.reference_class).
+    float64: List[Dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -263,8 +287,11 @@ class CorrectnessReport:
     recheck: Optional[Dict[str, Any]] = None
     # The float64 diagnosis of the first failing trial found the candidate within tolerance of
     # float64 everywhere and the fp32 reference not: the failure is the reference's rounding.
-    # Informational: `passed` stays False (EVAL-CONTRACT §1 judges against the fp32 model).
+    # Informational: `passed` stays False.
     reference_limited: bool = False
+    # How the check passed: "allclose" (every trial and the re-check elementwise), "float64" (some
+    # needed the reference-class pass), "" (it did not pass).
+    passed_by: str = ""
 
     def to_json(self) -> Dict[str, Any]:
         d = asdict(self)
@@ -331,91 +358,102 @@ def trial_seeds(n: int) -> List[int]:
     return [SEED_BASE + 7919 * k for k in range(n)]
 
 
-def _as_shape(t: torch.Tensor, shape: torch.Size) -> torch.Tensor:
-    return t if t.shape == shape else t.reshape(shape)
-
-
 def fp64_diagnosis(reference64: Callable[[List[Any]], Any], inputs: List[Any], outs: List[torch.Tensor],
                    refs: List[torch.Tensor], output: int, profile: str, chunk: Optional[int] = None) -> Tuple[str, bool]:
-    """After a failed trial: evaluates the reference in float64 on the same inputs and says how far
-    the candidate and the reference each are from it on the failing output. The verdict does not
-    change (the contract's reference is the fp32 model); the text tells a wrong kernel from an
-    fp32 reference whose own rounding exceeds the tolerance (long sums near zero). Returns the
-    text and whether the failure is the reference's alone (reference-limited): every candidate
-    element within tolerance of float64, some reference element not. Compares piece by piece."""
+    """After a failed run: evaluates the reference in float64 on the same inputs and says how far
+    the candidate and the reference each are from it on the failing output (float64.diagnose).
+    Returns the text and whether the failure is the reference's alone (reference-limited)."""
     try:
-        wide = [x.to(torch.float64, copy=True) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                else x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-        r64 = as_list(reference64(wide))[output]
-        del wide
-        o = _as_shape(outs[output].detach(), r64.shape)
-        r = _as_shape(refs[output].detach(), r64.shape)
-        atol, rtol = tolerance(profile, refs[output].dtype)
-        cand_err = ref_err = 0.0
-        n_bad = ok64 = 0
-        cand_all_ok64 = ref_all_ok64 = True
-        for index, _ in pieces(tuple(r64.shape), chunk):
-            a = _piece(r64, index, r64.device, torch.float64)
-            op = _piece(o, index, r64.device, torch.float64)
-            rp = _piece(r, index, r64.device, torch.float64)
-            bad = ~_verdict(op, rp, atol, rtol)[0]
-            cand_ok64 = _verdict(op, a, atol, rtol)[0]
-            n_bad += int(bad.sum())
-            ok64 += int(cand_ok64[bad].sum())
-            cand_all_ok64 = cand_all_ok64 and bool(cand_ok64.all())
-            ref_all_ok64 = ref_all_ok64 and bool(_verdict(rp, a, atol, rtol)[0].all())
-            cand_err = _nanmax(cand_err, float((op - a).abs().max()))
-            ref_err = _nanmax(ref_err, float((rp - a).abs().max()))
-        limited = cand_all_ok64 and not ref_all_ok64
-        text = (f"; against a float64 evaluation of the reference: candidate max error {cand_err:.3g}, the "
-                f"reference's own max error {ref_err:.3g}; {ok64} of the {n_bad} failing elements are "
-                "within tolerance of float64")
-        if limited:
-            text += ("; reference-limited: the candidate is within tolerance of float64 everywhere, the fp32 "
-                     "reference is not")
-        return text, limited
+        return float64.diagnose(float64.evaluate(reference64, inputs), outs, refs, output, profile, chunk)
     except Exception as e:  # noqa: BLE001 - a diagnosis must never change the verdict
-        return f"; (no float64 diagnosis: {type(e).__name__}: {str(e)[:160]})", False
+        return float64.no_float64(e, "diagnosis"), False
+
+
+@dataclass
+class Judgement:
+    """The verdict on one candidate run: elementwise, else (where the profile has it) the
+    reference-class pass; with the float64 diagnosis of a failure when asked for."""
+    passed: bool
+    passed_by: str                        # "allclose" | "float64" | ""
+    comps: List[Comparison]
+    float64: List[Dict[str, Any]] = field(default_factory=list)
+    note: str = ""                        # appended to a failure's message
+    limited: bool = False                 # reference-limited (float64.diagnose)
+
+
+def judge(outs: List[torch.Tensor], refs: List[torch.Tensor], inputs: List[Any], profile: str,
+          reference64: Optional[Callable[[List[Any]], Any]], chunk: Optional[int] = None,
+          diagnose: bool = True) -> Judgement:
+    """One run's verdict. ``refs`` are the fp32 reference's outputs on ``inputs`` (kept where no
+    candidate could write); ``reference64`` evaluates the model in float64 on them when the
+    elementwise check fails, for the reference-class pass and, with ``diagnose``, the diagnosis.
+    A float64 evaluation that cannot run (memory, an error) passes nothing and says so."""
+    ok, comps = _compare_all(outs, refs, profile, chunk)
+    if ok:
+        return Judgement(True, "allclose", comps)
+    want = float64_pass(profile) and len(outs) == len(refs)
+    if reference64 is None or not (want or diagnose):
+        return Judgement(False, "", comps)
+    what = "pass or diagnosis" if want and diagnose else "pass" if want else "diagnosis"
+    try:
+        r64 = float64.evaluate(reference64, inputs)
+        details, why = [], ""
+        if want:
+            passed, details, why = float64.reference_class(outs, refs, r64, [c.passed for c in comps], profile, chunk)
+            if passed:
+                return Judgement(True, "float64", comps, details)
+        note, limited = float64.diagnose(r64, outs, refs, _worst(comps)[0], profile, chunk) if diagnose else ("", False)
+        if want:
+            note += f"; no reference-class pass: {why}"
+        return Judgement(False, "", comps, details, note, limited)
+    except Exception as e:  # noqa: BLE001 - a float64 evaluation that cannot run passes nothing
+        return Judgement(False, "", comps, [], float64.no_float64(e, what))
 
 
 class DegenerateWatch:
-    """The degenerate-problem test without keeping every trial's outputs: the first random trial's
-    reference outputs (check() keeps them anyway, for the re-check) and, as each later trial ends,
-    whether its outputs still agree with them; max|ref| is a running maximum. A problem is
-    degenerate when every floating output has max|ref| ≤ atol (zeros would pass), or the outputs
-    of every seed agree within the tolerance (the output does not depend on the inputs, so a
-    constant would pass)."""
+    """The degenerate-problem test without keeping every trial's outputs: as each random trial's
+    reference outputs are made, whether they still agree with the previous trial's (held until
+    then, on the host when the trial moved them there; dropped once two trials differ), and a
+    running max|ref|. A problem is degenerate when every floating output has max|ref| ≤ atol
+    (zeros would pass), or the outputs of every seed agree within the tolerance (the output does
+    not depend on the inputs, so a constant would pass)."""
 
     def __init__(self, profile: str, chunk: Optional[int] = None):
         self.profile = profile
         self.chunk = chunk
-        self.first: Optional[List[torch.Tensor]] = None
+        self.previous: Optional[List[torch.Tensor]] = None
         self.floats: List[int] = []
+        self.dtypes: Dict[int, torch.dtype] = {}
         self.max_abs: Dict[int, float] = {}
         self.trials = 0
         self.same = True
 
-    def add(self, refs: List[torch.Tensor], kept: Optional[List[torch.Tensor]] = None) -> None:
-        """One random trial's reference outputs. The first trial's are held for the comparisons:
-        ``kept`` (a copy of ``refs``, perhaps on the host) when given, else ``refs`` themselves."""
-        if self.first is None:
-            self.first = kept if kept is not None else refs
+    def add(self, refs: List[torch.Tensor]) -> None:
+        """One random trial's reference outputs (still where they were made)."""
+        if not self.trials:
             self.floats = [i for i, r in enumerate(refs) if r.is_floating_point()]
+            self.dtypes = {i: r.dtype for i, r in enumerate(refs)}
             self.max_abs = {i: 0.0 for i in self.floats}
         for i in self.floats:
             self.max_abs[i] = _nanmax(self.max_abs[i], abs_max(refs[i], self.chunk))
-        if self.trials and self.same:
+        if self.trials and self.same and self.previous is not None:
             for i in self.floats:
-                atol, rtol = tolerance(self.profile, self.first[i].dtype)
-                if not compare(refs[i], self.first[i], atol, rtol, self.chunk).passed:
+                atol, rtol = tolerance(self.profile, self.previous[i].dtype)
+                if not compare(refs[i], self.previous[i], atol, rtol, self.chunk).passed:
                     self.same = False
                     break
+        self.previous = refs if self.same else None
         self.trials += 1
+
+    def moved(self, refs: List[torch.Tensor]) -> None:
+        """The outputs just added now live at ``refs`` (the trial moved them to the host)."""
+        if self.previous is not None:
+            self.previous = refs
 
     def verdict(self) -> Tuple[bool, str]:
         if not self.floats:
             return False, ""
-        tiny = [(self.max_abs[i], tolerance(self.profile, self.first[i].dtype)[0]) for i in self.floats]
+        tiny = [(self.max_abs[i], tolerance(self.profile, self.dtypes[i])[0]) for i in self.floats]
         if all(m <= atol for m, atol in tiny):
             return True, "max|ref| = %.3g <= atol = %g: an all-zero output would pass" % (max(m for m, _ in tiny),
                                                                                           tiny[0][1])
@@ -424,37 +462,57 @@ class DegenerateWatch:
         return False, ""
 
 
-class _Protocol:
-    """What every trial of :func:`check` shares: the three callables, the options, the degenerate
-    watch and the first trial's kept reference outputs."""
+class _Sentinel:
+    """Fingerprints of a trial's inputs, which the reference (candidate first) and the float64
+    evaluation read after the candidate has run: checked after every candidate run."""
 
-    def __init__(self, reference, candidate, make_inputs, profile, determinism, sync, chunk, keep_device):
+    def __init__(self, inputs: Sequence[Any], chunk: Optional[int]):
+        self.chunk = chunk
+        self.named = {f"input {i}": x for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
+        self.snap = guard.snapshot(self.named, self._fingerprint)
+
+    def _fingerprint(self, t: torch.Tensor) -> tuple:
+        return fingerprint(t, self.chunk)
+
+    def verify(self) -> None:
+        bad = guard.changed(self.named, self.snap, self._fingerprint)
+        if bad:
+            raise guard.OutOfBounds(
+                f"rejected: wrote outside its outputs: the trial's {', '.join(bad)} changed while the candidate ran "
+                "(the candidate runs on a copy of the inputs; the trial's own inputs are memory it was not given)")
+
+
+class _Protocol:
+    """What every trial of :func:`check` shares: the callables, the options and the degenerate watch."""
+
+    def __init__(self, reference, candidate, make_inputs, profile, determinism, sync, chunk, ref_home, reference64):
         self.reference, self.candidate, self.make_inputs = reference, candidate, make_inputs
         self.profile, self.determinism, self.sync, self.chunk = profile, determinism, sync, chunk
-        self.keep_device = keep_device
+        self.ref_home, self.reference64 = ref_home, reference64
         self.watch = DegenerateWatch(profile, chunk)
-        self.keep: Dict[str, Any] = {}
 
-    def run(self, fn, inputs: List[Any]) -> List[torch.Tensor]:
+    def run_candidate(self, inputs: List[Any], sentinel: _Sentinel) -> List[torch.Tensor]:
         # Each party gets its own clone, so a kernel (or a model) that writes its inputs cannot
         # change what the other sees; the clone is dropped as soon as the call returns.
-        outs = as_list(fn(_clone(inputs)))
+        outs = as_list(self.candidate(_clone(inputs)))
         self.sync()
+        sentinel.verify()
         return outs
 
-    def observe(self, seed: int, refs: List[torch.Tensor]) -> None:
-        """A random trial's reference outputs: the first are kept (a copy, on keep_device when
-        given: the host, when the device has no room), every one is shown to the watch."""
-        if not self.keep:
-            kept = [r.detach().to(self.keep_device, copy=True) if self.keep_device is not None else r.detach().clone()
-                    for r in refs]
-            self.keep = {"seed": seed, "refs": kept}
-            self.watch.add(refs, kept)
-        else:
-            self.watch.add(refs)
+    def run_reference(self, inputs: List[Any]) -> List[torch.Tensor]:
+        refs = as_list(self.reference(_clone(inputs)))
+        self.sync()
+        return [r.detach() for r in refs]
+
+    def stash(self, refs: List[torch.Tensor]) -> List[torch.Tensor]:
+        """The reference's outputs moved out of the candidate's reach (``ref_home``: host memory
+        when the worker runs on a GPU; pageable memory no kernel can address)."""
+        if self.ref_home is None:
+            return refs
+        return [r.to(self.ref_home, copy=True) for r in refs]
 
 
-def _trial(p: _Protocol, k: int, seed: int, kind: str, reference64) -> Any:
+def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
     """One trial; returns (TrialResult, reference_limited, the second run alone failed), or a
     string when a rescaled trial is skipped. Everything it allocates (its inputs and their clones,
     the reference's outputs, the candidate's) is released when it returns: trials never stack up."""
@@ -463,46 +521,46 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, reference64) -> Any:
         if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs):
             return "skipped: no floating-point inputs"
         inputs = rescale_inputs(inputs)
+    sentinel = _Sentinel(inputs, p.chunk)
     cand_first = (k % 2 == 1)
-    if cand_first:
-        outs = p.run(p.candidate, inputs)
-        refs = p.run(p.reference, inputs)
-    else:
-        refs = p.run(p.reference, inputs)
-        outs = p.run(p.candidate, inputs)
-    if kind == "rescaled" and not all(all_finite(r, p.chunk) for r in refs if r.is_floating_point()):
+    outs = p.run_candidate(inputs, sentinel) if cand_first else None
+    made = p.run_reference(inputs)
+    if kind == "rescaled" and not all(all_finite(r, p.chunk) for r in made if r.is_floating_point()):
         return "skipped: reference not finite on rescaled inputs"
     if kind == "random":
-        p.observe(seed, refs)
-    ok1, comps1 = _compare_all(outs, refs, p.profile, p.chunk)
-    diag, limited = "", False
-    if not ok1 and reference64 is not None:
-        diag, limited = fp64_diagnosis(reference64, inputs, outs, refs, _worst(comps1)[0], p.profile, p.chunk)
-    runs, ok2, rep, comps = 1, True, True, comps1
+        p.watch.add(made)
+    refs = p.stash(made)
+    del made
+    if kind == "random":
+        p.watch.moved(refs)
+    if outs is None:
+        outs = p.run_candidate(inputs, sentinel)
+    j1 = judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose)
+    runs, j2, rep = 1, j1, True
     if p.determinism:
         # The second run may write into the same buffers (the worker reuses them, NaN-filled
         # again), so the first run is remembered by a fingerprint of its bits, not a copy.
         first = [fingerprint(o, p.chunk) for o in outs]
         del outs
-        outs = p.run(p.candidate, inputs)
-        ok2, comps2 = _compare_all(outs, refs, p.profile, p.chunk)
+        outs = p.run_candidate(inputs, sentinel)
         runs = 2
         rep = first == [fingerprint(o, p.chunk) for o in outs]
-        if ok1 and not ok2:
-            comps = comps2
-    passed = ok1 and ok2
+        # The same bits get the same verdict; other bits are judged again (no diagnosis).
+        j2 = j1 if rep else judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose=False)
+    passed = j1.passed and j2.passed
+    second_only = j1.passed and not j2.passed
+    comps = j2.comps if second_only else j1.comps
     wi, wc = _worst(comps)
     msg = ""
     if not passed:
-        which = "second run" if ok1 and not ok2 else "first run"
+        which = "second run" if second_only else "first run"
         msg = f"trial {k} ({kind}, seed {seed}, {'candidate' if cand_first else 'reference'} first, {which}): output {wi}: {wc.message}"
-        if ok1 and not ok2:
-            msg += " (the first run passed: the result is not deterministic)"
-        else:
-            msg += diag
+        msg += " (the first run passed: the result is not deterministic)" if second_only else j1.note
+    passed_by = ("float64" if "float64" in (j1.passed_by, j2.passed_by) else "allclose") if passed else ""
     result = TrialResult(seed, kind, "candidate-first" if cand_first else "reference-first", passed, runs,
-                         wc.max_abs, wc.max_rel, wi, wc.worst_index, rep, msg)
-    return result, limited, ok1 and not ok2
+                         wc.max_abs, wc.max_rel, wi, wc.worst_index, rep, msg, passed_by,
+                         j2.float64 if second_only else j1.float64 or j2.float64)
+    return result, j1.limited, second_only
 
 
 def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]], Any],
@@ -510,16 +568,16 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
           rescaled: bool = True, determinism: bool = True,
           sync: Callable[[], None] = lambda: None,
           reference64: Optional[Callable[[List[Any]], Any]] = None,
-          keep_device: Optional[Any] = None, chunk: Optional[int] = None) -> tuple:
-    """Runs the correctness protocol. Returns (CorrectnessReport, keep) where keep holds the first
-    trial's seed and reference outputs for :func:`recheck` (on ``keep_device`` when given, e.g.
-    "cpu" when the GPU has no room for them: memplan). Exceptions raised by ``candidate`` (a launch
-    failure) propagate to the caller, which records them as launch errors. ``reference64`` (the
-    model in float64), when given, diagnoses the first failing trial (:func:`fp64_diagnosis`); it
-    never changes a verdict. Comparisons run in pieces of ``chunk`` elements (CHUNK)."""
+          ref_home: Optional[Any] = None, chunk: Optional[int] = None) -> CorrectnessReport:
+    """Runs the correctness protocol. The reference's outputs move to ``ref_home`` (e.g. "cpu"
+    when the candidate runs on a GPU) before any candidate run follows them. Exceptions raised by
+    ``candidate`` (a launch failure, guard.OutOfBounds) propagate to the caller, which records
+    them. ``reference64`` (the model in float64), when given, decides the reference-class pass of
+    profiles that have it and diagnoses the first failing trial (:func:`judge`). Comparisons run
+    in pieces of ``chunk`` elements (CHUNK)."""
     tolerance(profile, torch.float32)  # validates the profile name
     trials = max(MIN_TRIALS, int(trials))
-    proto = _Protocol(reference, candidate, make_inputs, profile, determinism, sync, chunk, keep_device)
+    proto = _Protocol(reference, candidate, make_inputs, profile, determinism, sync, chunk, ref_home, reference64)
     results: List[TrialResult] = []
     all_pass = True
     deterministic = True
@@ -533,7 +591,7 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
     if rescaled:
         plan.append((plan[0][0] + 1, "rescaled"))
     for k, (seed, kind) in enumerate(plan):
-        outcome = _trial(proto, k, seed, kind, reference64 if not first_msg else None)
+        outcome = _trial(proto, k, seed, kind, diagnose=not first_msg)
         if isinstance(outcome, str):
             rescaled_note = outcome
             continue
@@ -554,27 +612,29 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
             overall = (tr.passed, tr.max_abs, tr.worst_output, tr.worst_index)
         max_rel = max(max_rel, tr.max_rel)
     degenerate, reason = proto.watch.verdict()
-    refs0 = proto.keep.get("refs", [])
-    tolerances = [{"output": i, "dtype": str(r.dtype).replace("torch.", ""),
-                   "atol": tolerance(profile, r.dtype)[0], "rtol": tolerance(profile, r.dtype)[1]}
-                  for i, r in enumerate(refs0)]
+    tolerances = [{"output": i, "dtype": str(dt).replace("torch.", ""),
+                   "atol": tolerance(profile, dt)[0], "rtol": tolerance(profile, dt)[1]}
+                  for i, dt in sorted(proto.watch.dtypes.items())]
     overall = overall or (True, 0.0, 0, [])
-    report = CorrectnessReport(all_pass, profile, results, overall[1], max_rel, overall[2], overall[3], degenerate, reason,
-                               deterministic, bitwise, first_msg, rescaled_note, tolerances,
-                               reference_limited=reference_limited and not all_pass)
-    return report, proto.keep
+    passed_by = ("float64" if any(t.passed_by == "float64" for t in results) else "allclose") if all_pass else ""
+    return CorrectnessReport(all_pass, profile, results, overall[1], max_rel, overall[2], overall[3], degenerate,
+                             reason, deterministic, bitwise, first_msg, rescaled_note, tolerances,
+                             reference_limited=reference_limited and not all_pass, passed_by=passed_by)
 
 
-def recheck(candidate: Callable[[List[Any]], Any], make_inputs: Callable[[int], List[Any]], keep: Dict[str, Any],
-            profile: str, sync: Callable[[], None] = lambda: None, chunk: Optional[int] = None) -> Dict[str, Any]:
-    """The check after the timing loop: the first trial's inputs again, into NaN-poisoned outputs,
-    against the reference outputs kept from that trial (on the host or the device)."""
-    if not keep:
-        return {"passed": False, "message": "no kept trial to re-check against"}
-    outs = as_list(candidate(make_inputs(keep["seed"])))
+def recheck(outs: List[torch.Tensor], reference: Callable[[List[Any]], Any],
+            make_inputs: Callable[[int], List[Any]], seed: int, profile: str,
+            sync: Callable[[], None] = lambda: None,
+            reference64: Optional[Callable[[List[Any]], Any]] = None, chunk: Optional[int] = None) -> Dict[str, Any]:
+    """The check after the timing loop: ``outs``, what the loop's last repetition wrote (outputs are
+    overwritten before every repetition, so they are that repetition's whole work), against the
+    reference on the same inputs (``make_inputs(seed)``, made again: the candidate may have written
+    its own copy), run after the loop ended, with the reference-class pass where the profile has it."""
+    inputs = make_inputs(seed)
+    refs = [r.detach() for r in as_list(reference(_clone(inputs)))]
     sync()
-    ok, comps = _compare_all(outs, keep["refs"], profile, chunk)
-    wi, wc = _worst(comps)
-    return _finite({"passed": ok, "max_abs": wc.max_abs, "max_rel": wc.max_rel, "worst_output": wi,
-                    "worst_index": wc.worst_index,
-                    "message": "" if ok else f"after timing: output {wi}: {wc.message}"})
+    j = judge(list(outs), refs, inputs, profile, reference64, chunk, diagnose=True)
+    wi, wc = _worst(j.comps)
+    return _finite({"passed": j.passed, "passed_by": j.passed_by, "max_abs": wc.max_abs, "max_rel": wc.max_rel,
+                    "worst_output": wi, "worst_index": wc.worst_index, "float64": j.float64,
+                    "message": "" if j.passed else f"after timing: output {wi}: {wc.message}{j.note}"})

@@ -7,28 +7,24 @@ wraps a Python callable so the correctness protocol can be tested on CPU tensors
 
 :func:`bind` turns a description plus a model and its inputs into a :class:`BoundCall`: inputs by
 position, parameters/buffers by ``state_dict`` key, outputs allocated here, workspace allocated
-once. Any disagreement (count, shape, dtype, missing key) is a :class:`BindError` naming the tensor.
+once (binding.py: the rules the exported ModelNew shares). Any disagreement (count, shape, dtype,
+missing key) is a :class:`BindError` naming the tensor.
 """
 
 from __future__ import annotations
 
 import ctypes
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 
-ABI_VERSION = 1
+from . import binding, guard
+from .binding import DTYPE_NAMES, DTYPES, BindError, dtype_name  # noqa: F401 - this module's API
 
-DTYPES: Dict[str, torch.dtype] = {
-    "f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64,
-    "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64,
-    "u8": torch.uint8, "bool": torch.bool,
-}
-DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+ABI_VERSION = 1
 
 ERROR_CODES = {
     1: "bad arguments",
@@ -45,14 +41,6 @@ class KernelError(Exception):
     def __init__(self, message: str, code: int = 0):
         super().__init__(message)
         self.code = code
-
-
-class BindError(Exception):
-    """The library's tensor list does not match the problem (names the tensor and the mismatch)."""
-
-
-def dtype_name(dt: torch.dtype) -> str:
-    return DTYPE_NAMES.get(dt, str(dt).replace("torch.", ""))
 
 
 def check_describe(desc: Any, where: str) -> Dict[str, Any]:
@@ -192,67 +180,87 @@ class PyKernel:
 
 @dataclass
 class BoundCall:
-    """A kernel bound to one problem: ``run(inputs)`` launches it into its output buffers, NaN-filled."""
+    """A kernel bound to one problem: ``run(inputs)`` launches it into its output buffers, NaN-filled.
+
+    The outputs and the workspace live in one :class:`guard.Arena` (allocated on first use and
+    reused by every run, docs/eval-contract.md "Memory"), between guard zones that
+    :meth:`check_guards` inspects after a run."""
 
     kernel: Any
     params: Dict[str, torch.Tensor]           # binding key -> contiguous tensor on device
     out_specs: List[Dict[str, Any]]           # out tensors in out-index order
     order: List[Any]                          # per ABI position: ("in", i) | ("param", key) | ("out", i)
     scalars: List[float]
-    workspace: Optional[torch.Tensor]
     device: torch.device
     in_specs: List[Dict[str, Any]] = field(default_factory=list)
-    outputs: List[torch.Tensor] = field(default_factory=list)
+    workspace_bytes: int = 0
+    guard_bytes: Optional[int] = None         # guard.GUARD_BYTES unless given
+    arena: Optional[guard.Arena] = None
+
+    @property
+    def outputs(self) -> List[torch.Tensor]:
+        return self.arena.outputs if self.arena is not None else []
+
+    @property
+    def workspace(self) -> Optional[torch.Tensor]:
+        return self.arena.workspace if self.arena is not None else None
 
     def alloc_outputs(self) -> List[torch.Tensor]:
-        """The output buffers, allocated once per binding and reused by every run (the evaluator
-        holds one set of candidate outputs, docs/eval-contract.md "Memory")."""
-        if not self.outputs:
-            self.outputs = [torch.empty(s["shape"], dtype=DTYPES[s["dtype"]], device=self.device)
-                            for s in self.out_specs]
+        """The output buffers (and the workspace), allocated once per binding between guard zones
+        and reused by every run (the evaluator holds one set of candidate outputs)."""
+        if self.arena is None:
+            self.arena = guard.Arena(self.device, [(f"output {s['index']} {s.get('name', '')!r}", DTYPES[s["dtype"]],
+                                                    s["shape"]) for s in self.out_specs],
+                                     self.workspace_bytes, self.guard_bytes)
         return self.outputs
 
-    def run(self, inputs: Sequence[Any], stream: Any = None) -> List[torch.Tensor]:
-        """One launch into the output buffers, each filled with NaN (integers: the dtype's max)
-        first, so an element the kernel leaves unwritten can never equal the reference by luck,
-        nor keep a value from an earlier run."""
-        outs = self.alloc_outputs()
-        for o in outs:
+    def poison_outputs(self) -> None:
+        """Fills every output with NaN (integers: the dtype's max; bool: True): an element the
+        kernel leaves unwritten can never equal the reference by luck, nor keep a value from an
+        earlier run. The timing loop calls it before every repetition, outside the timed events."""
+        for o in self.alloc_outputs():
             poison(o)
-        tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
-        lst = []
-        for kind, key in self.order:
-            if kind == "in":
-                lst.append(tensor_inputs[key])
-            elif kind == "param":
-                lst.append(self.params[key])
-            else:
-                lst.append(outs[key])
+
+    def check_guards(self) -> None:
+        """Raises guard.OutOfBounds when the last runs wrote into a guard zone (after a sync); the
+        zones are refilled, so a later check reports only later writes."""
+        if self.arena is None:
+            return
+        try:
+            self.arena.check()
+        except guard.OutOfBounds:
+            self.arena.restore()
+            raise
+
+    def _tensors(self, tensor_inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+        outs = self.alloc_outputs()
+        return [tensor_inputs[key] if kind == "in" else self.params[key] if kind == "param" else outs[key]
+                for kind, key in self.order]
+
+    def run(self, inputs: Sequence[Any], stream: Any = None) -> List[torch.Tensor]:
+        """One launch into the output buffers, each filled with NaN first (:meth:`poison_outputs`)."""
+        self.poison_outputs()
+        lst = self._tensors([x for x in inputs if isinstance(x, torch.Tensor)])
         self.kernel.launch(lst, self.scalars, self.workspace, stream)
-        return outs
+        return self.outputs
 
     def launcher(self, inputs: Sequence[Any], stream: Any = None) -> Callable[[], None]:
-        """A zero-argument launch into fixed output buffers (no poisoning): what the timing loop
-        calls. Arguments are marshalled once, so the timed call is only the library call."""
-        self.alloc_outputs()
-        tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
-        lst = [tensor_inputs[key] if kind == "in" else self.params[key] if kind == "param" else self.outputs[key]
-               for kind, key in self.order]
+        """A zero-argument launch into fixed output buffers (no poisoning: the timing loop
+        poisons them outside its timed events). Arguments are marshalled once, so the timed call
+        is only the library call."""
+        lst = self._tensors([x for x in inputs if isinstance(x, torch.Tensor)])
         make = getattr(self.kernel, "make_launcher", None)
         if make is not None:
             return make(lst, self.scalars, self.workspace, stream)
         return lambda: self.kernel.launch(lst, self.scalars, self.workspace, stream)
 
     def check_inputs(self, inputs: Sequence[Any]) -> List[torch.Tensor]:
-        """Inputs made contiguous and checked against the description's shapes and dtypes."""
+        """Inputs made contiguous and viewed in the description's shapes (binding.as_declared)."""
         tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
         if len(tensors) != len(self.in_specs):
             raise BindError(f"the kernel takes {len(self.in_specs)} input tensor(s), get_inputs() gives {len(tensors)}")
-        out = []
-        for spec, t in zip(self.in_specs, tensors):
-            _check_tensor(spec, t, f"input {spec.get('name')!r} (index {spec['index']})")
-            out.append(t.contiguous().view(spec["shape"]))
-        return out
+        return [binding.as_declared(spec, t, f"input {spec.get('name')!r} (index {spec['index']})")
+                for spec, t in zip(self.in_specs, tensors)]
 
 
 def poison(t: torch.Tensor) -> None:
@@ -262,17 +270,6 @@ def poison(t: torch.Tensor) -> None:
         t.fill_(True)
     else:
         t.fill_(torch.iinfo(t.dtype).max)
-
-
-def _check_tensor(spec: Dict[str, Any], t: torch.Tensor, what: str) -> None:
-    """A tensor binds when its dtype agrees and its shape is the declared one or another shape of
-    the same element count: the kernel reads the contiguous tensor as its declared view (the
-    lowering declares e.g. [B, C, H, W] as [B*C, H*W] or a per-channel [C] as [C, 1, 1])."""
-    if list(t.shape) != list(spec["shape"]) and t.numel() != math.prod(spec["shape"]):
-        raise BindError(f"{what}: kernel expects shape {spec['shape']} ({math.prod(spec['shape'])} elements), "
-                        f"the problem has {list(t.shape)} ({t.numel()} elements)")
-    if t.dtype != DTYPES[spec["dtype"]]:
-        raise BindError(f"{what}: kernel expects {spec['dtype']}, the problem has {dtype_name(t.dtype)}")
 
 
 def _by_index(specs: List[Dict[str, Any]], role: str) -> List[Dict[str, Any]]:
@@ -314,17 +311,14 @@ def bind(kernel: Any, model: torch.nn.Module, device: torch.device,
                 close = get_close_matches(key, list(state), n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f"; the model has {sorted(state)[:8]}"
                 raise BindError(f"param {t.get('name')!r} binds state_dict key {key!r}, which the model lacks{hint}")
-            value = state[key]
-            _check_tensor(t, value, f"param {t.get('name')!r} ({key})")
-            params[key] = value.detach().to(device).contiguous().clone().view(t["shape"])
+            value = binding.as_declared(t, state[key].detach(), f"param {t.get('name')!r} ({key})")
+            params[key] = value.to(device).clone()
             order.append(("param", key))
     sc_specs = desc.get("scalars", [])
     if scalars is None:
         scalars = [float(s.get("default", 0.0)) for s in sc_specs]
     if len(scalars) != len(sc_specs):
         raise BindError(f"the kernel takes {len(sc_specs)} scalar(s), {len(scalars)} given")
-    ws = None
-    if kernel.workspace_bytes:
-        ws = torch.empty(int(kernel.workspace_bytes), dtype=torch.uint8, device=device)
     return BoundCall(kernel=kernel, params=params, out_specs=out_specs, order=order,
-                     scalars=[float(s) for s in scalars], workspace=ws, device=device, in_specs=in_specs)
+                     scalars=[float(s) for s in scalars], device=device, in_specs=in_specs,
+                     workspace_bytes=int(kernel.workspace_bytes or 0))

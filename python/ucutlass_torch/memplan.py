@@ -12,13 +12,16 @@ The sizes, measured once per problem by the worker (``measure``):
   (``torch.cuda.max_memory_allocated`` around one forward; O on a CPU, which keeps no such count).
 
 The peak of a correctness trial (correctness.check) is the trial's inputs and the clone one party
-runs on (2I), the candidate's NaN-filled output buffers (O, allocated once and reused), and either
-the reference's output (O, reference first) or the reference forward running beside the
-candidate's buffers (F, candidate first): ``2I + O + max(O, F)``. Beside it live the candidate's
-parameter copies (P), the L2-flush buffer, the comparison's bounded scratch (it compares in
-chunks) and the first trial's reference outputs (O), kept for the re-check after timing and the
-degenerate test; those move to host memory when the device has no room for them. Timing, the
-re-check and the baselines hold less than a trial.
+runs on (2I), the candidate's NaN-filled output buffers (O, allocated once and reused, between guard
+zones), and either the reference's output (O, reference first) or the reference forward running
+beside the candidate's buffers (F, candidate first): ``2I + O + max(O, F)``. Beside it live the
+candidate's parameter copies (P), the L2-flush buffer, the comparison's bounded scratch (it compares
+in chunks) and the guard zones (``guard.GUARD_BYTES`` before the first buffer and after each
+output and the workspace). On a GPU the reference's outputs move to host memory as soon as they are
+made, out of any kernel's reach: the host holds one trial's (O; the degenerate test's copy of the
+previous trial's is the same tensors, or dropped once two trials differ). On a CPU they stay where
+they are, with the previous trial's beside them (O more). Timing, the re-check and the baselines
+hold less than a trial.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ class Sizes:
 @dataclass
 class MemoryPlan:
     fits: bool
-    keep_on: str             # "device" | "host": where the first trial's reference outputs are kept
+    keep_on: str             # "host" | "device": where the reference's outputs are kept (host on a GPU)
     need_bytes: int          # device bytes the evaluation needs beyond what is allocated at planning
     free_bytes: int          # free device memory at planning
     total_bytes: int
@@ -78,31 +81,41 @@ def _fix(where: str) -> str:
     return f"free the {where} of other processes, use one with more memory, or make get_inputs() smaller"
 
 
+def guard_bytes(n_outputs: int) -> int:
+    """The guard zones of a candidate with ``n_outputs`` outputs and a workspace (guard.Arena)."""
+    from . import guard
+
+    return (n_outputs + 2) * guard.GUARD_BYTES
+
+
 def plan(sizes: Sizes, free: int, total: int, host_free: int, flush_bytes: int, scratch_bytes: int,
-         where: str = "GPU") -> MemoryPlan:
+         where: str = "GPU", guards: int = 0) -> MemoryPlan:
     """The plan for ``sizes`` with ``free`` of ``total`` device bytes free (the model already
-    allocated), ``host_free`` bytes of host memory that may hold the kept reference outputs (0 when
-    the device is the host), an L2-flush buffer still to allocate and the comparison's scratch."""
+    allocated), ``host_free`` bytes of host memory for the reference's outputs (ignored when the
+    device is the host, ``where == "host"``), an L2-flush buffer still to allocate, the
+    comparison's scratch and ``guards`` bytes of guard zones."""
     i, o, p, f = sizes.inputs, sizes.outputs, sizes.params, sizes.forward_peak
     terms = [("inputs", 2 * i, f"2 x {gib(i)}"), ("candidate outputs", o, gib(o)),
              ("reference outputs or eager forward", max(o, f), gib(max(o, f))),
              ("parameter copies", p, gib(p)), ("L2 flush", flush_bytes, gib(flush_bytes)),
-             ("compare chunks", scratch_bytes, gib(scratch_bytes))]
+             ("compare chunks", scratch_bytes, gib(scratch_bytes)), ("guard zones", guards, gib(guards))]
     base = sum(t[1] for t in terms)
+    if where == "host":  # the previous trial's reference outputs sit beside the rest
+        terms.append(("previous reference outputs", o, gib(o)))
+        base += o
     usable = int(free * (1 - HEADROOM))
-    if base + o <= usable:
-        return MemoryPlan(True, "device", base + o, free, total, sizes)
-    if base <= usable and o <= int(host_free * (1 - HEADROOM)):
-        return MemoryPlan(True, "host", base, free, total, sizes)
+    on_host = where != "host"
+    if base <= usable and (not on_host or o <= int(host_free * (1 - HEADROOM))):
+        return MemoryPlan(True, "host" if on_host else "device", base, free, total, sizes)
     if base <= usable:
-        why = (f"the first trial's reference outputs ({gib(o)}), kept for the re-check, fit neither beside the "
-               f"{gib(base)} it needs on the {where} ({gib(free)} of {gib(total)} free) nor in the "
-               f"{gib(host_free)} of free host memory; free host memory or use a machine with more of it")
+        why = (f"the reference's outputs ({gib(o)}), kept in host memory out of the candidate's reach, do not fit in "
+               f"the {gib(host_free)} of free host memory; free host memory or use a machine with more of it")
     else:
         parts = ", ".join(f"{name} {text}" for name, _, text in terms)
         why = (f"an evaluation under the contract needs about {gib(base)} of {where} memory ({parts}) beyond the "
                f"model, and {gib(free)} of {gib(total)} is free; {_fix(where)}")
-    return MemoryPlan(False, "device", base, free, total, sizes, f"does not fit in {where} memory: {why}")
+    return MemoryPlan(False, "host" if on_host else "device", base, free, total, sizes,
+                      f"does not fit in {where} memory: {why}")
 
 
 def forward_refusal(sizes: Sizes, free: int, total: int, error: str, where: str = "GPU") -> MemoryPlan:

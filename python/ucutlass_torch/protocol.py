@@ -25,8 +25,9 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
       -> {"status": "ok", "baselines": {"eager": {mode, cached, setup_s, timing}|{mode, error}, ...}}
   {"id": 5, "cmd": "shutdown"}  -> {"status": "ok"}, then the worker exits 0.
 
-``result.verdict`` is ``ok`` | ``mismatch`` | ``launch_error`` (the candidate's outcome; the
-client maps it onto RunRecord.status and adds ``timeout`` and ``rejected`` itself).
+``result.verdict`` is ``ok`` | ``mismatch`` | ``launch_error`` | ``rejected`` (the candidate's
+outcome; ``rejected``: it wrote outside its outputs, the error says where; the client maps it onto
+RunRecord.status and adds ``timeout`` and the speed-of-light ``rejected`` itself).
 ``phase`` says where it ended: ``load`` | ``memory`` | ``bind`` | ``correctness`` | ``timing`` |
 ``recheck`` | ``done``. ``memory``: the problem's memory plan (memplan, made at load_problem) says
 its evaluation cannot fit; the verdict is ``launch_error`` with the plan's message (the sizes and

@@ -2,8 +2,10 @@
 baselines so both are measured the same way.
 
 On CUDA: warm-up, then ≥30 repetitions (more for short kernels, until ``target_s`` of measured
-time), each preceded by an L2 flush that writes a buffer of ≥2× the L2 size, each timed by a pair of
-CUDA events recorded on the stream the work runs on. Then a host cross-check: N repetitions back to
+time), each preceded by ``prepare`` (the candidate's outputs overwritten with NaN, so no repetition can
+reuse an earlier one's result) and an L2 flush that writes a buffer of ≥2× the L2 size, both
+outside the timed events, each repetition timed by a pair of CUDA events recorded on the stream the
+work runs on. Then a host cross-check: N repetitions back to
 back with a device-wide synchronize after each, timed with perf_counter. Work hidden on another
 stream is invisible to the events but not to the device-wide sync, so an event median far below
 the host time per repetition flags ``timing_suspect``.
@@ -130,18 +132,28 @@ class L2Flusher:
         self.buf.fill_(7)  # a write of every line evicts whatever the timed work left in L2
 
 
+def _nothing() -> None:
+    return None
+
+
 def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_REPS,
               target_s: float = TARGET_S, warmup: int = WARMUP, flusher: Optional[L2Flusher] = None,
-              host_check: bool = True) -> TimingStats:
-    """Times ``fn`` (which enqueues its work on the current stream) with the contract's protocol."""
+              host_check: bool = True, prepare: Optional[Callable[[], None]] = None) -> TimingStats:
+    """Times ``fn`` (which enqueues its work on the current stream) with the contract's protocol.
+    ``prepare`` (enqueued on the same stream) runs before every call of ``fn``, outside the timed
+    events and outside the host cross-check's clock: the evaluator overwrites the candidate's
+    outputs there."""
     stream = torch.cuda.current_stream(device)
     flusher = flusher or L2Flusher(device)
+    prepare = prepare or _nothing
     for _ in range(max(1, warmup)):
+        prepare()
         fn()
     torch.cuda.synchronize(device)
     # Estimate the per-call time from a short flushed probe, then pick the repetition count.
     probe = []
     for _ in range(3):
+        prepare()
         flusher.flush()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record(stream)
@@ -152,10 +164,11 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
     reps = choose_reps(sorted(probe)[1] / 1e3, min_reps, target_s)
     fa, fb = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     fa.record(stream)
+    prepare()
     flusher.flush()
     fb.record(stream)
     fb.synchronize()
-    flush_ms = fa.elapsed_time(fb)
+    flush_ms = fa.elapsed_time(fb)  # the untimed work before each repetition
     host_bound = 0
     for _ in range(2):  # a host-bound loop is timed once more
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
@@ -163,6 +176,7 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
         gpu_sleep(HEAD_START_S, device)
         t0 = time.perf_counter()
         for i in range(reps):
+            prepare()
             flusher.flush()
             starts[i].record(stream)
             fn()
@@ -189,26 +203,35 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
         for _ in range(n):
             torch.cuda.synchronize(device)
         stats.sync_ms = (time.perf_counter() - t0) * 1e3 / n
-        t0 = time.perf_counter()
+        host_s = 0.0
         for _ in range(n):
+            prepare()
+            torch.cuda.synchronize(device)
+            t0 = time.perf_counter()
             fn()
             torch.cuda.synchronize(device)  # device-wide: waits for side streams too
-        stats.host_ms_per_rep = (time.perf_counter() - t0) * 1e3 / n
+            host_s += time.perf_counter() - t0
+        stats.host_ms_per_rep = host_s * 1e3 / n
         if not stats.timing_suspect:
             judge_suspect(stats)
     return stats
 
 
 def time_cpu(fn: Callable[[], Any], min_reps: int = MIN_REPS, target_s: float = 0.05,
-             warmup: int = 2) -> TimingStats:
-    """CPU stand-in with the same statistics (used by tests and when no GPU is present)."""
+             warmup: int = 2, prepare: Optional[Callable[[], None]] = None) -> TimingStats:
+    """CPU stand-in with the same statistics (used by tests and when no GPU is present);
+    ``prepare`` runs before every call, outside the clock, as on CUDA."""
+    prepare = prepare or _nothing
     for _ in range(warmup):
+        prepare()
         fn()
+    prepare()
     t0 = time.perf_counter()
     fn()
     reps = choose_reps(time.perf_counter() - t0, min_reps, target_s, max_reps=200)
     samples = []
     for _ in range(reps):
+        prepare()
         t0 = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t0) * 1e3)

@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from . import baselines, correctness, kernel, memplan, protocol, timing
+from . import baselines, correctness, guard, kernel, memplan, protocol, timing
 from .loader import ProblemError, build_model, load_problem, make_inputs
 
 MODEL_SEED = 42
@@ -94,6 +94,7 @@ class Worker:
         self.tmpdir = tempfile.mkdtemp(prefix="ucut-worker-")
         self.n_loaded = 0
         self.fatal = False
+        self._model64 = None  # the float64 model, built once per evaluation when first needed
 
     # -- requests -------------------------------------------------------------------------------
     def handle(self, req: Dict[str, Any]) -> Dict[str, Any]:
@@ -174,9 +175,10 @@ class Worker:
         if m.error:
             return memplan.forward_refusal(m.sizes, free, total, m.error, where)
         flush = timing.flush_bytes(self.device) if cuda and self.flusher is None else 0
-        # On a GPU the kept reference outputs may move to the host; on a CPU they are there already.
+        # On a GPU the reference's outputs move to the host; on a CPU they are there already.
         host = memplan.host_available() if cuda else 0
-        return memplan.plan(m.sizes, free, total, host, flush, correctness.scratch_bytes(), where)
+        return memplan.plan(m.sizes, free, total, host, flush, correctness.scratch_bytes(), where,
+                            memplan.guard_bytes(len(m.outputs)))
 
     def inputs(self, seed: int) -> List[Any]:
         return make_inputs(self.loaded, seed=seed, device=str(self.device))
@@ -186,21 +188,23 @@ class Worker:
             return self.model(*inputs)
 
     def reference64(self, inputs: List[Any]) -> Any:
-        """The reference model in float64, built for one diagnosis of a mismatch
-        (correctness.fp64_diagnosis, never a verdict) and dropped after it. Where its parameters
-        (a copy, then widened), the widened inputs and the widened forward would not fit in free
-        memory it raises MemoryError, which the diagnosis reports instead of its numbers."""
+        """The reference model in float64 on (widened) ``inputs``: the reference-class pass and the
+        diagnosis of a mismatch (correctness.judge). The float64 model is built on first use within
+        an evaluation and dropped when it ends. Where its parameters (a copy, then widened), the
+        widened inputs and the widened forward would not fit in free memory it raises MemoryError,
+        which the check reports instead (no float64 pass, no diagnosis numbers)."""
         import copy
 
         s = self.memory.sizes
-        need = 3 * s.params + 2 * (s.inputs + s.forward_peak)
+        need = 2 * (s.inputs + s.forward_peak) + (3 * s.params if self._model64 is None else 0)
         free, _ = memplan.device_memory(self.device)
         if need > free * (1 - memplan.HEADROOM):
             raise MemoryError(f"the float64 model and forward need about {memplan.gib(need)}, "
                               f"{memplan.gib(free)} is free")
-        model64 = copy.deepcopy(self.model).double()
+        if self._model64 is None:
+            self._model64 = copy.deepcopy(self.model).double()
         with torch.no_grad():
-            return model64(*inputs)
+            return self._model64(*inputs)
 
     def sync(self) -> None:
         if self.device.type == "cuda":
@@ -234,6 +238,7 @@ class Worker:
         try:
             return self._evaluate(k, **kw)
         finally:
+            self._model64 = None
             memplan.release(self.device, collect=False)
 
     def _evaluate(self, k: Any, profile: str = "default", trials: int = correctness.MIN_TRIALS,
@@ -244,28 +249,41 @@ class Worker:
         info = {key: k.describe.get(key) for key in ("name", "program_hash", "abi", "ucutlass", "cutlass", "arch", "stages")}
         if not self.memory.fits:
             return self._result("launch_error", "memory", self.memory.message, kernel_info=info, t0=t0)
-        # The first trial's reference outputs stay on the device unless the plan moved them to the host.
-        keep_device = "cpu" if self.memory.keep_on == "host" else None
+        # On a GPU the reference's outputs move to host memory, out of any kernel's reach.
+        ref_home = "cpu" if self.device.type == "cuda" else None
         phase = "bind"
         try:
             bound = kernel.bind(k, self.model, self.device, scalars)
         except kernel.BindError as e:
             return self._result("mismatch", phase, f"binding the kernel to the problem: {e}", kernel_info=info, t0=t0)
         stream = self.stream()
+        state = guard.named_state(self.model)
+
+        def guarded(launch: Callable[[], Any]) -> Any:
+            """A candidate's launch, then (synchronized) the guard zones around its buffers and the
+            reference model's state: a write outside its outputs raises guard.OutOfBounds."""
+            snap = guard.snapshot(state, correctness.fingerprint)
+            out = launch()
+            self.sync()
+            bound.check_guards()
+            bad = guard.changed(state, snap, correctness.fingerprint)
+            if bad:
+                raise guard.OutOfBounds(f"rejected: wrote outside its outputs: the reference model's {', '.join(bad[:4])}"
+                                        f"{' and more' if len(bad) > 4 else ''} changed while the candidate ran")
+            return out
 
         def candidate(inputs: List[Any]) -> List[torch.Tensor]:
-            return bound.run(bound.check_inputs(inputs), stream)
+            return guarded(lambda: bound.run(bound.check_inputs(inputs), stream))
 
         seconds: Dict[str, float] = {}
         report = None
         stats = None
-        recheck = None
         try:
             phase = "correctness"
             tc = time.perf_counter()
-            report, keep = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
-                                             rescaled=rescaled, determinism=True, sync=self.sync,
-                                             reference64=self.reference64, keep_device=keep_device)
+            report = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
+                                       rescaled=rescaled, determinism=True, sync=self.sync,
+                                       reference64=self.reference64, ref_home=ref_home)
             seconds["correctness"] = time.perf_counter() - tc
             if not report.passed:
                 return self._result("mismatch", phase, report.message, kernel_info=info, corr=report, t0=t0,
@@ -280,16 +298,28 @@ class Worker:
                 kw = {"min_reps": min_reps, "target_s": target_s}
                 if self.device.type == "cuda":
                     kw["flusher"] = self.flusher
-                stats = timing.time_fn(launch, self.device, **kw)
+                # Outputs are overwritten with NaN before every repetition, outside the timed
+                # events: no repetition can reuse what an earlier one left.
+                stats = guarded(lambda: timing.time_fn(launch, self.device, prepare=bound.poison_outputs, **kw))
+                del launch, tin
                 seconds["timing"] = time.perf_counter() - tt
                 phase = "recheck"
-                recheck = correctness.recheck(candidate, self.inputs, keep, profile, sync=self.sync)
+                recheck = correctness.recheck(bound.outputs, self.reference, self.inputs, TIMING_SEED, profile,
+                                              sync=self.sync, reference64=self.reference64)
                 report.recheck = recheck
                 if not recheck["passed"]:
+                    report.passed_by = ""
                     return self._result("mismatch", phase, recheck["message"], kernel_info=info, corr=report,
                                         stats=stats, t0=t0, seconds=seconds)
+                if recheck["passed_by"] == "float64":
+                    report.passed_by = "float64"
             phase = "done"
             return self._result("ok", phase, "", kernel_info=info, corr=report, stats=stats, t0=t0, seconds=seconds)
+        except guard.OutOfBounds as e:
+            # Whatever else the write reached is unknown: the reference model is built again.
+            self._rebuild_model()
+            return self._result("rejected", phase, str(e), kernel_info=info, corr=report, stats=stats, t0=t0,
+                                seconds=seconds)
         except kernel.BindError as e:
             return self._result("mismatch", phase, f"binding the kernel's inputs: {e}", kernel_info=info, corr=report,
                                 t0=t0, seconds=seconds)
@@ -304,6 +334,16 @@ class Worker:
             msg = str(e).strip().splitlines()
             text = " ".join(m for m in msg[:3] if m) or type(e).__name__
             return self._result("launch_error", phase, text, kernel_info=info, corr=report, t0=t0, seconds=seconds)
+
+    def _rebuild_model(self) -> None:
+        """The reference model built again (after a candidate wrote outside its outputs); a
+        context lost meanwhile makes the worker fatal instead."""
+        self._check_context()
+        if self.fatal:
+            return
+        self.model = self._model64 = None
+        memplan.release(self.device, collect=True)
+        self.model = build_model(self.loaded, seed=self.seed, device=str(self.device))
 
     def _check_context(self) -> None:
         """After a failure, is the CUDA context still usable? An illegal address or a trap leaves

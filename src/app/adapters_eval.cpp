@@ -116,6 +116,7 @@ search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
   e.max_abs_err = finite_or(r.max_abs_err, 0);
   e.max_rel_err = finite_or(r.max_rel_err, 0);
   e.reference_limited = e.status == RunStatus::mismatch && r.reference_limited;
+  e.passed_by_float64 = e.status == RunStatus::ok && r.passed_by == "float64";
   // Repeatable: failed in the trials (not a binding error or the re-check after timing), and the
   // two runs of every trial were bit-identical.
   e.rounding_mismatch = e.status == RunStatus::mismatch && r.phase == "correctness" && r.deterministic &&

@@ -1,6 +1,7 @@
 #include "app/headline.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +73,10 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
     ++h.counted;
     if (p.correct()) {
       ++h.correct;
+      if (p.passed_by_float64) {
+        ++h.passed_by_float64;
+        h.float64_passes.push_back(p.name);
+      }
     } else if (p.fallback()) {
       ++h.fallback;
       ++h.fallbacks[fallback_kind(p)];
@@ -130,6 +135,8 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"geomean_frac_sol", h.geomean_frac_sol},
           {"failures", h.failures},
           {"reference_limited", h.reference_limited},
+          {"passed_by_float64", h.passed_by_float64},
+          {"float64_passes", h.float64_passes},
           {"median_time_to_best_s", h.median_time_to_best_s},
           {"time_to_best_counted", h.time_to_best_counted},
           {"ceiling_counted", h.ceiling_counted},
@@ -168,6 +175,11 @@ std::string headline_render(const Headline& h) {
                    100 * h.fast_p.at("fast_1"), 100 * h.fast_p.at("fast_1.5"), 100 * h.fast_p.at("fast_2"),
                    100 * h.at_least_eager);
   s += fmt::format("geomean fraction of SOL: {:.0f}%\n", 100 * h.geomean_frac_sol);
+  s += h.float64_passes.empty()
+           ? std::string("passed by float64 (reference-class pass): none\n")
+           : fmt::format("passed by float64 (reference-class pass: outside the tolerance of the fp32 reference, no "
+                         "further from float64 than it): {} of {} correct kernels: {}\n",
+                         h.passed_by_float64, h.correct, fmt::join(h.float64_passes, ", "));
   if (h.time_to_best_counted)
     s += fmt::format("median time to best: {:.1f} min ({} correct problems; from the start of the search{})\n",
                      h.median_time_to_best_s / 60, h.time_to_best_counted, h.simulated ? ", on the model's clock" : "");

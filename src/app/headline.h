@@ -10,6 +10,9 @@
 //     candidate (what the user runs then);
 //   - failures counted by status (the status of a failed problem's last attempt, or the reason it
 //     never ran: "unsupported", "extract_error", ...);
+//   - the correct kernels that passed by the contract's reference-class pass (float64), counted
+//     and named: they differ from the fp32 reference by more than the tolerance, and are closer
+//     to the model evaluated in float64 than it is;
 //   - median time to best over the correct problems: seconds from the start of a problem's search
 //     (in a suite, the suite's start: problems share the GPU and the compile cores) until its
 //     best candidate was measured;
@@ -52,6 +55,7 @@ struct ProblemOutcome {
   std::string stop_reason;
   std::string best_name;
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
+  bool passed_by_float64 = false;   // the best kernel passed only by the reference-class pass (float64)
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
   long long tokens_in = 0, tokens_out = 0;  // the strategy's LLM usage (zero without one)
   double llm_cost_usd = 0;
@@ -103,6 +107,10 @@ struct Headline {
   double geomean_frac_sol = 0; // over counted problems with a known t_SOL
   std::map<std::string, int> failures;    // status -> count (counted problems neither correct nor fallback)
   int reference_limited = 0;   // failures whose mismatches were the fp32 reference's rounding
+  // Counted problems whose result is a kernel that passed by the reference-class pass
+  // (EVAL-CONTRACT §1: no further from float64 than the fp32 reference), and their names.
+  int passed_by_float64 = 0;
+  std::vector<std::string> float64_passes;
   // One line per counted problem without a kernel result (fallbacks and failures), in suite order:
   // "name: status after N attempts (stop reason)".
   std::vector<std::string> failed;

@@ -1,6 +1,7 @@
 #include "app/headline.h"
 #include "app/driver.h"
 #include "app/run_report.h"
+#include "app/suite_report.h"
 
 #include <gtest/gtest.h>
 
@@ -246,6 +247,50 @@ TEST(Headline, SimulatedSaysSoAndNeverReportsModelledCostsAsMeasured) {
   EXPECT_EQ(j["cost"]["modelled"], true);
   EXPECT_DOUBLE_EQ(j["cost"]["run_wall_s"].get<double>(), 0.09);
   EXPECT_EQ(headline_to_json(headline_compute({ok("a", 2, 1, 0, 0)}, cost))["cost"]["modelled"], false);
+}
+
+}  // namespace
+}  // namespace ucut::app
+
+namespace ucut::app {
+namespace {
+
+// The reference-class pass (docs/eval-contract.md §1): a correct kernel that passed only by being
+// no further from float64 than the fp32 reference is counted and named in every headline (text,
+// report.json, the suite's report.md and report.json); a kernel slower than eager is not the result.
+TEST(Headline, CountsAndNamesThePassesByFloat64) {
+  std::vector<ProblemOutcome> ps = {ok("cumsum", 4, 1, 0, 0.5), ok("gemm", 2, 1, 0, 0.5), ok("slow", 1, 2, 0, 0.5),
+                                    ok("plain", 2, 1, 0, 0.5)};
+  ps[0].passed_by_float64 = ps[1].passed_by_float64 = ps[2].passed_by_float64 = true;
+  Headline h = headline_compute(ps, {});
+  EXPECT_EQ(h.passed_by_float64, 2);
+  EXPECT_EQ(h.float64_passes, (std::vector<std::string>{"cumsum", "gemm"}));
+  const std::string text = headline_render(h);
+  EXPECT_NE(text.find("passed by float64 (reference-class pass: outside the tolerance of the fp32 reference, no "
+                      "further from float64 than it): 2 of 3 correct kernels: cumsum, gemm\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(headline_to_json(h)["passed_by_float64"], 2);
+  EXPECT_EQ(headline_to_json(h)["float64_passes"], nlohmann::json({"cumsum", "gemm"}));
+  const std::string md = suite_report_markdown(false, text, h, ps);
+  EXPECT_NE(md.find("| cumsum | ok (passed by float64) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| plain | ok |"), std::string::npos) << md;
+  const auto j = suite_report_json("s", false, h, ps);
+  EXPECT_EQ(j["problems"][0]["passed_by"], "float64");
+  EXPECT_EQ(j["problems"][2]["passed_by"], "");
+  EXPECT_EQ(j["problems"][3]["passed_by"], "allclose");
+  EXPECT_NE(headline_render(headline_compute({ok("a", 2, 1, 0, 0)}, {})).find("passed by float64 (reference-class "
+                                                                               "pass): none\n"),
+            std::string::npos);
+  // A search's report takes it from its best attempt.
+  RunReport r;
+  search::Attempt a;
+  a.status = RunStatus::ok;
+  a.time_s = 0.001;
+  a.passed_by_float64 = true;
+  r.state.attempts.push_back(a);
+  r.state.best = 0;
+  EXPECT_TRUE(run_report_outcome(r).passed_by_float64);
 }
 
 }  // namespace

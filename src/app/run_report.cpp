@@ -35,6 +35,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
     p.best_name = b->cand.name;
     p.attempts_to_best = b->index + 1;
     p.time_to_best_s = b->at_s;
+    p.passed_by_float64 = b->passed_by_float64;
   } else {
     p.failure = r.state.attempts.empty() ? (r.measured ? "no_attempt" : "not_measured")
                                          : run_status_name(r.state.attempts.back().status);

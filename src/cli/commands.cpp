@@ -51,7 +51,7 @@ const std::vector<CommandSpec>& cli_commands() {
 
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {
   std::string help = "contract profile:";
-  for (const auto& p : contract_profiles()) help += " " + p.name + " (" + p.describe + ")";
+  for (const auto& p : contract_profiles()) help += " " + p.name + " (" + contract_profile_text(p) + ")";
   return sub.add_option("--profile", profile, help)
       ->check(CLI::IsMember(contract_profile_names()))
       ->capture_default_str()

@@ -71,7 +71,8 @@ void record_apply_result(RunRecord& r, const nlohmann::json& result) {
   std::string verdict = str(result, "verdict");
   r.phase = str(result, "phase");
   r.error = str(result, "error");
-  if (verdict == "ok" || verdict == "mismatch" || verdict == "launch_error") {
+  // rejected: the candidate wrote outside its outputs (guard zones, docs/eval-contract.md §1).
+  if (verdict == "ok" || verdict == "mismatch" || verdict == "launch_error" || verdict == "rejected") {
     r.status = verdict;
   } else {
     r.status = "launch_error";
@@ -100,6 +101,7 @@ void record_apply_result(RunRecord& r, const nlohmann::json& result) {
     r.degenerate = c.value("degenerate", false);
     r.degenerate_reason = str(c, "degenerate_reason");
     r.reference_limited = c.value("reference_limited", false);
+    r.passed_by = str(c, "passed_by");
     r.rescaled_trial = str(c, "rescaled_trial");
     if (c.contains("recheck") && c["recheck"].is_object()) r.recheck_passed = c["recheck"].value("passed", false);
   }

@@ -16,7 +16,9 @@
 namespace ucut::eval {
 
 inline constexpr int kRunRecordSchema = 1;
-inline constexpr const char* kContractVersion = "ucutlass-eval/1";
+// 2: outputs overwritten before every timed repetition, guard zones (a write outside the outputs is
+// rejected), the re-check of the timed outputs, and the reference-class float64 pass.
+inline constexpr const char* kContractVersion = "ucutlass-eval/2";
 
 // A record's `status` is the name of a RunStatus (support/run_status.h).
 

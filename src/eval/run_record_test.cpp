@@ -143,6 +143,14 @@ TEST(RecordApply, MapsWorkerResult) {
   record_apply_result(l, {{"verdict", "mismatch"}, {"correctness", {{"reference_limited", true}}}});
   EXPECT_TRUE(l.reference_limited);
   EXPECT_NE(run_record_to_json(l).dump().find("\"reference_limited\":true"), std::string::npos);
+  // A write outside its outputs is the worker's own verdict, never counted.
+  RunRecord g;
+  record_apply_result(g, {{"verdict", "rejected"}, {"phase", "correctness"},
+                          {"error", "rejected: wrote outside its outputs: 4 byte(s) ..."}});
+  record_finish(g, ProblemContext{});
+  EXPECT_EQ(g.status, "rejected");
+  EXPECT_EQ(g.error.rfind("rejected: wrote outside its outputs", 0), 0u);
+  EXPECT_FALSE(g.counted);
 }
 
 }  // namespace

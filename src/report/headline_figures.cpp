@@ -1,6 +1,7 @@
 #include "report/headline_figures.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ucut::report {
 
@@ -25,6 +26,11 @@ std::vector<HtmlFigure> headline_figures(const app::Headline& h) {
   f.push_back({"At least as fast as eager", html_fmt_percent(h.at_least_eager), "correct kernels and fallbacks at 1x"});
   f.push_back({"Fraction of the speed of light", html_fmt_percent(h.geomean_frac_sol),
                "geometric mean of t_SOL over the time the user ends up with"});
+  f.push_back({"Passed by float64", fmt::format("{} of {}", h.passed_by_float64, h.correct),
+               h.float64_passes.empty()
+                   ? std::string("correct kernels that passed only by the reference-class pass")
+                   : "outside the fp32 reference's tolerance, no further from float64 than it: " +
+                         fmt::format("{}", fmt::join(h.float64_passes, ", "))});
   if (h.ceiling_counted)
     f.push_back({"Ceiling under the contract",
                  html_fmt_speedup(h.ceiling_eager) + " over eager" +

@@ -220,7 +220,7 @@ std::string policy_text(const std::string& policy) {
 }
 
 std::string profile_text(const std::string& profile) {
-  if (const ContractProfile* p = contract_profile(profile)) return p->describe;
+  if (const ContractProfile* p = contract_profile(profile)) return contract_profile_text(*p);
   return "tolerance profile " + profile;
 }
 }  // namespace

@@ -36,6 +36,7 @@ nlohmann::json attempt_to_json(const Attempt& a) {
           {"max_abs_err", a.max_abs_err},
           {"max_rel_err", a.max_rel_err},
           {"reference_limited", a.reference_limited},
+          {"passed_by_float64", a.passed_by_float64},
           {"rounding_mismatch", a.rounding_mismatch},
           {"improved", a.improved},
           {"so", a.so_path},
@@ -57,6 +58,7 @@ Attempt attempt_from_json(const nlohmann::json& j) {
   a.max_abs_err = j.value("max_abs_err", 0.0);
   a.max_rel_err = j.value("max_rel_err", 0.0);
   a.reference_limited = j.value("reference_limited", false);
+  a.passed_by_float64 = j.value("passed_by_float64", false);
   a.rounding_mismatch = j.value("rounding_mismatch", false);
   a.improved = j.value("improved", false);
   a.so_path = j.value("so", "");

@@ -55,6 +55,9 @@ struct EvalOutcome {
   double max_rel_err = 0;
   double gpu_seconds = 0;    // GPU time this evaluation used (correctness + timing)
   bool reference_limited = false;  // mismatch: the fp32 reference's rounding, not the kernel (RunRecord)
+  // ok only by the reference-class pass: some trial failed elementwise but the kernel is no
+  // further from float64 than the fp32 reference (RunRecord passed_by float64)
+  bool passed_by_float64 = false;
   // A mismatch of the kernel's rounding: found in the correctness trials, and every trial's two
   // runs were bit-identical. Any kernel that sums every output in the same order (the space's
   // summation_class) computes the same values, so it fails the same way.
@@ -83,6 +86,7 @@ struct Attempt {
   double max_abs_err = 0;
   double max_rel_err = 0;
   bool reference_limited = false;  // a mismatch the float64 diagnosis put on the fp32 reference
+  bool passed_by_float64 = false;  // ok by the reference-class pass (EvalOutcome)
   bool rounding_mismatch = false;  // a repeatable mismatch of the kernel's rounding (EvalOutcome)
   bool improved = false;     // the new best when it was recorded
   bool replayed = false;     // taken from the journal on --resume, not measured again

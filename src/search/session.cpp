@@ -218,6 +218,7 @@ bool SearchSession::step() {
       a.max_abs_err = e.max_abs_err;
       a.max_rel_err = e.max_rel_err;
       a.reference_limited = e.reference_limited;
+      a.passed_by_float64 = e.status == RunStatus::ok && e.passed_by_float64;
       a.rounding_mismatch = e.rounding_mismatch;
     }
     a.at_s = prior_s_ + (clock_.now_s() - start_s_);

@@ -16,6 +16,10 @@ struct ContractProfile {
   std::string name;
   std::string describe;  // one line for reports
   Tolerance f16, bf16, other;  // other: every other floating dtype (fp32, fp64)
+  // The reference-class pass (docs/eval-contract.md §1): a trial failing the elementwise check
+  // still passes when, for every output, the kernel is no further from the model evaluated in
+  // float64 than the fp32 reference is. `default` has it; `kb-v01` stays plain elementwise.
+  bool float64_pass = false;
 };
 
 // Every profile, `default` first.
@@ -26,5 +30,9 @@ const ContractProfile* contract_profile(const std::string& name);
 
 // The profiles' names, in order, for option checks and messages.
 std::vector<std::string> contract_profile_names();
+
+// What a profile accepts, in one line for help texts and reports: its tolerances, then whether a
+// trial may pass by float64 (the reference-class pass) or only elementwise.
+std::string contract_profile_text(const ContractProfile& p);
 
 }  // namespace ucut

@@ -23,6 +23,7 @@ TEST(ContractProfiles, AreTheSharedDefinition) {
     EXPECT_DOUBLE_EQ(built[i].bf16.rtol, j["bf16"][1].get<double>());
     EXPECT_DOUBLE_EQ(built[i].other.atol, j["other"][0].get<double>());
     EXPECT_DOUBLE_EQ(built[i].other.rtol, j["other"][1].get<double>());
+    EXPECT_EQ(built[i].float64_pass, j.value("float64_pass", false));
   }
 }
 
@@ -36,6 +37,11 @@ TEST(ContractProfiles, SayWhatTheContractSays) {
   EXPECT_DOUBLE_EQ(d->bf16.atol, 1e-2);
   EXPECT_DOUBLE_EQ(kb->other.atol, 1e-2);
   EXPECT_EQ(contract_profile("kb-v02"), nullptr);
+  // The reference-class pass is the default profile's; kb-v01 stays plain elementwise allclose.
+  EXPECT_TRUE(d->float64_pass);
+  EXPECT_FALSE(kb->float64_pass);
+  EXPECT_NE(contract_profile_text(*d).find("reference-class pass"), std::string::npos);
+  EXPECT_NE(contract_profile_text(*kb).find("elementwise only"), std::string::npos);
 }
 
 }  // namespace
