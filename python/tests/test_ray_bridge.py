@@ -7,10 +7,13 @@ input to its output and says which node ran it), so the test needs no CUDA."""
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -106,3 +109,68 @@ def test_an_unreachable_cluster_is_reported_not_raised():
     hello = json.loads(p.stdout.splitlines()[0])
     assert hello["ready"] is False and "cannot connect" in hello["error"]
     assert p.returncode == 3
+
+
+def test_every_address_form_is_read_for_the_probe():
+    assert ray_bridge._host_port("10.0.0.1:6379") == ("10.0.0.1", 6379)
+    assert ray_bridge._host_port("ray://head.example:10001") == ("head.example", 10001)
+    assert ray_bridge._host_port("[::1]:6379") == ("::1", 6379)
+    assert ray_bridge._host_port(":6379") == ("127.0.0.1", 6379)
+    # Ray resolves these itself: no probe.
+    for address in ("auto", "local", "head.example", "ray://head.example"):
+        assert ray_bridge._host_port(address) is None
+        assert ray_bridge._unreachable(address) == ""
+
+
+class _Silent:
+    """A port that accepts connections and never answers (nobody accepts: the kernel completes the
+    handshake), as a hung server or the wrong port does."""
+
+    def __enter__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        return f"127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+class _Http:
+    """A web server: it answers, but not as a gRPC server does."""
+
+    def __enter__(self):
+        class Quiet(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):  # noqa: D102 - the test's output stays its own
+                pass
+
+        self.srv = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        return f"127.0.0.1:{self.srv.server_address[1]}"
+
+    def __exit__(self, *exc):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+@pytest.mark.parametrize("server,said", [(_Silent, "accepted the connection but did not answer as a Ray head"),
+                                         (_Http, "is not a Ray head: it answered")])
+def test_a_port_that_is_not_a_ray_head_is_refused_in_one_line(server, said):
+    """ray.init retried such a port for 180 s and printed pages of Ray's own log lines; the bridge
+    probes it first (TCP, then the HTTP/2 greeting a gRPC server answers) and says so in one line.
+    The subprocess's limit only keeps a regression from hanging the suite."""
+    with server() as address:
+        p = subprocess.run([sys.executable, "-m", "ucutlass_torch.ray_bridge", "--address", address],
+                           capture_output=True, text=True, timeout=90,
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(ray_bridge.__file__))))
+    hello = json.loads(p.stdout.splitlines()[0])
+    assert hello["ready"] is False, hello
+    assert hello["error"].startswith(f"cannot connect to the Ray cluster at {address}: {address} "), hello
+    assert said in hello["error"] and "ray start --head" in hello["error"], hello
+    assert p.returncode == 3
+    assert p.stderr.strip() == "", p.stderr  # none of Ray's log lines
+
+
+def test_a_real_head_passes_the_probe(cluster):
+    c, _ = cluster
+    assert ray_bridge._unreachable(c.address) == ""

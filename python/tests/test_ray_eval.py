@@ -246,6 +246,27 @@ def test_an_unreachable_cluster_is_refused_with_the_fix():
     assert proc.stdout == ""
 
 
+def test_a_port_that_is_not_a_ray_head_is_refused_in_one_line():
+    """ray.init retried a port that accepts and never answers for minutes, with Ray's own log lines;
+    the relay probes it first. The subprocess's limit only keeps a regression from hanging the suite."""
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        proc = subprocess.run([sys.executable, "-m", "ucutlass_torch.ray_eval", "--address", address, "--count-gpus"],
+                              input="", capture_output=True, text=True, timeout=90,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    assert proc.returncode == 3
+    assert proc.stderr.strip().splitlines() == [
+        f"ray_eval: cannot connect to the Ray cluster at {address}: {address} accepted the connection but did not "
+        "answer as a Ray head (a gRPC server) does within 5 s: it is not a Ray head; `ray start --head` prints the "
+        "head's address; its port is 6379 unless --port said otherwise; pass --ray-address HOST:PORT of a running "
+        "head, or use --eval-executor local"], proc.stderr
+    assert proc.stdout == ""
+
+
 def test_a_cluster_without_gpus_is_refused_with_the_fix():
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 0})
     try:

@@ -105,31 +105,80 @@ def _isolate_stdout() -> None:
     sys.stdout = sys.stderr
 
 
-def _unreachable(address: str) -> str:
-    """Why host:port does not accept connections ("" when it does, or when the address is not
-    host:port, e.g. "auto"): ray.init itself retries for minutes before it gives up."""
-    hostport = address.split("://", 1)[-1]
-    if ":" not in hostport:
-        return ""
-    host, _, port = hostport.rpartition(":")
+# The HTTP/2 client greeting (RFC 9113, 3.4: the preface, then an empty SETTINGS frame). Every
+# gRPC server answers it with a SETTINGS frame of its own: Ray's GCS on the head's port, and the
+# Ray Client server behind ray://.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+_H2_SETTINGS = 0x04
+HEAD_HINT = "`ray start --head` prints the head's address; its port is 6379 unless --port said otherwise"
+
+
+def _host_port(address: str):
+    """(host, port) of "host:port", "[v6]:port" or "ray://host:port"; None for what Ray resolves
+    itself ("auto", "local", a bare host)."""
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    if hostport.startswith("["):
+        host, _, rest = hostport[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    else:
+        host, _, port = hostport.rpartition(":")
+    if not port:
+        return None
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
-            return ""
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        return None
+
+
+def _unreachable(address: str, timeout: float = 5.0) -> str:
+    """Why `address` is not a Ray head this machine can reach, in one line ("" when it answers as
+    one, or when the address is not host:port, e.g. "auto" or "local", which Ray resolves itself).
+    ray.init alone retries for minutes and fills the terminal with Ray's own log lines, both for a
+    port that refuses and for one that is not a head (a database, a web server, a silent
+    listener); this says which within seconds: a TCP connection, then the HTTP/2 greeting Ray's
+    gRPC servers answer (skipped when RAY_USE_TLS is on: a TLS server answers only a TLS client)."""
+    hp = _host_port(address)
+    if hp is None:
+        return ""
+    try:
+        sock = socket.create_connection(hp, timeout=timeout)
     except (OSError, ValueError) as e:
-        return f"{e} (is the head node running? `ray start --head` prints its address)"
+        return f"{e} (is the head node running? {HEAD_HINT})"
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return ""
+        try:
+            sock.settimeout(timeout)
+            sock.sendall(_H2_PREFACE)
+            head = b""
+            while len(head) < 9:
+                got = sock.recv(9 - len(head))
+                if not got:
+                    break
+                head += got
+        except socket.timeout:
+            return (f"{hp[0]}:{hp[1]} accepted the connection but did not answer as a Ray head (a gRPC server) "
+                    f"does within {timeout:g} s: it is not a Ray head; {HEAD_HINT}")
+        except OSError as e:
+            return f"{hp[0]}:{hp[1]} accepted the connection, then failed it ({e}): it is not a Ray head; {HEAD_HINT}"
+    if len(head) == 9 and head[3] == _H2_SETTINGS and head[5:9] == b"\x00\x00\x00\x00":
+        return ""
+    said = f"it answered {head[:16]!r} to" if head else "it closed the connection at"
+    return f"{hp[0]}:{hp[1]} is not a Ray head: {said} the HTTP/2 greeting a Ray head (a gRPC server) answers; {HEAD_HINT}"
 
 
 def serve(address: str, max_retries: int = 3) -> int:
     _isolate_stdout()
     lock = threading.Lock()
+    # The address first: it answers in seconds, where ray.init would retry for minutes.
+    why = _unreachable(address)
+    if why:
+        _emit(lock, {"ready": False, "error": f"cannot connect to the Ray cluster at {address}: {why}"})
+        return 3
     try:
         import ray
     except ImportError as e:
         _emit(lock, {"ready": False, "error": f"Ray is not installed ({e}): pip install ray, or use --executor local"})
-        return 3
-    why = _unreachable(address)
-    if why:
-        _emit(lock, {"ready": False, "error": f"cannot connect to the Ray cluster at {address}: {why}"})
         return 3
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
@@ -229,7 +278,8 @@ def local_cluster(build_nodes: int, cpus: int) -> int:
 
 def main(argv: List[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ucutlass_torch.ray_bridge")
-    ap.add_argument("--address", help="the Ray cluster (host:port of the head, ray://host:10001, or auto)")
+    ap.add_argument("--address", help="the Ray cluster: host:port of the head, ray://host:10001, auto (the cluster "
+                    "running on this machine) or local (a Ray started for this process alone)")
     ap.add_argument("--max-retries", type=int, default=3)
     ap.add_argument("--local-cluster", type=int, metavar="N",
                     help="instead: start a local cluster of N build nodes, print its address, run until stdin closes")

@@ -86,7 +86,10 @@ Result<std::shared_ptr<RayCompiler>> RayCompiler::start(const RayExecutorOptions
     rc->child_.kill();
     const std::string err =
         hello.contains("error") && hello["error"].is_string() ? hello["error"].get<std::string>() : hello.dump();
-    return make_error(err.find("not installed") != std::string::npos ? ErrorCode::subprocess : ErrorCode::invalid_input,
+    // The environment's either way (exit 3, as --eval-executor ray's): Ray missing, or a cluster
+    // that cannot be reached or is not one (the bridge probes the address first: seconds, not
+    // ray.init's minutes of retries).
+    return make_error(err.find("not installed") != std::string::npos ? ErrorCode::subprocess : ErrorCode::io,
                       "--executor ray: " + err, "check --ray-address (or RAY_ADDRESS), or use --executor local");
   }
   if (hello.contains("nodes") && hello["nodes"].is_number_integer()) rc->nodes_ = hello["nodes"].get<int>();

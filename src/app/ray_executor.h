@@ -28,7 +28,7 @@
 namespace ucut::app {
 
 struct RayExecutorOptions {
-  std::string address;                      // --ray-address: host:port of the head, ray://..., or auto
+  std::string address;                      // --ray-address: host:port of the head, ray://..., auto or local
   std::chrono::seconds start_timeout{180};  // connecting to the cluster
   std::chrono::seconds job_timeout{1800};   // one job, queueing on the cluster included
 };
@@ -36,8 +36,9 @@ struct RayExecutorOptions {
 class RayCompiler final : public build::Compiler {
  public:
   // Starts the bridge and connects to the cluster. `local` gives the nvcc command lines and the
-  // toolchain identity (the cache key); it never compiles here. Errors: Ray missing, the cluster
-  // unreachable (the message names the address and how to start a head).
+  // toolchain identity (the cache key); it never compiles here. Errors, all the environment's
+  // (ErrorCode::subprocess or io, exit 3): Ray missing, the cluster unreachable or the address not
+  // a Ray head (the message names the address and how to start a head).
   static Result<std::shared_ptr<RayCompiler>> start(const RayExecutorOptions& options,
                                                     std::shared_ptr<build::Compiler> local);
   ~RayCompiler() override;

@@ -130,6 +130,7 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
 }
 
 int run_bench(const BenchArgs& a) {
+  if (int rc = cli_check_executor("bench", a.exec); rc != kExitOk) return rc;
   const auto started = std::chrono::steady_clock::now();
   // Python processes (extraction, ~4 s each; model_new.py exports, ~2 s) run this many at once.
   const unsigned python_width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);

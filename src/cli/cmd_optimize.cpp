@@ -173,6 +173,7 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
 }
 
 int run_optimize(const OptimizeArgs& a) {
+  if (int rc = cli_check_executor("optimize", a.exec); rc != kExitOk) return rc;
   std::unique_ptr<memory::MemoryDb> mem;
   if (!a.no_memory) {
     auto db = memory::MemoryDb::open(cli_memory_path(a.db, app::ProblemRun::is_synthetic(a.problem), a.out));

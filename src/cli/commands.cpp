@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -90,8 +91,28 @@ void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args) {
                  "cluster's GPU nodes; --gpus N asks for N, all for every GPU of the cluster)")
       ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EVAL_EXECUTOR");
   sub.add_option("--ray-address", args.ray_address,
-                 "the Ray cluster for --executor ray and --eval-executor ray (host:port of the head)")
+                 "the Ray cluster for --executor ray and --eval-executor ray: host:port of the head, "
+                 "ray://host:10001 (Ray Client), auto (the cluster already running on this machine) or local "
+                 "(a throwaway Ray started on this machine for the run)")
       ->envname("RAY_ADDRESS");
+}
+
+namespace {
+
+// The executor options' one usage error: Ray chosen, no cluster named.
+std::optional<Error> executor_usage(const ExecutorArgs& args) {
+  const char* which = args.executor == "ray" ? "--executor ray" : args.eval_executor == "ray" ? "--eval-executor ray" : nullptr;
+  if (!which || !args.ray_address.empty()) return std::nullopt;
+  return make_error(ErrorCode::invalid_input, std::string(which) + " needs the cluster's address",
+                    "pass --ray-address HOST:PORT (or set RAY_ADDRESS); `ray start --head` prints it; "
+                    "--ray-address local runs a throwaway Ray on this machine");
+}
+
+}  // namespace
+
+int cli_check_executor(const std::string& command, const ExecutorArgs& args) {
+  if (auto e = executor_usage(args)) return cli_fail(command, *e, kExitUsage);
+  return kExitOk;
 }
 
 Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string& gpus_spec) {
@@ -102,9 +123,7 @@ Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string
     out.gpus = *gpus;
     return out;
   }
-  if (args.ray_address.empty())
-    return make_error(ErrorCode::invalid_input, "--eval-executor ray needs the cluster's address",
-                      "pass --ray-address HOST:PORT (or set RAY_ADDRESS); `ray start --head` prints it");
+  if (auto e = executor_usage(args)) return *e;  // cli_check_executor said so already
   out.remote = true;
   out.worker.argv = {python_interpreter(), "-m", "ucutlass_torch.ray_eval", "--address", args.ray_address};
   // Placement on a busy cluster and PyTorch's start on the node take longer than a local worker.
@@ -150,9 +169,7 @@ Result<EvalWorkers> cli_eval_workers(const ExecutorArgs& args, const std::string
 Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArgs& args) {
   std::shared_ptr<build::Compiler> local = build::build_nvcc_compiler();
   if (args.executor != "ray") return local;
-  if (args.ray_address.empty())
-    return make_error(ErrorCode::invalid_input, "--executor ray needs the cluster's address",
-                      "pass --ray-address HOST:PORT (or set RAY_ADDRESS); `ray start --head` prints it");
+  if (auto e = executor_usage(args)) return *e;  // cli_check_executor said so already
   app::RayExecutorOptions o;
   o.address = args.ray_address;
   auto rc = app::RayCompiler::start(o, local);
@@ -295,7 +312,11 @@ int cli_report_agent(const std::string& command) {
 CLI::Option* cli_add_db_option(CLI::App& sub, std::string& db, const std::string& help) {
   // No environment mirror: UCUTLASS_STORE moves the default store (store_default_path), which a
   // simulated run must not write to (cli_memory_path).
-  return sub.add_option("--db", db, help + " (default: $UCUTLASS_STORE, else <data folder>/ucutlass.db)");
+  return sub.add_option("--db", db,
+                        help + ": a SQLite file, or a PostgreSQL database a team shares, "
+                               "postgresql://user@host[:port]/database or libpq's key=value form (docs/memory.md; "
+                               "the password from PGPASSWORD or ~/.pgpass, never shown) (default: $UCUTLASS_STORE, "
+                               "else <data folder>/ucutlass.db)");
 }
 
 CLI::Option* cli_add_output_file_option(CLI::App& sub, std::string& path, const std::string& help) {

@@ -86,6 +86,12 @@ struct ExecutorArgs {
   std::string ray_address;
 };
 void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args);
+// Before anything runs: `--executor ray` or `--eval-executor ray` without --ray-address (or
+// RAY_ADDRESS) is the command line's error (exit 2), whether or not a compile or an evaluation
+// would have reached Ray. Returns 0, or the exit code after reporting the error for `command`.
+// The executors' other failures are the environment's (exit 3): a cluster that refuses, does not
+// answer or is not a Ray head, or Ray missing.
+int cli_check_executor(const std::string& command, const ExecutorArgs& args);
 Result<std::shared_ptr<build::Compiler>> cli_executor_compiler(const ExecutorArgs& args);
 std::string cli_executor_summary(const std::shared_ptr<build::Compiler>& compiler);
 // Where candidates are evaluated (--eval-executor local|ray): this host's GPUs, one worker per
