@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU tests of the evaluation harness (CTest label `gpu`; the lead runs them on the GPU machine).
 # Builds ucutlass (build-gpu/, or uses $UCUT_GPU_BIN), compiles the CUDA test kernels of
-# tests/gpu/kernels with nvcc (sm_90a, static cudart), then runs python/tests/test_worker_gpu.py and
-# python/tests/test_eval_memory_gpu.py (the memory plan on a 6 GiB problem; add -s to see its peaks).
+# tests/gpu/kernels with nvcc (sm_90a, static cudart), then runs python/tests/test_worker_gpu.py,
+# python/tests/test_eval_memory_gpu.py (the memory plan on a 6 GiB problem; add -s to see its peaks)
+# and python/tests/test_hostile_gpu.py (hostile ReLU libraries it compiles itself).
 # Exits 77 (CTest: skipped) when there is no GPU.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -40,4 +41,5 @@ build_kernel softmax_wide1 $k/softmax.cu 1 64 65536
 wait
 export UCUTLASS_CACHE="${UCUTLASS_CACHE:-$kdir/cache}"
 rm -f "$kdir/store.db"
-"$py" -m pytest -v -rs python/tests/test_worker_gpu.py python/tests/test_eval_memory_gpu.py "$@"
+"$py" -m pytest -v -rs python/tests/test_worker_gpu.py python/tests/test_eval_memory_gpu.py \
+  python/tests/test_hostile_gpu.py "$@"
