@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "app/suite_report.h"
 #include "build/builder.h"
 #include "search/compile_gate.h"
 #include "search/strategy_registry.h"
@@ -338,7 +339,7 @@ ProblemOutcome fallback_problem(const std::string& problem_py, const std::string
   r.seed = opt.seed;
   r.t_sol = t_sol;
   r.measured = setup && setup->workers;
-  r.note = "no kernel was searched: " + status + ": " + message.substr(0, message.find('\n'));
+  r.note = "no kernel was searched: " + status + ": " + suite_error_line(message);
   std::vector<std::string> notes;
   if (r.measured && !problem_py.empty()) {
     // The reference's own time (and that it runs at all): what the user keeps.

@@ -17,6 +17,35 @@ std::string suite_failure_name(const Error& e) {
   return e.code == ErrorCode::unsupported ? "unsupported" : "extract_error";
 }
 
+std::string suite_error_line(const std::string& message, size_t max_chars) {
+  std::string out;
+  size_t start = 0;
+  while (start <= message.size()) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::string line = message.substr(start, end - start);
+    start = end + 1;
+    const size_t b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
+    if (line.rfind("hint:", 0) == 0) continue;
+    out += (out.empty() ? "" : " ") + line;
+  }
+  if (out.size() > max_chars) out = out.substr(0, max_chars > 3 ? max_chars - 3 : 0) + "...";
+  return out;
+}
+
+namespace {
+
+// Text in a Markdown table cell: a '|' would end the cell.
+std::string md_cell(const std::string& text) {
+  std::string out;
+  for (char ch : text) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+}  // namespace
+
 SuitePlan suite_plan(const std::string& suite, const std::vector<std::string>& files, const PrepareOptions& prepare,
                      const PlanOptions& plan, const DriverOptions& opt, const std::string& why,
                      const std::function<void(const PlannedProblem&)>& on_problem) {
@@ -62,15 +91,15 @@ std::string suite_plan_markdown(const SuitePlan& p) {
                    "| problem | status | stages | t_SOL | SOL at its tolerance | best-ranked candidate | predicted |\n"
                    "|---|---|---|---|---|---|---|\n";
   for (const auto& r : p.problems) {
-    const std::string first_line = r.error.substr(0, r.error.find('\n'));
+    const std::string error = md_cell(suite_error_line(r.error));
     if (r.status == "planned")
       md += fmt::format("| {} | planned | {} | {} | {} | `{}` | {} |\n", r.name, r.stages, sol::fmt_time(r.t_sol_s),
                         sol::fmt_time(r.t_sol_contract_s), r.best_ranked.empty() ? "-" : r.best_ranked,
                         r.best_ranked.empty() ? "-" : sol::fmt_time(r.predicted_s));
     else if (r.status == "plan_error")
-      md += fmt::format("| {} | plan_error | - | - | - | {} | - |\n", r.name, r.error);
+      md += fmt::format("| {} | plan_error | - | - | - | {} | - |\n", r.name, error);
     else
-      md += fmt::format("| {} | {} (PyTorch fallback) | - | - | - | {} | - |\n", r.name, r.status, first_line);
+      md += fmt::format("| {} | {} (PyTorch fallback) | - | - | - | {} | - |\n", r.name, r.status, error);
   }
   md += fmt::format("\n{} of {} problems planned", p.planned, p.problems.size());
   for (const auto& [k, v] : p.failures) md += fmt::format(", {} {}", v, k);

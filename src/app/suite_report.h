@@ -44,6 +44,11 @@ struct SuitePlan {
 // "unsupported" for an op the IR cannot express, else "extract_error".
 std::string suite_failure_name(const Error& e);
 
+// A failure's message on one line, for a table row or a progress line: its lines joined by spaces,
+// the "hint:" lines left out (report.json keeps the whole message), at most `max_chars` (cut with
+// "..."). The first line alone said only "extracting 'p.py' failed:", the reason on the next.
+std::string suite_error_line(const std::string& message, size_t max_chars = 400);
+
 // Plans every problem file: extraction and lowering (prepare), then plan_problem; a problem that
 // does not prepare has its PyTorch fallback written (fallback_problem without a GPU). `on_problem`
 // (may be empty) sees each row as it is decided, for progress lines.

@@ -115,8 +115,7 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
       std::fprintf(stderr, "  %s: planned, %s\n", r.name.c_str(),
                    r.best_ranked.empty() ? "no candidate" : r.best_ranked.c_str());
     else if (r.status != "plan_error")
-      std::fprintf(stderr, "  %s: %s: %s\n", r.name.c_str(), r.status.c_str(),
-                   r.error.substr(0, r.error.find('\n')).c_str());
+      std::fprintf(stderr, "  %s: %s: %s\n", r.name.c_str(), r.status.c_str(), app::suite_error_line(r.error).c_str());
   });
   sp.executor = cli_executor_summary(plan.compiler);
   if (!sp.executor.empty()) std::fprintf(stderr, "%s\n", sp.executor.c_str());

@@ -37,6 +37,10 @@ printf '#!/bin/sh\necho "Cuda compilation tools, release 13.0, V13.0.88 (stand-i
 chmod +x "$work/nvcc"
 ray_bench=("$bin" bench "$root/problems" --match act_relu --no-memory --out "$work/ray")
 
+# The help says what --db and --ray-address take.
+expect 0 "postgresql://user@host[:port]/database or libpq's key=value form" -- "$bin" --help-all
+expect 0 "local (a throwaway Ray started on this machine for the run)" -- "$bin" bench --help
+
 # Ray: a missing address is the command line's (2) for both executors; an address that refuses,
 # or a port that is not a Ray head, is the environment's (3) for both, within seconds.
 expect 2 "--executor ray needs the cluster's address" -- env -u RAY_ADDRESS UCUTLASS_NVCC="$work/nvcc" \
