@@ -25,6 +25,39 @@ RealCompiler::RealCompiler(RealCompilerOptions options, std::shared_ptr<build::C
 
 search::CompileOutcome RealCompiler::compile(const search::Candidate& c) { return build(c); }
 
+std::vector<std::string> RealCompiler::units(const search::Candidate& c) {
+  if (opt_.emit_only || !nvcc_ || !opt_.use_cache) return {};
+  {
+    std::lock_guard<std::mutex> lock(units_mu_);
+    if (auto it = units_of_.find(c.hash); it != units_of_.end()) return it->second;
+  }
+  std::optional<dsl::CheckResult> checked;
+  if (!c.ast) {
+    checked = dsl::dsl_compile({"candidate.ucut", c.program});
+    if (!checked->program) return {};
+  }
+  const dsl::Program& p = c.ast ? *c.ast : *checked->program;
+  auto made = build::program_build_request(p, opt_.input_name, c.hash, opt_.root, opt_.cutlass_dir);
+  if (!made) return {};
+  std::vector<std::string> out;
+  if (made->request.units.empty()) {
+    // one translation unit: its own object key stands for its one compile
+    out.push_back("lib/" + build::build_cache_key(*nvcc_, made->request, {}));
+  } else {
+    for (const auto& u : made->request.units)
+      if (!u.host_only)
+        out.push_back((u.stored ? "stage/" : "obj/") + build::build_unit_cache_key(*nvcc_, made->request, u, {}));
+  }
+  std::lock_guard<std::mutex> lock(units_mu_);
+  return units_of_[c.hash] = out;
+}
+
+bool RealCompiler::stored(const std::string& unit) {
+  const std::string dir = fs_cache_dir() + "/kernels/";
+  if (unit.rfind("lib/", 0) == 0) return fs_exists(dir + unit.substr(4) + ".so");
+  return fs_exists(dir + unit + ".o");
+}
+
 search::CompileOutcome RealCompiler::build(const search::Candidate& c) {
   search::CompileOutcome out;
   const std::string dir = opt_.root + "/" + c.hash.substr(0, 16);

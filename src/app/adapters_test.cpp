@@ -500,3 +500,54 @@ TEST(EvalAdapter, GpuCountsAndLists) {
 
 }  // namespace
 }  // namespace ucut::app
+
+namespace ucut::app {
+namespace {
+
+// The search's view of the kernel store: a candidate that differs from a built one only in runtime
+// knobs (raster, swizzle) or sizes has every unit stored; another tile has not. (A fake compiler
+// writes the objects; UCUTLASS_CACHE points at a temporary cache.)
+TEST(RealCompiler, KnowsWhichUnitsTheKernelStoreHolds) {
+  const std::string dir = temp_dir("store");
+  const char* old = std::getenv("UCUTLASS_CACHE");
+  const std::string saved = old ? old : "";
+  ::setenv("UCUTLASS_CACHE", (dir + "/cache").c_str(), 1);
+  auto fake = std::make_shared<build::FakeCompiler>([](const build::CompileJob& job) {
+    build::CompileOutcome o;
+    o.ok = fs_write_atomic(job.output_path, "built").ok();
+    return o;
+  });
+  RealCompilerOptions co;
+  co.root = dir + "/build";
+  co.cutlass_dir = dir;  // never read: the fake compiler does not include anything
+  ASSERT_TRUE(fs_write_atomic(dir + "/include/cutlass/version.h", "").ok());
+  RealCompiler compiler(co, fake);
+  auto cand = [](int m, const std::string& raster, const std::string& tile) {
+    search::Candidate c;
+    c.program = "ucut 1\nin x : bf16[" + std::to_string(m) + ", 512]\nparam W : bf16[256, 512] = \"w\"\n"
+                "out y : bf16[" + std::to_string(m) + ", 256]\nstage y = gemm(x, W.T) {\n  precision bf16\n  tile " +
+                tile + "\n  cluster 1x1\n  raster " + raster + "\n  epilogue { y = relu(acc) }\n}\n";
+    c.hash = std::to_string(m) + raster + tile;
+    c.name = c.hash;
+    return c;
+  };
+  const search::Candidate built = cand(1024, "along_m", "128x128x64");
+  const auto units = compiler.units(built);
+  ASSERT_EQ(units.size(), 1u) << "one stored kernel unit (the ABI unit is not counted)";
+  EXPECT_EQ(units[0].rfind("stage/", 0), 0u) << units[0];
+  EXPECT_FALSE(compiler.stored(units[0]));
+  auto out = compiler.compile(built);
+  ASSERT_TRUE(out.ok) << out.message;
+  EXPECT_TRUE(compiler.stored(units[0]));
+  EXPECT_EQ(compiler.units(cand(4096, "along_n", "128x128x64")), units) << "sizes and raster are runtime arguments";
+  const auto other = compiler.units(cand(1024, "along_m", "128x256x64"));
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_NE(other, units);
+  EXPECT_FALSE(compiler.stored(other[0]));
+  if (old) ::setenv("UCUTLASS_CACHE", saved.c_str(), 1);
+  else ::unsetenv("UCUTLASS_CACHE");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ucut::app

@@ -45,6 +45,35 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
       first_.insert(first_.begin() + at, std::move(probe));
     }
   }
+  // The kernel store: when the opening's first candidate needs a fresh compile, the best-ranked
+  // candidate whose units are all stored is measured first, while the opening compiles behind it.
+  if (opt_.store && !first_.empty() && fresh_units(first_.front()) > 0) {
+    for (const auto& c : pool_) {
+      auto l = lift(c);
+      if (!l || l->hash == first_.front().hash || fresh_units(*l) > 0) continue;
+      l->origin = "stored";
+      first_.push_front(std::move(*l));
+      break;
+    }
+  }
+}
+
+int BuiltinStrategy::fresh_units(const Candidate& c) {
+  if (!opt_.store) return 1;
+  const std::vector<std::string> units = opt_.store->units(c);
+  if (units.empty()) return 1;
+  int fresh = 0;
+  for (const auto& u : units) {
+    auto it = unit_known_.find(u);
+    if (it == unit_known_.end()) it = unit_known_.emplace(u, opt_.store->stored(u)).first;
+    fresh += it->second ? 0 : 1;
+  }
+  return fresh;
+}
+
+void BuiltinStrategy::note_proposed(const Candidate& c) {
+  if (!opt_.store) return;
+  for (const auto& u : opt_.store->units(c)) unit_known_[u] = true;
 }
 
 namespace {
@@ -146,35 +175,40 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
     if (a.status == RunStatus::ok) ok.push_back(&a);
   std::stable_sort(ok.begin(), ok.end(),
                    [](const Attempt* x, const Attempt* y) { return x->time_s < y->time_s; });
-  for (size_t i = 0; i < ok.size() && static_cast<int>(i) < opt_.anchors; ++i) {
-    const Candidate& anchor = ok[i]->cand;
-    if (i == 0 && anchor.config.is_object()) {
-      for (size_t mi = 0; mi < opt_.moves.size(); ++mi) {
-        const auto& move = opt_.moves[mi];
-        nlohmann::json cfg = anchor.config;
-        bool changes = false;
-        for (auto it = move.begin(); it != move.end(); ++it) {
-          if (!cfg.contains(it.key()) || cfg[it.key()] != *it) changes = true;
-          cfg[it.key()] = *it;
-        }
-        if (!changes) continue;
-        auto c = space_.from_config(cfg);
-        if (!c) continue;
-        auto l = lift(*c);
-        if (l && fresh(*l, state)) {
-          l->origin = "experience#" + std::to_string(mi);
-          return l;
-        }
+  const size_t anchors = std::min(ok.size(), static_cast<size_t>(std::max(0, opt_.anchors)));
+  // Experience moves (the memory's knob changes that helped elsewhere) on the best first.
+  if (anchors > 0 && ok[0]->cand.config.is_object()) {
+    const Candidate& anchor = ok[0]->cand;
+    for (size_t mi = 0; mi < opt_.moves.size(); ++mi) {
+      const auto& move = opt_.moves[mi];
+      nlohmann::json cfg = anchor.config;
+      bool changes = false;
+      for (auto it = move.begin(); it != move.end(); ++it) {
+        if (!cfg.contains(it.key()) || cfg[it.key()] != *it) changes = true;
+        cfg[it.key()] = *it;
       }
-    }
-    for (const auto& n : space_.neighbors(anchor)) {
-      auto l = lift(n);
+      if (!changes) continue;
+      auto c = space_.from_config(cfg);
+      if (!c) continue;
+      auto l = lift(*c);
       if (l && fresh(*l, state)) {
-        l->origin = "neighbor";
+        l->origin = "experience#" + std::to_string(mi);
         return l;
       }
     }
   }
+  // Neighbours of the best, then of the runner-up, ...; with a store, every anchor's neighbours
+  // that compile nothing new (runtime knobs: raster, swizzle, split-K count; units stored or built
+  // here already) come before the first one that needs a compile.
+  for (int pass = opt_.store ? 0 : 1; pass < 2; ++pass)
+    for (size_t i = 0; i < anchors; ++i)
+      for (const auto& n : space_.neighbors(ok[i]->cand)) {
+        auto l = lift(n);
+        if (l && fresh(*l, state) && (pass == 1 || fresh_units(*l) == 0)) {
+          l->origin = "neighbor";
+          return l;
+        }
+      }
   return std::nullopt;
 }
 
@@ -191,6 +225,12 @@ bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const 
 }
 
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
+  std::optional<Candidate> c = propose_next(state);
+  if (c) note_proposed(*c);
+  return c;
+}
+
+std::optional<Candidate> BuiltinStrategy::propose_next(const SearchState& state) {
   if (auto c = take_fresh(fallback_, state, "fallback")) return c;
   if (auto c = take_fresh(speed_, state, "speed-probe")) return c;
   if (auto c = take_fresh(first_, state, nullptr)) return c;

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -59,6 +60,12 @@ struct BuiltinOptions {
   // A rung above the floor whose best-ranked candidate is predicted this many times faster than
   // the floor's best opens the search with its best slow_probe_per_rung shapes (0: never).
   double rung_advantage = 1.25;
+  // The kernel store (null: every candidate is a fresh compile). With one, the opening measures
+  // the best-ranked candidate whose units are all stored first (origin "stored"), while the
+  // ranked top-k compile behind it, and refinement takes neighbours whose units are stored or
+  // already being built for this search (raster, swizzle and split-K count are runtime
+  // arguments: such neighbours share every unit) before neighbours that need a fresh compile.
+  KernelStore* store = nullptr;
 };
 
 // splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard
@@ -117,6 +124,13 @@ class BuiltinStrategy final : public Strategy {
   std::optional<Candidate> take_fresh(std::deque<Candidate>& q, const SearchState& state,
                                       const char* origin);
   std::optional<Candidate> refine(const SearchState& state);
+  std::optional<Candidate> propose_next(const SearchState& state);
+  // Units of `c` neither stored (as first seen) nor built for a candidate already proposed here;
+  // 1 without a store. Answers are kept, so a search's proposals depend on the store as it was
+  // when each unit was first looked at.
+  int fresh_units(const Candidate& c);
+  void note_proposed(const Candidate& c);
+  std::map<std::string, bool> unit_known_;  // unit -> stored or being built for this search
   std::optional<Candidate> explore(const SearchState& state);
 
   SearchSpace& space_;

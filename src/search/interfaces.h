@@ -72,6 +72,21 @@ class Evaluator {
   virtual void measure_ahead(const Candidate& /*c*/, const CompileOutcome& /*built*/) {}
 };
 
+// What the kernel store holds (docs/kernel-abi.md, "Stored kernel units"): a candidate's device
+// code comes as units, and a unit already stored (compiled for any candidate of any problem)
+// costs a link, not a compile. The built-in strategy measures stored candidates first and
+// explores runtime-knob neighbours (which share every unit) before fresh compiles.
+class KernelStore {
+ public:
+  virtual ~KernelStore() = default;
+  // Stable identities of the units building `c` compiles or takes from the store (its device
+  // code: stored kernel units, CUTLASS and SIMT units; the cheap host-only ABI unit is left out).
+  // Empty when `c` cannot be generated.
+  virtual std::vector<std::string> units(const Candidate& c) = 0;
+  // Whether `unit` is in the store now.
+  virtual bool stored(const std::string& unit) = 0;
+};
+
 class Clock {
  public:
   virtual ~Clock() = default;

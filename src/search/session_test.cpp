@@ -646,6 +646,76 @@ TEST(BuiltinStrategy, SeedsAlternateWithTheRankedTopK) {
   EXPECT_EQ(names[2], ranked[4].name);
 }
 
+// A kernel store over the synthetic space: a candidate's one unit is its shape signature (the
+// cluster, like raster and swizzle on a real GEMM, is a runtime argument sharing the unit).
+class SignatureStore final : public KernelStore {
+ public:
+  std::vector<std::string> units(const Candidate& c) override { return {shape_signature(c.config)}; }
+  bool stored(const std::string& unit) override { return in.count(unit) > 0; }
+  std::set<std::string> in;
+};
+
+// The opening measures the best-ranked stored candidate first (it costs a link), the ranked
+// top-k after it; without a store the opening is the ranking's.
+TEST(BuiltinStrategy, AStoredCandidateOpensTheSearch) {
+  SurfaceSpec spec;
+  FakeSpace probe(spec);
+  std::vector<Candidate> ranked = diverse_top_k(probe.ranked(64), 8);
+  ASSERT_GE(ranked.size(), 6u);
+  SignatureStore store;
+  store.in.insert(shape_signature(ranked[4].config));
+  BuiltinOptions bo;
+  bo.top_k = 3;
+  bo.store = &store;
+  Rig r(spec, bo, no_stop_rules(3));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 3u);
+  EXPECT_EQ(at[0].cand.origin, "stored");
+  EXPECT_EQ(shape_signature(at[0].cand.config), shape_signature(ranked[4].config));
+  EXPECT_EQ(at[1].cand.name, ranked[0].name);
+  EXPECT_EQ(at[1].cand.origin, "rank");
+  // Nothing stored, or the best already stored: the ranking's own opening.
+  for (bool best_stored : {false, true}) {
+    SignatureStore other;
+    if (best_stored) other.in.insert(shape_signature(ranked[0].config));
+    BuiltinOptions ob = bo;
+    ob.store = &other;
+    Rig plain(spec, ob, no_stop_rules(1));
+    plain.session->run();
+    ASSERT_EQ(plain.session->state().attempts.size(), 1u);
+    EXPECT_EQ(plain.session->state().attempts[0].cand.name, ranked[0].name) << best_stored;
+  }
+}
+
+// Refinement takes the best's neighbours that share its units (a runtime knob) before one that
+// needs a fresh compile; without a store it walks the neighbours in rank order.
+TEST(BuiltinStrategy, RefinementTriesNeighboursSharingUnitsFirst) {
+  SurfaceSpec spec;
+  auto second_attempt = [&](KernelStore* store) {
+    BuiltinOptions bo;
+    bo.top_k = 1;
+    bo.explore_every = 0;
+    bo.store = store;
+    SessionOptions so = no_stop_rules(2);
+    so.lookahead = 1;  // the second proposal sees the first result
+    Rig r(spec, bo, so);
+    r.session->run();
+    const auto& at = r.session->state().attempts;
+    EXPECT_EQ(at.size(), 2u);
+    return std::make_pair(at[0].cand, at.size() > 1 ? at[1].cand : Candidate{});
+  };
+  const auto [first_plain, second_plain] = second_attempt(nullptr);
+  ASSERT_NE(shape_signature(second_plain.config), shape_signature(first_plain.config))
+      << "the test needs a space whose first neighbour changes the shape";
+  SignatureStore store;
+  const auto [first, second] = second_attempt(&store);
+  EXPECT_EQ(first.name, first_plain.name);
+  EXPECT_EQ(second.origin, "neighbor");
+  EXPECT_EQ(shape_signature(second.config), shape_signature(first.config)) << second.name;
+  EXPECT_NE(second.name, first.name);
+}
+
 // An evaluator that measures ahead (several GPUs): the session hands it each built candidate from
 // the thread that compiled it, and evaluate() serves the stored outcome.
 class AheadEvaluator final : public Evaluator {
