@@ -42,8 +42,8 @@ const char* role_name(dsl::TensorRole r) {
   return "?";
 }
 
-std::string describe_json(const dsl::Program& p, const LibraryOptions& o,
-                          const std::vector<std::string>& configs) {
+std::string describe_json(const dsl::Program& p, const LibraryOptions& o, const std::vector<std::string>& configs,
+                          const std::vector<std::string>& units) {
   nlohmann::ordered_json j;
   j["abi"] = 1;
   j["name"] = p.name;
@@ -69,8 +69,11 @@ std::string describe_json(const dsl::Program& p, const LibraryOptions& o,
   for (const auto& s : p.scalars) scalars.push_back({{"name", s.name}, {"default", s.default_value}});
   j["scalars"] = scalars;
   auto stages = nlohmann::ordered_json::array();
-  for (size_t i = 0; i < p.stages.size(); ++i)
-    stages.push_back({{"name", p.stages[i].name}, {"kind", dsl::dsl_stage_kind(p.stages[i])}, {"config", configs[i]}});
+  for (size_t i = 0; i < p.stages.size(); ++i) {
+    nlohmann::ordered_json sj = {{"name", p.stages[i].name}, {"kind", dsl::dsl_stage_kind(p.stages[i])}, {"config", configs[i]}};
+    if (!units[i].empty()) sj["unit"] = units[i];  // its stored kernel unit (docs/kernel-abi.md)
+    stages.push_back(sj);
+  }
   j["stages"] = stages;
   if (auto torch = codegen_torch_describe(p); !torch.empty()) j["torch_stages"] = torch;
   return j.dump();
@@ -223,7 +226,8 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
 
   // Each stage's block: its definitions and two functions with external linkage that the ABI
   // part calls. The whole .cu holds every block; the cutlass and simt units hold their kind's.
-  std::vector<std::string> blocks;
+  std::vector<std::string> blocks, unit_names;
+  for (const auto& c : codes) unit_names.push_back(c.unit_name);
   for (size_t i = 0; i < codes.size(); ++i) {
     const std::string n = std::to_string(i);
     blocks.push_back("// ==== stage " + n + " '" + p.stages[i].name + "': " + codes[i].config_name + " ====\n" +
@@ -368,7 +372,7 @@ const Plan& plan() {
 UCUT_EXPORT int ucut_abi_version(void) { return 1; }
 
 UCUT_EXPORT const char* ucut_describe(void) {
-  return )RT" + c_literal(describe_json(p, o, lib.config_names)) + R"RT(;
+  return )RT" + c_literal(describe_json(p, o, lib.config_names, unit_names)) + R"RT(;
 }
 
 UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }

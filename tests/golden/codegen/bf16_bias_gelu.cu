@@ -386,7 +386,7 @@ const Plan& plan() {
 UCUT_EXPORT int ucut_abi_version(void) { return 1; }
 
 UCUT_EXPORT const char* ucut_describe(void) {
-  return "{\"abi\":1,\"name\":\"bf16_bias_gelu\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"binding\":\"linear.weight\"},{\"name\":\"b\",\"role\":\"param\",\"dtype\":\"bf16\",\"shape\":[4096],\"binding\":\"linear.bias\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"index\":0}],\"scalars\":[],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf\"}]}";
+  return "{\"abi\":1,\"name\":\"bf16_bias_gelu\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"binding\":\"linear.weight\"},{\"name\":\"b\",\"role\":\"param\",\"dtype\":\"bf16\",\"shape\":[4096],\"binding\":\"linear.bias\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"bf16\",\"shape\":[4096,4096],\"index\":0}],\"scalars\":[],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_bf16_t128x256x64_c2x1_sA_coop_persist_rm_w1_mf\",\"unit\":\"ucut_k9900b074e46f8a70\"}]}";
 }
 
 UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }

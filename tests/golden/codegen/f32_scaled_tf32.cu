@@ -384,7 +384,7 @@ const Plan& plan() {
 UCUT_EXPORT int ucut_abi_version(void) { return 1; }
 
 UCUT_EXPORT const char* ucut_describe(void) {
-  return "{\"abi\":1,\"name\":\"f32_scaled_tf32\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"shape\":[1024,512],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"f32\",\"shape\":[2048,512],\"binding\":\"linear.weight\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"f32\",\"shape\":[1024,2048],\"index\":0}],\"scalars\":[{\"name\":\"alpha\",\"default\":0.5}],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_tf32_t128x256x32_c2x1_sA_coop_persist_rm_w1\"}]}";
+  return "{\"abi\":1,\"name\":\"f32_scaled_tf32\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"shape\":[1024,512],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"f32\",\"shape\":[2048,512],\"binding\":\"linear.weight\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"f32\",\"shape\":[1024,2048],\"index\":0}],\"scalars\":[{\"name\":\"alpha\",\"default\":0.5}],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_tf32_t128x256x32_c2x1_sA_coop_persist_rm_w1\",\"unit\":\"ucut_k5b683c1a2248dd98\"}]}";
 }
 
 UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }
