@@ -23,8 +23,9 @@ Failures:
 - the actor or its node dies (an infrastructure failure, not the candidate's): the request is
   sent again to a new actor (the problem loaded again first), up to ``--max-retries`` times, and
   answered once;
-- the cluster is unreachable or has no GPU: a message with the fix on stderr, exit 3, before any
-  request is read.
+- the cluster is unreachable, the address is not a Ray head (ray_bridge._unreachable probes it in
+  seconds, before ray.init's minutes of retries) or the cluster has no GPU: one line with the fix
+  on stderr, exit 3, before any request is read.
 This module touches no PyTorch itself (the worker it starts does).
 """
 
@@ -278,7 +279,8 @@ def serve(address: str, worker_argv: Optional[List[str]], max_retries: int, star
 
 def main(argv: List[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ucutlass_torch.ray_eval")
-    ap.add_argument("--address", required=True, help="the Ray cluster (host:port of the head)")
+    ap.add_argument("--address", required=True, help="the Ray cluster: host:port of the head, ray://host:10001, "
+                    "auto (the cluster running on this machine) or local (a Ray started for this process alone)")
     ap.add_argument("--count-gpus", action="store_true", help="print the cluster's GPU count and exit")
     ap.add_argument("--max-retries", type=int, default=2, help="new actors for one request when its actor is lost")
     ap.add_argument("--start-timeout", type=float, default=90.0, help="seconds to wait for a free GPU")
