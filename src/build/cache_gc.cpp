@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 namespace ucut::build {
@@ -82,15 +83,24 @@ std::vector<Entry> area_entries(const fs::path& dir, const std::string& ext, std
 }
 
 struct Scan {
-  std::vector<Entry> libraries, objects, candidates, stale;
+  std::vector<Entry> libraries, objects, store, pinned, candidates, stale;
   TreeSize baselines;
 };
+
+fs::path pin_path(const fs::path& object) {
+  fs::path p = object;
+  return p.replace_extension(".pin");
+}
 
 Scan scan(const std::string& root, std::chrono::seconds stale_age) {
   Scan s;
   const fs::path r(root);
   s.libraries = area_entries(r / "kernels", ".so", &s.stale, stale_age);
   s.objects = area_entries(r / "kernels" / "obj", ".o", &s.stale, stale_age);
+  for (auto& e : area_entries(r / "kernels" / "stage", ".o", &s.stale, stale_age)) {
+    std::error_code ec;
+    (fs::exists(pin_path(e.path), ec) ? s.pinned : s.store).push_back(std::move(e));
+  }
   s.candidates = area_entries(r / "build", "", nullptr, stale_age);
   s.baselines = tree_size(r / "baselines");
   return s;
@@ -103,8 +113,8 @@ int64_t sum_bytes(const std::vector<Entry>& v) {
 }
 
 int64_t scan_total(const Scan& s) {
-  return sum_bytes(s.libraries) + sum_bytes(s.objects) + sum_bytes(s.candidates) + sum_bytes(s.stale) +
-         s.baselines.bytes;
+  return sum_bytes(s.libraries) + sum_bytes(s.objects) + sum_bytes(s.store) + sum_bytes(s.pinned) +
+         sum_bytes(s.candidates) + sum_bytes(s.stale) + s.baselines.bytes;
 }
 
 bool remove_entry(const fs::path& p) {
@@ -123,7 +133,16 @@ CacheCleanResult clean_scanned(const Scan& s, const CacheCleanOptions& opts) {
       total -= e.bytes;
     }
   std::vector<Entry> entries;
-  for (auto* v : {&s.libraries, &s.objects, &s.candidates}) entries.insert(entries.end(), v->begin(), v->end());
+  for (auto* v : {&s.libraries, &s.objects, &s.store, &s.candidates}) entries.insert(entries.end(), v->begin(), v->end());
+  if (opts.all && opts.pinned) {
+    for (const auto& e : s.pinned)
+      if (remove_entry(e.path)) {
+        remove_entry(pin_path(e.path));
+        ++r.removed_entries;
+        r.removed_bytes += e.bytes;
+        total -= e.bytes;
+      }
+  }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
   const auto now = Clock::now();
   for (const auto& e : entries) {
@@ -158,6 +177,8 @@ CacheUsage cache_usage(const std::string& root) {
   u.root = root;
   u.areas = {{"libraries", root + "/kernels", static_cast<int64_t>(s.libraries.size()), sum_bytes(s.libraries)},
              {"objects", root + "/kernels/obj", static_cast<int64_t>(s.objects.size()), sum_bytes(s.objects)},
+             {"store", root + "/kernels/stage", static_cast<int64_t>(s.store.size() + s.pinned.size()),
+              sum_bytes(s.store) + sum_bytes(s.pinned), static_cast<int64_t>(s.pinned.size())},
              {"candidates", root + "/build", static_cast<int64_t>(s.candidates.size()), sum_bytes(s.candidates)},
              {"baselines", root + "/baselines", s.baselines.files, s.baselines.bytes}};
   u.stale_files = static_cast<int64_t>(s.stale.size());
@@ -237,6 +258,12 @@ std::string cache_enforce_cap(const std::string& root) {
 void cache_touch(const std::string& path) {
   std::error_code ec;
   fs::last_write_time(path, Clock::now(), ec);
+}
+
+Status cache_pin(const std::string& object_path) {
+  std::ofstream out(pin_path(object_path));
+  if (!out) return make_error(ErrorCode::io, "cannot pin " + object_path + ": cannot write " + pin_path(object_path).string());
+  return ok_status();
 }
 
 }  // namespace ucut::build

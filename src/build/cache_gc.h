@@ -2,6 +2,10 @@
 // every command that builds kernels). What the cache holds (fs_cache_dir()):
 //   kernels/<key>.so      built libraries (builder.h), an entry each
 //   kernels/obj/<key>.o   unit objects, an entry each
+//   kernels/stage/<key>.o the kernel store: stored kernel units (docs/kernel-abi.md), an entry
+//                         each; one with a `<key>.pin` beside it was installed by a zoo
+//                         (`ucutlass warmup`, `ucutlass cache import`) and is pinned: the cap and
+//                         `clean` never evict it, only `clean --all --pinned` does
 //   build/<hash>/         candidate folders of the search (program, .cu, .so), an entry each
 //   baselines/            measured PyTorch timings: counted, never cleaned (measured data)
 // Everything but baselines can be rebuilt, so cleaning evicts the least recently used entries
@@ -21,10 +25,11 @@
 namespace ucut::build {
 
 struct CacheArea {
-  std::string name;  // "libraries", "objects", "candidates", "baselines"
+  std::string name;  // "libraries", "objects", "store", "candidates", "baselines"
   std::string path;
   int64_t entries = 0;
   int64_t bytes = 0;
+  int64_t pinned = 0;  // store: entries a zoo installed (never evicted by the cap)
 };
 
 struct CacheUsage {
@@ -39,7 +44,8 @@ CacheUsage cache_usage(const std::string& root);
 
 struct CacheCleanOptions {
   int64_t max_bytes = -1;                 // evict down to this many bytes; < 0: no size target
-  bool all = false;                       // every library, object and candidate folder, any age
+  bool all = false;                       // every library, object, stored unit and candidate folder, any age
+  bool pinned = false;                    // with `all`: the pinned stored units too
   std::chrono::seconds min_age{3600};     // younger entries are kept (unless `all`)
   std::chrono::seconds stale_age{3600};   // `*.building.*` files older than this are removed
 };
@@ -69,5 +75,8 @@ std::string cache_enforce_cap(const std::string& root);
 
 // Marks an entry as just used (its modification time := now); errors are ignored.
 void cache_touch(const std::string& path);
+
+// Pins a stored unit (`<root>/kernels/stage/<key>.o`): writes `<key>.pin` beside it.
+Status cache_pin(const std::string& object_path);
 
 }  // namespace ucut::build

@@ -49,25 +49,62 @@ TEST(CacheGc, UsageCountsEveryArea) {
   c.file("kernels/a.so", 1000, 5);
   c.file("kernels/b.so", 3000, 1);
   c.file("kernels/obj/u.o", 500, 2);
+  c.file("kernels/stage/k1.o", 400, 2);
+  c.file("kernels/stage/k2.o", 600, 2);
+  c.file("kernels/stage/k2.pin", 0, 2);  // a zoo's
   c.file("kernels/k.building.12.3.so", 700, 3);  // a killed build's leftover
   c.file("build/c1/lib.so", 200, 4);
   c.file("build/c1/lib.cu", 100, 4);
   c.file("baselines/p.json", 50, 9);
   CacheUsage u = cache_usage(c.root);
-  ASSERT_EQ(u.areas.size(), 4u);
+  ASSERT_EQ(u.areas.size(), 5u);
   EXPECT_EQ(u.areas[0].name, "libraries");
   EXPECT_EQ(u.areas[0].entries, 2);
   EXPECT_EQ(u.areas[0].bytes, 4000);
   EXPECT_EQ(u.areas[1].entries, 1);
   EXPECT_EQ(u.areas[1].bytes, 500);
-  EXPECT_EQ(u.areas[2].entries, 1);
-  EXPECT_EQ(u.areas[2].bytes, 300);
+  EXPECT_EQ(u.areas[2].name, "store");
+  EXPECT_EQ(u.areas[2].entries, 2);
+  EXPECT_EQ(u.areas[2].bytes, 1000);
+  EXPECT_EQ(u.areas[2].pinned, 1);
   EXPECT_EQ(u.areas[3].entries, 1);
-  EXPECT_EQ(u.areas[3].bytes, 50);
+  EXPECT_EQ(u.areas[3].bytes, 300);
+  EXPECT_EQ(u.areas[4].entries, 1);
+  EXPECT_EQ(u.areas[4].bytes, 50);
   EXPECT_EQ(u.stale_files, 1);
-  EXPECT_EQ(u.total_bytes(), 4000 + 500 + 300 + 50 + 700);
+  EXPECT_EQ(u.total_bytes(), 4000 + 500 + 1000 + 300 + 50 + 700);
   // an empty or missing folder is no error
   EXPECT_EQ(cache_usage(c.root + "/nothing").total_bytes(), 0);
+}
+
+// Stored units are evicted like objects, least recently used first, except the pinned ones a zoo
+// installed: only `clean --all --pinned` removes those.
+TEST(CacheGc, PinnedStoredUnitsStayUnlessAskedFor) {
+  FakeCache c;
+  c.file("kernels/stage/zoo.o", 1000, 90);
+  c.file("kernels/stage/zoo.pin", 0, 90);
+  c.file("kernels/stage/old.o", 1000, 50);
+  c.file("kernels/stage/new.o", 1000, 2);
+  CacheCleanOptions o;
+  o.max_bytes = 0;
+  CacheCleanResult r = cache_clean(c.root, o);
+  EXPECT_EQ(r.removed_entries, 2);
+  EXPECT_TRUE(c.has("kernels/stage/zoo.o"));
+  EXPECT_FALSE(c.has("kernels/stage/old.o"));
+  EXPECT_FALSE(r.target_met) << "the pinned unit is over the target";
+  CacheCleanOptions all;
+  all.all = true;
+  EXPECT_EQ(cache_clean(c.root, all).removed_entries, 0);
+  EXPECT_TRUE(c.has("kernels/stage/zoo.o"));
+  all.pinned = true;
+  EXPECT_EQ(cache_clean(c.root, all).removed_entries, 1);
+  EXPECT_FALSE(c.has("kernels/stage/zoo.o"));
+  EXPECT_FALSE(c.has("kernels/stage/zoo.pin"));
+  // cache_pin writes the marker
+  c.file("kernels/stage/k.o", 10, 1);
+  ASSERT_TRUE(cache_pin(c.root + "/kernels/stage/k.o").ok());
+  EXPECT_TRUE(c.has("kernels/stage/k.pin"));
+  EXPECT_EQ(cache_usage(c.root).areas[2].pinned, 1);
 }
 
 TEST(CacheGc, CleanEvictsTheLeastRecentlyUsedFirstAndKeepsBaselines) {

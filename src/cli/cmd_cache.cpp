@@ -19,13 +19,17 @@ struct CacheArgs {
   std::string action = "stats";
   std::string max_size;
   bool all = false;
+  bool pinned = false;
 };
 
 void print_usage(const build::CacheUsage& u) {
   std::printf("cache: %s\n", u.root.c_str());
-  for (const auto& a : u.areas)
-    std::printf("  %-10s %7lld %-8s %10s  %s\n", a.name.c_str(), static_cast<long long>(a.entries),
+  for (const auto& a : u.areas) {
+    std::printf("  %-10s %7lld %-8s %10s  %s", a.name.c_str(), static_cast<long long>(a.entries),
                 a.name == "baselines" ? "files" : "entries", build::cache_format_size(a.bytes).c_str(), a.path.c_str());
+    if (a.pinned > 0) std::printf("  (%lld pinned: a zoo's)", static_cast<long long>(a.pinned));
+    std::printf("\n");
+  }
   if (u.stale_files > 0)
     std::printf("  %-10s %7lld %-8s %10s  (killed builds; 'ucutlass cache clean' removes them)\n", "leftovers",
                 static_cast<long long>(u.stale_files), "files", build::cache_format_size(u.stale_bytes).c_str());
@@ -46,6 +50,11 @@ int run_cache(const CacheArgs& a) {
   // "clean" (the option's check admits only the two actions)
   build::CacheCleanOptions o;
   o.all = a.all;
+  o.pinned = a.pinned;
+  if (a.pinned && !a.all)
+    return cli_fail("cache", make_error(ErrorCode::invalid_input, "--pinned removes a zoo's stored units only with --all",
+                                        "run 'ucutlass cache clean --all --pinned'"),
+                    kExitUsage);
   if (!a.max_size.empty()) {
     auto v = build::cache_parse_size(a.max_size);
     if (!v) return cli_fail("cache", make_error(v.error().code, "--max-size " + v.error().message, v.error().hint), kExitUsage);
@@ -72,7 +81,10 @@ CommandRun cmd_cache(CLI::App& sub) {
   sub.add_option("action", a->action, "stats (default) or clean")->check(CLI::IsMember({"stats", "clean"}));
   sub.add_option("--max-size", a->max_size,
                  "clean: evict the least recently used entries until the cache fits (e.g. 5G; default: the cap)");
-  sub.add_flag("--all", a->all, "clean: remove every library, object and candidate folder (not the baselines)");
+  sub.add_flag("--all", a->all,
+               "clean: remove every library, object, stored unit and candidate folder (not the baselines, not a zoo's "
+               "pinned units)");
+  sub.add_flag("--pinned", a->pinned, "clean --all: the pinned stored units a zoo installed too");
   return [a] { return run_cache(*a); };
 }
 
