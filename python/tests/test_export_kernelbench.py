@@ -94,10 +94,10 @@ def test_modelnew_refuses_cpu_inputs(tmp_path):
 
 def test_export_rejects_bad_describe(tmp_path):
     with pytest.raises(export.KernelError):
-        export.render({"abi": 2, "tensors": []}, "k.so", "", "p", "x")
+        export.render({"abi": 2, "tensors": []}, "k.so", "", "p", "x", [])
     bad = dict(DESC, tensors=[{"name": "W", "role": "param", "dtype": "f32", "shape": [1]}])
     with pytest.raises(export.KernelError, match="binding"):
-        export.render(bad, "k.so", "", "p", "x")
+        export.render(bad, "k.so", "", "p", "x", [])
 
 
 def test_export_cli_reports_missing_library(tmp_path):
@@ -141,3 +141,131 @@ def test_export_cli_needs_a_library_or_the_fallback(tmp_path):
                          str(tmp_path / "o.py")],
                         env=dict(os.environ, PYTHONPATH=os.path.join(HERE, "..")), capture_output=True, text=True)
     assert rc.returncode == 2 and "--fallback" in rc.stderr
+
+
+# -- binding and shapes, as KernelBench checks them (issue 36 item 15) ------------------------------
+
+VIEWS = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(n))
+
+    def forward(self, a, t):
+        rows = (a * self.w).sum(dim=(2, 3))          # (2, 3)
+        loss = F.cross_entropy(rows, t)              # ()
+        return rows.mean(dim=1), loss                # (2,), ()
+
+def get_inputs():
+    return [torch.rand(2, 3, 4, 5), torch.randint(0, 3, (2,))]
+
+def get_init_inputs():
+    return [5]
+'''
+
+# What a lowering declares: the 4-D input folded to [6, 4, 5], the weight [5] as [1, 5], the
+# per-row result (2,) as [2, 1] and the 0-d loss as [1]; the worker binds all of them as views.
+VIEWS_DESC = {"abi": 1, "name": "views", "tensors": [
+    {"name": "a", "role": "in", "dtype": "f32", "shape": [6, 4, 5], "index": 0},
+    {"name": "t", "role": "in", "dtype": "i64", "shape": [2], "index": 1},
+    {"name": "w", "role": "param", "dtype": "f32", "shape": [1, 5], "binding": "w"},
+    {"name": "m", "role": "out", "dtype": "f32", "shape": [2, 1], "index": 0},
+    {"name": "loss", "role": "out", "dtype": "f32", "shape": [1], "index": 1}]}
+
+
+class StubLibrary:
+    """Stands in for the kernel library (no GPU): checks that every tensor reaches it in its
+    declared shape and dtype, contiguous, and writes ``expected`` (the reference's outputs,
+    reshaped to the declared shapes) into the outputs, as a correct kernel would."""
+
+    workspace_bytes = 0
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+        self.expected = []
+
+    def run(self, args, workspace):
+        from ucutlass_torch.binding import DTYPES
+        assert len(args) == len(self.tensors)
+        for a, t in zip(args, self.tensors):
+            assert list(a.shape) == t["shape"] and a.dtype == DTYPES[t["dtype"]] and a.is_contiguous(), t
+        outs = [a for a, t in zip(args, self.tensors) if t["role"] == "out"]
+        for o, e in zip(outs, self.expected):
+            o.copy_(e.reshape(o.shape))
+
+
+def kernelbench_protocol(ref_ns, new_ns, stub, trials=5):
+    """KernelBench's correctness check: set_seed(42) before each model, the same init inputs,
+    then per trial fresh inputs, output shapes compared, torch.allclose."""
+    init = ref_ns["get_init_inputs"]()
+    torch.manual_seed(42)
+    ref = ref_ns["Model"](*init)
+    torch.manual_seed(42)
+    new = new_ns["ModelNew"](*init)
+    new._library = stub
+    for trial in range(trials):
+        torch.manual_seed(1000 + trial)
+        inputs = ref_ns["get_inputs"]()
+        with torch.no_grad():
+            want = ref(*inputs)
+            stub.expected = list(want) if isinstance(want, tuple) else [want]
+            got = new(*inputs)
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype, (trial, g.shape, w.shape, g.dtype, w.dtype)
+            assert torch.allclose(g, w, atol=1e-2, rtol=1e-2)
+
+
+def test_modelnew_binds_as_the_worker_does_and_returns_the_references_shapes(tmp_path):
+    prob = tmp_path / "views.py"
+    prob.write_text(VIEWS)
+    outputs = export.reference_outputs(str(prob))
+    assert outputs == [{"shape": [2], "dtype": "f32"}, {"shape": [], "dtype": "f32"}]
+    src = export.render(VIEWS_DESC, str(tmp_path / "k.so"), VIEWS, "views.ucut", "views", outputs)
+    assert "try:" not in src and "except" not in src and "\n    pass" not in src  # KB's static checker
+    new_ns = {}
+    exec(compile(src, "<string>", "exec"), new_ns)
+    new_ns["_require_cuda"] = lambda tensors: None  # the stub runs on the CPU
+    ref_ns = {}
+    exec(compile(VIEWS, "<string>", "exec"), ref_ns)
+    kernelbench_protocol(ref_ns, new_ns, StubLibrary(new_ns["KERNEL_TENSORS"]))
+
+
+def test_modelnew_names_an_input_that_cannot_bind(tmp_path):
+    desc = json.loads(json.dumps(VIEWS_DESC))
+    desc["tensors"][0]["shape"] = [6, 4, 4]
+    src = export.render(desc, str(tmp_path / "k.so"), VIEWS, "v", "views", [{"shape": [2], "dtype": "f32"},
+                                                                           {"shape": [], "dtype": "f32"}])
+    ns = {}
+    exec(compile(src, "<string>", "exec"), ns)
+    ns["_require_cuda"] = lambda tensors: None
+    torch.manual_seed(42)
+    m = ns["ModelNew"](5)
+    m._library = StubLibrary(ns["KERNEL_TENSORS"])
+    with pytest.raises(ValueError, match=r"tensor a: kernel expects shape \[6, 4, 4\] \(96 elements\), the problem "
+                                         r"has \[2, 3, 4, 5\] \(120 elements\)"):
+        m(torch.rand(2, 3, 4, 5), torch.zeros(2, dtype=torch.long))
+
+
+def test_export_refuses_outputs_that_cannot_be_the_references(tmp_path):
+    with pytest.raises(export.KernelError, match="the library has 2 output"):
+        export.render(VIEWS_DESC, "k.so", VIEWS, "v", "views", [{"shape": [2], "dtype": "f32"}])
+    with pytest.raises(export.KernelError, match=r"output 0 \(m\) is f32 \[2, 1\], the reference's is f32 \[3\]"):
+        export.render(VIEWS_DESC, "k.so", VIEWS, "v", "views", [{"shape": [3], "dtype": "f32"},
+                                                               {"shape": [], "dtype": "f32"}])
+
+
+def test_the_export_and_the_worker_share_the_binding_code():
+    # The generated file carries binding.py's text, which kernel.bind uses as it is.
+    from ucutlass_torch import binding, kernel
+    src = export.render(VIEWS_DESC, "k.so", VIEWS, "v", "views", [{"shape": [2], "dtype": "f32"},
+                                                                 {"shape": [], "dtype": "f32"}])
+    with open(binding.__file__, encoding="utf-8") as f:
+        assert repr(f.read()) in src
+    assert kernel.BindError is binding.BindError

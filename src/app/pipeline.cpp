@@ -263,8 +263,11 @@ Result<std::vector<std::string>> pipeline_write_outputs(const PreparedProblem& p
     notes.push_back("model_new.py not written: it needs best.so");
     return files;
   }
-  export_model({"--so", std::filesystem::absolute(out.dir + "/best.so").string(), "--program",
-                std::filesystem::absolute(out.dir + "/best.ucut").string()});
+  std::vector<std::string> args = {"--so", std::filesystem::absolute(out.dir + "/best.so").string(), "--program",
+                                   std::filesystem::absolute(out.dir + "/best.ucut").string()};
+  // The reference's output shapes, which ModelNew returns, from the Problem IR already extracted.
+  if (!p.problem_json.empty() && fs_exists(p.problem_json)) args.insert(args.end(), {"--problem-json", p.problem_json});
+  export_model(args);
   return files;
 }
 

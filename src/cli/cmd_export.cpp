@@ -20,6 +20,7 @@ struct ExportArgs {
   std::string so;
   std::string problem;
   std::string output;
+  std::string problem_json;  // the Problem IR, for the reference's output shapes; extracted when empty
   bool kernelbench = false;
   std::string build_dir;
 };
@@ -44,6 +45,11 @@ int run_export(const ExportArgs& a) {
   ProcessSpec ps;
   ps.argv = {python_interpreter(), "-m", "ucutlass_torch.export", "--so", std::filesystem::absolute(so).string(),
              "--problem", a.problem, "--program", a.program.empty() ? so : a.program, "-o", a.output};
+  if (!a.problem_json.empty()) {
+    if (!fs_exists(a.problem_json))
+      return cli_fail("export", make_error(ErrorCode::not_found, "--problem-json " + a.problem_json + ": no such file"));
+    ps.argv.insert(ps.argv.end(), {"--problem-json", a.problem_json});
+  }
   ps.env_set = python_env();
   ps.timeout = std::chrono::milliseconds(120000);
   auto r = subprocess_run(ps);
@@ -64,6 +70,8 @@ CommandRun cmd_export(CLI::App& sub) {
   sub.add_option("--so", a->so, "export this prebuilt kernel library instead of compiling a program");
   sub.add_flag("--kernelbench", a->kernelbench, "write a KernelBench solution (class ModelNew)");
   sub.add_option("--problem", a->problem, "the KernelBench problem file the kernel implements")->required();
+  sub.add_option("--problem-json", a->problem_json,
+                 "its Problem IR (ucutlass extract): the reference's output shapes ModelNew returns; extracted when absent");
   cli_add_output_file_option(sub, a->output, "the .py file to write")->required();
   sub.add_option("--build-dir", a->build_dir, "where the program is compiled (default: the cache folder)");
   return [a] { return run_export(*a); };
