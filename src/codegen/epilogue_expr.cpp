@@ -77,8 +77,24 @@ std::vector<EpiLeaf> epi_leaves(const dsl::Program& p, const dsl::Epilogue& ep) 
 
 namespace {
 
+void count_locals(const Expr& e, std::map<std::string, int>& uses) {
+  if (e.kind == Expr::Kind::local) ++uses[e.name];
+  for (const auto& a : e.args) count_locals(*a, uses);
+}
+
+// `e` with every local in `inline_lets` replaced by its expression.
+dsl::ExprPtr substitute(const dsl::ExprPtr& e, const std::map<std::string, dsl::ExprPtr>& inline_lets) {
+  if (e->kind == Expr::Kind::local)
+    if (auto it = inline_lets.find(e->name); it != inline_lets.end()) return it->second;
+  auto c = std::make_shared<Expr>(*e);
+  c->span = {};
+  for (auto& a : c->args) a = substitute(a, inline_lets);
+  return c;
+}
+
 struct Renamer {
-  std::map<std::string, std::string> tensors, scalars, lets;
+  CanonicalEpilogue& out;
+  std::map<std::string, std::string> tensors, scalars, lets;  // program name -> canonical
   static const std::string& name_of(std::map<std::string, std::string>& m, const std::string& n, const char* prefix) {
     auto it = m.find(n);
     if (it == m.end()) it = m.emplace(n, prefix + std::to_string(m.size())).first;
@@ -86,10 +102,15 @@ struct Renamer {
   }
   dsl::ExprPtr expr(const Expr& e) {
     auto c = std::make_shared<Expr>(e);
-    c->span = {};
     switch (e.kind) {
-      case Expr::Kind::load: c->name = name_of(tensors, e.name, "t"); break;
-      case Expr::Kind::scalar: c->name = name_of(scalars, e.name, "p"); break;
+      case Expr::Kind::load:
+        c->name = name_of(tensors, e.name, "t");
+        out.tensor_of[c->name] = e.name;
+        break;
+      case Expr::Kind::scalar:
+        c->name = name_of(scalars, e.name, "p");
+        out.scalar_of[c->name] = e.name;
+        break;
       case Expr::Kind::local: c->name = name_of(lets, e.name, "v"); break;
       default: break;
     }
@@ -100,20 +121,37 @@ struct Renamer {
 
 }  // namespace
 
-dsl::Epilogue epi_canonical(const dsl::Epilogue& ep) {
-  Renamer r;
-  dsl::Epilogue out;
-  int reductions = 0;
+CanonicalEpilogue epi_canonical(const dsl::Epilogue& ep) {
+  // 1. Lets read once (or never) are written into their one reader, so `let t = acc + b[col];
+  //    y = gelu(t)` and `y = gelu(acc + b[col])` are one form.
+  std::map<std::string, int> uses;
+  for (const auto& st : ep.stmts)
+    if (st.value) count_locals(*st.value, uses);
+  std::map<std::string, dsl::ExprPtr> inline_lets;
+  dsl::Epilogue flat;
   for (const auto& st : ep.stmts) {
     dsl::EpilogueStmt c = st;
     c.span = {};
+    if (st.value) c.value = substitute(st.value, inline_lets);
+    if (st.kind == dsl::EpilogueStmt::Kind::let && uses[st.name] <= 1) {
+      inline_lets[st.name] = c.value;
+      continue;
+    }
+    flat.stmts.push_back(std::move(c));
+  }
+  // 2. Names in the order the flat epilogue reads them.
+  CanonicalEpilogue out;
+  Renamer r{out, {}, {}, {}};
+  int reductions = 0;
+  for (const auto& st : flat.stmts) {
+    dsl::EpilogueStmt c = st;
     if (st.value) c.value = r.expr(*st.value);  // the value first: a let's name is bound after it
     switch (st.kind) {
       case dsl::EpilogueStmt::Kind::let: c.name = Renamer::name_of(r.lets, st.name, "v"); break;
       case dsl::EpilogueStmt::Kind::store: c.name = "out"; break;
       case dsl::EpilogueStmt::Kind::reduce: c.name = "r" + std::to_string(reductions++); break;
     }
-    out.stmts.push_back(std::move(c));
+    out.epilogue.stmts.push_back(std::move(c));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 // written there; golden-tested through the generated libraries).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,18 @@ std::string epi_functor_header();
 // A float literal spelled exactly ("static_cast<float>(0.5)").
 std::string epi_float(double v);
 
-// A copy of `epilogue` whose names carry no program text: loaded tensors t0, t1, ..., scalars
-// p0, p1, ... and lets v0, v1, ... in first-use order, the store's output `out` and the reductions'
-// r0, r1, .... Its leaves (epi_leaves) come in the same order as the original's, so leaf i of one
-// is leaf i of the other; code emitted from the copy is the same text for every epilogue of this
-// form (a stored kernel unit, docs/kernel-abi.md).
-dsl::Epilogue epi_canonical(const dsl::Epilogue& epilogue);
+// `epilogue` in a form that carries no program text, and how its names map back: lets read once
+// (or never) are written into their reader, then loaded tensors are named t0, t1, ..., scalars
+// p0, p1, ... and the remaining lets v0, v1, ... in the order the statements read them, the
+// store's output `out` and the reductions' r0, r1, .... Code emitted from it is the same text for
+// every epilogue of the same form (a stored kernel unit, docs/kernel-abi.md); a GEMM's leaves
+// (epi_leaves of the canonical epilogue) are bound to the program's tensors and scalars through
+// tensor_of and scalar_of.
+struct CanonicalEpilogue {
+  dsl::Epilogue epilogue;
+  std::map<std::string, std::string> tensor_of, scalar_of;  // canonical name -> the program's
+};
+CanonicalEpilogue epi_canonical(const dsl::Epilogue& epilogue);
 
 // The main store statement of an epilogue (its single `store` kind statement), or nullptr.
 const dsl::EpilogueStmt* epi_main_store(const dsl::Epilogue& epilogue);

@@ -65,10 +65,21 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                    "cutlass/util/packed_stride.hpp"};
   // The unit is emitted from the canonical epilogue (no tensor, scalar or let names of this
   // program); the binding below reads the program's own leaves, which come in the same order.
-  const dsl::Epilogue cep = epi_canonical(s.epilogue);
-  const std::vector<EpiLeaf> leaves = epi_leaves(p, s.epilogue);
+  const CanonicalEpilogue canon = epi_canonical(s.epilogue);
+  const dsl::Epilogue& cep = canon.epilogue;
   const std::vector<EpiLeaf> cleaves = epi_leaves(p, cep);
-  UCUT_CHECK(leaves.size() == cleaves.size(), "the canonical epilogue has the leaves of the original");
+  // The same leaves under the program's names (for the binding).
+  std::vector<EpiLeaf> leaves = cleaves;
+  for (auto& l : leaves) {
+    if (l.kind == EpiLeaf::Kind::acc) continue;
+    const bool scalar = l.kind == EpiLeaf::Kind::scalar;
+    const auto& names = scalar ? canon.scalar_of : canon.tensor_of;
+    auto it = names.find(l.name);
+    UCUT_CHECK(it != names.end(), "canonical leaf '" + l.name + "' has a program name");
+    l.name = it->second;
+    for (size_t i = 0; scalar && i < p.scalars.size(); ++i)
+      if (p.scalars[i].name == l.name) l.scalar_index = static_cast<int>(i);
+  }
   if (leaves.size() > 16)
     return make_error(ErrorCode::unsupported, fmt::format("the epilogue reads {} inputs; a GEMM epilogue reads at most 15", leaves.size() - 1),
                       "compute part of the epilogue in an elementwise stage after the GEMM");

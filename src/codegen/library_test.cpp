@@ -531,3 +531,51 @@ TEST(Library, TorchStageCallsTheHostAndDescribesItself) {
 
 }  // namespace
 }  // namespace ucut::codegen
+
+namespace ucut::codegen {
+namespace {
+
+// The stored unit of a one-GEMM program's stage 0, and the ABI unit that binds it.
+std::pair<LibraryUnit, LibraryUnit> gemm_units(const std::string& epilogue, const std::string& extra_decls = "") {
+  const std::string text = "ucut 1\nin x : bf16[256, 512]\nparam W : bf16[128, 512] = \"w\"\n" + extra_decls +
+                           "out y : bf16[256, 128]\nstage y = gemm(x, W.T) {\n  precision bf16\n  tile 128x128x64\n"
+                           "  epilogue { " + epilogue + " }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"e.ucut", text});
+  EXPECT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"e.ucut", text}, r.diagnostics);
+  if (!r.program) return {};
+  auto lib = codegen_emit_library(*r.program, {"e.ucut", "h"});
+  EXPECT_TRUE(lib.ok()) << lib.error().render();
+  if (!lib.ok() || lib->units.size() != 2) return {};
+  return {lib->units[0], lib->units[1]};
+}
+
+// A stored unit's text does not depend on the program's names, nor on whether a value read once
+// is a `let`: the lowering's `let t = acc + b[col]; y = gelu(t)` is the zoo's `y = gelu(acc + b[col])`.
+TEST(Library, StoredUnitsAreOneTextPerEpilogueForm) {
+  const std::string bias = "param b : f32[128] = \"b\"\n", other = "param bias_vec : f32[128] = \"bb\"\n";
+  const auto [direct, abi1] = gemm_units("y = gelu(acc + b[col])", bias);
+  const auto [with_let, abi2] = gemm_units("let t0 = acc + bias_vec[col]\n    y = gelu(t0)", other);
+  ASSERT_FALSE(direct.name.empty());
+  EXPECT_EQ(direct.name, with_let.name);
+  EXPECT_EQ(direct.source, with_let.source);
+  EXPECT_NE(gemm_units("y = relu(acc + b[col])", bias).first.name, direct.name) << "another function: another unit";
+  // A let read twice stays a let (its value is computed once), so it is another form.
+  EXPECT_NE(gemm_units("let t = acc + b[col]\n    y = t * t", bias).first.name,
+            gemm_units("y = (acc + b[col]) * (acc + b[col])", bias).first.name);
+}
+
+// Inlining a let can change the order the leaves are read in (here the scalar before the bias):
+// the binding follows the unit's order, by name.
+TEST(Library, TheBindingFollowsTheCanonicalLeafOrder) {
+  const auto [unit, abi] =
+      gemm_units("let a = acc + b[col]\n    y = alpha * a", "param b : f32[128] = \"b\"\nscalar alpha = 0.5\n");
+  ASSERT_FALSE(unit.name.empty());
+  // acc is leaf 0; alpha (p0) is read first, then b (t0)
+  EXPECT_NE(unit.source.find("static_cast<float>(a.scalar[1])"), std::string::npos) << unit.source;
+  EXPECT_NE(unit.source.find("a.vec[2]"), std::string::npos);
+  EXPECT_NE(abi.source.find("g.scalar[1] = a.scalars[0];  // alpha"), std::string::npos) << abi.source;
+  EXPECT_NE(abi.source.find("g.vec[2] = a.tensors[2];  // b"), std::string::npos) << abi.source;
+}
+
+}  // namespace
+}  // namespace ucut::codegen
