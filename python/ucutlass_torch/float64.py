@@ -20,7 +20,6 @@ reference's outputs are the ones the trial kept out of the candidate's reach.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -130,7 +129,3 @@ def diagnose(r64: List[torch.Tensor], outs: List[torch.Tensor], refs: List[torch
 def no_float64(e: BaseException, what: str) -> str:
     """The note when the float64 evaluation could not run (it does not fit, or raised)."""
     return f"; (no float64 {what}: {type(e).__name__}: {str(e)[:160]})"
-
-
-def finite_or_none(x: float) -> Optional[float]:
-    return x if isinstance(x, float) and math.isfinite(x) else None
