@@ -162,3 +162,15 @@ def test_the_reference_class_errors_in_chunks_equal_one_pass():
     for chunk in (1, 5, 13):
         assert float64.reference_class([o], [r], [a], [False], "default", chunk) == whole
     assert whole[0] and whole[1][0]["candidate_err"] == pytest.approx(float((o.double() - a).abs().max()))
+
+
+def test_after_a_failed_trial_no_more_float64_runs():
+    # The verdict is decided by the first failed trial: later ones are judged elementwise only.
+    calls = []
+
+    def exact(ins):
+        calls.append(1)
+        return ins[0] * 2
+    make = lambda seed: [torch.randn(50, generator=torch.Generator().manual_seed(seed))]  # noqa: E731
+    report = correctness.check(lambda ins: ins[0] * 2, lambda ins: [ins[0] * 2 + 0.1], make, reference64=exact)
+    assert not report.passed and len(report.trials) == 6 and len(calls) == 1

@@ -383,15 +383,16 @@ class Judgement:
 
 def judge(outs: List[torch.Tensor], refs: List[torch.Tensor], inputs: List[Any], profile: str,
           reference64: Optional[Callable[[List[Any]], Any]], chunk: Optional[int] = None,
-          diagnose: bool = True) -> Judgement:
+          diagnose: bool = True, allow_float64: bool = True) -> Judgement:
     """One run's verdict. ``refs`` are the fp32 reference's outputs on ``inputs`` (kept where no
     candidate could write); ``reference64`` evaluates the model in float64 on them when the
-    elementwise check fails, for the reference-class pass and, with ``diagnose``, the diagnosis.
-    A float64 evaluation that cannot run (memory, an error) passes nothing and says so."""
+    elementwise check fails, for the reference-class pass (unless ``allow_float64`` is off: the
+    verdict is already decided) and, with ``diagnose``, the diagnosis. A float64 evaluation that
+    cannot run (memory, an error) passes nothing and says so."""
     ok, comps = _compare_all(outs, refs, profile, chunk)
     if ok:
         return Judgement(True, "allclose", comps)
-    want = float64_pass(profile) and len(outs) == len(refs)
+    want = allow_float64 and float64_pass(profile) and len(outs) == len(refs)
     if reference64 is None or not (want or diagnose):
         return Judgement(False, "", comps)
     what = "pass or diagnosis" if want and diagnose else "pass" if want else "diagnosis"
@@ -514,7 +515,9 @@ class _Protocol:
 
 def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
     """One trial; returns (TrialResult, reference_limited, the second run alone failed), or a
-    string when a rescaled trial is skipped. Everything it allocates (its inputs and their clones,
+    string when a rescaled trial is skipped. ``diagnose``: no trial has failed yet, so a failing
+    run gets the float64 diagnosis, and the float64 pass is tried (after a failed trial the
+    verdict is decided: later trials are judged elementwise only, sparing their float64 runs). Everything it allocates (its inputs and their clones,
     the reference's outputs, the candidate's) is released when it returns: trials never stack up."""
     inputs = p.make_inputs(seed)
     if kind == "rescaled":
@@ -535,7 +538,7 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
         p.watch.moved(refs)
     if outs is None:
         outs = p.run_candidate(inputs, sentinel)
-    j1 = judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose)
+    j1 = judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose, allow_float64=diagnose)
     runs, j2, rep = 1, j1, True
     if p.determinism:
         # The second run may write into the same buffers (the worker reuses them, NaN-filled
@@ -546,7 +549,8 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
         runs = 2
         rep = first == [fingerprint(o, p.chunk) for o in outs]
         # The same bits get the same verdict; other bits are judged again (no diagnosis).
-        j2 = j1 if rep else judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose=False)
+        j2 = j1 if rep else judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose=False,
+                                  allow_float64=diagnose)
     passed = j1.passed and j2.passed
     second_only = j1.passed and not j2.passed
     comps = j2.comps if second_only else j1.comps
