@@ -298,6 +298,61 @@ std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, co
   return h.hex();
 }
 
+std::string build_store_object_path(Compiler& compiler, const BuildUnit& unit, const BuildOptions& opts) {
+  const std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
+  return cache_dir + "/stage/" + build_unit_cache_key(compiler, BuildRequest{}, unit, opts) + ".o";
+}
+
+StoreBuildSummary build_store_units(Compiler& compiler, const std::vector<BuildUnit>& units,
+                                    const std::vector<std::string>& include_dirs, const std::string& source_dir,
+                                    const BuildOptions& opts, bool pin,
+                                    const std::function<void(const StoreUnitEvent&)>& on_unit) {
+  StoreBuildSummary sum;
+  std::mutex mu;
+  const std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
+  auto report = [&](StoreUnitEvent e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!e.ok) ++sum.failed;
+    else if (e.present) ++sum.present;
+    else ++sum.built;
+    sum.compile_seconds += e.seconds;
+    if (on_unit) on_unit(e);
+  };
+  for (const std::string& d : {cache_dir + "/stage", source_dir})
+    if (auto st = fs_mkdirs(d); !st) {
+      for (size_t i = 0; i < units.size(); ++i) report({i, false, false, 0, st.error().render()});
+      return sum;
+    }
+  const int jobs = std::max(1, opts.jobs > 0 ? opts.jobs : build_default_jobs());
+  parallel_for(units.size(), static_cast<size_t>(jobs), [&](size_t i, size_t) {
+    const BuildUnit& u = units[i];
+    StoreUnitEvent e{i};
+    const std::string obj = build_store_object_path(compiler, u, opts);
+    if (!u.stored) {
+      e.message = u.name + ": not a stored kernel unit";
+    } else if (fs_exists(obj)) {
+      e.ok = e.present = true;
+    } else {
+      const std::string cu = source_dir + "/" + u.name + ".cu";
+      if (auto st = fs_write_atomic(cu, u.source); !st) {
+        e.message = st.error().render();
+      } else {
+        auto t0 = std::chrono::steady_clock::now();
+        e.message = compile_and_publish(compiler, {cu, obj, include_dirs, CompileJob::Mode::object, {}, u.host_only});
+        e.seconds = seconds_since(t0);
+        e.ok = e.message.empty();
+      }
+    }
+    if (e.ok && pin)
+      if (auto st = cache_pin(obj); !st) {
+        e.ok = false;
+        e.message = st.error().render();
+      }
+    report(std::move(e));
+  });
+  return sum;
+}
+
 std::vector<BuildResult> build_libraries(Compiler& compiler, const std::vector<BuildRequest>& reqs,
                                          const BuildOptions& opts) {
   std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;

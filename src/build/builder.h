@@ -12,6 +12,7 @@
 // it once (the second waits). UCUTLASS_SPLIT_UNITS=0 builds every library as one unit.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,32 @@ std::string build_cache_key(Compiler& compiler, const BuildRequest& req, const B
 // The object cache key of one unit of a request.
 std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, const BuildUnit& unit,
                                  const BuildOptions& opts);
+
+// One unit of build_store_units, as it ends (from the worker thread that built it, one at a time).
+struct StoreUnitEvent {
+  size_t index = 0;         // into the units given
+  bool ok = false;
+  bool present = false;     // it was in the store already (nothing compiled)
+  double seconds = 0;       // the compile's wall time (0 when present)
+  std::string message;      // failure: what went wrong
+};
+
+struct StoreBuildSummary {
+  int built = 0, present = 0, failed = 0;
+  double compile_seconds = 0;  // sum of the compiles' wall times (each nvcc is one core, ~all of it)
+};
+
+// Compiles stored kernel units (BuildUnit::stored) straight into the kernel store
+// (<cache>/kernels/stage/<key>.o), opts.jobs at a time; units already there are skipped, so an
+// interrupted run resumes where it stopped. The sources go to `source_dir` (one .cu per unit).
+// With `pin`, every unit built or found is pinned (cache_gc.h: the cap never evicts it).
+StoreBuildSummary build_store_units(Compiler& compiler, const std::vector<BuildUnit>& units,
+                                    const std::vector<std::string>& include_dirs, const std::string& source_dir,
+                                    const BuildOptions& opts, bool pin,
+                                    const std::function<void(const StoreUnitEvent&)>& on_unit);
+
+// The store path of one stored unit's object (cache_dir empty: fs_cache_dir() + "/kernels").
+std::string build_store_object_path(Compiler& compiler, const BuildUnit& unit, const BuildOptions& opts);
 
 // Builds every request (in parallel up to opts.jobs); results in request order. Never throws;
 // each failure is a result.

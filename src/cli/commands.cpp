@@ -45,7 +45,8 @@ const std::vector<CommandSpec>& cli_commands() {
       {"bench", "optimize a suite and print the headline figures", cmd_bench},
       {"prompt", "print what the LLM agent would send a model first for a problem, with token counts", cmd_prompt},
       {"memory", "inspect, export and import the optimization memory", cmd_memory},
-      {"cache", "show or clean the kernel cache (libraries, objects, candidate folders)", cmd_cache},
+      {"cache", "show or clean the kernel cache (libraries, objects, the kernel store, candidate folders)", cmd_cache},
+      {"warmup", "build the kernel zoo into the kernel store (pinned); export or import it as one archive", cmd_warmup},
   };
   return table;
 }

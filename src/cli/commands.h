@@ -149,6 +149,7 @@ CommandRun cmd_bench(CLI::App& sub);
 CommandRun cmd_prompt(CLI::App& sub);
 CommandRun cmd_memory(CLI::App& sub);
 CommandRun cmd_cache(CLI::App& sub);
+CommandRun cmd_warmup(CLI::App& sub);
 CommandRun cmd_extract(CLI::App& sub);
 CommandRun cmd_check(CLI::App& sub);
 CommandRun cmd_fmt(CLI::App& sub);

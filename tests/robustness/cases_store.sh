@@ -110,3 +110,23 @@ else
 fi
 kill "$silent_pid" 2> /dev/null
 wait "$silent_pid" 2> /dev/null
+
+# The kernel zoo (ucutlass warmup, docs/kernel-abi.md): usage errors, a missing or foreign archive,
+# an empty store to export; the dry run counts without building.
+expect 2 "--tier: v9 not in {v1,full}" -- "$bin" warmup --tier v9 --dry-run
+expect 0 "stored units" -- "$bin" warmup --dry-run --top 1
+expect 2 "$work/none.tar.xz: no such archive" -- "$bin" warmup --import "$work/none.tar.xz"
+printf 'not an archive' > "$work/zoo-bad.tar.xz"
+expect 1 "not a readable .tar.xz archive" -- "$bin" warmup --import "$work/zoo-bad.tar.xz"
+mkdir -p "$work/zoo-foreign" && printf '{"ucutlass_zoo": 1, "toolchain": "nvcc 0.0, CUTLASS 0.0", "units": []}' > "$work/zoo-foreign/manifest.json"
+tar cJf "$work/zoo-foreign.tar.xz" -C "$work/zoo-foreign" manifest.json
+expect 1 "built with nvcc 0.0, CUTLASS 0.0; this machine has" -- "$bin" warmup --import "$work/zoo-foreign.tar.xz"
+expect 2 "holds no pinned units" -- "$bin" warmup --export "$work/zoo-out.tar.xz"
+expect 2 "--export and --import are two commands" -- "$bin" warmup --export a.tar.xz --import b.tar.xz
+# An export and an import round trip (two caches, the same toolchain): the unit arrives pinned.
+mkdir -p "$work/zoo-a/kernels/stage" && printf 'object' > "$work/zoo-a/kernels/stage/abc123.o" && : > "$work/zoo-a/kernels/stage/abc123.pin"
+expect 0 "exported 1 pinned stored units" -- env UCUTLASS_CACHE="$work/zoo-a" "$bin" warmup --export "$work/zoo.tar.xz"
+expect 0 "imported 1 stored units (0 were already there), pinned" -- env UCUTLASS_CACHE="$work/zoo-b" "$bin" warmup --import "$work/zoo.tar.xz"
+{ [ -f "$work/zoo-b/kernels/stage/abc123.o" ] && [ -f "$work/zoo-b/kernels/stage/abc123.pin" ]; } ||
+  { echo "FAIL: the imported unit is not in the second store, pinned"; fail=1; }
+expect 0 "1 pinned" -- env UCUTLASS_CACHE="$work/zoo-b" "$bin" cache
