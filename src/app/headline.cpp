@@ -57,10 +57,16 @@ double geomean(const std::vector<double>& v) {
 }
 }  // namespace
 
+double headline_compile_busy(const CostFigures& c) {
+  return c.compile_slots > 0 && c.wall_s > 0 ? std::min(1.0, c.nvcc_s / (c.compile_slots * c.wall_s)) : 0.0;
+}
+
+double headline_gpu_busy(const CostFigures& c) { return c.wall_s > 0 ? std::min(1.0, c.gpu_s / c.wall_s) : 0.0; }
+
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
   Headline h;
   h.cost = cost;
-  std::vector<double> eager, compile, frac, to_best, ceil_eager, ceil_compile, ceil_frac;
+  std::vector<double> eager, compile, frac, to_best, first, ceil_eager, ceil_compile, ceil_frac;
   const double ps[] = {1.0, 1.5, 2.0};
   const char* pnames[] = {"fast_1", "fast_1.5", "fast_2"};
   int fast[3] = {0, 0, 0};
@@ -94,6 +100,8 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
     for (int i = 0; i < 3; ++i)
       if (p.correct() && p.speedup_eager() > ps[i]) ++fast[i];
     if (p.correct() && p.time_to_best_s > 0) to_best.push_back(p.time_to_best_s);
+    if (p.first_s > 0) first.push_back(p.first_s);
+    if (p.attempts == 0) ++h.without_attempt;
     if (p.ceiling_eager() > 0) {
       ceil_eager.push_back(p.ceiling_eager());
       if (p.ceiling_compile() > 0) ceil_compile.push_back(p.ceiling_compile());
@@ -104,6 +112,12 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
   h.ceiling_eager = geomean(ceil_eager);
   h.ceiling_compile = geomean(ceil_compile);
   h.ceiling_frac_sol = geomean(ceil_frac);
+  if (!first.empty()) {
+    std::sort(first.begin(), first.end());
+    const size_t n = first.size();
+    h.median_first_s = n % 2 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
+    h.max_first_s = first.back();
+  }
   h.time_to_best_counted = static_cast<int>(to_best.size());
   if (!to_best.empty()) {
     std::sort(to_best.begin(), to_best.end());
@@ -139,6 +153,9 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"float64_passes", h.float64_passes},
           {"median_time_to_best_s", h.median_time_to_best_s},
           {"time_to_best_counted", h.time_to_best_counted},
+          {"median_first_attempt_s", h.median_first_s},
+          {"max_first_attempt_s", h.max_first_s},
+          {"without_attempt", h.without_attempt},
           {"ceiling_counted", h.ceiling_counted},
           {"ceiling_geomean_speedup_eager", h.ceiling_eager},
           {"ceiling_geomean_speedup_compile", h.ceiling_compile},
@@ -151,6 +168,15 @@ nlohmann::json headline_to_json(const Headline& h) {
             {"gpu_s", h.cost.gpu_s},
             {"tokens_in", h.cost.tokens_in},
             {"tokens_out", h.cost.tokens_out},
+            {"attempts", h.cost.attempts},
+            {"nvcc_jobs", h.cost.nvcc_jobs},
+            {"nvcc_core_s", h.cost.nvcc_s},
+            {"nvcc_core_s_per_attempt", h.cost.attempts ? h.cost.nvcc_s / h.cost.attempts : 0.0},
+            {"stored_units_built", h.cost.stored_built},
+            {"stored_units_reused", h.cost.stored_reused},
+            {"compile_slots", h.cost.compile_slots},
+            {"compile_slots_busy", headline_compile_busy(h.cost)},
+            {"gpu_busy", headline_gpu_busy(h.cost)},
             {"modelled", h.simulated},
             {"run_wall_s", h.simulated ? h.run_wall_s : h.cost.wall_s}}}};
 }
@@ -208,9 +234,21 @@ std::string headline_render(const Headline& h) {
                      "the model's clock); this run took {:.2f} s\n",
                      h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s, h.run_wall_s);
   else
+  {
     s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
                      h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
                      h.cost.tokens_in, h.cost.tokens_out);
+    if (h.cost.nvcc_jobs > 0 || h.cost.stored_reused > 0)
+      s += fmt::format("compiles: {} nvcc jobs, {:.0f} core-s ({:.1f} per evaluated attempt), stored units {} built / "
+                       "{} taken from the store; compile slots {:.0f}% busy of {}, GPU {:.0f}% busy\n",
+                       h.cost.nvcc_jobs, h.cost.nvcc_s, h.cost.attempts ? h.cost.nvcc_s / h.cost.attempts : 0.0,
+                       h.cost.stored_built, h.cost.stored_reused, 100 * headline_compile_busy(h.cost),
+                       h.cost.compile_slots, 100 * headline_gpu_busy(h.cost));
+  }
+  if (h.median_first_s > 0 || h.without_attempt > 0)
+    s += fmt::format("first measured attempt: median {:.0f} s, last {:.0f} s into the search; {} problem{} without "
+                     "any attempt\n",
+                     h.median_first_s, h.max_first_s, h.without_attempt, h.without_attempt == 1 ? "" : "s");
   return s;
 }
 

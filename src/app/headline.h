@@ -52,6 +52,7 @@ struct ProblemOutcome {
   int attempts = 0;
   int attempts_to_best = 0;    // 1-based index of the attempt that found the best; 0 when none
   double time_to_best_s = 0;   // search seconds until the best was measured; 0 when none or unknown
+  double first_s = 0;          // search seconds until the first measured attempt; 0 when none or unknown
   std::string stop_reason;
   std::string best_name;
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
@@ -88,6 +89,12 @@ struct CostFigures {
   double compile_s = 0;
   double gpu_s = 0;
   long long tokens_in = 0, tokens_out = 0;
+  // The compiler's side (build::BuildStats; 0 where not measured, e.g. a simulated run):
+  int attempts = 0;                 // evaluated attempts
+  long long nvcc_jobs = 0;
+  double nvcc_s = 0;                // nvcc core-seconds of the whole run
+  long long stored_built = 0, stored_reused = 0;  // stored kernel units compiled / taken from the store
+  int compile_slots = 0;            // the compile gate's width
 };
 
 struct Headline {
@@ -117,6 +124,10 @@ struct Headline {
   // Median over correct problems whose journal has times (issue 6: under 10 minutes); 0: none.
   double median_time_to_best_s = 0;
   int time_to_best_counted = 0;
+  // Search seconds to each problem's first measured attempt (issue: the first within 60 s):
+  // median and largest over the problems that have one, and the problems without any attempt.
+  double median_first_s = 0, max_first_s = 0;
+  int without_attempt = 0;
   // The ceiling (ProblemOutcome::ceiling_*), geomeans over the counted problems where it is known.
   double ceiling_eager = 0, ceiling_compile = 0, ceiling_frac_sol = 0;
   int ceiling_counted = 0;
@@ -130,6 +141,10 @@ struct Headline {
 inline constexpr const char* kSimulatedBanner = "SIMULATED (model surface, nothing ran)";
 
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost);
+// nvcc core-seconds over the compile slots' seconds of the run, and GPU seconds over the run's
+// wall time (0 when unknown).
+double headline_compile_busy(const CostFigures& cost);
+double headline_gpu_busy(const CostFigures& cost);
 nlohmann::json headline_to_json(const Headline& h);
 // A few lines for the terminal and report.md.
 std::string headline_render(const Headline& h);

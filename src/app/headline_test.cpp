@@ -293,5 +293,41 @@ TEST(Headline, CountsAndNamesThePassesByFloat64) {
   EXPECT_TRUE(run_report_outcome(r).passed_by_float64);
 }
 
+// The figures that say whether the machine was kept busy: each problem's first measured attempt
+// (median, last, and problems that never got one), nvcc core-seconds per evaluated attempt, the
+// stored units reused, and the compile slots' and GPU's busy shares.
+TEST(Headline, FirstAttemptsAndUtilisation) {
+  std::vector<ProblemOutcome> ps = {ok("a", 4, 1, 2, 0.5), ok("b", 2, 2, 2, 1), ok("c", 3, 0, 3, 1)};
+  ps[0].first_s = 12;
+  ps[0].attempts = 5;
+  ps[1].first_s = 50;
+  ps[1].attempts = 3;
+  ps[2].failure = "no_attempt";  // never got one
+  CostFigures cost;
+  cost.wall_s = 400;
+  cost.gpu_s = 320;
+  cost.nvcc_jobs = 40;
+  cost.nvcc_s = 5760;
+  cost.compile_slots = 16;
+  cost.attempts = 8;
+  cost.stored_built = 10;
+  cost.stored_reused = 30;
+  Headline h = headline_compute(ps, cost);
+  EXPECT_DOUBLE_EQ(h.median_first_s, 31);
+  EXPECT_DOUBLE_EQ(h.max_first_s, 50);
+  EXPECT_EQ(h.without_attempt, 1);
+  EXPECT_DOUBLE_EQ(headline_compile_busy(cost), 0.9);
+  EXPECT_DOUBLE_EQ(headline_gpu_busy(cost), 0.8);
+  const std::string text = headline_render(h);
+  EXPECT_NE(text.find("first measured attempt: median 31 s, last 50 s into the search; 1 problem without any attempt"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("40 nvcc jobs, 5760 core-s (720.0 per evaluated attempt), stored units 10 built / 30 taken from "
+                      "the store; compile slots 90% busy of 16, GPU 80% busy"),
+            std::string::npos) << text;
+  const auto j = headline_to_json(h);
+  EXPECT_EQ(j["cost"]["nvcc_core_s_per_attempt"], 720.0);
+  EXPECT_EQ(j["without_attempt"], 1);
+}
+
 }  // namespace
 }  // namespace ucut::app

@@ -30,6 +30,11 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
   p.tokens_in = r.cost.llm.tokens_in;
   p.tokens_out = r.cost.llm.tokens_out;
   p.llm_cost_usd = r.cost.llm.cost_usd;
+  for (const auto& a : r.state.attempts)
+    if (a.status != RunStatus::compile_error && a.at_s > 0) {
+      p.first_s = a.at_s;
+      break;
+    }
   if (const search::Attempt* b = r.state.best_attempt()) {
     p.best_s = b->time_s;
     p.best_name = b->cand.name;

@@ -107,6 +107,14 @@ struct UnitBuild {
   std::string message;
 };
 
+std::mutex g_stats_mu;
+BuildStats g_stats;
+
+void stats_add(const std::function<void(BuildStats&)>& f) {
+  std::lock_guard<std::mutex> lock(g_stats_mu);
+  f(g_stats);
+}
+
 // Runs `job` into a unique temporary beside its output_path, then renames it into place, so a
 // killed run never leaves a half-written cache entry. Returns "" or what failed.
 std::string compile_and_publish(Compiler& compiler, CompileJob job) {
@@ -114,6 +122,11 @@ std::string compile_and_publish(Compiler& compiler, CompileJob job) {
   const std::string ext = std::filesystem::path(final_path).extension().string();
   job.output_path = building_name(final_path.substr(0, final_path.size() - ext.size()), ext);
   auto out = compiler.compile(job);
+  const double seconds = out ? out->seconds : 0;
+  stats_add([&](BuildStats& s) {
+    ++s.nvcc_jobs;
+    s.nvcc_s += seconds;
+  });
   std::string message = !out ? out.error().render() : !out->ok ? out->message : "";
   std::error_code ec;
   if (message.empty()) {
@@ -130,12 +143,14 @@ void build_unit(Compiler& compiler, const BuildRequest& req, const BuildOptions&
     if (opts.use_cache && fs_exists(u.obj)) {
       cache_touch(u.obj);  // recently used: cleaning evicts it last
       u.ok = u.cached = true;
+      stats_add([&](BuildStats& s) { ++(u.unit->stored ? s.stored_reused : s.objects_reused); });
       return;
     }
     if (inflight.claim(u.key)) break;
   }
   u.message = compile_and_publish(compiler, {u.cu, u.obj, req.include_dirs, CompileJob::Mode::object, {}, u.unit->host_only});
   u.ok = u.message.empty();
+  if (u.ok) stats_add([&](BuildStats& s) { ++(u.unit->stored ? s.stored_built : s.objects_built); });
   inflight.done(u.key);
 }
 
@@ -209,6 +224,7 @@ BuildResult build_one(Compiler& compiler, const BuildRequest& req, const BuildOp
   std::string cached = cache_dir + "/" + key + ".so";
   if (opts.use_cache && fs_exists(cached)) {
     cache_touch(cached);
+    stats_add([](BuildStats& s) { ++s.libraries_reused; });
     if (auto st = copy_file(cached, r.so_path); !st) {
       r.message = st.error().render();
       return r;
@@ -298,6 +314,11 @@ std::string build_unit_cache_key(Compiler& compiler, const BuildRequest& req, co
   return h.hex();
 }
 
+BuildStats build_stats() {
+  std::lock_guard<std::mutex> lock(g_stats_mu);
+  return g_stats;
+}
+
 std::string build_store_object_path(Compiler& compiler, const BuildUnit& unit, const BuildOptions& opts) {
   const std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
   return cache_dir + "/stage/" + build_unit_cache_key(compiler, BuildRequest{}, unit, opts) + ".o";
@@ -341,6 +362,7 @@ StoreBuildSummary build_store_units(Compiler& compiler, const std::vector<BuildU
         e.message = compile_and_publish(compiler, {cu, obj, include_dirs, CompileJob::Mode::object, {}, u.host_only});
         e.seconds = seconds_since(t0);
         e.ok = e.message.empty();
+        if (e.ok) stats_add([](BuildStats& s) { ++s.stored_built; });
       }
     }
     if (e.ok && pin)

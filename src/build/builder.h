@@ -45,6 +45,20 @@ struct BuildRequest {
   std::vector<BuildUnit> units;
 };
 
+// What this process's builds cost and reused, since it started (every build_libraries and
+// build_store_units): the suite report's compile figures (nvcc core-seconds per evaluated
+// candidate, units taken from the kernel store).
+struct BuildStats {
+  long long nvcc_jobs = 0;        // compiler runs (objects, links, one-unit libraries)
+  double nvcc_s = 0;              // their wall seconds summed: each nvcc runs on one core
+  long long stored_built = 0;     // stored kernel units compiled
+  long long stored_reused = 0;    // stored kernel units a library took from the store
+  long long objects_built = 0;    // other unit objects compiled
+  long long objects_reused = 0;   // other unit objects taken from the cache
+  long long libraries_reused = 0; // whole libraries taken from the cache
+};
+BuildStats build_stats();
+
 // Compile slots beyond the one a build's caller holds: a library's units compile in parallel
 // only on slots taken here, so the process never runs more compiles than the pool allows.
 class JobSlots {

@@ -91,6 +91,9 @@ TEST(KernelStore, ShapesKnobsAndNamesShareOneStoredUnit) {
     EXPECT_EQ(r[0].units, 2) << "a one-GEMM program is its stored unit and the ABI unit";
   }
   EXPECT_EQ(units.size(), 1u) << "every program above has the same device code";
+  const BuildStats stats = build_stats();  // the process's counters (this test's builds among them)
+  EXPECT_GE(stats.stored_built, 1);
+  EXPECT_GE(stats.stored_reused, static_cast<long long>(texts.size()) - 1);
   EXPECT_EQ(fake.stored_compiles(), 1);
   EXPECT_EQ(fake.objects["abi"], static_cast<int>(texts.size())) << "each library binds its own shapes";
   EXPECT_EQ(fake.links, static_cast<int>(texts.size()));

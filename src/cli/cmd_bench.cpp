@@ -34,6 +34,7 @@
 #include "eval/evaluate.h"
 #include "app/driver.h"
 #include "app/suite_report.h"
+#include "search/compile_gate.h"
 #include "search/suite.h"
 #include "support/fs.h"
 #include "support/parallel.h"
@@ -302,6 +303,15 @@ int run_bench(const BenchArgs& a) {
     app::cost_add(cost, rep.cost);
     html.problems.push_back(report::html_problem(oc));
     outcomes.push_back(std::move(oc));
+  }
+  if (!synthetic) {
+    const build::BuildStats bs = build::build_stats();
+    cost.nvcc_jobs = bs.nvcc_jobs;
+    cost.nvcc_s = bs.nvcc_s;
+    cost.stored_built = bs.stored_built;
+    cost.stored_reused = bs.stored_reused;
+    cost.compile_slots = search::compile_gate().width();
+    for (const auto& oc : outcomes) cost.attempts += oc.attempts;
   }
   auto h = app::headline_compute(outcomes, cost);
   h.simulated = synthetic;
