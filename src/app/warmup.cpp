@@ -4,7 +4,12 @@
 #include <array>
 #include <set>
 
+#include <mutex>
+
+#include "app/adapters_space.h"
+#include "app/pipeline.h"
 #include "build/program_build.h"
+#include "support/parallel.h"
 #include "dsl/dsl.h"
 #include "space/space.h"
 
@@ -112,6 +117,54 @@ Result<std::vector<ZooUnit>> warmup_zoo_units(const ZooOptions& o, const sol::Hw
         taken += any ? 1 : 0;
       }
     }
+  return out;
+}
+
+Result<std::vector<ZooUnit>> warmup_suite_units(
+    const SuiteZooOptions& o,
+    const std::function<void(const std::string& problem, int units, const std::string& error)>& on_problem) {
+  std::vector<std::vector<ZooUnit>> per(o.files.size());
+  std::mutex mu;
+  parallel_for(o.files.size(), static_cast<size_t>(std::max(1, o.parallel)), [&](size_t i, size_t) {
+    const std::string name = pipeline_problem_name(o.files[i]);
+    std::string error;
+    PrepareOptions po;
+    po.policy = o.policy;
+    po.gpu = o.gpu;
+    po.out_dir = o.out_dir;
+    po.reuse_extraction = true;
+    auto p = pipeline_prepare(o.files[i], po);
+    if (!p) error = p.error().message;
+    std::unique_ptr<RealSpace> space;
+    if (p) {
+      space::SpaceOptions so;
+      so.policy = p->policy;
+      so.sms = p->hw.sms;
+      auto s = RealSpace::create(p->lowered.program, p->hw, so);
+      if (!s) error = s.error().message;
+      else space = std::move(*s);
+    }
+    if (space) {
+      PlanOptions plan;
+      plan.top = o.top;
+      plan.profile = o.profile;
+      plan.codegen = false;
+      for (const auto& c : pipeline_plan(*p, *space, plan).top) {
+        if (!c.cand.ast) continue;
+        auto req = build::program_build_request(*c.cand.ast, "ucutlass warmup", c.cand.hash, "", "");
+        if (!req) continue;
+        for (const auto& u : req->request.units)
+          if (u.stored) per[i].push_back({u, name, c.cand.name});
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (on_problem) on_problem(name, static_cast<int>(per[i].size()), error);
+  });
+  std::vector<ZooUnit> out;
+  std::set<std::string> seen;
+  for (auto& v : per)
+    for (auto& u : v)
+      if (seen.insert(u.unit.name).second) out.push_back(std::move(u));
   return out;
 }
 

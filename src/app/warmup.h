@@ -7,11 +7,13 @@
 // a stored unit, so the shapes only choose which configurations rank first.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "build/builder.h"
 #include "sol/hardware.h"
+#include "sol/peaks.h"
 #include "support/result.h"
 
 namespace ucut::app {
@@ -44,5 +46,23 @@ struct ZooUnit {
 // The zoo's distinct stored units, in the order found (best-ranked of the first form first).
 // Errors: the tier is unknown, or a form does not check (a ucutlass bug).
 Result<std::vector<ZooUnit>> warmup_zoo_units(const ZooOptions& options, const sol::HwSpec& hw);
+
+// A suite's own zoo: each problem file is extracted and lowered (pipeline_prepare) and ranked as
+// the search opens it (pipeline_plan: the start rung the contract's tolerance leaves, the faster
+// rung's shapes, the diverse top-k); the stored units of those candidates. Problems are prepared
+// `parallel` at a time; one that does not prepare or plan is reported through on_problem (with
+// its error) and left out.
+struct SuiteZooOptions {
+  std::vector<std::string> files;
+  sol::Policy policy = sol::Policy::tf32;
+  std::string profile = "default";
+  std::string gpu = "h200";
+  int top = 3;                  // opening candidates per problem
+  std::string out_dir;          // where problem.json files go (<out_dir>/<problem>/), reused when current
+  int parallel = 4;
+};
+Result<std::vector<ZooUnit>> warmup_suite_units(
+    const SuiteZooOptions& options,
+    const std::function<void(const std::string& problem, int units, const std::string& error)>& on_problem);
 
 }  // namespace ucut::app

@@ -14,7 +14,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -62,37 +61,6 @@ struct BenchArgs {
   ExecutorArgs exec;
 };
 
-// Whether a problem file's name, or its name without ".py", matches one of the comma-separated
-// shell patterns (empty: all): `--match gemm_tn_4096x4096x8192` names one problem as the
-// report does.
-bool name_matches(const std::string& file, const std::string& patterns) {
-  if (patterns.empty()) return true;
-  const std::string stem = file.size() > 3 && file.ends_with(".py") ? file.substr(0, file.size() - 3) : file;
-  size_t b = 0;
-  while (b <= patterns.size()) {
-    size_t e = patterns.find(',', b);
-    if (e == std::string::npos) e = patterns.size();
-    const std::string pat = patterns.substr(b, e - b);
-    if (!pat.empty() && (::fnmatch(pat.c_str(), file.c_str(), 0) == 0 || ::fnmatch(pat.c_str(), stem.c_str(), 0) == 0))
-      return true;
-    b = e + 1;
-  }
-  return false;
-}
-
-// The problem files of a suite folder (or the one file given) whose names match, sorted.
-std::vector<std::string> suite_files(const std::string& dir, const std::string& match) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(dir, ec)) return {dir};
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".py" && e.path().filename().string()[0] != '_' &&
-        name_matches(e.path().filename().string(), match))
-      out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Planning a suite: one plan per problem, then a table. Nothing is measured.
 int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const app::DriverOptions& o,
                const std::string& why) {
@@ -137,7 +105,7 @@ int run_bench(const BenchArgs& a) {
   const bool synthetic = app::ProblemRun::is_synthetic(a.dir);
   std::vector<std::string> files;
   if (!synthetic) {
-    files = suite_files(a.dir, a.match);
+    files = cli_suite_files(a.dir, a.match);
     if (files.empty())
       return cli_fail("bench", make_error(fs_exists(a.dir) ? ErrorCode::invalid_input : ErrorCode::not_found,
                                           a.dir + ": no problem .py files found" +

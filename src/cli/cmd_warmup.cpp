@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/adapters_build.h"
+#include "app/suite_report.h"
 #include "app/warmup.h"
 #include "build/cache_gc.h"
 #include "build/program_build.h"
@@ -42,6 +43,8 @@ struct WarmupArgs {
   bool dry_run = false;
   bool list = false;
   std::string export_path, import_path;
+  std::string suite, match, profile = "default", policy = "tf32";
+  int top_k = 3;
   std::string cutlass_dir = paths_cutlass_dir();
 };
 
@@ -138,10 +141,37 @@ int run_warmup(const WarmupArgs& a) {
   if (!a.import_path.empty()) return run_import(a);
   auto hw = sol::hw_lookup(a.gpu);
   if (!hw) return cli_fail("warmup", hw.error(), kExitUsage);
-  app::ZooOptions zo;
-  zo.tier = a.tier;
-  zo.top = a.top;
-  auto units = app::warmup_zoo_units(zo, *hw);
+  Result<std::vector<app::ZooUnit>> units = std::vector<app::ZooUnit>{};
+  std::string what;
+  if (!a.suite.empty()) {
+    if (!fs_exists(a.suite))
+      return cli_fail("warmup", make_error(ErrorCode::not_found, a.suite + ": no such suite folder or problem file"),
+                      kExitUsage);
+    app::SuiteZooOptions so;
+    so.files = cli_suite_files(a.suite, a.match);
+    if (so.files.empty())
+      return cli_fail("warmup", make_error(ErrorCode::not_found, "no problem .py files found in " + a.suite +
+                                                                     (a.match.empty() ? "" : " matching '" + a.match + "'")),
+                      kExitUsage);
+    so.policy = cli_policy(a.policy);
+    so.profile = a.profile;
+    so.gpu = a.gpu;
+    so.top = a.top_k;
+    so.out_dir = fs_cache_dir() + "/zoo-suite";
+    std::fprintf(stderr, "warmup: ranking the opening of %zu problems (%s, profile %s, top %d)\n", so.files.size(),
+                 a.policy.c_str(), a.profile.c_str(), a.top_k);
+    units = app::warmup_suite_units(so, [](const std::string& problem, int n, const std::string& error) {
+      if (error.empty()) std::fprintf(stderr, "  %s: %d stored unit%s\n", problem.c_str(), n, n == 1 ? "" : "s");
+      else std::fprintf(stderr, "  %s: left out: %s\n", problem.c_str(), app::suite_error_line(error, 160).c_str());
+    });
+    what = "suite " + a.suite + (a.match.empty() ? "" : " (" + a.match + ")") + ", top " + std::to_string(a.top_k);
+  } else {
+    app::ZooOptions zo;
+    zo.tier = a.tier;
+    zo.top = a.top;
+    units = app::warmup_zoo_units(zo, *hw);
+    what = fmt::format("zoo {}: {} forms x {} shapes", a.tier, app::warmup_zoo_forms().size(), app::warmup_zoo_shapes().size());
+  }
   if (!units) return cli_fail("warmup", units.error(), units.error().code == ErrorCode::invalid_input ? kExitUsage : -1);
   const int jobs = a.jobs > 0 ? a.jobs : build::build_default_jobs();
   if (a.list)
@@ -154,10 +184,8 @@ int run_warmup(const WarmupArgs& a) {
     for (const auto& u : *units) missing += fs_exists(build::build_store_object_path(*nvcc, u.unit, {})) ? 0 : 1;
   }
   const double core_s = missing * kUnitCoreSeconds;
-  std::printf("zoo %s: %zu forms x %zu shapes, %zu stored units, %d not in the store: ~%.1f core-hours of nvcc "
-              "(~%.0f min on %d job%s)\n",
-              a.tier.c_str(), app::warmup_zoo_forms().size(), app::warmup_zoo_shapes().size(), units->size(), missing,
-              core_s / 3600, core_s / 60 / jobs, jobs, jobs == 1 ? "" : "s");
+  std::printf("%s: %zu stored units, %d not in the store: ~%.1f core-hours of nvcc (~%.0f min on %d job%s)\n",
+              what.c_str(), units->size(), missing, core_s / 3600, core_s / 60 / jobs, jobs, jobs == 1 ? "" : "s");
   if (a.dry_run) return 0;
   if (!nvcc)
     return cli_fail("warmup", make_error(ErrorCode::not_found, "nvcc not found: the zoo cannot be built here",
@@ -211,6 +239,13 @@ CommandRun cmd_warmup(CLI::App& sub) {
   sub.add_flag("--list", a->list, "print every zoo unit: its name, form and configuration");
   sub.add_option("--export", a->export_path, "pack the store's pinned units into FILE (.tar.xz) and stop");
   sub.add_option("--import", a->import_path, "install the units of FILE (from --export), pinned, and stop");
+  sub.add_option("--suite", a->suite,
+                 "instead of the generic zoo: the stored units a suite's search opens with (each problem's "
+                 "top-ranked candidates, as 'bench --plan' ranks them)");
+  sub.add_option("--match", a->match, "--suite: shell patterns of the problem files, comma-separated");
+  cli_add_profile_option(sub, a->profile);
+  cli_add_policy_option(sub, a->policy, "--suite: the precision policy the openings are ranked under");
+  sub.add_option("--top-k", a->top_k, "--suite: opening candidates per problem")->check(CLI::PositiveNumber)->capture_default_str();
   sub.add_option("--cutlass-dir", a->cutlass_dir, "folder holding CUTLASS's include/ and tools/util/include/")
       ->envname("UCUTLASS_CUTLASS_DIR")
       ->capture_default_str();

@@ -1,6 +1,10 @@
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
 #include <cstdio>
@@ -49,6 +53,37 @@ const std::vector<CommandSpec>& cli_commands() {
       {"warmup", "build the kernel zoo into the kernel store (pinned); export or import it as one archive", cmd_warmup},
   };
   return table;
+}
+
+// Whether a problem file's name, or its name without ".py", matches one of the comma-separated
+// shell patterns (empty: all): `--match gemm_tn_4096x4096x8192` names one problem as the
+// report does.
+bool cli_name_matches(const std::string& file, const std::string& patterns) {
+  if (patterns.empty()) return true;
+  const std::string stem = file.size() > 3 && file.ends_with(".py") ? file.substr(0, file.size() - 3) : file;
+  size_t b = 0;
+  while (b <= patterns.size()) {
+    size_t e = patterns.find(',', b);
+    if (e == std::string::npos) e = patterns.size();
+    const std::string pat = patterns.substr(b, e - b);
+    if (!pat.empty() && (::fnmatch(pat.c_str(), file.c_str(), 0) == 0 || ::fnmatch(pat.c_str(), stem.c_str(), 0) == 0))
+      return true;
+    b = e + 1;
+  }
+  return false;
+}
+
+// The problem files of a suite folder (or the one file given) whose names match, sorted.
+std::vector<std::string> cli_suite_files(const std::string& dir, const std::string& match) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(dir, ec)) return {dir};
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".py" && e.path().filename().string()[0] != '_' &&
+        cli_name_matches(e.path().filename().string(), match))
+      out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile) {

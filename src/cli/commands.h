@@ -63,6 +63,12 @@ int cli_main(int argc, char** argv);
 // what it removed (build/cache_gc.h).
 void cli_apply_cache_cap();
 
+// Whether a problem file's name, or its name without ".py", matches one of the comma-separated
+// shell patterns (empty: all), and a suite folder's problem files (or the one file given) whose
+// names match, sorted: `bench DIR --match` and `warmup --suite DIR --match`.
+bool cli_name_matches(const std::string& file, const std::string& patterns);
+std::vector<std::string> cli_suite_files(const std::string& dir, const std::string& match);
+
 // The --profile option of optimize and bench: the contract's tolerance profile, default or
 // kb-v01 (docs/eval-contract.md); any other value is refused at parse time. (eval checks its own
 // value, with a message and hint of its own.)

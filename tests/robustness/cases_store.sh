@@ -130,3 +130,5 @@ expect 0 "imported 1 stored units (0 were already there), pinned" -- env UCUTLAS
 { [ -f "$work/zoo-b/kernels/stage/abc123.o" ] && [ -f "$work/zoo-b/kernels/stage/abc123.pin" ]; } ||
   { echo "FAIL: the imported unit is not in the second store, pinned"; fail=1; }
 expect 0 "1 pinned" -- env UCUTLASS_CACHE="$work/zoo-b" "$bin" cache
+expect 2 "$work/no-suite: no such suite folder or problem file" -- "$bin" warmup --suite "$work/no-suite" --dry-run
+expect 2 "no problem .py files found in $root/problems matching 'zzz*'" -- "$bin" warmup --suite "$root/problems" --match 'zzz*' --dry-run

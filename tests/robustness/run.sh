@@ -158,6 +158,11 @@ else
   expect 1 "forward returns a non-tensor value at output 0" -- "$bin" extract "$R/non_tensor_output.py"
   expect 1 "syntax error" -- "$bin" sol "$R/syntax_error.py"
   expect 1 "get_inputs() raised RuntimeError" -- "$bin" optimize "$R/get_inputs_raises.py" --no-compile -o "$work/o"
+  # A suite's own zoo (ucutlass warmup --suite): the opening's stored units of each problem that
+  # extracts; one that does not is left out, named.
+  expect 0 "epi_linear_bias_gelu: 3 stored units" -- "$bin" warmup --suite "$root/problems" --match epi_linear_bias_gelu \
+    --profile kb-v01 --dry-run
+  expect 0 "syntax_error: left out: " -- "$bin" warmup --suite "$R" --match syntax_error --dry-run
   # A suite's report is its work: a problem that fails is a row of it (exit 0).
   expect 0 "no_model: extract_error" -- "$bin" bench "$R" --match no_model --no-compile -o "$work/b" --budget 1
 fi
