@@ -19,6 +19,8 @@ import sys
 
 import pytest
 
+from gpu_helpers import ucutlass_binary
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SOURCE = os.path.join(ROOT, "tests", "gpu", "kernels", "relu_hostile.cu")
@@ -47,15 +49,7 @@ def _nvcc():
     return ""
 
 
-def _binary():
-    for c in (os.environ.get("UCUT_GPU_BIN"), os.path.join(ROOT, "build-gpu", "ucutlass"),
-              os.path.join(ROOT, "build", "ucutlass")):
-        if c and os.path.exists(c):
-            return c
-    return ""
-
-
-SM, NVCC, BIN = _gpu_capability(), _nvcc(), _binary()
+SM, NVCC, BIN = _gpu_capability(), _nvcc(), ucutlass_binary()
 pytestmark = pytest.mark.skipif(not (SM and NVCC and BIN),
                                 reason=f"needs a CUDA GPU ({SM or 'none'}), nvcc ({NVCC or 'none'}) and the ucutlass "
                                        f"binary ({BIN or 'none'})")

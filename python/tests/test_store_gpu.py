@@ -12,29 +12,15 @@ import sys
 
 import pytest
 
+from gpu_helpers import have_gpu, ucutlass_binary
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
-def _have_gpu():
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
-
-
-def _binary():
-    for c in (os.environ.get("UCUT_GPU_BIN"), os.path.join(ROOT, "build-gpu", "ucutlass"),
-              os.path.join(ROOT, "build", "ucutlass")):
-        if c and os.path.exists(c):
-            return c
-    return ""
-
-
-BIN = _binary()
-pytestmark = pytest.mark.skipif(not (BIN and _have_gpu()), reason="needs a CUDA GPU and the ucutlass binary")
+BIN = ucutlass_binary()
+pytestmark = pytest.mark.skipif(not (BIN and have_gpu()), reason="needs a CUDA GPU and the ucutlass binary")
 
 SHAPES = [(512, 1024, 256), (1024, 512, 512), (256, 2048, 128)]
 
