@@ -374,12 +374,15 @@ def test_views_at_strides_copy_head_splits_and_transposes(tmp_path):
     assert r["rescaled_trial"] == "kept"
 
 
-def test_tril_of_a_matmul_is_an_elementwise_stage_on_the_position(tmp_path):
-    """tril(A @ B): the GEMM (3xTF32 for the default contract), then where(col <= row, c, 0) in an
-    elementwise stage, no torch stage; the result passes the contract."""
+def test_tril_of_a_matmul_is_a_where_on_positions_in_the_gemms_epilogue(tmp_path):
+    """tril(A @ B): the GEMM (3xTF32 for the default contract) whose epilogue keeps the element where
+    col <= row, reading both positions from a vector an elementwise stage writes first (ae09e36; the
+    mask was an elementwise stage after the GEMM when this test was written), no torch stage; the
+    result passes the contract."""
     lib, text = lowered_library(tmp_path, "matmul_tril_small",
                                 lambda t: re.sub(r"  precision \w+\n", "  precision f32x3\n", t))
-    assert "= torch {" not in text and "where(le(col, row), " in text
+    assert "= torch {" not in text
+    assert re.search(r"= where\(le\((position_\w+)\[col\], \1\[row\]\), acc, 0\)", text), text
     [r] = ucut_eval("matmul_tril_small", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
 
