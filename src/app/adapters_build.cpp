@@ -25,6 +25,20 @@ RealCompiler::RealCompiler(RealCompilerOptions options, std::shared_ptr<build::C
 
 search::CompileOutcome RealCompiler::compile(const search::Candidate& c) { return build(c); }
 
+namespace {
+
+// The candidate's checked program: the AST the space's candidates carry, else its text (a
+// journal's, the memory's, an LLM's) checked here, kept in `holder`; nullptr when the text does not
+// check (its diagnostics are in holder).
+const dsl::Program* candidate_program(const search::Candidate& c, const std::string& path,
+                                      std::optional<dsl::CheckResult>& holder) {
+  if (c.ast) return c.ast.get();
+  holder = dsl::dsl_compile({path, c.program});
+  return holder->program ? &*holder->program : nullptr;
+}
+
+}  // namespace
+
 std::vector<std::string> RealCompiler::units(const search::Candidate& c) {
   if (opt_.emit_only || !nvcc_ || !opt_.use_cache) return {};
   {
@@ -32,12 +46,9 @@ std::vector<std::string> RealCompiler::units(const search::Candidate& c) {
     if (auto it = units_of_.find(c.hash); it != units_of_.end()) return it->second;
   }
   std::optional<dsl::CheckResult> checked;
-  if (!c.ast) {
-    checked = dsl::dsl_compile({"candidate.ucut", c.program});
-    if (!checked->program) return {};
-  }
-  const dsl::Program& p = c.ast ? *c.ast : *checked->program;
-  auto made = build::program_build_request(p, opt_.input_name, c.hash, opt_.root, opt_.cutlass_dir);
+  const dsl::Program* p = candidate_program(c, "candidate.ucut", checked);
+  if (!p) return {};
+  auto made = build::program_build_request(*p, opt_.input_name, c.hash, opt_.root, opt_.cutlass_dir);
   if (!made) return {};
   std::vector<std::string> out;
   if (made->request.units.empty()) {
@@ -61,18 +72,14 @@ bool RealCompiler::stored(const std::string& unit) {
 search::CompileOutcome RealCompiler::build(const search::Candidate& c) {
   search::CompileOutcome out;
   const std::string dir = opt_.root + "/" + c.hash.substr(0, 16);
-  // The space's candidates carry their checked program; text alone (a journal's, the memory's, an
-  // LLM's) is parsed and checked here.
   std::optional<dsl::CheckResult> checked;
-  if (!c.ast) {
-    SourceFile src{dir + "/candidate.ucut", c.program};
-    checked = dsl::dsl_compile(src);
-    if (!checked->program) {
-      out.message = "the candidate program does not check:\n" + diag_render_all(src, checked->diagnostics);
-      return out;
-    }
+  const dsl::Program* checked_program = candidate_program(c, dir + "/candidate.ucut", checked);
+  if (!checked_program) {
+    out.message = "the candidate program does not check:\n" +
+                  diag_render_all({dir + "/candidate.ucut", c.program}, checked->diagnostics);
+    return out;
   }
-  const dsl::Program& p = c.ast ? *c.ast : *checked->program;
+  const dsl::Program& p = *checked_program;
   auto made = build::program_build_request(p, opt_.input_name, c.hash, dir, opt_.cutlass_dir);
   if (!made) {
     out.message = "code generation failed: " + made.error().render();
