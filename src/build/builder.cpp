@@ -107,6 +107,11 @@ struct UnitBuild {
   std::string message;
 };
 
+// The cache's kernels folder: BuildOptions::cache_dir, else fs_cache_dir() + "/kernels".
+std::string kernels_dir(const BuildOptions& opts) {
+  return opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
+}
+
 std::mutex g_stats_mu;
 BuildStats g_stats;
 
@@ -320,8 +325,7 @@ BuildStats build_stats() {
 }
 
 std::string build_store_object_path(Compiler& compiler, const BuildUnit& unit, const BuildOptions& opts) {
-  const std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
-  return cache_dir + "/stage/" + build_unit_cache_key(compiler, BuildRequest{}, unit, opts) + ".o";
+  return kernels_dir(opts) + "/stage/" + build_unit_cache_key(compiler, BuildRequest{}, unit, opts) + ".o";
 }
 
 StoreBuildSummary build_store_units(Compiler& compiler, const std::vector<BuildUnit>& units,
@@ -330,7 +334,7 @@ StoreBuildSummary build_store_units(Compiler& compiler, const std::vector<BuildU
                                     const std::function<void(const StoreUnitEvent&)>& on_unit) {
   StoreBuildSummary sum;
   std::mutex mu;
-  const std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
+  const std::string cache_dir = kernels_dir(opts);
   auto report = [&](StoreUnitEvent e) {
     std::lock_guard<std::mutex> lock(mu);
     if (!e.ok) ++sum.failed;
@@ -377,7 +381,7 @@ StoreBuildSummary build_store_units(Compiler& compiler, const std::vector<BuildU
 
 std::vector<BuildResult> build_libraries(Compiler& compiler, const std::vector<BuildRequest>& reqs,
                                          const BuildOptions& opts) {
-  std::string cache_dir = opts.cache_dir.empty() ? fs_cache_dir() + "/kernels" : opts.cache_dir;
+  std::string cache_dir = kernels_dir(opts);
   std::vector<BuildResult> results(reqs.size());
   int jobs = std::max(1, opts.jobs > 0 ? opts.jobs : build_default_jobs());
   // Each request's thread holds one job; the jobs no request holds go to the units.
