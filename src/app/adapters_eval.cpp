@@ -135,9 +135,12 @@ RealEvaluator::RealEvaluator(GpuWorkers& workers, RealEvaluatorOptions options)
 }
 
 search::Baselines RealEvaluator::baselines() {
+  // torch.compile's baseline put off: eager's now, torch.compile's in measure().
+  compile_pending_ = opt_.compile_baseline_after > 0 && !opt_.compile_mode.empty();
   auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
     if (auto env = w.environment(); env) ctx_.env = *env;
-    notes_ = eval::measure_baselines(w, ctx_, opt_.compile_mode, opt_.baseline_cache, opt_.baseline_timeout);
+    notes_ = eval::measure_baselines(w, ctx_, compile_pending_ ? "" : opt_.compile_mode, opt_.baseline_cache,
+                                     opt_.baseline_timeout);
   });
   if (!r) notes_ = "baselines not measured: " + r.error().render();
   else ctx_.info = *r;
@@ -155,6 +158,14 @@ search::EvalOutcome RealEvaluator::measure(const search::Candidate& c, const sea
     eval::ProblemContext local;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (compile_pending_ && measured_ >= opt_.compile_baseline_after) {
+        // With the problem loaded on this worker: no second load for the baseline.
+        const std::string why = eval::measure_baselines(w, ctx_, opt_.compile_mode, opt_.baseline_cache,
+                                                        opt_.baseline_timeout, /*with_eager=*/false);
+        if (!why.empty()) notes_ += (notes_.empty() ? "" : "; ") + why;
+        compile_pending_ = false;
+      }
+      ++measured_;
       local = ctx_;
     }
     if (auto env = w.environment(); env) local.env = *env;
@@ -191,6 +202,12 @@ search::EvalOutcome RealEvaluator::evaluate(const search::Candidate& c, const se
     }
   }
   return measure(c, built);
+}
+
+std::optional<double> RealEvaluator::late_compile_baseline_s() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (compile_pending_ || opt_.compile_baseline_after <= 0 || !std::isfinite(ctx_.compile_ms)) return std::nullopt;
+  return ctx_.compile_ms / 1e3;
 }
 
 std::vector<eval::RunRecord> RealEvaluator::records() {

@@ -69,6 +69,12 @@ struct RealEvaluatorOptions {
   std::string sol_source = "datasheet";
   std::chrono::milliseconds load_timeout{300000};
   std::chrono::milliseconds baseline_timeout{1800000};
+  // 0: torch.compile's baseline is measured with eager's, before any candidate. N > 0: after the
+  // problem's first N evaluations, just before the next (a suite on one GPU: each problem's first
+  // attempt comes after its eager baseline only; torch.compile's own compile no longer holds the
+  // GPU worker ahead of every problem's first attempt). A search that ends before then reports no
+  // torch.compile figure for the problem.
+  int compile_baseline_after = 0;
 };
 
 class RealEvaluator final : public search::Evaluator {
@@ -80,6 +86,7 @@ class RealEvaluator final : public search::Evaluator {
   bool measures_ahead() const override { return workers_.size() > 1; }
   // Thread-safe: measures now and keeps the outcome for evaluate().
   void measure_ahead(const search::Candidate& c, const search::CompileOutcome& built) override;
+  std::optional<double> late_compile_baseline_s() override;
 
   const std::string& notes() const { return notes_; }
   const eval::ProblemContext& context() const { return ctx_; }
@@ -94,6 +101,8 @@ class RealEvaluator final : public search::Evaluator {
   std::string notes_;
   std::mutex mu_;
   std::map<std::string, search::EvalOutcome> ahead_;   // candidate hash -> outcome measured ahead
+  bool compile_pending_ = false;  // torch.compile's baseline is put off (compile_baseline_after)
+  int measured_ = 0;              // evaluations so far
   // Set once baselines() has filled ctx_: a candidate built before that (a suite compiles the
   // opening while the baselines are measured) is measured when the session asks, not ahead.
   std::atomic<bool> baselines_done_{false};

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -546,6 +547,60 @@ TEST(RealCompiler, KnowsWhichUnitsTheKernelStoreHolds) {
   EXPECT_FALSE(compiler.stored(other[0]));
   if (old) ::setenv("UCUTLASS_CACHE", saved.c_str(), 1);
   else ::unsetenv("UCUTLASS_CACHE");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ucut::app
+
+namespace ucut::app {
+namespace {
+
+std::vector<std::string> fake_worker_log(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("baseline", 0) == 0) out.push_back(line);
+  return out;
+}
+
+// A suite puts torch.compile's baseline off until after the problem's first evaluation (against the
+// fake worker: which baselines each request asks for, in order); by default it comes with eager's.
+TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
+  const std::string dir = temp_dir("late-baseline");
+  for (int after : {0, 1}) {
+    const std::string log = dir + "/worker" + std::to_string(after) + ".log";
+    eval::WorkerOptions wo;
+    wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
+    wo.env["FAKE_WORKER_LOG"] = log;
+    wo.start_timeout = std::chrono::milliseconds(10000);
+    GpuWorkers workers({0}, wo);
+    RealEvaluatorOptions eo;
+    eo.problem_py = dir + "/p.py";
+    eo.compile_baseline_after = after;
+    eo.eval.timeout = std::chrono::milliseconds(5000);
+    RealEvaluator ev(workers, eo);
+    const search::Baselines b = ev.baselines();
+    EXPECT_DOUBLE_EQ(b.eager_s, 0.002);
+    EXPECT_DOUBLE_EQ(b.compile_s, after ? 0.0 : 0.001);
+    search::Candidate c;
+    c.name = c.hash = "c";
+    search::CompileOutcome built;
+    built.ok = true;
+    built.so_path = dir + "/lib_ok.so";
+    EXPECT_EQ(ev.evaluate(c, built).status, RunStatus::ok);
+    EXPECT_FALSE(ev.late_compile_baseline_s().has_value()) << "after " << after;
+    c.hash = "d";
+    EXPECT_EQ(ev.evaluate(c, built).status, RunStatus::ok);
+    if (after) {
+      ASSERT_TRUE(ev.late_compile_baseline_s().has_value());
+      EXPECT_DOUBLE_EQ(*ev.late_compile_baseline_s(), 0.001);
+      EXPECT_EQ(fake_worker_log(log), (std::vector<std::string>{"baseline eager", "baseline compile"}));
+    } else {
+      EXPECT_FALSE(ev.late_compile_baseline_s().has_value());
+      EXPECT_EQ(fake_worker_log(log), (std::vector<std::string>{"baseline eager compile"}));
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

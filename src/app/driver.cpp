@@ -159,6 +159,7 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   eo.eval.profile = opt.profile;
   eo.compile_mode = setup.compile_mode;
   eo.baseline_cache = setup.baseline_cache;
+  eo.compile_baseline_after = setup.compile_baseline_after;
   eo.t_sol_s = bound.t_sol;
   eo.sol_source = bound.origin;
   auto evaluator = std::make_unique<RealEvaluator>(*setup.workers, eo);

@@ -52,6 +52,7 @@ struct RealRunSetup {
   eval::EvalOptions eval;
   std::string compile_mode = "default";  // torch.compile baseline; "" = eager only
   std::string baseline_cache;
+  int compile_baseline_after = 0;        // RealEvaluatorOptions::compile_baseline_after
 };
 
 // One problem's search with everything it owns.

@@ -188,9 +188,11 @@ RunRecord evaluate_candidate(WorkerClient& worker, const BuiltLibrary& cand, con
 }
 
 std::string measure_baselines(WorkerClient& worker, ProblemContext& ctx, const std::string& compile_mode,
-                              const std::string& cache_dir, std::chrono::milliseconds timeout) {
-  nlohmann::json modes = {"eager"};
+                              const std::string& cache_dir, std::chrono::milliseconds timeout, bool with_eager) {
+  nlohmann::json modes = nlohmann::json::array();
+  if (with_eager) modes.push_back("eager");
   if (!compile_mode.empty()) modes.push_back(compile_mode == "default" ? "compile" : compile_mode);
+  if (modes.empty()) return "";
   nlohmann::json req = {{"cmd", "baseline"}, {"modes", modes}};
   if (!cache_dir.empty()) req["cache_dir"] = cache_dir;
   auto resp = worker.request(req, timeout);

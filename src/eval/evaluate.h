@@ -64,10 +64,12 @@ void record_finish(RunRecord& r, const ProblemContext& ctx);
 RunRecord evaluate_candidate(WorkerClient& worker, const BuiltLibrary& cand, const ProblemContext& ctx,
                              const EvalOptions& opt);
 
-// Measures baselines ("eager", and "compile" or "max-autotune" when compile_mode is not empty)
-// into ctx (cached by the worker under cache_dir). Failures leave NaN and return the message.
+// Measures baselines ("eager" unless with_eager is false, and "compile" or "max-autotune" when
+// compile_mode is not empty) into ctx (cached by the worker under cache_dir). Failures leave NaN
+// and return the message.
 std::string measure_baselines(WorkerClient& worker, ProblemContext& ctx, const std::string& compile_mode,
-                              const std::string& cache_dir, std::chrono::milliseconds timeout);
+                              const std::string& cache_dir, std::chrono::milliseconds timeout,
+                              bool with_eager = true);
 
 // The ucutlass source commit (git rev-parse HEAD of the source tree, "+dirty" when modified), or
 // "unknown".

@@ -68,6 +68,10 @@ class Evaluator {
   virtual Baselines baselines() = 0;
   virtual EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) = 0;
   virtual bool measures_ahead() const { return false; }
+  // The torch.compile baseline when the evaluator measured it after baselines() (an evaluator may
+  // put it off until the problem's first candidates are measured: on one GPU a suite's 80
+  // torch.compile baselines otherwise come before any attempt); nullopt until then.
+  virtual std::optional<double> late_compile_baseline_s() { return std::nullopt; }
   // Thread-safe where measures_ahead(): measures `c` now and keeps the outcome for evaluate().
   virtual void measure_ahead(const Candidate& /*c*/, const CompileOutcome& /*built*/) {}
 };

@@ -118,6 +118,13 @@ void SearchSession::fill_queue() {
 }
 
 void SearchSession::record(Attempt a) {
+  if (state_.baselines.compile_s <= 0 && !a.replayed)
+    if (auto c = evaluator_.late_compile_baseline_s(); c && *c > 0) {
+      state_.baselines.compile_s = *c;
+      if (journal_)  // the journal's last baselines line is the one a --resume reads
+        if (auto s = journal_->record_baselines(state_.baselines); !s)
+          a.message += (a.message.empty() ? "" : "; ") + ("journal: " + s.error().message);
+    }
   a.index = static_cast<int>(state_.attempts.size());
   a.improved = false;
   if (a.status == RunStatus::ok && a.time_s > 0) {

@@ -716,6 +716,54 @@ TEST(BuiltinStrategy, RefinementTriesNeighboursSharingUnitsFirst) {
   EXPECT_NE(second.name, first.name);
 }
 
+// An evaluator that puts torch.compile's baseline off: none at the start, 1.5 ms once two
+// candidates were measured.
+class LateCompileEvaluator final : public Evaluator {
+ public:
+  explicit LateCompileEvaluator(FakeEvaluator& inner) : inner_(inner) {}
+  Baselines baselines() override {
+    Baselines b = inner_.baselines();
+    b.compile_s = 0;
+    return b;
+  }
+  EvalOutcome evaluate(const Candidate& c, const CompileOutcome& built) override {
+    ++evaluated;
+    return inner_.evaluate(c, built);
+  }
+  std::optional<double> late_compile_baseline_s() override {
+    return evaluated >= 2 ? std::optional<double>(1.5e-3) : std::nullopt;
+  }
+  int evaluated = 0;
+
+ private:
+  FakeEvaluator& inner_;
+};
+
+// The session takes a baseline measured late into its state (the report's torch.compile figure)
+// and journals it, so a --resume reads it.
+TEST(Session, ALateTorchCompileBaselineReachesTheStateAndTheJournal) {
+  SurfaceSpec spec;
+  FakeClock clock;
+  FakeSpace space(spec);
+  FakeCompiler compiler(spec);
+  FakeEvaluator inner(space, &clock);
+  LateCompileEvaluator evaluator(inner);
+  BuiltinStrategy strategy(space, BuiltinOptions{});
+  MemoryJournal journal;
+  SessionOptions so = no_stop_rules(4);
+  so.lookahead = 1;
+  SearchSession session("late", strategy, compiler, evaluator, clock, &journal, so);
+  ASSERT_TRUE(session.start());
+  EXPECT_DOUBLE_EQ(session.state().baselines.compile_s, 0);
+  session.run();
+  EXPECT_DOUBLE_EQ(session.state().baselines.compile_s, 1.5e-3);
+  auto loaded = journal.load();
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_TRUE(loaded->baselines.has_value());
+  EXPECT_DOUBLE_EQ(loaded->baselines->compile_s, 1.5e-3) << journal.text;
+  EXPECT_GT(loaded->baselines->eager_s, 0);
+}
+
 // An evaluator that measures ahead (several GPUs): the session hands it each built candidate from
 // the thread that compiled it, and evaluate() serves the stored outcome.
 class AheadEvaluator final : public Evaluator {

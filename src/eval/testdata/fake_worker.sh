@@ -25,7 +25,16 @@ while IFS= read -r line; do
         *) echo "{\"id\":$id,\"status\":\"ok\",\"problem\":{\"name\":\"fake\",\"source_sha256\":\"abc123\",\"outputs\":[{\"shape\":[4],\"dtype\":\"f32\"}]}}" ;;
       esac ;;
     baseline) [ -n "$huge" ] && { echo "{\"id\":$id,\"status\":\"error\",\"error\":\"$refusal\"}"; continue; }
-      echo "{\"id\":$id,\"status\":\"ok\",\"baselines\":{\"eager\":{\"mode\":\"eager\",\"timing\":{\"median_ms\":2.0}},\"compile\":{\"mode\":\"compile\",\"timing\":{\"median_ms\":1.0}}}}" ;;
+      # only the modes asked for (eager 2 ms, torch.compile 1 ms); each is logged
+      eager="\"eager\":{\"mode\":\"eager\",\"timing\":{\"median_ms\":2.0}}"
+      comp="\"compile\":{\"mode\":\"compile\",\"timing\":{\"median_ms\":1.0}}"
+      case "$line" in
+        *'"modes":["eager"]'*) b="$eager"; m="eager" ;;
+        *'"modes":["compile"]'*) b="$comp"; m="compile" ;;
+        *) b="$eager,$comp"; m="eager compile" ;;
+      esac
+      [ -n "$FAKE_WORKER_LOG" ] && echo "baseline $m" >> "$FAKE_WORKER_LOG"
+      echo "{\"id\":$id,\"status\":\"ok\",\"baselines\":{$b}}" ;;
     evaluate)
       [ -n "$huge" ] && { echo "{\"id\":$id,\"status\":\"ok\",\"fatal\":false,\"result\":{\"verdict\":\"launch_error\",\"phase\":\"memory\",\"error\":\"$refusal\",\"correctness\":null,\"timing\":null,\"seconds\":{\"total\":0.001}}}"; continue; }
       case "$so" in
