@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from gpu_helpers import have_gpu, ucutlass_binary
+from gpu_helpers import have_gpu, kernelbench_protocol, ucutlass_binary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -48,27 +48,7 @@ def exported(tmp_path, name):
 @pytest.mark.parametrize("name", ["export_einsum_4d", "export_layernorm_4d", "export_cross_entropy", "export_kl_div",
                                   "export_row_mean", "affine_small"])
 def test_a_real_export_passes_kernelbenchs_protocol(tmp_path, name):
-    import torch
     problem, out = exported(tmp_path, name)
     text = out.read_text()
     assert "try:" not in text and "except" not in text and "\n    pass" not in text  # KB's static checker
-    ref_ns, new_ns = {}, {}
-    exec(compile(open(problem).read(), "ref", "exec"), ref_ns)
-    exec(compile(text, "new", "exec"), new_ns)
-    init = ref_ns["get_init_inputs"]()
-    torch.manual_seed(42)
-    ref = ref_ns["Model"](*init).cuda()
-    torch.manual_seed(42)
-    new = new_ns["ModelNew"](*init).cuda()
-    for trial in range(5):
-        torch.manual_seed(100 + trial)
-        x = [t.cuda() if isinstance(t, torch.Tensor) else t for t in ref_ns["get_inputs"]()]
-        with torch.no_grad():
-            a, b = ref(*x), new(*x)
-        torch.cuda.synchronize()
-        a = a if isinstance(a, tuple) else (a,)
-        b = b if isinstance(b, tuple) else (b,)
-        assert len(a) == len(b)
-        for i, (u, v) in enumerate(zip(a, b)):
-            assert u.shape == v.shape and u.dtype == v.dtype, (trial, i, u.shape, v.shape, u.dtype, v.dtype)
-            assert torch.allclose(u, v, atol=1e-2, rtol=1e-2), (trial, i, float((u - v).abs().max()))
+    kernelbench_protocol(problem, text, 1e-2)

@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from gpu_helpers import kernelbench_protocol
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PROBLEMS = os.path.join(ROOT, "tests", "gpu", "problems")
@@ -174,27 +176,12 @@ def test_baseline_command():
 
 
 def test_kernelbench_export_matches_the_reference(tmp_path):
-    import torch
     out = tmp_path / "model_new.py"
     p = subprocess.run([BIN, "export", "--so", so("affine0"), "--kernelbench", "--problem", problem("affine_small"),
                         "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    # What KernelBench's eval does: exec both sources, seed 42 before each model, compare outputs.
-    ref_ns, new_ns = {}, {}
-    exec(compile(open(problem("affine_small")).read(), "ref", "exec"), ref_ns)
-    exec(compile(out.read_text(), "new", "exec"), new_ns)
-    init = ref_ns["get_init_inputs"]()
-    torch.manual_seed(42)
-    ref = ref_ns["Model"](*init).cuda()
-    torch.manual_seed(42)
-    new = new_ns["ModelNew"](*init).cuda()
-    for trial in range(5):
-        torch.manual_seed(100 + trial)
-        x = [t.cuda() for t in ref_ns["get_inputs"]()]
-        with torch.no_grad():
-            a, b = ref(*x), new(*x)
-        torch.cuda.synchronize()
-        assert torch.allclose(a, b, atol=1e-4, rtol=1e-4)
+    # What KernelBench's eval does (gpu_helpers.kernelbench_protocol), at the default tolerance.
+    kernelbench_protocol(problem("affine_small"), out.read_text(), 1e-4)
 
 
 @pytest.mark.parametrize("name,threads", [("attention_causal_small", "auto"), ("attention_causal_small", "128"),
