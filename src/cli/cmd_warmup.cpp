@@ -51,7 +51,7 @@ struct WarmupArgs {
 std::string store_dir() { return fs_cache_dir() + "/kernels/stage"; }
 
 std::string toolchain(build::Compiler& nvcc) {
-  return nvcc.version() + ", CUTLASS 4.2.0, " + codegen::kSm90UnitEmitter;
+  return nvcc.version() + ", CUTLASS " + build::BuildOptions{}.cutlass_version + ", " + codegen::kSm90UnitEmitter;
 }
 
 int run_export(const WarmupArgs& a) {
