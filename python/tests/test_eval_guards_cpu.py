@@ -238,3 +238,70 @@ def test_a_candidate_cannot_damage_the_reference_outputs_it_is_compared_with():
     # Left where it was made, the damaged reference agrees with the garbage (trial 0 runs the
     # reference first): why it moves.
     assert correctness.check(reference, vandal, make, ref_home=None, reference64=exact).trials[0].passed
+
+
+def test_made_after_the_candidate_no_reference_output_exists_while_it_runs():
+    # ref_home="after" (the worker's choice for large outputs): the reference's outputs of a
+    # reference-first trial are dropped before the candidate runs and made again after it; the
+    # second run, when its bits repeat the first's, reuses the verdict without a reference at all.
+    import weakref
+    live = []
+    calls = {"reference": 0, "candidate": 0}
+
+    def reference(ins):
+        calls["reference"] += 1
+        out = torch.relu(ins[0])
+        live.append(weakref.ref(out))
+        return out
+
+    def candidate(ins):
+        calls["candidate"] += 1
+        assert all(w() is None for w in live), "a reference output was alive while the candidate ran"
+        return [torch.relu(ins[0])]
+    make = lambda seed: [torch.randn(8, 8, generator=torch.Generator().manual_seed(seed))]  # noqa: E731
+    report = correctness.check(reference, candidate, make, ref_home="after", trials=5)
+    assert report.passed and report.passed_by == "allclose" and not report.degenerate
+    # 5 random trials and the rescaled one: reference-first trials (0, 2, 4) run the reference
+    # twice, candidate-first ones (1, 3, 5) once; every trial runs the candidate twice.
+    assert calls == {"reference": 9, "candidate": 12}
+
+
+def test_made_after_the_candidate_a_vandal_still_fails():
+    last_ref = []
+
+    def reference(ins):
+        last_ref[:] = [torch.relu(ins[0])]
+        return last_ref[0]
+
+    def vandal(ins):
+        if last_ref:
+            last_ref[0].fill_(0.5)
+        return [torch.full_like(ins[0], 0.5)]
+    make = lambda seed: [torch.randn(8, 8, generator=torch.Generator().manual_seed(seed))]  # noqa: E731
+    report = correctness.check(reference, vandal, make, ref_home="after", reference64=lambda ins: torch.relu(ins[0]))
+    assert not report.passed and not report.trials[0].passed and report.passed_by == ""
+
+
+def test_made_after_the_candidate_a_second_run_with_other_bits_is_judged_against_a_fresh_reference():
+    runs = []
+
+    def reference(ins):
+        return torch.relu(ins[0])
+
+    def flaky(ins):
+        runs.append(1)
+        out = torch.relu(ins[0])
+        return [out if len(runs) % 2 else out + 1.0]  # every second run is wrong
+    make = lambda seed: [torch.randn(8, 8, generator=torch.Generator().manual_seed(seed))]  # noqa: E731
+    report = correctness.check(reference, flaky, make, ref_home="after")
+    assert not report.passed and not report.deterministic
+    assert "second run" in report.message and "not deterministic" in report.message
+
+
+def test_made_after_the_candidate_the_degenerate_test_still_sees_a_constant_problem():
+    make = lambda seed: [torch.randn(64, 64, generator=torch.Generator().manual_seed(seed))]  # noqa: E731
+    const = lambda ins: torch.ones_like(ins[0])  # noqa: E731
+    report = correctness.check(const, lambda ins: [torch.ones_like(ins[0])], make, ref_home="after")
+    assert report.degenerate and "same (within tolerance) for every input seed" in report.degenerate_reason
+    varied = correctness.check(lambda ins: ins[0] * 2, lambda ins: [ins[0] * 2], make, ref_home="after")
+    assert not varied.degenerate

@@ -411,6 +411,18 @@ def judge(outs: List[torch.Tensor], refs: List[torch.Tensor], inputs: List[Any],
         return Judgement(False, "", comps, [], float64.no_float64(e, what))
 
 
+# The degenerate test's sample of an output when the reference's outputs are recomputed after the
+# candidate (ref_home="after"): every k-th element, at most this many, copied to the host.
+WATCH_SAMPLE = 1 << 20
+
+
+def watch_sample(t: torch.Tensor) -> torch.Tensor:
+    """A host copy of ``t``'s elements at a fixed stride (row-major), at most WATCH_SAMPLE of them."""
+    flat = (t if t.is_contiguous() else t.contiguous()).reshape(-1)
+    step = max(1, -(-flat.numel() // WATCH_SAMPLE))
+    return flat[::step].to("cpu", copy=True)
+
+
 class DegenerateWatch:
     """The degenerate-problem test without keeping every trial's outputs: as each random trial's
     reference outputs are made, whether they still agree with the previous trial's (held until
@@ -419,9 +431,13 @@ class DegenerateWatch:
     (zeros would pass), or the outputs of every seed agree within the tolerance (the output does
     not depend on the inputs, so a constant would pass)."""
 
-    def __init__(self, profile: str, chunk: Optional[int] = None):
+    def __init__(self, profile: str, chunk: Optional[int] = None, sampled: bool = False):
         self.profile = profile
         self.chunk = chunk
+        # sampled: the previous trial's outputs are kept as host copies of a strided sample of at
+        # most WATCH_SAMPLE elements each (a check whose reference outputs are recomputed after the
+        # candidate, ref_home="after": no reference result stays where a candidate can write).
+        self.sampled = sampled
         self.previous: Optional[List[torch.Tensor]] = None
         self.floats: List[int] = []
         self.dtypes: Dict[int, torch.dtype] = {}
@@ -437,18 +453,19 @@ class DegenerateWatch:
             self.max_abs = {i: 0.0 for i in self.floats}
         for i in self.floats:
             self.max_abs[i] = _nanmax(self.max_abs[i], abs_max(refs[i], self.chunk))
+        kept = {i: watch_sample(refs[i]) for i in self.floats} if self.sampled and self.same else refs
         if self.trials and self.same and self.previous is not None:
             for i in self.floats:
                 atol, rtol = tolerance(self.profile, self.previous[i].dtype)
-                if not compare(refs[i], self.previous[i], atol, rtol, self.chunk).passed:
+                if not compare(kept[i], self.previous[i], atol, rtol, self.chunk).passed:
                     self.same = False
                     break
-        self.previous = refs if self.same else None
+        self.previous = kept if self.same else None
         self.trials += 1
 
     def moved(self, refs: List[torch.Tensor]) -> None:
         """The outputs just added now live at ``refs`` (the trial moved them to the host)."""
-        if self.previous is not None:
+        if self.previous is not None and not self.sampled:
             self.previous = refs
 
     def verdict(self) -> Tuple[bool, str]:
@@ -490,7 +507,7 @@ class _Protocol:
         self.reference, self.candidate, self.make_inputs = reference, candidate, make_inputs
         self.profile, self.determinism, self.sync, self.chunk = profile, determinism, sync, chunk
         self.ref_home, self.reference64 = ref_home, reference64
-        self.watch = DegenerateWatch(profile, chunk)
+        self.watch = DegenerateWatch(profile, chunk, sampled=ref_home == "after")
 
     def run_candidate(self, inputs: List[Any], sentinel: _Sentinel) -> List[torch.Tensor]:
         # Each party gets its own clone, so a kernel (or a model) that writes its inputs cannot
@@ -505,10 +522,16 @@ class _Protocol:
         self.sync()
         return [r.detach() for r in refs]
 
+    @property
+    def after(self) -> bool:
+        """The reference's outputs are made again after the candidate's last run instead of kept."""
+        return self.ref_home == "after"
+
     def stash(self, refs: List[torch.Tensor]) -> List[torch.Tensor]:
         """The reference's outputs moved out of the candidate's reach (``ref_home``: host memory
-        when the worker runs on a GPU; pageable memory no kernel can address)."""
-        if self.ref_home is None:
+        when the worker runs on a GPU; pageable memory no kernel can address). With "after" they
+        stay where they are: no candidate runs before they are compared and dropped."""
+        if self.ref_home is None or self.after:
             return refs
         return [r.to(self.ref_home, copy=True) for r in refs]
 
@@ -532,6 +555,13 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
         return "skipped: reference not finite on rescaled inputs"
     if kind == "random":
         p.watch.add(made)
+    if p.after and outs is None:
+        # Reference first, then the candidate: the reference's outputs are dropped before the
+        # candidate runs and made again (same inputs, fingerprinted) once it has finished, so the
+        # ones it is judged against never existed while candidate code ran.
+        del made
+        outs = p.run_candidate(inputs, sentinel)
+        made = p.run_reference(inputs)
     refs = p.stash(made)
     del made
     if kind == "random":
@@ -545,10 +575,14 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
         # again), so the first run is remembered by a fingerprint of its bits, not a copy.
         first = [fingerprint(o, p.chunk) for o in outs]
         del outs
+        if p.after:
+            del refs  # not kept while the candidate runs again; made again if the bits differ
         outs = p.run_candidate(inputs, sentinel)
         runs = 2
         rep = first == [fingerprint(o, p.chunk) for o in outs]
         # The same bits get the same verdict; other bits are judged again (no diagnosis).
+        if not rep and p.after:
+            refs = p.run_reference(inputs)
         j2 = j1 if rep else judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose=False,
                                   allow_float64=diagnose)
     passed = j1.passed and j2.passed
@@ -574,7 +608,10 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
           reference64: Optional[Callable[[List[Any]], Any]] = None,
           ref_home: Optional[Any] = None, chunk: Optional[int] = None) -> CorrectnessReport:
     """Runs the correctness protocol. The reference's outputs move to ``ref_home`` (e.g. "cpu"
-    when the candidate runs on a GPU) before any candidate run follows them. Exceptions raised by
+    when the candidate runs on a GPU) before any candidate run follows them; with ``ref_home="after"``
+    none is kept across a candidate run: every reference output a verdict rests on is made after
+    the candidate's last run (a reference-first trial runs the reference again), which costs one
+    forward instead of two host transfers of every output (the worker's choice for large outputs). Exceptions raised by
     ``candidate`` (a launch failure, guard.OutOfBounds) propagate to the caller, which records
     them. ``reference64`` (the model in float64), when given, decides the reference-class pass of
     profiles that have it and diagnoses the first failing trial (:func:`judge`). Comparisons run

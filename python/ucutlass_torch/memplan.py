@@ -19,9 +19,11 @@ candidate's parameter copies (P), the L2-flush buffer, the comparison's bounded 
 in chunks) and the guard zones (``guard.GUARD_BYTES`` before the first buffer and after each
 output and the workspace). On a GPU the reference's outputs move to host memory as soon as they are
 made, out of any kernel's reach: the host holds one trial's (O; the degenerate test's copy of the
-previous trial's is the same tensors, or dropped once two trials differ). On a CPU they stay where
-they are, with the previous trial's beside them (O more). Timing, the re-check and the baselines
-hold less than a trial.
+previous trial's is the same tensors, or dropped once two trials differ). Above STASH_MAX_BYTES of
+outputs nothing is kept ("after"): the reference runs again after the candidate, beside its buffers
+(F, within the same peak), and the host holds a strided sample of each output. On a CPU they stay
+where they are, with the previous trial's beside them (O more). Timing, the re-check and the
+baselines hold less than a trial.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ from . import correctness
 # estimate is of tensors, not of every byte the CUDA runtime takes.
 HEADROOM = 0.05
 
+# Reference outputs larger than this (all outputs together) are not moved to the host and back in
+# every trial (pageable transfers: about 7 GPU-s per GiB of outputs over a whole evaluation, run
+# CD in docs/benchmarks.md); the reference runs again after the candidate instead (keep_on "after").
+STASH_MAX_BYTES = 64 << 20
+
 
 @dataclass
 class Sizes:
@@ -51,7 +58,8 @@ class Sizes:
 @dataclass
 class MemoryPlan:
     fits: bool
-    keep_on: str             # "host" | "device": where the reference's outputs are kept (host on a GPU)
+    keep_on: str             # "host" | "device" | "after": where the reference's outputs are kept (host on
+                             # a GPU; "after": nowhere, made again after the candidate's last run)
     need_bytes: int          # device bytes the evaluation needs beyond what is allocated at planning
     free_bytes: int          # free device memory at planning
     total_bytes: int
@@ -105,6 +113,10 @@ def plan(sizes: Sizes, free: int, total: int, host_free: int, flush_bytes: int, 
         base += o
     usable = int(free * (1 - HEADROOM))
     on_host = where != "host"
+    if base <= usable and on_host and o > STASH_MAX_BYTES:
+        # Nothing kept: every reference output a verdict rests on is made after the candidate's
+        # last run (correctness.check, ref_home="after"); the host holds small samples only.
+        return MemoryPlan(True, "after", base, free, total, sizes)
     if base <= usable and (not on_host or o <= int(host_free * (1 - HEADROOM))):
         return MemoryPlan(True, "host" if on_host else "device", base, free, total, sizes)
     if base <= usable:

@@ -249,8 +249,9 @@ class Worker:
         info = {key: k.describe.get(key) for key in ("name", "program_hash", "abi", "ucutlass", "cutlass", "arch", "stages")}
         if not self.memory.fits:
             return self._result("launch_error", "memory", self.memory.message, kernel_info=info, t0=t0)
-        # On a GPU the reference's outputs move to host memory, out of any kernel's reach.
-        ref_home = "cpu" if self.device.type == "cuda" else None
+        # On a GPU the reference's outputs move to host memory, out of any kernel's reach, or, when
+        # they are large (memplan.STASH_MAX_BYTES), are made again after each candidate run.
+        ref_home = None if self.device.type != "cuda" else "after" if self.memory.keep_on == "after" else "cpu"
         phase = "bind"
         try:
             bound = kernel.bind(k, self.model, self.device, scalars)

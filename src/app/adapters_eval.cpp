@@ -1,5 +1,6 @@
 #include "app/adapters_eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -56,20 +57,42 @@ GpuWorkers::GpuWorkers(std::vector<int> gpus, eval::WorkerOptions worker)
 
 GpuWorkers::~GpuWorkers() = default;
 
+void GpuWorkers::dispatch_locked() {
+  for (size_t w = 0; w < busy_.size() && !waiting_.empty(); ++w) {
+    if (busy_[w]) continue;
+    auto better = [&](const Waiter* a, const Waiter* b) {
+      if (a->turn != b->turn) return a->turn > b->turn;
+      const bool la = *a->problem == loaded_[w], lb = *b->problem == loaded_[w];
+      if (la != lb) return la;
+      return a->seq < b->seq;
+    };
+    auto it = std::min_element(waiting_.begin(), waiting_.end(), better);
+    (*it)->worker = w;
+    busy_[w] = true;
+    waiting_.erase(it);
+  }
+}
+
+std::string GpuWorkers::loaded(size_t worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return worker < loaded_.size() ? loaded_[worker] : std::string();
+}
+
+size_t GpuWorkers::waiting() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_.size();
+}
+
 Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::chrono::milliseconds load_timeout,
-                                               const std::function<void(eval::WorkerClient&)>& fn) {
+                                               const std::function<void(eval::WorkerClient&)>& fn, GpuTurn turn) {
   size_t w = 0;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] {
-      for (size_t i = 0; i < busy_.size(); ++i)
-        if (!busy_[i]) {
-          w = i;
-          return true;
-        }
-      return false;
-    });
-    busy_[w] = true;
+    Waiter me{turn, next_seq_++, &problem, std::nullopt};
+    waiting_.push_back(&me);
+    dispatch_locked();
+    cv_.wait(lock, [&] { return me.worker.has_value(); });
+    w = *me.worker;
   }
   Result<nlohmann::json> info = nlohmann::json::object();
   if (!problem.empty() && loaded_[w] != problem) {
@@ -85,8 +108,9 @@ Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::
   {
     std::lock_guard<std::mutex> lock(mu_);
     busy_[w] = false;
+    dispatch_locked();
   }
-  cv_.notify_one();
+  cv_.notify_all();
   return info;
 }
 
@@ -154,6 +178,11 @@ search::Baselines RealEvaluator::baselines() {
 search::EvalOutcome RealEvaluator::measure(const search::Candidate& c, const search::CompileOutcome& built) {
   eval::BuiltLibrary ec{c.name, built.so_path, built.ok ? "" : built.message};
   eval::RunRecord rec;
+  GpuTurn turn = GpuTurn::normal;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (measured_ == 0) turn = GpuTurn::first_attempt;  // its problem is usually still loaded
+  }
   auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
     eval::ProblemContext local;
     {
@@ -170,7 +199,7 @@ search::EvalOutcome RealEvaluator::measure(const search::Candidate& c, const sea
     }
     if (auto env = w.environment(); env) local.env = *env;
     rec = eval::evaluate_candidate(w, ec, local, opt_.eval);
-  });
+  }, turn);
   if (!r) {
     search::EvalOutcome e;
     e.status = RunStatus::launch_error;

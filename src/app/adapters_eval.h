@@ -27,15 +27,24 @@
 
 namespace ucut::app {
 
+// Who goes first when several callers wait for a worker: a problem's first evaluation (its
+// problem was usually just loaded for its baseline) before everything else, which waits in arrival
+// order; among equals, a caller whose problem is already loaded on the free worker (no reload).
+enum class GpuTurn { normal = 0, first_attempt = 1 };
+
 class GpuWorkers {
  public:
   explicit GpuWorkers(std::vector<int> gpus, eval::WorkerOptions worker = {});
   ~GpuWorkers();
   size_t size() const { return pool_.size(); }
-  // Runs fn on a free worker with `problem` loaded (waits for one to be free). The error is the
-  // problem's load failure (a bad file, or no worker could start).
+  // Runs fn on a free worker with `problem` loaded (waits for one to be free, in GpuTurn order).
+  // The error is the problem's load failure (a bad file, or no worker could start).
   Result<nlohmann::json> with_worker(const std::string& problem, std::chrono::milliseconds load_timeout,
-                                     const std::function<void(eval::WorkerClient&)>& fn);
+                                     const std::function<void(eval::WorkerClient&)>& fn,
+                                     GpuTurn turn = GpuTurn::normal);
+  // The problem a worker has loaded ("" for none) and the callers waiting for a worker: tests.
+  std::string loaded(size_t worker);
+  size_t waiting();
   // The GPU name the first worker reports ("NVIDIA H200"); starts it if needed.
   Result<std::string> gpu_name();
 
@@ -43,6 +52,15 @@ class GpuWorkers {
   eval::WorkerPool pool_;
   std::mutex mu_;
   std::condition_variable cv_;
+  struct Waiter {
+    GpuTurn turn;
+    uint64_t seq;
+    const std::string* problem;
+    std::optional<size_t> worker;  // set when handed a worker
+  };
+  void dispatch_locked();  // hands free workers to waiters (mu_ held)
+  std::vector<Waiter*> waiting_;
+  uint64_t next_seq_ = 0;
   std::vector<bool> busy_;
   std::vector<std::string> loaded_;
   std::vector<nlohmann::json> info_;

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "dsl/dsl.h"
 #include "app/adapters_build.h"
@@ -601,6 +603,58 @@ TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
       EXPECT_EQ(fake_worker_log(log), (std::vector<std::string>{"baseline eager compile"}));
     }
   }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ucut::app
+
+namespace ucut::app {
+namespace {
+
+// One GPU worker, held while callers queue: a problem's first evaluation goes before everything
+// else, then a caller whose problem is loaded on the worker, then arrival order.
+TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
+  const std::string dir = temp_dir("gpu-turns");
+  eval::WorkerOptions wo;
+  wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
+  wo.start_timeout = std::chrono::milliseconds(10000);
+  GpuWorkers workers({0}, wo);
+  const auto ms = std::chrono::milliseconds(10000);
+  struct Call {
+    std::string problem;
+    GpuTurn turn;
+  };
+  auto run = [&](const std::vector<Call>& calls) {
+    std::mutex mu;
+    std::vector<std::string> order;
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::thread holder([&] {
+      ASSERT_TRUE(workers.with_worker(dir + "/p0.py", ms, [&](eval::WorkerClient&) { released.wait(); }));
+    });
+    while (workers.loaded(0) != dir + "/p0.py") std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<std::thread> ts;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      ts.emplace_back([&, c = calls[i]] {
+        ASSERT_TRUE(workers.with_worker(dir + "/" + c.problem + ".py", ms, [&](eval::WorkerClient&) {
+          std::lock_guard<std::mutex> lock(mu);
+          order.push_back(c.problem);
+        }, c.turn));
+      });
+      while (workers.waiting() < i + 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    release.set_value();
+    holder.join();
+    for (auto& t : ts) t.join();
+    return order;
+  };
+  // p1 came first, but p0 is loaded on the worker; p2's first attempt goes before both.
+  EXPECT_EQ(run({{"p1", GpuTurn::normal}, {"p0", GpuTurn::normal}, {"p2", GpuTurn::first_attempt}}),
+            (std::vector<std::string>{"p2", "p1", "p0"}));
+  EXPECT_EQ(run({{"p1", GpuTurn::normal}, {"p0", GpuTurn::normal}}), (std::vector<std::string>{"p0", "p1"}));
+  EXPECT_EQ(run({{"p3", GpuTurn::normal}, {"p1", GpuTurn::normal}, {"p2", GpuTurn::normal}}),
+            (std::vector<std::string>{"p3", "p1", "p2"}));
   std::filesystem::remove_all(dir);
 }
 
