@@ -41,12 +41,13 @@ def subprocess_runner(argv: Sequence[str]) -> Tuple[int, str]:
 
 def find_binary(binary: Optional[str] = None) -> str:
     """The ucutlass binary's path (see the module's header for the order); ToolError if none."""
-    candidates = [binary, os.environ.get("UCUTLASS_BIN"), shutil.which("ucutlass"), REPO_BUILD]
-    for c in candidates:
+    if binary:
+        if os.path.isfile(binary) and os.access(binary, os.X_OK):
+            return binary
+        raise ToolError(f"{binary}: no such executable")
+    for c in (os.environ.get("UCUTLASS_BIN"), shutil.which("ucutlass"), REPO_BUILD):
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
-    if binary:
-        raise ToolError(f"{binary}: no such executable")
     raise ToolError("no ucutlass binary: put it on PATH, set UCUTLASS_BIN, or build it with the README's "
                     f"setup ({REPO_BUILD})")
 
