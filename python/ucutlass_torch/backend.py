@@ -111,10 +111,11 @@ class Report:
         lines = [f"ucutlass: {self.graphs} graph(s), {len(self.parts)} covered subgraph(s), "
                  f"{len(self.kernels())} running μCUTLASS kernels"]
         for p in self.parts:
-            where = "searched" if p.searched else "known"
+            where = "searched" if p.searched else "known" if p.status in ("kernel", "pytorch") else ""
             perf = f"{p.speedup:.2f}x over eager, {100 * p.frac_sol:.0f}% of SOL" if p.status == "kernel" else p.detail
+            why = "; ".join(w for w in (where, perf) if w)
             lines.append(f"  graph {p.graph} {p.name} [{', '.join(p.ops)}] key {p.key[:12]}: {p.status}"
-                         f" ({where}{'; ' + perf if perf else ''}){' -> ' + p.op if p.op else ''}")
+                         f"{' (' + why + ')' if why else ''}{' -> ' + p.op if p.op else ''}")
         for why, n in sorted(self.uncovered.items()):
             lines.append(f"  left to the fallback: {n} node(s): {why}")
         return "\n".join(lines)
