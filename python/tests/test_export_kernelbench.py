@@ -262,10 +262,10 @@ def test_export_refuses_outputs_that_cannot_be_the_references(tmp_path):
 
 
 def test_the_export_and_the_worker_share_the_binding_code():
-    # The generated file carries binding.py's text, which kernel.bind uses as it is.
-    from ucutlass_torch import binding, kernel
+    # The generated file carries runtime.py's text (the binding rules kernel.bind uses, and the loader).
+    from ucutlass_torch import binding, kernel, runtime
     src = export.render(VIEWS_DESC, "k.so", VIEWS, "v", "views", [{"shape": [2], "dtype": "f32"},
                                                                  {"shape": [], "dtype": "f32"}])
-    with open(binding.__file__, encoding="utf-8") as f:
+    with open(runtime.__file__, encoding="utf-8") as f:
         assert repr(f.read()) in src
-    assert kernel.BindError is binding.BindError
+    assert kernel.BindError is binding.BindError is runtime.BindError

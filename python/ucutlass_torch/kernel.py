@@ -1,5 +1,6 @@
-"""The kernel library C ABI (docs/kernel-abi.md) seen from PyTorch: loading a ``.so`` with ctypes,
-reading ``ucut_describe()``, and binding a reference model's tensors to the library's tensor list.
+"""The kernel library C ABI (docs/kernel-abi.md) seen from the evaluation worker: a library loaded
+through the runtime (runtime.py, shared with the custom ops and the exported ModelNew), its
+``ucut_describe()`` checked, and binding a reference model's tensors to the library's tensor list.
 
 Two kinds of kernel implement the same small interface (``describe``, ``workspace_bytes``,
 ``launch``): :class:`CtypesKernel` calls a real library on a CUDA stream, and :class:`PyKernel`
@@ -7,32 +8,20 @@ wraps a Python callable so the correctness protocol can be tested on CPU tensors
 
 :func:`bind` turns a description plus a model and its inputs into a :class:`BoundCall`: inputs by
 position, parameters/buffers by ``state_dict`` key, outputs allocated here, workspace allocated
-once (binding.py: the rules the exported ModelNew shares). Any disagreement (count, shape, dtype,
+once (runtime.py: the rules the exported ModelNew and the custom ops share). Any disagreement (count, shape, dtype,
 missing key) is a :class:`BindError` naming the tensor.
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 
-from . import binding, guard
-from .binding import DTYPE_NAMES, DTYPES, BindError, dtype_name  # noqa: F401 - this module's API
-
-ABI_VERSION = 1
-
-ERROR_CODES = {
-    1: "bad arguments",
-    2: "a kernel rejected the problem (can_implement)",
-    3: "kernel set-up failed",
-    4: "a launch or CUDA call failed",
-    5: "workspace too small",
-}
+from . import binding, guard, runtime
+from .runtime import ABI_VERSION, DTYPE_NAMES, DTYPES, ERROR_CODES, BindError, dtype_name  # noqa: F401 - this module's API
 
 
 class KernelError(Exception):
@@ -66,59 +55,37 @@ def check_describe(desc: Any, where: str) -> Dict[str, Any]:
 
 
 class CtypesKernel:
-    """A kernel library loaded with ctypes. ``launch`` enqueues on the given CUDA stream."""
+    """A kernel library loaded through the runtime (runtime.Library). ``launch`` enqueues on the
+    given CUDA stream; failures are :class:`KernelError` with ucut_run's code."""
 
     def __init__(self, path: str):
         if not os.path.exists(path):
             raise KernelError(f"{path}: no such kernel library")
         try:
-            self.lib = ctypes.CDLL(os.path.abspath(path), mode=ctypes.RTLD_LOCAL)
+            self.rt = runtime.Library(path)
         except OSError as e:
             raise KernelError(f"{path}: cannot load: {e}") from e
-        self.path = path
-        for sym in ("ucut_abi_version", "ucut_describe", "ucut_last_error", "ucut_workspace_size", "ucut_run"):
-            if not hasattr(self.lib, sym):
-                raise KernelError(f"{path}: missing symbol {sym} (not a ucutlass kernel library?)")
-        self.lib.ucut_abi_version.restype = ctypes.c_int
-        self.lib.ucut_describe.restype = ctypes.c_char_p
-        self.lib.ucut_last_error.restype = ctypes.c_char_p
-        self.lib.ucut_workspace_size.restype = ctypes.c_int
-        self.lib.ucut_workspace_size.argtypes = [ctypes.POINTER(ctypes.c_size_t)]
-        self.lib.ucut_run.restype = ctypes.c_int
-        self.lib.ucut_run.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
-                                      ctypes.POINTER(ctypes.c_double), ctypes.c_int,
-                                      ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-        abi = self.lib.ucut_abi_version()
-        if abi != ABI_VERSION:
-            raise KernelError(f"{path}: kernel ABI {abi}, this harness reads ABI {ABI_VERSION}")
-        raw = self.lib.ucut_describe()
-        try:
-            desc = json.loads(raw.decode("utf-8") if raw else "")
         except (ValueError, UnicodeDecodeError) as e:
             raise KernelError(f"{path}: ucut_describe() is not valid JSON: {e}") from e
-        self.describe = check_describe(desc, path)
-        size = ctypes.c_size_t(0)
-        rc = self.lib.ucut_workspace_size(ctypes.byref(size))
-        if rc != 0:
-            raise KernelError(f"{path}: ucut_workspace_size failed ({rc}): {self.last_error()}", rc)
-        self.workspace_bytes = int(size.value)
-        self._ptrs = None  # cached ctypes arrays for repeated launches
-        # Torch stages (docs/kernel-abi.md): the library calls back into this process to run them.
+        except runtime.LibraryError as e:
+            raise KernelError(str(e), e.code) from e
+        self.lib = self.rt.lib
+        self.path = path
+        self.describe = check_describe(self.rt.describe, path)
+        self.workspace_bytes = self.rt.workspace_bytes
+        # Torch stages (docs/kernel-abi.md): the library calls back into this process to run them;
+        # the worker's host keeps a failing stage's message for the error it reports.
         self.host = None
         if self.describe.get("torch_stages"):
             from .torch_stages import Host
-            if not hasattr(self.lib, "ucut_set_host"):
-                raise KernelError(f"{path}: has torch stages but no ucut_set_host (an older library?)")
             self.host = Host(self.describe)
-            self._callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int)(
-                lambda _ctx, stage: self.host.run(stage))
-            self.lib.ucut_set_host.restype = None
-            self.lib.ucut_set_host.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-            self.lib.ucut_set_host(ctypes.cast(self._callback, ctypes.c_void_p), None)
+            try:
+                self.rt.set_host(self.host.run)
+            except runtime.LibraryError as e:
+                raise KernelError(str(e)) from e
 
     def last_error(self) -> str:
-        raw = self.lib.ucut_last_error()
-        return raw.decode("utf-8", "replace") if raw else ""
+        return self.rt.last_error()
 
     def _failure(self, rc: int) -> KernelError:
         what = ERROR_CODES.get(rc, "unknown error code")
@@ -132,20 +99,14 @@ class CtypesKernel:
                workspace: Optional[torch.Tensor], stream: Any) -> None:
         if self.host is not None:
             self.host.bind(tensors, workspace)
-        ptrs = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
-        sc = (ctypes.c_double * max(1, len(scalars)))(*scalars)
-        ws_ptr = workspace.data_ptr() if workspace is not None and workspace.numel() else None
         handle = stream.cuda_stream if stream is not None else None
-        rc = self.lib.ucut_run(ptrs, len(tensors), sc if scalars else None, len(scalars),
-                               ws_ptr, self.workspace_bytes, handle)
+        rc = self.rt.run_raw(list(tensors), list(scalars), workspace, handle)
         if rc != 0:
             raise self._failure(rc)
 
-
     def make_launcher(self, tensors, scalars, workspace, stream) -> Callable[[], None]:
-        ptrs = (ctypes.c_void_p * max(1, len(tensors)))(*[t.data_ptr() for t in tensors])
-        sc = (ctypes.c_double * max(1, len(scalars)))(*scalars)
-        args = (ptrs, len(tensors), sc if scalars else None, len(scalars),
+        ptrs, sc = self.rt.pointers(tensors, scalars)
+        args = (ptrs, len(tensors), sc, len(scalars),
                 workspace.data_ptr() if workspace is not None and workspace.numel() else None,
                 self.workspace_bytes, stream.cuda_stream if stream is not None else None)
         run = self.lib.ucut_run

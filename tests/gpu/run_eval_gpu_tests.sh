@@ -4,8 +4,9 @@
 # tests/gpu/kernels with nvcc (sm_90a, static cudart), then runs python/tests/test_worker_gpu.py,
 # python/tests/test_eval_memory_gpu.py (the memory plan on a 6 GiB problem; add -s to see its peaks),
 # python/tests/test_hostile_gpu.py (hostile ReLU libraries it compiles itself),
-# python/tests/test_export_gpu.py (KernelBench's protocol on real exports) and
-# python/tests/test_store_gpu.py (one stored kernel unit at three shapes).
+# python/tests/test_export_gpu.py (KernelBench's protocol on real exports),
+# python/tests/test_store_gpu.py (one stored kernel unit at three shapes) and
+# python/tests/test_python_api_gpu.py (optimize() on an MLP, backend="ucutlass" on a GPT block).
 # Exits 77 (CTest: skipped) when there is no GPU.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -44,4 +45,5 @@ wait
 export UCUTLASS_CACHE="${UCUTLASS_CACHE:-$kdir/cache}"
 rm -f "$kdir/store.db"
 "$py" -m pytest -v -rs python/tests/test_worker_gpu.py python/tests/test_eval_memory_gpu.py \
-  python/tests/test_hostile_gpu.py python/tests/test_export_gpu.py python/tests/test_store_gpu.py "$@"
+  python/tests/test_hostile_gpu.py python/tests/test_export_gpu.py python/tests/test_store_gpu.py \
+  python/tests/test_python_api_gpu.py "$@"

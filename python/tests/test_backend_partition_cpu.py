@@ -1,0 +1,221 @@
+"""The torch.compile backend on the CPU (backend.py, subgraph.py): a model with covered ops
+(linear, gelu, layer_norm, add) around one the language does not cover (sort) is cut into two
+covered subgraphs and the rest; each covered subgraph is written as a KernelBench problem file
+and "searched" by a stubbed binary (it writes the report a kept kernel leaves), loaded through a
+stand-in library that runs the problem file's own Model, and the compiled model equals eager.
+A second backend on the same cache with a zero budget runs the same kernels without a search."""
+
+import json
+import os
+import sys
+
+import pytest
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from ucutlass_torch import backend, library_op, loader, subgraph, tool  # noqa: E402
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 32)
+        self.ln = nn.LayerNorm(32)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.fc(x))
+        s = torch.sort(h, dim=-1).values          # not in the Problem IR's vocabulary
+        return self.ln(s) + h
+
+
+class FakeBinary:
+    """Stands in for `ucutlass optimize`: records the problem, writes report.json and a best.so."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, argv):
+        assert argv[1] == "optimize"
+        problem, out = argv[2], argv[argv.index("-o") + 1]
+        self.calls.append(argv)
+        stem = os.path.splitext(os.path.basename(problem))[0]
+        os.makedirs(os.path.join(out, stem), exist_ok=True)
+        with open(os.path.join(out, stem, "best.so"), "wb") as f:
+            f.write(b"not a real library")
+        report = {"schema": "ucutlass.optimize-report/1", "result": {"kind": "kernel", "text": "the kernel, 1.50x"},
+                  "best": {"speedup": 1.5, "frac_sol": 0.6}}
+        with open(os.path.join(out, stem, "report.json"), "w") as f:
+            json.dump(report, f)
+        return 0, "ok"
+
+
+def stand_in_loader(so_path):
+    """The library a search kept, as a stand-in: its describe document from the problem's spec,
+    its launch the problem file's own Model with the weights it is given."""
+    folder = os.path.dirname(so_path)
+    stem = [f for f in os.listdir(folder) if f.startswith("g_") and f.endswith(".py")][0][:-3]
+    spec = json.load(open(os.path.join(folder, stem + ".json")))
+    ins = [dict(name=a["name"], role="in", dtype=a["dtype"], shape=a["shape"]) for a in spec["args"] if a["role"] == "input"]
+    params = [dict(name=a["name"], role="param", dtype=a["dtype"], shape=a["shape"], binding=a["name"])
+              for a in spec["args"] if a["role"] == "param"]
+    outs = [dict(name=f"y{i}", role="out", dtype=o["dtype"], shape=o["shape"]) for i, o in enumerate(spec["outputs"])]
+    desc = {"abi": 1, "name": stem, "program_hash": stem[2:], "tensors": ins + params + outs}
+    made = []
+
+    def launch(args):
+        if not made:
+            made.append(loader.load_problem(os.path.join(folder, stem + ".py")).Model())
+        model = made[0]
+        x = args[:len(ins)]
+        with torch.no_grad():
+            for p, v in zip(params, args[len(ins):len(ins) + len(params)]):
+                getattr(model, p["name"]).copy_(v)
+            got = model(*x)
+        got = got if isinstance(got, tuple) else (got,)
+        for o, g in zip(args[len(ins) + len(params):], got):
+            o.copy_(g)
+    return library_op.register(library_op.StandIn(desc, launch))
+
+
+def make(tmp_path, budget=3, runner=None):
+    return backend.Backend(tool.SearchOptions(budget=budget), cache_dir=str(tmp_path / "cache"), fallback="eager",
+                           runner=runner, load_library=stand_in_loader)
+
+
+def run(model, be, x):
+    torch._dynamo.reset()
+    with torch.no_grad():
+        return torch.compile(model, backend=be, fullgraph=True)(x)
+
+
+def test_partition_separates_covered_and_uncovered_ops(tmp_path):
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    fake = FakeBinary()
+    be = make(tmp_path, runner=fake)
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x), atol=1e-5)
+    parts = be.report.parts
+    assert [p.ops for p in parts] == [["linear", "gelu"], ["layer_norm", "add"]]
+    assert [p.status for p in parts] == ["kernel", "kernel"] and all(p.searched for p in parts)
+    assert all(p.op.startswith("ucutlass::g_") for p in parts)
+    assert any("'sort'" in why for why in be.report.uncovered), be.report.uncovered
+    assert len(fake.calls) == 2
+    argv = fake.calls[0]
+    assert argv[argv.index("--budget") + 1] == "3" and "--profile" in argv and "--policy" in argv
+    text = str(be.report)
+    assert "2 running μCUTLASS kernels" in text and "1.50x over eager" in text
+
+
+def test_the_problem_file_is_kernelbench_format_and_extracts(tmp_path):
+    # The written problem loads as KernelBench does, its weights are the model's, and the
+    # extractor turns it into Problem IR (the binary's first step).
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    run(m, make(tmp_path, runner=FakeBinary()), x)
+    problems = sorted(p for p in (tmp_path / "cache").rglob("g_*.py"))
+    assert len(problems) == 2
+    first = [p for p in problems if "linear" in p.read_text()][0]
+    lp = loader.load_problem(str(first))
+    model = lp.Model(*lp.get_init_inputs())
+    state = model.state_dict()
+    assert len(state) == 2 and all(k.startswith("a") for k in state)
+    assert {tuple(v.shape) for v in state.values()} == {(32, 16), (32,)}
+    assert any(torch.equal(v, m.fc.weight.detach()) for v in state.values())
+    (inp,) = lp.get_inputs()
+    assert inp.shape == (4, 16)
+    from ucutlass_torch.extract import extract
+    doc = extract(str(first))
+    assert [o["op"] for o in doc["ops"]][:2] == ["linear", "gelu"]
+
+
+def test_a_known_graph_costs_no_search_and_zero_budget_only_reads(tmp_path):
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    run(m, make(tmp_path, runner=FakeBinary()), x)
+    again = FakeBinary()
+    be = make(tmp_path, budget=0, runner=again)
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x), atol=1e-5)
+    assert again.calls == []
+    assert [p.status for p in be.report.parts] == ["kernel", "kernel"]
+    assert not any(p.searched for p in be.report.parts)
+    # an empty cache with a zero budget: nothing is searched, PyTorch runs everything
+    cold = FakeBinary()
+    be = make(tmp_path / "other", budget=0, runner=cold)
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x), atol=1e-5)
+    assert cold.calls == [] and [p.status for p in be.report.parts] == ["not searched", "not searched"]
+
+
+def test_two_copies_of_a_block_share_one_key(tmp_path):
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU()).eval()
+    fake = FakeBinary()
+    be = make(tmp_path, runner=fake)
+
+    class Split(nn.Module):  # a graph break between the layers: two graphs, one subgraph text
+        def __init__(self):
+            super().__init__()
+            self.m = m
+
+        def forward(self, x):
+            y = self.m[1](self.m[0](x))
+            y = torch.sort(y, dim=-1).values
+            return self.m[3](self.m[2](y))
+    x = torch.randn(4, 16)
+    got = run(Split(), be, x)
+    assert len(be.report.parts) == 2 and be.report.parts[0].key == be.report.parts[1].key
+    assert len(fake.calls) == 1  # the second copy found the first one's result
+    with torch.no_grad():
+        want = m[3](m[2](torch.sort(m[1](m[0](x)), dim=-1).values))
+    assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_a_search_without_a_kernel_keeps_pytorch(tmp_path):
+    def no_kernel(argv):
+        problem, out = argv[2], argv[argv.index("-o") + 1]
+        stem = os.path.splitext(os.path.basename(problem))[0]
+        os.makedirs(os.path.join(out, stem), exist_ok=True)
+        json.dump({"result": {"kind": "fallback", "text": "slower than eager"}, "best": None},
+                  open(os.path.join(out, stem, "report.json"), "w"))
+        return 0, ""
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    be = make(tmp_path, runner=no_kernel)
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x))
+    assert [p.status for p in be.report.parts] == ["pytorch", "pytorch"]
+    assert "slower than eager" in str(be.report)
+
+
+def test_training_graphs_go_to_the_fallback_whole(tmp_path):
+    m, x = Block(), torch.randn(4, 16)
+    fake = FakeBinary()
+    be = make(tmp_path, runner=fake)
+    torch._dynamo.reset()
+    out = torch.compile(m, backend=be)(x)
+    out.sum().backward()
+    assert fake.calls == [] and be.report.parts == []
+
+
+def test_registered_name_and_options(tmp_path):
+    backend.register()
+    backend.register()  # idempotent
+    assert "ucutlass" in torch._dynamo.list_backends(exclude_tags=())
+    with pytest.raises(ValueError, match="unknown ucutlass backend option"):
+        backend.backend_from_options({"budjet": 1})
+    be = backend.backend_from_options({"budget": 0, "profile": "kb-v01", "cache_dir": str(tmp_path), "fallback": "eager"})
+    assert be.options.profile == "kb-v01" and not be.options.searches
+    torch._dynamo.reset()
+    m, x = Block().eval(), torch.randn(4, 16)
+    with torch.no_grad():
+        got = torch.compile(m, backend="ucutlass", options={"budget": 0, "cache_dir": str(tmp_path / "c"),
+                                                             "fallback": "eager"})(x)
+        assert torch.allclose(got, m(x))

@@ -1,0 +1,290 @@
+"""The ``torch.compile`` backend ``"ucutlass"`` (docs/python.md, "The torch.compile backend").
+
+For each graph Dynamo hands it, :class:`Backend` cuts the graph (subgraph.partition) into
+subgraphs the language covers and the rest; each covered subgraph is keyed by a hash of its
+canonical code, arguments and contract (subgraph.graph_key). A known key costs no search: its
+result (a library, or "PyTorch stays") is read from the result cache. An unknown one is written as a
+KernelBench problem file and searched by the installed binary (``ucutlass optimize``: the same
+extraction, search, contract, kernel store and memory as the CLI), and the result cached. A kept
+library replaces its subgraph through its custom op (library_op.py); everything else, the
+replaced calls included, is compiled by Inductor (``fallback="inductor"``) or run as it is
+(``"eager"``).
+
+Options (``torch.compile(model, backend="ucutlass", options={...})``): ``budget`` (attempts per
+subgraph; 0: search nothing, use only the cache), ``minutes`` (wall time per subgraph), ``profile``,
+``policy``, ``db`` (the memory's store), ``cache_dir``, ``binary``, ``fallback``. The CLI has no
+memory-only mode (``--budget 0`` means no attempt limit there), so a zero budget never calls the
+binary. Graphs traced with autograd on (an input requiring grad) go to the fallback whole: the
+ops have no backward.
+
+Importing this module registers nothing (torch's entry-point discovery loads it by name, and a
+second registration is an error); :func:`register` adds the name by hand where the package is not
+pip-installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+import torch.fx as fx
+
+from . import library_op, runtime, subgraph, tool
+
+NAME = "ucutlass"
+OPTION_KEYS = ("budget", "minutes", "profile", "policy", "db", "cache_dir", "binary", "fallback")
+
+
+def default_cache_dir() -> str:
+    base = os.environ.get("UCUTLASS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ucutlass")
+    return os.path.join(base, "torch")
+
+
+class ResultCache:
+    """Search results by graph key: ``<root>/<key>/result.json`` and, for a kept kernel,
+    ``kernel.so`` beside it (with the problem file, its weights and the binary's output folder).
+    ``extra`` roots (a saved module's folder) are read first and never written."""
+
+    def __init__(self, root: str, extra: Optional[List[str]] = None):
+        self.root = root
+        self.extra = list(extra or [])
+
+    def folder(self, key: str) -> str:
+        return os.path.join(self.root, key)
+
+    def lookup(self, key: str) -> Optional[Dict[str, Any]]:
+        for root in self.extra + [self.root]:
+            path = os.path.join(root, key, "result.json")
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    res = json.load(f)
+                if res.get("so"):
+                    res["so"] = os.path.join(root, key, res["so"])
+                res["folder"] = os.path.join(root, key)
+                return res
+        return None
+
+    def store(self, key: str, result: Dict[str, Any]) -> None:
+        os.makedirs(self.folder(key), exist_ok=True)
+        tmp = os.path.join(self.folder(key), "result.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
+        os.replace(tmp, os.path.join(self.folder(key), "result.json"))
+
+
+@dataclass
+class Part:
+    """One covered subgraph of one Dynamo graph, as the report shows it."""
+
+    graph: int
+    name: str
+    ops: List[str]
+    key: str = ""
+    status: str = ""          # kernel | pytorch | not searched | error
+    searched: bool = False    # this call ran the binary (else the cache answered)
+    speedup: float = 1.0      # the kernel over eager on this subgraph (the search's measurement)
+    frac_sol: float = 0.0
+    op: str = ""              # the custom op's qualified name
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    """What the backend did: every covered subgraph, and the operations left to the fallback."""
+
+    parts: List[Part] = field(default_factory=list)
+    uncovered: Dict[str, int] = field(default_factory=dict)  # reason -> node count
+    graphs: int = 0
+
+    def kernels(self) -> List[Part]:
+        return [p for p in self.parts if p.status == "kernel"]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"graphs": self.graphs, "parts": [vars(p) for p in self.parts], "uncovered": self.uncovered}
+
+    def __str__(self) -> str:
+        lines = [f"ucutlass: {self.graphs} graph(s), {len(self.parts)} covered subgraph(s), "
+                 f"{len(self.kernels())} running μCUTLASS kernels"]
+        for p in self.parts:
+            where = "searched" if p.searched else "known" if p.status in ("kernel", "pytorch") else ""
+            perf = f"{p.speedup:.2f}x over eager, {100 * p.frac_sol:.0f}% of SOL" if p.status == "kernel" else p.detail
+            why = "; ".join(w for w in (where, perf) if w)
+            lines.append(f"  graph {p.graph} {p.name} [{', '.join(p.ops)}] key {p.key[:12]}: {p.status}"
+                         f"{' (' + why + ')' if why else ''}{' -> ' + p.op if p.op else ''}")
+        for why, n in sorted(self.uncovered.items()):
+            lines.append(f"  left to the fallback: {n} node(s): {why}")
+        return "\n".join(lines)
+
+
+class GraphCall(torch.nn.Module):
+    """Replaces one covered subgraph: takes its arguments in graph order, passes the inputs and
+    the weights (bound by the problem's parameter names) to the custom op, returns the outputs in
+    the graph's shapes and dtypes."""
+
+    def __init__(self, op: library_op.LibraryOp, spec: subgraph.Spec):
+        super().__init__()
+        self.library_op = op
+        self.roles = [(a["name"], a["role"]) for a in spec.args]
+        self.outputs = spec.outputs
+        self.multi = spec.multi_output
+
+    def forward(self, *args):
+        inputs = [x for x, (_, role) in zip(args, self.roles) if role == "input"]
+        params = {name: x for x, (name, role) in zip(args, self.roles) if role == "param"}
+        outs = self.library_op(inputs, params)
+        outs = [runtime.as_reference(o, r["shape"], r["dtype"]) for o, r in zip(outs, self.outputs)]
+        return tuple(outs) if self.multi else outs[0]
+
+
+def _is_weight(node: fx.Node, value: Any) -> bool:
+    return isinstance(value, torch.nn.Parameter) or "_buffers_" in node.name or "_parameters_" in node.name
+
+
+class Backend:
+    """The backend object: ``Backend(...)(gm, example_inputs)`` is what torch.compile calls.
+    ``runner`` and ``load_library`` replace the binary and the library loader (tests)."""
+
+    def __init__(self, options: Optional[tool.SearchOptions] = None, cache_dir: Optional[str] = None,
+                 binary: Optional[str] = None, fallback: str = "inductor", runner: Optional[tool.Runner] = None,
+                 load_library: Optional[Callable[[str], library_op.LibraryOp]] = None,
+                 extra_cache: Optional[List[str]] = None):
+        if fallback not in ("inductor", "eager"):
+            raise ValueError(f"fallback {fallback!r}: inductor or eager")
+        self.options = options or tool.SearchOptions()
+        self.cache = ResultCache(cache_dir or default_cache_dir(), extra_cache)
+        self.binary = binary
+        self.fallback = fallback
+        self.runner = runner
+        self.load_library = load_library or library_op.load
+        self.report = Report()
+        self.used_keys: List[str] = []
+        self._checked_binary: Optional[str] = None
+
+    # -- torch.compile's entry ---------------------------------------------------------------------
+    def __call__(self, gm: fx.GraphModule, example_inputs: List[Any]):
+        index = self.report.graphs
+        self.report.graphs += 1
+        if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
+            self.report.uncovered["a graph traced for training (the kernels have no backward)"] = len(gm.graph.nodes)
+            return self._rest(gm, example_inputs)
+        weights = {}
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        for n, v in zip(placeholders, example_inputs):
+            weights[n.name] = (_is_weight(n, v), v)
+        for n in gm.graph.nodes:
+            if n.op in ("call_function", "call_method"):
+                why = subgraph.why_unsupported(n)
+                if why:
+                    self.report.uncovered[why] = self.report.uncovered.get(why, 0) + 1
+        fused, names = subgraph.partition(gm)
+        for call in [n for n in fused.graph.nodes if n.op == "call_module" and n.target in names]:
+            self._replace(fused, call, weights, index)
+        fused.recompile()
+        return self._rest(fused, example_inputs)
+
+    def _rest(self, gm: fx.GraphModule, example_inputs: List[Any]):
+        if self.fallback == "inductor":
+            from torch._inductor.compile_fx import compile_fx
+            return compile_fx(gm, example_inputs)
+        return gm.forward
+
+    # -- one covered subgraph ----------------------------------------------------------------------
+    def _replace(self, gm: fx.GraphModule, call: fx.Node, weights: Dict[str, Any], index: int) -> None:
+        sub = getattr(gm, str(call.target))
+        ops = [subgraph.op_name(n) or n.op for n in sub.graph.nodes if n.op in ("call_function", "call_method")]
+        part = Part(graph=index, name=str(call.target), ops=ops)
+        self.report.parts.append(part)
+        flags, values = [], []
+        for a in call.args:
+            is_weight, value = weights.get(a.name, (False, None)) if a.op == "placeholder" else (False, None)
+            flags.append(is_weight)
+            values.append(value if isinstance(value, torch.Tensor) else _stand_in_value(a))
+        try:
+            spec = subgraph.canonical(sub, flags)
+        except ValueError as e:
+            part.status, part.detail = "pytorch", f"not writable as a problem: {e}"
+            return
+        part.key = subgraph.graph_key(spec, self.options.key())
+        result = self.cache.lookup(part.key)
+        if result is None:
+            if not self.options.searches:
+                part.status, part.detail = "not searched", "budget 0 and no earlier result"
+                return
+            try:
+                result = self._search(part.key, spec, values)
+            except (tool.ToolError, OSError) as e:
+                part.status, part.detail = "error", str(e)[-300:]
+                return
+            part.searched = True
+        self.used_keys.append(part.key)
+        if result.get("kind") != "kernel" or not result.get("so"):
+            part.status, part.detail = "pytorch", str(result.get("text", result.get("kind", "")))
+            return
+        try:
+            op = self.load_library(result["so"])
+            replacement = GraphCall(op, spec)
+        except (runtime.LibraryError, runtime.BindError, OSError, ValueError) as e:
+            part.status, part.detail = "error", f"loading {result['so']}: {e}"
+            return
+        setattr(gm, str(call.target), replacement)
+        part.status, part.op = "kernel", op.qualname
+        part.speedup, part.frac_sol = float(result.get("speedup", 1.0)), float(result.get("frac_sol", 0.0))
+
+    def _search(self, key: str, spec: subgraph.Spec, values: List[torch.Tensor]) -> Dict[str, Any]:
+        folder = self.cache.folder(key)
+        stem = "g_" + key[:12]
+        problem = subgraph.write_problem(spec, values, folder, stem, origin=f"graph key {key[:12]}")
+        if self.runner is None:
+            if self._checked_binary is None:
+                self._checked_binary = tool.check_binary(self.binary)
+            binary, runner = self._checked_binary, tool.subprocess_runner
+        else:
+            binary, runner = self.binary or "ucutlass", self.runner
+        found = tool.optimize(problem, os.path.join(folder, "out"), self.options, binary, runner)
+        result: Dict[str, Any] = {"kind": found.kind, "text": (found.report.get("result") or {}).get("text", ""),
+                                  "problem": os.path.basename(problem), "report": os.path.relpath(
+                                      os.path.join(found.out_dir, "report.json"), folder)}
+        if found.so:
+            shutil.copyfile(found.so, os.path.join(folder, "kernel.so"))
+            result.update(so="kernel.so", speedup=found.speedup, frac_sol=found.frac_sol)
+        self.cache.store(key, result)
+        if found.so:
+            result["so"] = os.path.join(folder, "kernel.so")
+        return result
+
+
+def _stand_in_value(node: fx.Node) -> torch.Tensor:
+    """A value for an argument computed inside the graph (only its shape and dtype are known
+    here): zeros, which the problem file saves for non-floating inputs (indices stay in range)."""
+    v = subgraph.example_value(node)
+    return torch.zeros(tuple(v.shape), dtype=v.dtype)
+
+
+def backend_from_options(options: Optional[Dict[str, Any]] = None) -> Backend:
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(OPTION_KEYS))
+    if unknown:
+        raise ValueError(f"unknown ucutlass backend option(s) {unknown}; known: {', '.join(OPTION_KEYS)}")
+    search = tool.SearchOptions(budget=int(options.get("budget", 40)), minutes=float(options.get("minutes", 0.0)),
+                                profile=options.get("profile", "default"), policy=options.get("policy", "tf32"),
+                                db=options.get("db"))
+    return Backend(search, cache_dir=options.get("cache_dir"), binary=options.get("binary"),
+                   fallback=options.get("fallback", "inductor"))
+
+
+def ucutlass_backend(gm: fx.GraphModule, example_inputs: List[Any], options: Optional[Dict[str, Any]] = None,
+                     **_: Any):
+    """The function torch.compile calls for ``backend="ucutlass"``; ``options`` as in the header."""
+    return backend_from_options(options)(gm, example_inputs)
+
+
+def register() -> None:
+    """Registers ``backend="ucutlass"`` with Dynamo (once; pip installs do it by entry point)."""
+    from torch._dynamo.backends import registry
+    if NAME not in getattr(registry, "_COMPILER_FNS", {}):
+        registry.register_backend(compiler_fn=ucutlass_backend, name=NAME)

@@ -1,0 +1,235 @@
+"""Dynamo FX graphs cut into what the language covers and what it does not, and a covered
+subgraph written as a KernelBench problem file (docs/python.md, "The torch.compile backend").
+
+:func:`partition` marks a node supported when its operator is one the extractor maps to the
+Problem IR (ops.HANDLERS, the identity ops) and it produces one tensor of an IR dtype with static
+shapes; torch's capability partitioner groups supported nodes into ``fused_<n>`` submodules.
+Partitions that only move data (views, copies) are given back: a kernel would only add a launch.
+
+:func:`write_problem` writes one partition as ``<dir>/<stem>.py`` (Model, get_inputs,
+get_init_inputs) with the weights beside it (``<stem>.pt``, loaded by ``Model.__init__`` from its
+absolute path: the exported model_new.py runs the source without a file name). Placeholders and
+values are renamed in graph order (``a<i>``, ``v<i>``), so two copies of one block (layer 0 and
+layer 1 of a transformer) write one text and share one :func:`graph_key`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+import torch.fx as fx
+
+from . import __version__, ops
+
+# Python operators Dynamo records by their operator-module function: the IR op of each.
+_OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
+              operator.matmul: "matmul", operator.neg: "neg", operator.pow: "pow", operator.iadd: "add",
+              operator.imul: "mul", operator.isub: "sub", operator.itruediv: "div", operator.eq: "eq",
+              operator.ne: "ne", operator.lt: "lt", operator.le: "le", operator.gt: "gt", operator.ge: "ge"}
+_MOVES_ONLY = set(ops.VIEW_OPS) | set(ops.IDENTITY_OPS) | {"to", "_to_copy", "type_as", "dropout", "contiguous",
+                                                              "clone", "view_as", "reshape_as", "expand_as"}
+# The globals FX's generated code may name, and how the problem file defines each.
+_GLOBALS = {"torch": "import torch", "device": "from torch import device", "inf": "inf = float('inf')",
+            "nan": "nan = float('nan')", "NoneType": "NoneType = type(None)",
+            "fx_pytree": "import torch.fx._pytree as fx_pytree", "pytree": "import torch.utils._pytree as pytree",
+            "operator": "import operator"}
+
+
+def example_value(node: fx.Node) -> Any:
+    return node.meta.get("example_value", node.meta.get("val"))
+
+
+def op_name(node: fx.Node) -> Optional[str]:
+    """The IR operation a call node is, or None (placeholders, outputs, attributes, modules)."""
+    if node.op == "call_function":
+        if node.target in _OPERATORS:
+            return _OPERATORS[node.target]
+        name = getattr(node.target, "__name__", "")
+        return name.split(".")[-1] if name and name != "getitem" else None
+    if node.op == "call_method":
+        return str(node.target)
+    return None
+
+
+def _static_tensor(v: Any) -> bool:
+    return (isinstance(v, torch.Tensor) and all(isinstance(d, int) for d in v.shape)
+            and str(v.dtype).replace("torch.", "") in ops.DTYPE_NAMES)
+
+
+def why_unsupported(node: fx.Node) -> str:
+    """"" when the language covers ``node``, else why not (the report names the reason)."""
+    name = op_name(node)
+    if name is None:
+        return "not an operation"
+    if name not in ops.HANDLERS and name not in ops.IDENTITY_OPS:
+        return f"operator {name!r} is not in the Problem IR's vocabulary"
+    if not _static_tensor(example_value(node)):
+        return f"{name}: not one tensor of an IR dtype with static shapes"
+    for a in node.all_input_nodes:
+        v = example_value(a)
+        if isinstance(v, torch.Tensor) and not _static_tensor(v):
+            return f"{name}: an operand has dynamic shapes or a dtype outside the IR"
+    return ""
+
+
+def partition(gm: fx.GraphModule) -> Tuple[fx.GraphModule, List[str]]:
+    """``gm`` with every group of covered nodes fused into a ``fused_<n>`` submodule; returns it
+    and the names of the submodules worth a kernel (those computing something)."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    class Covered(OperatorSupportBase):
+        def is_node_supported(self, submodules, node: fx.Node) -> bool:
+            return node.op in ("call_function", "call_method") and not why_unsupported(node)
+
+    parts = CapabilityBasedPartitioner(gm, Covered(), allows_single_node_partition=True).propose_partitions()
+    keep = [p for p in parts if any(op_name(n) not in _MOVES_ONLY for n in p.nodes)]
+    if not keep:
+        return gm, []
+    from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+    fused = fuse_by_partitions(gm, [dict.fromkeys(p.nodes) for p in keep], prefix="fused_")
+    names = [n.target for n in fused.graph.nodes if n.op == "call_module" and str(n.target).startswith("fused_")]
+    return fused, names
+
+
+@dataclass
+class Spec:
+    """One covered subgraph as a problem: its canonical code, each argument's role (``param``:
+    a weight, written to the .pt; ``input``: forward's argument) with shape and dtype, and its
+    outputs' shapes and dtypes."""
+
+    code: str
+    args: List[Dict[str, Any]]
+    outputs: List[Dict[str, Any]]
+    multi_output: bool
+    imports: List[str] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"args": self.args, "outputs": self.outputs, "multi_output": self.multi_output}
+
+
+def _ir_dtype(t: torch.Tensor) -> str:
+    return ops.DTYPE_NAMES[str(t.dtype).replace("torch.", "")]
+
+
+def canonical(sub: fx.GraphModule, param_args: List[bool]) -> Spec:
+    """The subgraph's code with placeholders renamed ``a<i>`` and values ``v<i>`` in graph order."""
+    g = fx.Graph()
+    env: Dict[fx.Node, fx.Node] = {}
+    args, outputs, multi = [], [], False
+    i_arg = i_val = 0
+    for n in sub.graph.nodes:
+        if n.op == "placeholder":
+            v = example_value(n)
+            if not _static_tensor(v):
+                raise ValueError(f"argument {n.name} is not a static tensor")
+            new = g.placeholder(f"a{i_arg}")
+            args.append({"name": f"a{i_arg}", "role": "param" if param_args[i_arg] else "input",
+                         "shape": list(v.shape), "dtype": _ir_dtype(v)})
+            i_arg += 1
+        elif n.op == "output":
+            res = n.args[0]
+            multi = isinstance(res, (tuple, list))
+            vals = list(res) if multi else [res]
+            for r in vals:
+                v = example_value(r) if isinstance(r, fx.Node) else None
+                if not _static_tensor(v):
+                    raise ValueError("an output is not a static tensor")
+                outputs.append({"shape": list(v.shape), "dtype": _ir_dtype(v)})
+            g.output(fx.node.map_arg(res, lambda x: env[x]))
+            continue
+        else:
+            new = g.create_node(n.op, n.target, fx.node.map_arg(n.args, lambda x: env[x]),
+                                fx.node.map_arg(n.kwargs, lambda x: env[x]), name=f"v{i_val}")
+            i_val += 1
+        new.meta = dict(n.meta)
+        env[n] = new
+    code = g.python_code("self")
+    unknown = sorted(set(code.globals) - set(_GLOBALS))
+    if unknown:
+        raise ValueError(f"the graph's code names {unknown}, which a problem file cannot import")
+    return Spec(code=code.src, args=args, outputs=outputs, multi_output=multi,
+                imports=[_GLOBALS[k] for k in sorted(code.globals, key=lambda k: (k != "torch", k))])
+
+
+def graph_key(spec: Spec, contract: Dict[str, Any]) -> str:
+    """The cache key of a subgraph: its canonical code, its arguments and outputs, the contract
+    (profile, policy) and this package's version. Weight values are not in it: a library binds
+    whatever weights it is given."""
+    doc = {"code": spec.code, "spec": spec.to_json(), "contract": contract, "version": __version__}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+PROBLEM = '''"""generated by ucutlass from a torch.compile graph ({origin}); do not edit.
+
+One subgraph the μCUTLASS language covers, as a KernelBench problem: Model's parameters are the
+graph's weights ({weights}), forward's arguments the graph's other inputs.
+"""
+{imports}
+import torch.nn as nn
+
+WEIGHTS = {weights!r}
+
+{code}
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        weights = torch.load(WEIGHTS)
+{params}
+    def forward(self{input_args}):
+        out = _graph(None{graph_args})
+        return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+
+
+def get_inputs():
+    saved = torch.load(WEIGHTS)["inputs"]
+    return [{inputs}]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def write_problem(spec: Spec, values: List[torch.Tensor], directory: str, stem: str, origin: str = "") -> str:
+    """Writes ``<directory>/<stem>.py`` and ``<stem>.pt`` (``values``: the graph's arguments, in
+    order) and returns the .py path. Floating-point inputs are drawn afresh by get_inputs (the
+    contract's trials need new data); others (indices, masks) are the saved examples."""
+    os.makedirs(directory, exist_ok=True)
+    pt = os.path.abspath(os.path.join(directory, stem + ".pt"))
+    saved = {"inputs": {}}
+    params, input_args, graph_args, inputs = [], [], [], []
+    for a, v in zip(spec.args, values):
+        value = v.detach().to("cpu").contiguous().clone()
+        if a["role"] == "param":
+            saved[a["name"]] = value
+            params.append(f"        self.{a['name']} = nn.Parameter(weights[{a['name']!r}], requires_grad=False)")
+            graph_args.append(f"self.{a['name']}")
+        else:
+            input_args.append(a["name"])
+            graph_args.append(a["name"])
+            if value.is_floating_point():
+                dtype = str(value.dtype).replace("torch.", "")
+                inputs.append(f"torch.randn({a['shape']!r}, dtype=torch.{dtype})")
+            else:
+                saved["inputs"][a["name"]] = value
+                inputs.append(f"saved[{a['name']!r}].clone()")
+    torch.save(saved, pt)
+    code = spec.code.replace("def forward(self", "def _graph(self", 1)
+    text = PROBLEM.format(origin=origin or stem, weights=pt, imports="\n".join(spec.imports), code=code,
+                          params="\n".join(params) or "        del weights",
+                          input_args="".join(", " + n for n in input_args),
+                          graph_args="".join(", " + n for n in graph_args), inputs=", ".join(inputs))
+    path = os.path.join(directory, stem + ".py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    with open(os.path.join(directory, stem + ".json"), "w", encoding="utf-8") as f:
+        json.dump(spec.to_json(), f, indent=1)
+    return path
