@@ -20,6 +20,7 @@ stubs="$(dirname "$(command -v "$nvcc")")/../lib64/stubs"
 
 # The flags ucutlass builds its own kernels with (src/build/compiler.cpp); libcuda for CUTLASS's
 # TMA descriptor calls, through the toolkit's stub.
+# shellcheck disable=SC2054  # the commas are -gencode's
 flags=(-std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG -gencode=arch=compute_90a,code=sm_90a
        -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -shared -cudart static
        -I "$cutlass/include" -I "$cutlass/tools/util/include" -L "$stubs" -lcuda)
