@@ -25,28 +25,36 @@ flags=(-std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG -gencode=arch=compute_90
        -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -shared -cudart static
        -I "$cutlass/include" -I "$cutlass/tools/util/include" -L "$stubs" -lcuda)
 
-# name                     rank  input  output  tile M  tile N
+# Tile K is the channels each filter tap loads per k-block: one 128-byte row (32 fp32, 64 bf16)
+# suits C >= 32; the k8/k16 rows serve Cin 3 (padded to 4 or 8) and Cin 16, which a 128-byte row
+# would mostly fill with zeros. measure.py times every library of a shape's rank and precision.
+# name                        rank  input  output  tile M  N    K
 variants=(
-  "conv2d_tf32_128x128      2     float  float   128     128"
-  "conv2d_tf32_128x64       2     float  float   128     64"
-  "conv2d_bf16_128x128      2     bf16   bf16    128     128"
-  "conv2d_bf16_128x64       2     bf16   bf16    128     64"
-  "conv2d_bf16f32_128x128   2     bf16   float   128     128"
-  "conv1d_tf32_128x128      1     float  float   128     128"
-  "conv1d_bf16_128x128      1     bf16   bf16    128     128"
-  "conv3d_tf32_128x64       3     float  float   128     64"
-  "conv3d_bf16_128x64       3     bf16   bf16    128     64"
+  "conv2d_tf32_128x128x32      2     float  float   128     128  32"
+  "conv2d_tf32_128x64x32       2     float  float   128     64   32"
+  "conv2d_tf32_128x128x16      2     float  float   128     128  16"
+  "conv2d_tf32_128x64x8        2     float  float   128     64   8"
+  "conv2d_bf16_128x128x64      2     bf16   bf16    128     128  64"
+  "conv2d_bf16_128x64x64       2     bf16   bf16    128     64   64"
+  "conv2d_bf16_128x128x16      2     bf16   bf16    128     128  16"
+  "conv2d_bf16f32_128x128x64   2     bf16   float   128     128  64"
+  "conv1d_tf32_128x128x32      1     float  float   128     128  32"
+  "conv1d_bf16_128x128x64      1     bf16   bf16    128     128  64"
+  "conv3d_tf32_128x64x32       3     float  float   128     64   32"
+  "conv3d_tf32_128x64x8        3     float  float   128     64   8"
+  "conv3d_bf16_128x64x64       3     bf16   bf16    128     64   64"
+  "conv3d_bf16_128x64x16       3     bf16   bf16    128     64   16"
 )
 
 failed=0
 for row in "${variants[@]}"; do
-  read -r name rank in outt tm tn <<< "$row"
+  read -r name rank in outt tm tn tk <<< "$row"
   [ -n "${CONV_ONLY:-}" ] && ! [[ "$name" =~ $CONV_ONLY ]] && continue
   so="$out/$name.so"
   if [ -f "$so" ] && [ "$so" -nt "$src" ] && [ "$so" -nt "$0" ]; then echo "have   $name"; continue; fi
   start=$(date +%s)
   if "$nvcc" "${flags[@]}" -DCONV_RANK="$rank" -DCONV_IN="$in" -DCONV_OUT="$outt" -DCONV_TILE_M="$tm" \
-       -DCONV_TILE_N="$tn" "$src" -o "$so.tmp" > "$out/$name.log" 2>&1; then
+       -DCONV_TILE_N="$tn" -DCONV_TILE_K="$tk" "$src" -o "$so.tmp" > "$out/$name.log" 2>&1; then
     # The libraries travel to the GPU machine: strip them (the entry points are dynamic symbols).
     strip --strip-unneeded "$so.tmp" && mv "$so.tmp" "$so"
     # wgmma serialized (C7510/C7515) would make the timings meaningless: say so.

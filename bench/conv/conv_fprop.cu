@@ -7,8 +7,10 @@
 //   CONV_RANK     1, 2 or 3 spatial dimensions
 //   CONV_IN       float (fp32 storage, TF32 MMA) or bf16
 //   CONV_OUT      float or bf16
-//   CONV_TILE_M, CONV_TILE_N   CTA tile in GEMM terms (M = N·P·Q output pixels, N = Cout);
-//                 tile K is one 128-byte row of channels (32 fp32, 64 bf16)
+//   CONV_TILE_M, CONV_TILE_N   CTA tile in GEMM terms (M = N·P·Q output pixels, N = Cout)
+//   CONV_TILE_K   channels per filter tap and k-block (default one 128-byte row: 32 fp32, 64
+//                 bf16); each tap loads a whole tile K, so a small C (3, 16) wastes MMA work
+//                 on zero-filled channels unless the tile K is small too
 //   CONV_CLUSTER_M             cluster size along M (filter tiles multicast), 1 or 2
 //
 // The SM90 conv mainloop has one schedule (KernelImplicitTmaWarpSpecializedSm90: non-persistent,
@@ -60,8 +62,11 @@ using Layout = typename LayoutOfRank<kRank>::type;
 // TMA moves 16-byte rows: the channel counts (C of x and w, Cout of y) must be multiples of these.
 constexpr int kAlignIn = 16 / int(sizeof(ElementIn));
 constexpr int kAlignOut = 16 / int(sizeof(ElementOut));
-// Tile K: one 128-byte row of input channels per filter tap (the swizzle atom's width).
-constexpr int kTileK = 128 / int(sizeof(ElementIn));
+#ifdef CONV_TILE_K
+constexpr int kTileK = CONV_TILE_K;
+#else
+constexpr int kTileK = 128 / int(sizeof(ElementIn));  // one 128-byte row: the widest swizzle
+#endif
 
 using TileShape = Shape<Int<CONV_TILE_M>, Int<CONV_TILE_N>, Shape<Int<kTileK>>>;
 using ClusterShape = Shape<Int<CONV_CLUSTER_M>, _1, _1>;
@@ -172,8 +177,10 @@ Problem make_problem(Dims const& d) {
 }  // namespace
 
 UCUT_EXPORT const char* ucut_conv_describe() {
-  return "rank=" UCUT_STR(CONV_RANK) " in=" UCUT_STR(CONV_IN) " out=" UCUT_STR(CONV_OUT) " tile=" UCUT_STR(
-      CONV_TILE_M) "x" UCUT_STR(CONV_TILE_N) " cluster=" UCUT_STR(CONV_CLUSTER_M) "x1x1";
+  static char text[160];
+  std::snprintf(text, sizeof text, "rank=%d in=%s out=%s tile=%dx%dx%d cluster=%dx1x1", kRank, UCUT_STR(CONV_IN),
+                UCUT_STR(CONV_OUT), CONV_TILE_M, CONV_TILE_N, kTileK, CONV_CLUSTER_M);
+  return text;
 }
 
 UCUT_EXPORT int ucut_conv_rank() { return kRank; }

@@ -450,7 +450,8 @@ def time_runner(r: Runner, dev: torch.device, args, flusher) -> Dict[str, Any]:
 # One shape
 
 
-def measure_shape(s: Shape, dev: torch.device, libs: List[Any], args, flusher, peaks, journal: "Journal") -> Dict[str, Any]:
+def measure_shape(s: Shape, dev: torch.device, libs: List[Any], args, flusher, peaks,
+                  journal: "Journal") -> Dict[str, Any]:
     row: Dict[str, Any] = {"shape": asdict(s), "name": s.name, "like": s.like, "kind": s.kind,
                            "out": list(s.out()), "gflop": s.flops() / 1e9,
                            "sol_ms": {p: sol_ms(s, p, peaks) for p in ("tf32", "fp32", "bf16", "bf16f32")},
@@ -717,7 +718,8 @@ def main() -> int:
     if args.resume:
         journal.resume()
     done = {r["name"] for r in journal.rows}
-    print(f"measure.py: {device_name}, torch {torch.__version__}, {len(libs)} CUTLASS libraries", flush=True)
+    print(f"measure.py: {device_name}, torch {torch.__version__}, {len(libs)} "
+          f"{'CUTLASS libraries' if dev.type == 'cuda' else 'CPU stand-ins for CUTLASS libraries'}", flush=True)
     for n in meta["notes"]:
         print("  " + n, flush=True)
     flusher = timing.L2Flusher(dev) if dev.type == "cuda" else None
