@@ -235,8 +235,10 @@ class Library:
         """One ucut_run; returns its code (0: ok). ``stream_handle``: a cudaStream_t or None."""
         ptrs, sc = self.pointers(tensors, scalars)
         ws = workspace.data_ptr() if workspace is not None and workspace.numel() else None
-        self.current = (tensors, workspace)
-        return self.lib.ucut_run(ptrs, len(tensors), sc, len(scalars), ws, self.workspace_bytes, stream_handle)
+        self.current = (tensors, workspace)  # for torch stages, called back from inside ucut_run
+        rc = self.lib.ucut_run(ptrs, len(tensors), sc, len(scalars), ws, self.workspace_bytes, stream_handle)
+        self.current = None  # the call's tensors are not kept alive past it (the evaluation's memory plan)
+        return rc
 
     def run(self, tensors, workspace, scalars=None):
         """ucut_run on PyTorch's current stream of the tensors' device; raises on any failure."""
