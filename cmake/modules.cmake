@@ -1,9 +1,11 @@
 # ucut_module(NAME DEPS ...): one library per src/NAME folder plus one test binary per *_test.cpp.
-# Globbing keeps the module list in CMakeLists.txt the only place a module is named.
+# Globbing keeps the module list in CMakeLists.txt the only place a module is named. The glob
+# recurses, so a module may group files in sub-folders (each layer's `kinds/`, one file per stage
+# kind: docs/architecture.md).
 function(ucut_module name)
   cmake_parse_arguments(M "" "" "DEPS" ${ARGN})
   set(dir "${CMAKE_SOURCE_DIR}/src/${name}")
-  file(GLOB all_sources CONFIGURE_DEPENDS "${dir}/*.cpp")
+  file(GLOB_RECURSE all_sources CONFIGURE_DEPENDS "${dir}/*.cpp")
   set(lib_sources "")
   set(test_sources "")
   foreach(src IN LISTS all_sources)

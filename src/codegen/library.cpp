@@ -11,6 +11,7 @@
 #include <set>
 
 #include "codegen/epilogue_expr.h"
+#include "codegen/kinds/kinds.h"
 #include "dsl/gemm_rules.h"
 
 namespace ucut::codegen {
@@ -188,16 +189,7 @@ constexpr size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }
 
 Result<StageCode> codegen_emit_stage(const dsl::Program& program, int i) {
-  switch (program.stages[i].body.index()) {
-    case 0: return codegen_emit_gemm(program, i);
-    case 1: return codegen_emit_grouped_gemm(program, i);
-    case 2: return codegen_emit_rowwise(program, i);
-    case 3: return codegen_emit_reduce(program, i);
-    case 4: return codegen_emit_scan(program, i);
-    case 5: return codegen_emit_elementwise(program, i);
-    case 6: return codegen_emit_attention(program, i);
-    default: return codegen_emit_torch(program, i);
-  }
+  return codegen_stage_kind(dsl::dsl_stage_kind_of(program.stages[i])).emit(program, i);
 }
 
 Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const LibraryOptions& o) {
@@ -206,7 +198,7 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
   const dsl::Program& p = *expanded;
   LibraryCode lib;
   const bool has_torch = std::any_of(p.stages.begin(), p.stages.end(), [](const dsl::Stage& st) {
-    return std::holds_alternative<dsl::TorchStage>(st.body);
+    return codegen_stage_kind(dsl::dsl_stage_kind_of(st)).host;
   });
   std::vector<StageCode> codes;
   for (size_t i = 0; i < p.stages.size(); ++i) {

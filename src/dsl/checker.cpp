@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dsl/kinds/kinds.h"
 #include "dsl/names.h"
 
 namespace ucut::dsl {
@@ -336,25 +337,19 @@ std::optional<Program> Checker::run(const std::string& default_name) {
 
     const std::string& kind = s.kind.text;
     std::vector<TensorUse> reads;
-    bool known = std::find(dsl_stage_kinds().begin(), dsl_stage_kinds().end(), kind) != dsl_stage_kinds().end();
+    const std::optional<StageKind> known = dsl_stage_kind_parse(kind);
     if (!known) {
       std::string g = diag_closest(kind, dsl_stage_kinds());
+      std::string list;
+      for (const auto& k : dsl_stage_kinds()) list += (list.empty() ? "" : ", ") + k;
       error(s.kind.span, "unknown stage kind '" + kind + "'",
-            g.empty() ? "stage kinds: gemm, grouped_gemm, rowwise, reduce, scan, elementwise, attention, torch"
-                      : "did you mean '" + g + "'?");
+            g.empty() ? "stage kinds: " + list : "did you mean '" + g + "'?");
       continue;
     }
-    if (kind != "torch" && !check_knob_names(s)) continue;  // check_torch refuses knobs itself
-    bool ok = false;
+    const DslStageKind& entry = dsl_kind(*known);
+    if (entry.check_knob_names && !check_knob_names(s)) continue;  // check_torch refuses knobs itself
     size_t n_out_before = st.outputs.size();
-    if (kind == "gemm") ok = check_gemm(s, st, reads);
-    else if (kind == "grouped_gemm") ok = check_grouped_gemm(s, st, reads);
-    else if (kind == "rowwise") ok = check_rowwise(s, st, reads);
-    else if (kind == "reduce") ok = check_reduce(s, st, reads);
-    else if (kind == "scan") ok = check_scan(s, st, reads);
-    else if (kind == "attention") ok = check_attention(s, st, reads);
-    else if (kind == "torch") ok = check_torch(s, st, reads);
-    else ok = check_elementwise(s, st, reads);
+    bool ok = (this->*entry.check)(s, st, reads);
     if (ok && errors_ == before) ok = simt_plan_ok(s, st);
     if (!ok || errors_ > before) continue;
     // Extra outputs (epilogue reductions) were appended by the stage checker, with spans in reads'

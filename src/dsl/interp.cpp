@@ -1,5 +1,7 @@
 #include "dsl/interp.h"
 
+#include "dsl/kinds/kinds.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -563,48 +565,60 @@ Status run_attention(const Stage& st, const AttentionStage& a, InterpTensors& ts
 
 }  // namespace
 
+Status interp_rowwise_stage(const Program& p, const Stage& st, InterpTensors& ts, const std::vector<double>& sc) {
+  return run_rowwise(p, st, std::get<RowwiseStage>(st.body), ts, sc);
+}
+
+Status interp_reduce_stage(const Program& p, const Stage& st, InterpTensors& ts, const std::vector<double>& sc) {
+  return run_reduce(p, st, std::get<ReduceStage>(st.body), ts, sc);
+}
+
+Status interp_scan_stage(const Program& p, const Stage& st, InterpTensors& ts, const std::vector<double>&) {
+  return run_scan(p, st, std::get<ScanStage>(st.body), ts);
+}
+
+Status interp_elementwise_stage(const Program& p, const Stage& st, InterpTensors& ts, const std::vector<double>& sc) {
+  const auto* r = &std::get<ElementwiseStage>(st.body);
+  // the views it reads, gathered from their tensors (when those hold data)
+  std::set<std::string> loads;
+  std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+    if (!e) return;
+    if (e->kind == Expr::Kind::load) loads.insert(e->name);
+    for (const auto& a : e->args) walk(a);
+  };
+  for (const auto& stmt : r->body.stmts) walk(stmt.value);
+  for (const auto& t : p.tensors) {
+    if (t.role != TensorRole::view || !loads.count(t.name)) continue;
+    auto b = ts.find(t.view_of);
+    if (b == ts.end()) continue;
+    Vec v(static_cast<size_t>(t.numel()));
+    std::vector<int64_t> at(t.shape.size(), 0);
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t off = t.view_offset;
+      for (size_t d = 0; d < at.size(); ++d) off += at[d] * t.view_strides[d];
+      if (off < 0 || off >= static_cast<int64_t>(b->second.size()))
+        return make_error(ErrorCode::invalid_input, "view '" + t.name + "' reads outside '" + t.view_of + "'");
+      v[i] = b->second[static_cast<size_t>(off)];
+      for (size_t d = at.size(); d-- > 0;) {
+        if (++at[d] < t.shape[d]) break;
+        at[d] = 0;
+      }
+    }
+    ts[t.name] = std::move(v);
+  }
+  return run_elementwise(p, st, *r, ts, sc);
+}
+
+Status interp_attention_stage(const Program&, const Stage& st, InterpTensors& ts, const std::vector<double>&) {
+  return run_attention(st, std::get<AttentionStage>(st.body), ts);
+}
+
 Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const std::vector<double>& sc) {
   if (stage_index < 0 || stage_index >= static_cast<int>(p.stages.size()))
     return make_error(ErrorCode::invalid_input, "no stage " + std::to_string(stage_index));
   const Stage& st = p.stages[stage_index];
   if (st.outputs.empty()) return make_error(ErrorCode::invalid_input, "stage has no output");
-  if (auto* r = std::get_if<RowwiseStage>(&st.body)) return run_rowwise(p, st, *r, ts, sc);
-  if (auto* r = std::get_if<ReduceStage>(&st.body)) return run_reduce(p, st, *r, ts, sc);
-  if (auto* r = std::get_if<ScanStage>(&st.body)) return run_scan(p, st, *r, ts);
-  if (auto* r = std::get_if<ElementwiseStage>(&st.body)) {
-    // the views it reads, gathered from their tensors (when those hold data)
-    std::set<std::string> loads;
-    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
-      if (!e) return;
-      if (e->kind == Expr::Kind::load) loads.insert(e->name);
-      for (const auto& a : e->args) walk(a);
-    };
-    for (const auto& stmt : r->body.stmts) walk(stmt.value);
-    for (const auto& t : p.tensors) {
-      if (t.role != TensorRole::view || !loads.count(t.name)) continue;
-      auto b = ts.find(t.view_of);
-      if (b == ts.end()) continue;
-      Vec v(static_cast<size_t>(t.numel()));
-      std::vector<int64_t> at(t.shape.size(), 0);
-      for (size_t i = 0; i < v.size(); ++i) {
-        int64_t off = t.view_offset;
-        for (size_t d = 0; d < at.size(); ++d) off += at[d] * t.view_strides[d];
-        if (off < 0 || off >= static_cast<int64_t>(b->second.size()))
-          return make_error(ErrorCode::invalid_input, "view '" + t.name + "' reads outside '" + t.view_of + "'");
-        v[i] = b->second[static_cast<size_t>(off)];
-        for (size_t d = at.size(); d-- > 0;) {
-          if (++at[d] < t.shape[d]) break;
-          at[d] = 0;
-        }
-      }
-      ts[t.name] = std::move(v);
-    }
-    return run_elementwise(p, st, *r, ts, sc);
-  }
-  if (auto* r = std::get_if<AttentionStage>(&st.body)) return run_attention(st, *r, ts);
-  if (std::holds_alternative<TorchStage>(st.body))
-    return make_error(ErrorCode::unsupported, "torch stages are run by PyTorch, not interpreted");
-  return make_error(ErrorCode::unsupported, "GEMM stages are not interpreted");
+  return dsl_kind(dsl_stage_kind_of(st)).interpret(p, st, ts, sc);
 }
 
 }  // namespace ucut::dsl

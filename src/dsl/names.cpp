@@ -1,5 +1,8 @@
 #include "dsl/names.h"
 
+#include "dsl/kinds/kinds.h"
+#include "dsl/stage_kind.h"
+
 #include <charconv>
 #include <iterator>
 #include <variant>
@@ -145,17 +148,14 @@ int64_t dsl_attention_flops(const AttentionStage& a) {
   return 2 * a.batch * pairs * (a.d + a.dv);
 }
 
-const char* dsl_stage_kind(const Stage& st) {
-  static const char* const names[] = {"gemm", "grouped_gemm", "rowwise", "reduce", "scan", "elementwise", "attention",
-                                      "torch"};
-  static_assert(std::variant_size_v<decltype(Stage::body)> == std::size(names), "one name per stage kind");
-  return names[st.body.index()];
-}
+const char* dsl_stage_kind(const Stage& st) { return dsl_stage_kind_word(dsl_stage_kind_of(st)); }
 
 const std::vector<std::string>& dsl_stage_kinds() {
-  static const std::vector<std::string> k = {"gemm",        "grouped_gemm", "rowwise",
-                                             "reduce",      "scan",         "elementwise",
-                                             "attention",   "torch"};
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> words;
+    for (StageKind kind : dsl_stage_kind_list()) words.push_back(dsl_stage_kind_word(kind));
+    return words;
+  }();
   return k;
 }
 
@@ -228,23 +228,9 @@ RowGeometry dsl_rowwise_geometry(const std::string& op, const std::vector<int64_
 }
 
 const std::vector<std::string>& dsl_stage_knobs(const std::string& kind) {
-  static const std::vector<std::string> gemm = {"precision", "tile", "cluster", "stages", "schedule",
-                                                "scheduler", "split_k", "raster", "swizzle", "align", "math"};
-  static const std::vector<std::string> rowwise = {"threads", "rows_per_block", "vector_width",
-                                                   "items_per_thread", "passes", "cluster"};
-  static const std::vector<std::string> rows = {"threads", "rows_per_block", "vector_width",
-                                                "items_per_thread", "passes", "cluster"};
-  static const std::vector<std::string> flat = {"threads", "vector_width", "items_per_thread"};
-  static const std::vector<std::string> scan = {"threads", "vector_width", "items_per_thread", "order"};
-  static const std::vector<std::string> attention = {"threads"};
   static const std::vector<std::string> none;
-  if (kind == "attention") return attention;
-  if (kind == "gemm" || kind == "grouped_gemm") return gemm;
-  if (kind == "rowwise") return rowwise;
-  if (kind == "reduce") return rows;
-  if (kind == "scan") return scan;
-  if (kind == "elementwise") return flat;
-  return none;
+  const std::optional<StageKind> k = dsl_stage_kind_parse(kind);
+  return k ? dsl_kind(*k).knobs() : none;
 }
 
 std::string dsl_number_str(double v) {

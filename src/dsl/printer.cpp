@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "dsl/dsl.h"
+#include "dsl/kinds/kinds.h"
 #include "dsl/names.h"
 #include "support/hash.h"
 
@@ -49,7 +50,9 @@ std::string expr_str(const Expr& e) {
   return "?";
 }
 
-void print_block(std::string& out, const char* keyword, const Epilogue& epi) {
+}  // namespace
+
+void dsl_print_block(std::string& out, const char* keyword, const Epilogue& epi) {
   out += "  ";
   out += keyword;
   out += " {\n";
@@ -71,9 +74,13 @@ void print_block(std::string& out, const char* keyword, const Epilogue& epi) {
   out += "  }\n";
 }
 
+namespace {
+
 std::string opt_int(const std::optional<int>& v) { return v ? std::to_string(*v) : "auto"; }
 
-void print_gemm_knobs(std::string& out, const GemmKnobs& k) {
+}  // namespace
+
+void dsl_print_gemm_knobs(std::string& out, const GemmKnobs& k) {
   out += "  precision " + std::string(dsl_precision_str(k.precision)) + "\n";
   out += "  tile " + (k.tile ? std::to_string(k.tile->m) + "x" + std::to_string(k.tile->n) + "x" + std::to_string(k.tile->k) : "auto") + "\n";
   out += "  cluster " + (k.cluster ? std::to_string(k.cluster->m) + "x" + std::to_string(k.cluster->n) : "auto") + "\n";
@@ -87,7 +94,7 @@ void print_gemm_knobs(std::string& out, const GemmKnobs& k) {
   out += "  math " + std::string(dsl_math_str(k.math)) + "\n";
 }
 
-void print_simt_knobs(std::string& out, const SimtKnobs& k, const std::string& kind) {
+void dsl_print_simt_knobs(std::string& out, const SimtKnobs& k, const std::string& kind) {
   for (const auto& name : dsl_stage_knobs(kind)) {
     if (name == "order") {
       out += "  order " + std::string(dsl_scan_order_str(k.order)) + "\n";
@@ -100,103 +107,20 @@ void print_simt_knobs(std::string& out, const SimtKnobs& k, const std::string& k
   }
 }
 
-std::string operand_str(const Operand& o) { return o.tensor + (o.transposed ? ".T" : ""); }
+std::string dsl_operand_str(const Operand& o) { return o.tensor + (o.transposed ? ".T" : ""); }
 
-std::string outputs_str(const Stage& s, size_t n) {
+std::string dsl_outputs_str(const Stage& s, size_t n) {
   if (n == 1) return s.outputs[0];
   std::string r = "(";
   for (size_t i = 0; i < n; ++i) r += (i ? ", " : "") + s.outputs[i];
   return r + ")";
 }
 
+namespace {
+
 void print_stage(std::string& out, const Stage& s) {
   out += "stage ";
-  if (const auto* g = std::get_if<GemmStage>(&s.body)) {
-    out += s.outputs[0] + " = gemm(" + operand_str(g->a) + ", " + operand_str(g->b) + ") {\n";
-    print_gemm_knobs(out, g->knobs);
-    print_block(out, "epilogue", g->epilogue);
-  } else if (const auto* gg = std::get_if<GroupedGemmStage>(&s.body)) {
-    out += outputs_str(s, gg->a.size()) + " = grouped_gemm(";
-    for (size_t i = 0; i < gg->a.size(); ++i)
-      out += std::string(i ? ", " : "") + "(" + operand_str(gg->a[i]) + ", " + operand_str(gg->b[i]) + ")";
-    out += ") {\n";
-    print_gemm_knobs(out, gg->knobs);
-    print_block(out, "epilogue", gg->epilogue);
-  } else if (const auto* r = std::get_if<RowwiseStage>(&s.body)) {
-    out += s.outputs[0] + " = rowwise " + r->op + "(" + r->input;
-    for (const auto& o : r->operands) out += ", " + o;
-    if (!r->weight.empty()) out += ", weight=" + r->weight;
-    if (!r->bias.empty()) out += ", bias=" + r->bias;
-    for (const auto& [k, v] : r->attrs) out += ", " + k + "=" + dsl_number_str(v);
-    out += ") {\n";
-    print_simt_knobs(out, r->knobs, "rowwise");
-    if (!r->prologue.stmts.empty()) print_block(out, "prologue", r->prologue);
-    if (!r->epilogue.stmts.empty()) print_block(out, "epilogue", r->epilogue);
-  } else if (const auto* d = std::get_if<ReduceStage>(&s.body)) {
-    out += (s.outputs.size() > 1 ? outputs_str(s, s.outputs.size()) : s.outputs[0]) + " = reduce " + d->op + "(";
-    for (size_t i = 0; i < d->inputs.size(); ++i) out += (i ? ", " : "") + d->inputs[i];
-    if (d->reduction.empty() && !d->dims.empty()) {  // a rank-0 input has no dims to list
-      out += ", dims=[";
-      for (size_t i = 0; i < d->dims.size(); ++i) out += (i ? ", " : "") + std::to_string(d->dims[i]);
-      out += "]";
-    } else if (!d->reduction.empty()) {
-      out += ", reduction=" + d->reduction;
-    }
-    for (const auto& [k, v] : d->attrs) out += ", " + k + "=" + dsl_number_str(v);
-    out += ") {\n";
-    print_simt_knobs(out, d->knobs, "reduce");
-    if (!d->prologue.stmts.empty()) print_block(out, "prologue", d->prologue);
-    if (!d->epilogue.stmts.empty()) print_block(out, "epilogue", d->epilogue);  // arg ops: none
-  } else if (const auto* c = std::get_if<ScanStage>(&s.body)) {
-    out += s.outputs[0] + " = scan " + c->op + "(" + c->input + ", dim=" + std::to_string(c->dim) +
-           ", exclusive=" + (c->exclusive ? "true" : "false") + ", reverse=" + (c->reverse ? "true" : "false");
-    if (!c->mask.empty()) out += ", mask=" + c->mask;
-    out += ") {\n";
-    print_simt_knobs(out, c->knobs, "scan");
-  } else if (const auto* at = std::get_if<AttentionStage>(&s.body)) {
-    out += s.outputs[0] + " = attention(" + at->q + ", " + at->k + ", " + at->v +
-           ", causal=" + (at->causal ? "true" : "false") + ", scale=" + dsl_number_str(at->scale) + ") {\n";
-    print_simt_knobs(out, at->knobs, "attention");
-  } else if (const auto* e = std::get_if<ElementwiseStage>(&s.body)) {
-    out += s.outputs[0] + " = elementwise {\n";
-    // an internal stage of the f32x3s expansion; never parsed back (ElementwiseStage::transpose)
-    if (e->transpose) out += "  # transposed: reads its inputs' last two dims swapped\n";
-    print_simt_knobs(out, e->knobs, "elementwise");
-    print_block(out, "body", e->body);
-  } else if (const auto* t = std::get_if<TorchStage>(&s.body)) {
-    out += outputs_str(s, s.outputs.size()) + " = torch {\n";
-    for (const auto& op : t->ops) {
-      out += "  ";
-      if (!op.output_is_local.empty() && op.output_is_local[0]) out += "let ";
-      if (op.outputs.size() == 1) {
-        out += op.outputs[0];
-      } else {
-        out += "(";
-        for (size_t i = 0; i < op.outputs.size(); ++i) out += (i ? ", " : "") + op.outputs[i];
-        out += ")";
-      }
-      out += " = " + op.op + "(";
-      bool first = true;
-      for (const auto& in : op.inputs) {
-        out += (first ? "" : ", ") + (in.absent ? std::string("none") : in.tensor.empty() ? dsl_number_str(in.number) : in.tensor);
-        first = false;
-      }
-      for (const auto& [k, v] : op.attrs) {
-        out += (first ? "" : ", ") + k + "=";
-        first = false;
-        if (v.kind == TorchOp::Attr::Kind::number) {
-          out += dsl_number_str(v.number);
-        } else if (v.kind == TorchOp::Attr::Kind::word) {
-          out += v.word;
-        } else {
-          out += "[";
-          for (size_t i = 0; i < v.list.size(); ++i) out += (i ? ", " : "") + std::to_string(v.list[i]);
-          out += "]";
-        }
-      }
-      out += ")\n";
-    }
-  }
+  dsl_kind(dsl_stage_kind_of(s)).print(out, s);
   out += "}\n";
 }
 

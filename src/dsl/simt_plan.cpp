@@ -1,5 +1,7 @@
 #include "dsl/simt_plan.h"
 
+#include "dsl/kinds/kinds.h"
+
 #include <algorithm>
 #include <string>
 
@@ -442,54 +444,9 @@ Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, i
   return p;
 }
 
-namespace {
-template <class P>
-std::optional<Error> refusal(const Result<P>& r) {
-  if (r) return std::nullopt;
-  return r.error();
-}
-}  // namespace
-
 std::optional<Error> simt_plan_refusal(const Stage& st,
                                        const std::function<const Tensor*(const std::string&)>& find) {
-  if (const auto* r = std::get_if<RowwiseStage>(&st.body)) {
-    const Tensor* in = find(r->input);
-    if (!in) return std::nullopt;
-    // the ops over several inputs run the streaming multi-input kernel: no cluster
-    return refusal(simt_plan_rowwise(r->rows, r->cols, dtype_bytes(in->dtype), r->knobs,
-                                     /*cluster_ok=*/dsl_rowwise_inputs(r->op) == 1));
-  }
-  if (const auto* r = std::get_if<ReduceStage>(&st.body)) {
-    // cross-entropy runs the rowwise kernel over its logits
-    const Tensor* in = r->inputs.empty() ? nullptr : find(r->inputs[0]);
-    if (!in) return std::nullopt;
-    if (r->op == "cross_entropy") {
-      if (in->shape.size() != 2) return std::nullopt;
-      return refusal(simt_plan_rowwise(in->shape[0], in->shape[1], dtype_bytes(in->dtype), r->knobs));
-    }
-    const ReduceGeometry g =
-        simt_reduce_geometry(in->shape, dsl_reduce_is_loss(r->op) ? std::vector<int>{} : r->dims);
-    return refusal(simt_plan_reduce(g.inner, g.run, g.n_out, g.r_total, dtype_bytes(in->dtype), r->knobs,
-                                    simt_reduce_state_bytes(st)));
-  }
-  if (const auto* r = std::get_if<ScanStage>(&st.body)) {
-    const Tensor* in = find(r->input);
-    const Tensor* out = st.outputs.empty() ? nullptr : find(st.outputs[0]);
-    if (!in || !out || r->dim < 0 || static_cast<size_t>(r->dim) >= in->shape.size()) return std::nullopt;
-    const auto d = static_cast<size_t>(r->dim);
-    int64_t after = 1;  // elements after the scanned dimension: 1 scans rows (the planned kernel)
-    for (size_t i = d + 1; i < in->shape.size(); ++i) after *= in->shape[i];
-    if (after != 1 || in->shape[d] <= 0) return std::nullopt;
-    return refusal(simt_plan_scan(in->numel() / in->shape[d], in->shape[d],
-                                  std::max(dtype_bytes(in->dtype), dtype_bytes(out->dtype)), r->knobs));
-  }
-  if (const auto* r = std::get_if<ElementwiseStage>(&st.body)) {
-    const Tensor* out = st.outputs.empty() ? nullptr : find(st.outputs[0]);
-    if (!out) return std::nullopt;
-    const int64_t last = out->shape.empty() ? 1 : out->shape.back();
-    return refusal(simt_plan_elementwise(out->numel(), last, simt_elementwise_vector_bytes(*r, last, find), r->knobs));
-  }
-  return std::nullopt;
+  return dsl_kind(dsl_stage_kind_of(st)).plan_refusal(st, find);
 }
 
 }  // namespace ucut::dsl

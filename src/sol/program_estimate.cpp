@@ -1,4 +1,5 @@
-// sol_program_estimate: the per-stage floor of a checked μCUTLASS program.
+// sol_program_estimate: the per-stage floor of a checked μCUTLASS program. What a stage reads,
+// its FLOPs and the rate they run at come from its kind's entry (sol/kinds/).
 #include "sol/program_estimate.h"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "dsl/names.h"
 #include "sol/format.h"
+#include "sol/kinds/kinds.h"
 
 namespace ucut::sol {
 
@@ -45,11 +47,15 @@ int expr_cost(const ExprPtr& e) {
   return c;
 }
 
-int epilogue_cost(const Epilogue& ep) {
+}  // namespace
+
+int sol_epilogue_cost(const Epilogue& ep) {
   int c = 0;
   for (const auto& s : ep.stmts) c += expr_cost(s.value) + (s.kind == EpilogueStmt::Kind::reduce ? 1 : 0);
   return c;
 }
+
+namespace {
 
 void expr_loads(const ExprPtr& e, std::vector<std::string>& out) {
   if (!e) return;
@@ -57,12 +63,14 @@ void expr_loads(const ExprPtr& e, std::vector<std::string>& out) {
   for (const auto& a : e->args) expr_loads(a, out);
 }
 
-void epilogue_loads(const Epilogue& ep, std::vector<std::string>& out) {
+}  // namespace
+
+void sol_epilogue_loads(const Epilogue& ep, std::vector<std::string>& out) {
   for (const auto& s : ep.stmts) expr_loads(s.value, out);
 }
 
 // FLOPs per element of a row-wise / reduce stage op (same convention as the Problem IR).
-int row_op_cost(const std::string& op) {
+int sol_row_op_cost(const std::string& op) {
   static const std::map<std::string, int> costs = {
       {"softmax", 6},    {"log_softmax", 6}, {"logsumexp", 6}, {"layer_norm", 8}, {"rms_norm", 5},
       {"group_norm", 8}, {"batch_norm", 8},  {"instance_norm", 8}, {"var", 3},     {"std", 3},
@@ -71,6 +79,8 @@ int row_op_cost(const std::string& op) {
   auto it = costs.find(op);
   return it == costs.end() ? 1 : it->second;
 }
+
+namespace {
 
 const char* precision_name(Precision p) {
   switch (p) {
@@ -86,12 +96,9 @@ const char* precision_name(Precision p) {
   return "?";
 }
 
-struct Rate {
-  std::string name;
-  double rate;
-};
+}  // namespace
 
-Rate gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy policy) {
+SolRate sol_gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy policy) {
   switch (prec) {
     case Precision::f16:
     case Precision::bf16: return {precision_name(prec), pk.bf16};
@@ -106,12 +113,10 @@ Rate gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy policy) {
   return {fmt::format("auto->{}", policy_name(policy)), peaks_tensor_f32_rate(pk, policy)};
 }
 
-int64_t numel_of(const Program& prog, const std::string& name) {
+int64_t sol_numel_of(const Program& prog, const std::string& name) {
   const Tensor* t = prog.find_tensor(name);
   return t ? t->numel() : 0;
 }
-
-}  // namespace
 
 ProgramEstimate sol_program_estimate(const HwSpec& hw, const Program& prog, Policy policy,
                                      const std::optional<Calibration>& calibration) {
@@ -130,75 +135,13 @@ ProgramEstimate sol_program_estimate(const HwSpec& hw, const Program& prog, Poli
   for (const Stage& st : prog.stages) {
     StageLine line;
     line.name = st.name;
-    std::vector<std::string> reads;
-    Rate rate{"simt", pk.fp32_simt};
-    int64_t out_elems = st.outputs.empty() ? 0 : numel_of(prog, st.outputs[0]);
-    std::visit(
-        [&](const auto& body) {
-          using T = std::decay_t<decltype(body)>;
-          if constexpr (std::is_same_v<T, GemmStage>) {
-            line.kind = "gemm";
-            reads = {body.a.tensor, body.b.tensor};
-            epilogue_loads(body.epilogue, reads);
-            const Tensor* a = prog.find_tensor(body.a.tensor);
-            bool half = a && (a->dtype == DType::f16 || a->dtype == DType::bf16);
-            rate = gemm_rate(pk, body.knobs.precision, half, policy);
-            int64_t mn = body.m * body.n * body.batch;
-            line.flops = 2 * body.k * mn + int64_t(epilogue_cost(body.epilogue)) * mn;
-          } else if constexpr (std::is_same_v<T, GroupedGemmStage>) {
-            line.kind = "grouped_gemm";
-            for (const auto& o : body.a) reads.push_back(o.tensor);
-            for (const auto& o : body.b) reads.push_back(o.tensor);
-            epilogue_loads(body.epilogue, reads);
-            const Tensor* a = body.a.empty() ? nullptr : prog.find_tensor(body.a[0].tensor);
-            bool half = a && (a->dtype == DType::f16 || a->dtype == DType::bf16);
-            rate = gemm_rate(pk, body.knobs.precision, half, policy);
-            for (const auto& g : body.mnk)
-              line.flops += 2 * g[0] * g[1] * g[2] + int64_t(epilogue_cost(body.epilogue)) * g[0] * g[1];
-          } else if constexpr (std::is_same_v<T, RowwiseStage>) {
-            line.kind = "rowwise";
-            reads = {body.input};
-            reads.insert(reads.end(), body.operands.begin(), body.operands.end());
-            reads.insert(reads.end(), body.extra.begin(), body.extra.end());
-            epilogue_loads(body.prologue, reads);
-            epilogue_loads(body.epilogue, reads);
-            int64_t n = numel_of(prog, body.input);
-            line.flops = n * (row_op_cost(body.op) + epilogue_cost(body.prologue) + epilogue_cost(body.epilogue));
-          } else if constexpr (std::is_same_v<T, ReduceStage>) {
-            line.kind = "reduce";
-            reads = body.inputs;
-            epilogue_loads(body.prologue, reads);
-            epilogue_loads(body.epilogue, reads);
-            int64_t n = 0;
-            for (const auto& in : body.inputs) n = std::max(n, numel_of(prog, in));
-            line.flops = n * (row_op_cost(body.op) + epilogue_cost(body.prologue)) +
-                         out_elems * epilogue_cost(body.epilogue);
-          } else if constexpr (std::is_same_v<T, ScanStage>) {
-            line.kind = "scan";
-            reads = {body.input};
-            if (!body.mask.empty()) reads.push_back(body.mask);
-            line.flops = numel_of(prog, body.input);
-          } else if constexpr (std::is_same_v<T, ElementwiseStage>) {
-            line.kind = "elementwise";
-            epilogue_loads(body.body, reads);
-            line.flops = out_elems * epilogue_cost(body.body);
-          } else if constexpr (std::is_same_v<T, AttentionStage>) {
-            // both products on tensor cores (16-bit rate, or 3xTF32's for f32), over the visible (query, key)
-            // pairs only: the causal mask halves the work, which the kernel skips
-            line.kind = "attention";
-            reads = {body.q, body.k, body.v};
-            const Tensor* q = prog.find_tensor(body.q);
-            const bool half = q && q->dtype != DType::f32;  // f32 data: 3xTF32
-            rate = gemm_rate(pk, half ? Precision::auto_ : Precision::f32x3, half, policy);
-            line.flops = dsl_attention_flops(body);
-          } else if constexpr (std::is_same_v<T, TorchStage>) {
-            // PyTorch's operations: their traffic is counted, their FLOPs are not known here
-            // (no shape inference for them); the host's time is what the search measures.
-            line.kind = "torch";
-            reads = body.reads;
-          }
-        },
-        st.body);
+    SolStageWork work{{}, {"simt", pk.fp32_simt}, 0};
+    const SolStageKind& kind = sol_stage_kind(dsl_stage_kind_of(st));
+    line.kind = dsl_stage_kind_word(kind.id);
+    kind.work({pk, prog, policy, st.outputs.empty() ? 0 : sol_numel_of(prog, st.outputs[0])}, st, work);
+    const std::vector<std::string>& reads = work.reads;
+    const SolRate& rate = work.rate;
+    line.flops = work.flops;
     line.precision = rate.name;
     line.rate = rate.rate;
     std::set<std::string> seen;

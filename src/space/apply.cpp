@@ -4,49 +4,22 @@
 #include <set>
 #include <variant>
 
-#include "dsl/names.h"
+#include "space/kinds/kinds.h"
 #include "space/space.h"
 
 namespace ucut::space {
 
 std::string space_candidate_name(const dsl::Program& p, const StageConfig& c) {
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
-  if (c.is_gemm) {
-    auto* g = std::get_if<dsl::GemmStage>(&st.body);
-    if (!g) return "invalid";
-    dsl::GemmStage s = *g;
-    s.knobs = c.gemm;
-    const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
-    return dsl::gemm_config_name(dsl::gemm_resolve_auto(p, s, *out), !c.gemm.stages.has_value());
-  }
-  const std::string kind = dsl::dsl_stage_kind(st);
-  auto num = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("A"); };
-  if (std::holds_alternative<dsl::AttentionStage>(st.body)) return kind + "_th" + num(c.simt.threads);
-  if (std::holds_alternative<dsl::TorchStage>(st.body)) return kind;
-  if (c.simt.order == dsl::ScanOrder::torch)  // a warp a row; segments of u chunks of 32
-    return kind + "_torch_th" + num(c.simt.threads) + "_u" + num(c.simt.items_per_thread);
-  std::string n = kind + "_th" + num(c.simt.threads);
-  if (c.simt.rows_per_block) n += "_rpb" + num(c.simt.rows_per_block);
-  n += "_v" + num(c.simt.vector_width);
-  if (c.simt.cluster) n += "_cl" + num(c.simt.cluster);
-  return n;
+  const dsl::StageKind kind = dsl::dsl_stage_kind_of(st);
+  if (c.is_gemm && kind != dsl::StageKind::gemm) return "invalid";
+  return space_stage_kind(kind).name(p, st, c);
 }
 
 dsl::Program space_apply(const dsl::Program& p, const StageConfig& c) {
   dsl::Program out = p;
   dsl::Stage& st = out.stages.at(static_cast<size_t>(c.stage));
-  std::visit(
-      [&](auto& body) {
-        using T = std::decay_t<decltype(body)>;
-        if constexpr (std::is_same_v<T, dsl::GemmStage> || std::is_same_v<T, dsl::GroupedGemmStage>) {
-          if (c.is_gemm) body.knobs = c.gemm;
-        } else if constexpr (std::is_same_v<T, dsl::RowwiseStage> || std::is_same_v<T, dsl::ReduceStage> ||
-                             std::is_same_v<T, dsl::ScanStage> || std::is_same_v<T, dsl::ElementwiseStage> ||
-                             std::is_same_v<T, dsl::AttentionStage>) {
-          if (!c.is_gemm) body.knobs = c.simt;
-        }
-      },
-      st.body);
+  space_stage_kind(dsl::dsl_stage_kind_of(st)).apply(st, c);
   return out;
 }
 

@@ -1,17 +1,19 @@
-// space_enumerate: the knob values considered per stage kind, as data, and their product.
+// space_enumerate: the knob values considered per stage kind, as data, and their product; each
+// kind's entry (space/kinds/) enumerates its own, the GEMM's here.
 // GEMM (sm90 family: f16, bf16, tf32): tile M, N in {64, 128, 256}, K one or two 128-byte
 // swizzle rows; cluster 1x1, 2x1, 1x2; cooperative or pingpong; persistent or stream-K, and
 // split-K 2..max_split_k on stream-K; raster along M or N; swizzle 1, 2, 4, 8; stages auto (as
 // many as fit, which is what CUTLASS's auto carve-out does). GEMM (sm80 family: f32x3, f32): the
 // tiles gemm_rules accepts, stages 3 and 4 (f32 SIMT also 5), split-K 1, 2, 4 (f32 SIMT 1, 2, 3, 4,
 // 6, 8, 12, 16: the summation orders), swizzle 1, 2, 4.
-// SIMT stages: threads, rows per block and vector width.
+// SIMT stages (space/kinds/simt.cpp and each kind's file): threads, rows per block and vector width.
 #include <algorithm>
 #include <variant>
 
 #include "dsl/gemm_rules.h"
 #include "dsl/names.h"
 #include "dsl/simt_plan.h"
+#include "space/kinds/kinds.h"
 #include "space/space.h"
 
 namespace ucut::space {
@@ -70,14 +72,10 @@ std::vector<int> gemv_splits(int64_t k, int sms) {
   return out;
 }
 
-template <typename T>
-std::vector<T> or_fixed(bool keep, const std::optional<T>& fixed, std::vector<T> all) {
-  if (keep && fixed) return {*fixed};
-  return all;
-}
+}  // namespace
 
-std::vector<StageConfig> gemm_candidates(const dsl::Program& p, int si, const dsl::GemmStage& g,
-                                       const SpaceOptions& o) {
+std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, const dsl::GemmStage& g,
+                                              const SpaceOptions& o) {
   std::vector<StageConfig> out;
   const dsl::Tensor* a = p.find_tensor(g.a.tensor);
   dsl::DType data = a ? a->dtype : dsl::DType::f32;
@@ -101,7 +99,7 @@ std::vector<StageConfig> gemm_candidates(const dsl::Program& p, int si, const ds
     if (prec == Precision::f32 && dsl::gemm_gemv_shape(g))
       for (auto sch : {dsl::Schedule::gemv16, dsl::Schedule::gemv32}) {
         if (keep && fx.schedule != dsl::Schedule::auto_ && fx.schedule != sch) continue;
-        for (int sk : or_fixed<int>(keep, fx.split_k, gemv_splits(g.k, o.sms))) {
+        for (int sk : space_or_fixed<int>(keep, fx.split_k, gemv_splits(g.k, o.sms))) {
           dsl::GemmKnobs k;
           k.schedule = sch;
           k.split_k = sk;
@@ -114,10 +112,10 @@ std::vector<StageConfig> gemm_candidates(const dsl::Program& p, int si, const ds
       std::vector<dsl::TileShape> tiles = sm80_tiles(prec);
       if (keep && fx.tile) tiles = {*fx.tile};
       for (const auto& t : tiles)
-        for (int st : or_fixed<int>(keep, fx.stages, prec == Precision::f32 ? std::vector<int>{3, 4, 5}
+        for (int st : space_or_fixed<int>(keep, fx.stages, prec == Precision::f32 ? std::vector<int>{3, 4, 5}
                                                                                 : std::vector<int>{3, 4}))
-          for (int sk : or_fixed<int>(keep, fx.split_k, prec == Precision::f32 ? kSimtSplits : std::vector<int>{1, 2, 4}))
-            for (int w : or_fixed<int>(keep, fx.swizzle, {1, 2, 4})) {
+          for (int sk : space_or_fixed<int>(keep, fx.split_k, prec == Precision::f32 ? kSimtSplits : std::vector<int>{1, 2, 4}))
+            for (int w : space_or_fixed<int>(keep, fx.swizzle, {1, 2, 4})) {
               dsl::GemmKnobs k;
               k.tile = t;
               k.stages = st;
@@ -160,7 +158,7 @@ std::vector<StageConfig> gemm_candidates(const dsl::Program& p, int si, const ds
             for (int sk : splits) {
               if (sk > 1 && ts != dsl::TileScheduler::stream_k) continue;  // split-K runs on stream-K
               for (auto r : rasters)
-                for (int w : or_fixed<int>(keep, fx.swizzle, {1, 2, 4, 8})) {
+                for (int w : space_or_fixed<int>(keep, fx.swizzle, {1, 2, 4, 8})) {
                   dsl::GemmKnobs k;
                   k.tile = t;
                   k.cluster = cl;
@@ -180,99 +178,6 @@ std::vector<StageConfig> gemm_candidates(const dsl::Program& p, int si, const ds
   return out;
 }
 
-std::vector<StageConfig> simt_candidates(const dsl::Program& p, int si, const dsl::Stage& st, const SpaceOptions& o) {
-  const dsl::SimtKnobs* fx = nullptr;
-  bool rows = false;
-  if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) { fx = &r->knobs; rows = true; }
-  if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) { fx = &r->knobs; rows = true; }
-  if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) fx = &r->knobs;
-  if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) fx = &r->knobs;
-  std::vector<StageConfig> out;
-  bool keep = o.keep_explicit;
-  if (std::holds_alternative<dsl::TorchStage>(st.body)) {  // no knobs: the host runs it
-    StageConfig c;
-    c.stage = si;
-    c.is_gemm = false;
-    out.push_back(std::move(c));
-    return out;
-  }
-  if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
-    // one knob: the block (the Hopper kernel, 64 or 128 query rows of mma.sync), those the data
-    // takes (dsl_attention_threads_ok: the Hopper kernel on 16-bit data only); every plan computes
-    // in the same order
-    const dsl::Tensor* q = p.find_tensor(r->q);
-    std::vector<int> blocks;
-    for (int th : {dsl::kAttentionHopperThreads, 128, 256})
-      if (q && dsl::dsl_attention_threads_ok(th, q->dtype)) blocks.push_back(th);
-    for (int th : or_fixed<int>(keep, r->knobs.threads, blocks)) {
-      StageConfig c;
-      c.stage = si;
-      c.is_gemm = false;
-      c.simt.threads = th;
-      out.push_back(std::move(c));
-    }
-    return out;
-  }
-  if (!fx) return out;
-  // rows longer than a 512-thread block caches may be split across a cluster; column
-  // reductions may split their reduced rows across one (the planner refuses it elsewhere)
-  std::vector<int> clusters = {0};
-  if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
-    if (keep && fx->cluster) clusters = {*fx->cluster};
-    else if (r->cols / 4 > dsl::kClusterRowVectors && r->operands.empty())  // multi-input ops: no cluster
-      clusters = {1, 2, 4, 8};  // 16: slower (runs M, N)
-  }
-  if (auto* r = std::get_if<dsl::ReduceStage>(&st.body); r && !dsl::dsl_reduce_is_loss(r->op)) {
-    if (keep && fx->cluster) clusters = {*fx->cluster};
-    else if (const dsl::Tensor* in = p.find_tensor(r->inputs.at(0));
-             in && !dsl::simt_reduce_geometry(in->shape, r->dims).inner)
-      clusters = {0, 2, 4, 8};
-  }
-  // Scans: PyTorch's own fp32 order (`order torch`) beside the fp64 plans, where the checker allows
-  // it (simt_torch_scan_refusal: an f32 row scan, inclusive or an exclusive cumsum); a program
-  // that fixes the order keeps it.
-  if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
-    const dsl::Tensor* in = p.find_tensor(r->input);
-    const dsl::Tensor* y = st.outputs.empty() ? nullptr : p.find_tensor(st.outputs[0]);
-    const bool torch_ok = in && y && dsl::simt_torch_scan_refusal(*r, *in, *y).empty();
-    // Its knobs are the block (warps, each a row) and the chunks in each segment a warp streams
-    // through its shared-memory ring; every one of them sums in the same order.
-    if (torch_ok && !(keep && fx->order == dsl::ScanOrder::fp64))
-      for (int th : or_fixed<int>(keep, fx->threads, {128, 256}))
-        for (int u : or_fixed<int>(keep, fx->items_per_thread, {16, 8, 4})) {
-          StageConfig c;
-          c.stage = si;
-          c.is_gemm = false;
-          c.simt.order = dsl::ScanOrder::torch;
-          c.simt.threads = th;
-          c.simt.items_per_thread = u;
-          out.push_back(std::move(c));
-        }
-    if (keep && fx->order == dsl::ScanOrder::torch) return out;
-  }
-  for (int th : or_fixed<int>(keep, fx->threads, {128, 256, 512, 1024}))
-    for (int rpb : rows ? or_fixed<int>(keep, fx->rows_per_block, {1, 2, 4, 8}) : std::vector<int>{0})
-      for (int v : or_fixed<int>(keep, fx->vector_width, {1, 2, 4, 8}))
-        for (int cl : clusters) {
-          StageConfig c;
-          c.stage = si;
-          c.is_gemm = false;
-          c.simt = *fx;
-          if (c.simt.order == dsl::ScanOrder::torch) {  // the fp64 plans' items are their own
-            c.simt.order = dsl::ScanOrder::auto_;
-            c.simt.items_per_thread.reset();
-          }
-          c.simt.threads = th;
-          c.simt.rows_per_block = rows ? std::optional<int>(rpb) : std::nullopt;
-          c.simt.vector_width = v;
-          if (cl > 0) c.simt.cluster = cl;
-          out.push_back(std::move(c));
-        }
-  return out;
-}
-
-}  // namespace
-
 Result<std::vector<StageConfig>> space_enumerate(const dsl::Program& p, int stage, const SpaceOptions& o) {
   if (stage < 0 || stage >= static_cast<int>(p.stages.size()))
     return make_error(ErrorCode::invalid_input,
@@ -280,13 +185,9 @@ Result<std::vector<StageConfig>> space_enumerate(const dsl::Program& p, int stag
                           std::to_string(p.stages.size()) + " stage(s)",
                       "stages are numbered from 0 in program order");
   const dsl::Stage& st = p.stages[static_cast<size_t>(stage)];
-  std::vector<StageConfig> out;
-  if (auto* g = std::get_if<dsl::GemmStage>(&st.body)) out = gemm_candidates(p, stage, *g, o);
-  else if (std::holds_alternative<dsl::GroupedGemmStage>(st.body))
-    return make_error(ErrorCode::unsupported, "stage " + st.name + " is a grouped_gemm; its space is not enumerated yet",
-                      "tune its knobs by hand");
-  else out = simt_candidates(p, stage, st, o);
-  for (auto& c : out) c.name = space_candidate_name(p, c);
+  auto out = space_stage_kind(dsl::dsl_stage_kind_of(st)).enumerate(p, stage, o);
+  if (!out) return out.error();
+  for (auto& c : *out) c.name = space_candidate_name(p, c);
   return out;
 }
 

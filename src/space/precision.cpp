@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "space/kinds/kinds.h"
 #include "support/contract_profiles.h"
 
 namespace ucut::space {
@@ -42,14 +43,7 @@ std::vector<std::pair<const dsl::Stage*, const dsl::GemmStage*>> unreduced_f32_g
 // 1e-4 in 3xTF32, run BO), so the 3xTF32 bound leaves such GEMMs to the search.
 std::set<std::string> read_by_reductions(const dsl::Program& p) {
   std::set<std::string> r;
-  for (const auto& st : p.stages) {
-    if (const auto* w = std::get_if<dsl::RowwiseStage>(&st.body)) {
-      r.insert(w->input);
-      r.insert(w->operands.begin(), w->operands.end());
-    } else if (const auto* d = std::get_if<dsl::ReduceStage>(&st.body)) {
-      r.insert(d->inputs.begin(), d->inputs.end());
-    }
-  }
+  for (const auto& st : p.stages) space_stage_kind(dsl::dsl_stage_kind_of(st)).reduction_reads(st, r);
   return r;
 }
 

@@ -7,6 +7,7 @@
 //   mainloop_eff = tile-shape reuse factor * pipeline-depth factor * multicast factor
 //   t_mem        = the stage's minimum DRAM bytes / bandwidth (its roofline's memory side)
 // SIMT: t = bytes / (bandwidth * access_eff * occupancy) + one launch.
+// Each kind's entry (space/kinds/) names its model; space_rank looks the stage's kind up.
 // The constants below are modelling choices, each explained; they order candidates, they do not
 // predict microseconds, and no test asserts on their absolute values.
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <variant>
 
 #include "dsl/names.h"
+#include "space/kinds/kinds.h"
 #include "space/space.h"
 #include "space/stage_facts.h"
 
@@ -219,8 +221,11 @@ constexpr int kThreadsPerSm = 2048;
 // (runtime/attention_sm90.cuh, 384 threads; run AZ), 22% with mma.sync's 64-row blocks and 21% with
 // its 128-row ones (runtime/attention.cuh; H200, causal 8 x 32 x 4096 x 128; run AR); f32, about
 // 33% of the 3xTF32 rate (a third of TF32's; 16 x 32 x 1024 x 128, run AT).
-RankedConfig rank_attention(const dsl::Program& p, const dsl::Stage& st, const dsl::AttentionStage& a,
-                               const StageConfig& c, const sol::HwSpec& hw) {
+}  // namespace
+
+RankedConfig space_rank_attention(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
+                                  const sol::HwSpec& hw) {
+  const auto& a = std::get<dsl::AttentionStage>(st.body);
   RankedConfig r;
   r.config = c;
   const SimtFacts f = simt_facts(p, st);  // its bytes: q, k, v read and the output written once
@@ -238,21 +243,26 @@ RankedConfig rank_attention(const dsl::Program& p, const dsl::Stage& st, const d
   return r;
 }
 
-RankedConfig rank_simt(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
-                          const sol::HwSpec& hw) {
-  if (const auto* a = std::get_if<dsl::AttentionStage>(&st.body)) return rank_attention(p, st, *a, c, hw);
+RankedConfig space_rank_torch(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
+                              const sol::HwSpec& hw) {
+  const auto& t = std::get<dsl::TorchStage>(st.body);
   RankedConfig r;
   r.config = c;
   SimtFacts f = simt_facts(p, st);
-  if (const auto* t = std::get_if<dsl::TorchStage>(&st.body)) {
-    // PyTorch's own kernels, one launch and a Python call per operation, and the copy of each
-    // result into the stage's output: its traffic about twice over.
-    r.mainloop_eff = 0.5;
-    r.wave_eff = r.tile_eff = 1;
-    r.t_sol = static_cast<double>(f.bytes) / hw.mem_bw;
-    r.t_est = r.t_sol / r.mainloop_eff + kTorchOpSeconds * static_cast<double>(t->ops.size());
-    return r;
-  }
+  // PyTorch's own kernels, one launch and a Python call per operation, and the copy of each
+  // result into the stage's output: its traffic about twice over.
+  r.mainloop_eff = 0.5;
+  r.wave_eff = r.tile_eff = 1;
+  r.t_sol = static_cast<double>(f.bytes) / hw.mem_bw;
+  r.t_est = r.t_sol / r.mainloop_eff + kTorchOpSeconds * static_cast<double>(t.ops.size());
+  return r;
+}
+
+RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
+                             const sol::HwSpec& hw) {
+  RankedConfig r;
+  r.config = c;
+  SimtFacts f = simt_facts(p, st);
   int th = c.simt.threads.value_or(256), vw = c.simt.vector_width.value_or(1);
   // order torch: a warp reads 32 consecutive elements, the transactions of 16-byte vectors
   if (c.simt.order == dsl::ScanOrder::torch) vw = std::max(1, 16 / std::max(1, f.elem_bytes));
@@ -295,7 +305,10 @@ RankedConfig rank_simt(const dsl::Program& p, const dsl::Stage& st, const StageC
   return r;
 }
 
-}  // namespace
+RankedConfig space_rank_gemm(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
+                             const sol::HwSpec& hw) {
+  return rank_gemm(p, st, std::get<dsl::GemmStage>(st.body), c, hw);
+}
 
 std::vector<RankedConfig> space_rank(const dsl::Program& p, const std::vector<StageConfig>& cands,
                                         const sol::HwSpec& hw) {
@@ -303,10 +316,7 @@ std::vector<RankedConfig> space_rank(const dsl::Program& p, const std::vector<St
   out.reserve(cands.size());
   for (const auto& c : cands) {
     const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
-    if (auto* g = std::get_if<dsl::GemmStage>(&st.body); g && c.is_gemm)
-      out.push_back(rank_gemm(p, st, *g, c, hw));
-    else
-      out.push_back(rank_simt(p, st, c, hw));
+    out.push_back(space_stage_kind(dsl::dsl_stage_kind_of(st)).rank(p, st, c, hw));
   }
   std::stable_sort(out.begin(), out.end(), [](const RankedConfig& a, const RankedConfig& b) {
     if (a.config.rung != b.config.rung) return a.config.rung < b.config.rung;

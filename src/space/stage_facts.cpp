@@ -1,5 +1,7 @@
 #include "space/stage_facts.h"
 
+#include "space/kinds/kinds.h"
+
 #include <algorithm>
 #include <set>
 #include <variant>
@@ -42,53 +44,22 @@ GemmFacts gemm_facts(const dsl::Program& p, const dsl::GemmStage& g) {
   return f;
 }
 
+void space_block_loads(const dsl::Epilogue& block, std::vector<std::string>& reads) {
+  std::set<std::string> loads;
+  int ops = 0;
+  static const dsl::Program none;  // walk reads the program only for GEMM facts
+  for (const auto& s : block.stmts) walk(s.value, none, loads, ops, nullptr);
+  reads.insert(reads.end(), loads.begin(), loads.end());
+}
+
 SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
   SimtFacts f;
+  const SpaceStageKind& kind = space_stage_kind(dsl::dsl_stage_kind_of(st));
+  f.kind = dsl::dsl_stage_kind_word(kind.id);
+  f.rows_kind = kind.rows_kind;
   std::string data;
   std::vector<std::string> reads;
-  // the tensors a prologue or epilogue reads (a rowwise prologue's second input of a loss)
-  auto block_reads = [&](const dsl::Epilogue& b) {
-    std::set<std::string> loads;
-    int ops = 0;
-    for (const auto& s : b.stmts) walk(s.value, p, loads, ops, nullptr);
-    reads.insert(reads.end(), loads.begin(), loads.end());
-  };
-  if (auto* r = std::get_if<dsl::RowwiseStage>(&st.body)) {
-    f.kind = "rowwise";
-    f.rows_kind = true;
-    data = r->input;
-    reads = r->extra;
-    reads.push_back(r->input);
-    reads.insert(reads.end(), r->operands.begin(), r->operands.end());
-    block_reads(r->prologue);
-    block_reads(r->epilogue);
-  } else if (auto* r = std::get_if<dsl::ReduceStage>(&st.body)) {
-    f.kind = "reduce";
-    f.rows_kind = true;
-    data = r->inputs.at(0);
-    reads = r->inputs;
-    block_reads(r->prologue);
-    block_reads(r->epilogue);
-  } else if (auto* r = std::get_if<dsl::ScanStage>(&st.body)) {
-    f.kind = "scan";
-    data = r->input;
-    reads = {r->input};
-  } else if (auto* r = std::get_if<dsl::ElementwiseStage>(&st.body)) {
-    f.kind = "elementwise";
-    data = st.outputs.at(0);
-    std::set<std::string> loads;
-    int ops = 0;
-    for (const auto& s : r->body.stmts) walk(s.value, p, loads, ops, nullptr);
-    reads.assign(loads.begin(), loads.end());
-  } else if (auto* r = std::get_if<dsl::AttentionStage>(&st.body)) {
-    f.kind = "attention";
-    data = r->q;
-    reads = {r->q, r->k, r->v};
-  } else if (auto* r = std::get_if<dsl::TorchStage>(&st.body)) {
-    f.kind = "torch";
-    data = st.outputs.at(0);
-    reads = r->reads;
-  }
+  kind.io(p, st, data, reads);
   if (const dsl::Tensor* t = p.find_tensor(data)) {
     f.last_dim = t->shape.empty() ? 1 : t->shape.back();
     f.total = t->numel();

@@ -20,7 +20,7 @@ struct GemmFacts {
 };
 
 struct SimtFacts {
-  std::string kind;           // rowwise, reduce, scan, elementwise
+  std::string kind;           // the stage kind's word: rowwise, reduce, scan, elementwise, ...
   bool rows_kind = false;     // rowwise/reduce: rows_per_block applies
   int64_t last_dim = 1;       // the data's last dimension
   int64_t total = 0;          // elements of the data

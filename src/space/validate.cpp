@@ -1,10 +1,12 @@
 // space_validate: the GEMM legality rules (gemm_rules_check on the stage with the candidate's
 // knobs: what compiles) plus the space's own rules (what is worth compiling), each a named
 // predicate returning the reason with its numbers. The SIMT rules mirror the checker's knob
-// checks so invalid SIMT candidates never reach dsl_compile.
+// checks so invalid SIMT candidates never reach dsl_compile. Each kind's entry (space/kinds/) picks
+// its rules; space_validate looks the stage's kind up.
 #include <variant>
 
 #include "dsl/simt_plan.h"
+#include "space/kinds/kinds.h"
 #include "space/space.h"
 #include "space/stage_facts.h"
 
@@ -114,28 +116,29 @@ void simt_rules(const SimtFacts& f, const dsl::SimtKnobs& k, std::vector<Violati
 
 }  // namespace
 
-std::vector<Violation> space_validate(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
+std::vector<Violation> space_validate_gemm(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
   (void)o;
   std::vector<Violation> v;
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
-  if (c.is_gemm) {
-    auto* g = std::get_if<dsl::GemmStage>(&st.body);
-    if (!g) return {{"stage_kind", "a GEMM configuration for a non-GEMM stage"}};
-    dsl::GemmStage s = *g;
-    s.knobs = c.gemm;
-    const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
-    for (const auto& r : dsl::gemm_rules_check(p, s, *out)) v.push_back({r.rule, r.message});
-    if (!v.empty()) return v;  // the space rules assume a legal, fully resolved stage
-    GemmFacts f = gemm_facts(p, s);
-    dsl::GemmKnobs k = dsl::gemm_resolve_auto(p, s, *out);
-    if (dsl::is_gemv(k.schedule)) return v;  // no tile, cluster or swizzle to judge
-    rule_split_k_useful(f, k, v);
-    rule_cluster_within_grid(f, k, v);
-    rule_tile_not_oversized(f, k, v);
-    rule_swizzle_within_grid(f, k, v);
-    return v;
-  }
-  if (std::holds_alternative<dsl::TorchStage>(st.body)) return v;  // no knobs to judge
+  dsl::GemmStage s = std::get<dsl::GemmStage>(st.body);
+  s.knobs = c.gemm;
+  const dsl::Tensor* out = p.find_tensor(st.outputs.at(0));
+  for (const auto& r : dsl::gemm_rules_check(p, s, *out)) v.push_back({r.rule, r.message});
+  if (!v.empty()) return v;  // the space rules assume a legal, fully resolved stage
+  GemmFacts f = gemm_facts(p, s);
+  dsl::GemmKnobs k = dsl::gemm_resolve_auto(p, s, *out);
+  if (dsl::is_gemv(k.schedule)) return v;  // no tile, cluster or swizzle to judge
+  rule_split_k_useful(f, k, v);
+  rule_cluster_within_grid(f, k, v);
+  rule_tile_not_oversized(f, k, v);
+  rule_swizzle_within_grid(f, k, v);
+  return v;
+}
+
+std::vector<Violation> space_validate_simt(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
+  (void)o;
+  std::vector<Violation> v;
+  const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
   simt_rules(simt_facts(p, st), c.simt, v);
   // simt_plan: the launch plan the code generator would make for these knobs exists (the
   // checker's and the code generator's rule, dsl/simt_plan.h)
@@ -146,6 +149,17 @@ std::vector<Violation> space_validate(const dsl::Program& p, const StageConfig& 
       v.push_back({"simt_plan", why->message});
   }
   return v;
+}
+
+std::vector<Violation> space_validate_none(const dsl::Program&, const StageConfig&, const SpaceOptions&) {
+  return {};  // no knobs to judge
+}
+
+std::vector<Violation> space_validate(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
+  const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
+  const dsl::StageKind kind = dsl::dsl_stage_kind_of(st);
+  if (c.is_gemm && kind != dsl::StageKind::gemm) return {{"stage_kind", "a GEMM configuration for a non-GEMM stage"}};
+  return space_stage_kind(kind).validate(p, c, o);
 }
 
 }  // namespace ucut::space
