@@ -219,3 +219,18 @@ def test_registered_name_and_options(tmp_path):
         got = torch.compile(m, backend="ucutlass", options={"budget": 0, "cache_dir": str(tmp_path / "c"),
                                                              "fallback": "eager"})(x)
         assert torch.allclose(got, m(x))
+
+
+def test_the_rest_compiles_with_inductor_after_the_graph_is_rewritten(tmp_path):
+    # Dynamo's graph carries its inputs' sources on the placeholder nodes; Inductor's front end
+    # (aot_autograd) insists on them once the graph module says it came from Dynamo. The partition
+    # rewrites the graph: the rest must still compile (on the GPU machine's torch this failed with
+    # "node l_x_ must have _dynamo_source attribute").
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    be = backend.Backend(tool.SearchOptions(budget=3), cache_dir=str(tmp_path / "cache"), fallback="inductor",
+                         runner=FakeBinary(), load_library=stand_in_loader)
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x), atol=1e-5)
+    assert [p.status for p in be.report.parts] == ["kernel", "kernel"]

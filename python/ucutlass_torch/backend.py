@@ -181,7 +181,13 @@ class Backend:
                 why = subgraph.why_unsupported(n)
                 if why:
                     self.report.uncovered[why] = self.report.uncovered.get(why, 0) + 1
+        # Dynamo's inputs carry their sources on the placeholder nodes, which Inductor's front end
+        # requires of a graph from Dynamo; the partition makes new nodes: they get them back.
+        sources = {n.name: n._dynamo_source for n in placeholders if hasattr(n, "_dynamo_source")}
         fused, names = subgraph.partition(gm)
+        for n in fused.graph.find_nodes(op="placeholder"):
+            if n.name in sources and not hasattr(n, "_dynamo_source"):
+                n._dynamo_source = sources[n.name]
         for call in [n for n in fused.graph.nodes if n.op == "call_module" and n.target in names]:
             self._replace(fused, call, weights, index)
         fused.recompile()
