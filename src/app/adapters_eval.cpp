@@ -98,6 +98,7 @@ Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::
   if (!problem.empty() && loaded_[w] != problem) {
     info = pool_.worker(w).load_problem(problem, load_timeout);
     if (info) {
+      std::lock_guard<std::mutex> lock(mu_);  // loaded() reads it from other threads
       loaded_[w] = problem;
       info_[w] = *info;
     }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <set>
@@ -618,9 +619,19 @@ TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
   const std::string dir = temp_dir("gpu-turns");
   eval::WorkerOptions wo;
   wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
-  wo.start_timeout = std::chrono::milliseconds(10000);
+  wo.start_timeout = std::chrono::milliseconds(60000);
   GpuWorkers workers({0}, wo);
-  const auto ms = std::chrono::milliseconds(10000);
+  const auto ms = std::chrono::milliseconds(60000);
+  // Waits for a condition the threads below bring about; false after a minute (a worker that never
+  // started fails the test instead of hanging it).
+  auto wait_for = [](const std::function<bool()>& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  };
   struct Call {
     std::string problem;
     GpuTurn turn;
@@ -633,7 +644,7 @@ TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
     std::thread holder([&] {
       ASSERT_TRUE(workers.with_worker(dir + "/p0.py", ms, [&](eval::WorkerClient&) { released.wait(); }));
     });
-    while (workers.loaded(0) != dir + "/p0.py") std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const bool holding = wait_for([&] { return workers.loaded(0) == dir + "/p0.py"; });
     std::vector<std::thread> ts;
     for (size_t i = 0; i < calls.size(); ++i) {
       ts.emplace_back([&, c = calls[i]] {
@@ -642,7 +653,7 @@ TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
           order.push_back(c.problem);
         }, c.turn));
       });
-      while (workers.waiting() < i + 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      EXPECT_TRUE(holding && wait_for([&] { return workers.waiting() >= i + 1; })) << "caller " << i << " never queued";
     }
     release.set_value();
     holder.join();
