@@ -154,6 +154,43 @@ TEST(Conv, InterpreterMatchesDirectConvolution3d) {
   check_case({1, 4, 8, {5, 6, 7}, {3, 3, 2}, {1, 0, 1}, {0, 1, 1}, {1, 2, 1}, {2, 1, 1}});
 }
 
+// examples/conv2d_nchw_bias_relu.ucut: NCHW in and out through view copies around the conv, the
+// form the lowering targets, against PyTorch's definition on the NCHW tensors.
+TEST(Conv, NchwProgramThroughLayoutStages) {
+  auto text = fs_read(std::string(UCUTLASS_SOURCE_DIR) + "/examples/conv2d_nchw_bias_relu.ucut");
+  ASSERT_TRUE(text.ok());
+  dsl::Program p = compile("conv2d_nchw_bias_relu", *text);
+  ASSERT_EQ(p.stages.size(), 4u);
+  const int64_t N = 2, C = 16, K = 32, H = 32, W = 32;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> x(static_cast<size_t>(N * C * H * W)), w(static_cast<size_t>(K * C * 9)), b(static_cast<size_t>(K));
+  for (auto* v : {&x, &w, &b})
+    for (auto& e : *v) e = u(rng);
+  dsl::InterpTensors ts{{"x", x}, {"w", w}, {"b", b}};
+  for (int i = 0; i < 4; ++i) {
+    auto st = dsl::interp_stage(p, i, ts, {});
+    ASSERT_TRUE(st.ok()) << "stage " << i << ": " << st.error().render();
+  }
+  const auto& y = ts["y"];
+  ASSERT_EQ(y.size(), static_cast<size_t>(N * K * H * W));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t q = 0; q < W; ++q) {
+          double acc = b[static_cast<size_t>(k)];
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t r = 0; r < 3; ++r)
+              for (int64_t s = 0; s < 3; ++s) {
+                const int64_t ih = h + r - 1, iw = q + s - 1;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += x[static_cast<size_t>(((n * C + c) * H + ih) * W + iw)] *
+                       w[static_cast<size_t>(((k * C + c) * 3 + r) * 3 + s)];
+              }
+          ASSERT_NEAR(y[static_cast<size_t>(((n * K + k) * H + h) * W + q)], std::max(acc, 0.0), 1e-12);
+        }
+}
+
 // ---- generated code --------------------------------------------------------------------------
 
 std::string golden_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/codegen/"; }
