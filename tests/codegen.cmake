@@ -14,3 +14,11 @@ add_test(NAME codegen_units_nvcc
                  "${CUTLASS_DIR}"
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(codegen_units_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 900)
+# `codegen_conv_nvcc` (label nvcc): the conv stage's golden libraries (a 2-D tf32 conv with bias
+# and ReLU; a 3-D bf16 conv with a folded BatchNorm, a residual and a 2x1 cluster) through the
+# same nvcc checks.
+add_test(NAME codegen_conv_nvcc
+         COMMAND bash "${CMAKE_SOURCE_DIR}/tests/golden/codegen/nvcc_test.sh" "${CUTLASS_DIR}"
+         WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+set_tests_properties(codegen_conv_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 1800
+                     ENVIRONMENT "UCUT_NVCC_TEST_KERNELS=conv2d_tf32_bias_relu conv3d_bf16_bn_residual")

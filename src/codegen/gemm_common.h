@@ -41,6 +41,25 @@ const char* cutlass_element(dsl::DType t);
 int tensor_index(const dsl::Program& program, const std::string& name);
 
 Result<StageCode> gemm_emit_sm90(const dsl::Program& program, const GemmPlan& plan);
+
+// The sm90 epilogue tree (gemm_sm90.cpp), shared by the sm90 GEMM and the conv (conv_sm90.cpp):
+// from the canonical form of `epilogue`, the functors and the EVT types up to `using Fusion`
+// (`text`, which expects ElementD, ElementC, TileShape and RoundStyle declared before it), the
+// statements setting the leaves of `typename Fusion::Arguments f` from the unit's arguments `a`
+// (`root_set`: a.vec, a.vec_batch_stride, a.scalar, a.red, a.red_batch_stride), and the binding's
+// statements filling those arguments `g` from the stage's `a` (`bind`).
+struct Sm90EpilogueShape {
+  int64_t vec_rows = 0, vec_cols = 0;  // the lengths of v[row] and v[col]
+  bool folded = false;                 // a batch folded into M: per-batch vectors are not strided
+  int64_t l = 1, m = 0, n = 0;         // as launched: the reductions' batch strides
+};
+struct Sm90EpilogueTree {
+  std::string text, root_set, bind;
+  const dsl::Tensor* source = nullptr;  // the full-size read (CUTLASS's C), or null
+  size_t reductions = 0;
+};
+Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& program, const dsl::Epilogue& epilogue,
+                                            const Sm90EpilogueShape& shape, bool fast);
 Result<StageCode> gemm_emit_sm80(const dsl::Program& program, const GemmPlan& plan);
 // schedules gemv16 / gemv32 (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
 Result<StageCode> gemm_emit_gemv(const dsl::Program& program, const GemmPlan& plan);

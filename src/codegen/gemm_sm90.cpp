@@ -48,24 +48,15 @@ std::string functor(const std::string& name, const std::vector<EpiLeaf>& leaves,
 
 }  // namespace
 
-Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
-  const auto& s = *g.stage;
-  const auto& k = g.knobs;
-  StageCode code;
-  code.needs_cutlass = true;
-  code.config_name = g.config_name;
-  code.includes = {"cute/tensor.hpp",
-                   "cutlass/cutlass.h",
-                   "cutlass/numeric_types.h",
-                   "cutlass/gemm/device/gemm_universal_adapter.h",
-                   "cutlass/gemm/kernel/gemm_universal.hpp",
-                   "cutlass/gemm/collective/collective_builder.hpp",
-                   "cutlass/epilogue/collective/collective_builder.hpp",
-                   "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp",
-                   "cutlass/util/packed_stride.hpp"};
+Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& p, const dsl::Epilogue& epilogue,
+                                            const Sm90EpilogueShape& shape, bool fast) {
+  Sm90EpilogueTree tree;
+  std::string& d = tree.text;
+  std::string& bind = tree.bind;
+  std::string& root_set = tree.root_set;
   // The unit is emitted from the canonical epilogue (no tensor, scalar or let names of this
   // program); the binding below reads the program's own leaves, which come in the same order.
-  const CanonicalEpilogue canon = epi_canonical(s.epilogue);
+  const CanonicalEpilogue canon = epi_canonical(epilogue);
   const dsl::Epilogue& cep = canon.epilogue;
   const std::vector<EpiLeaf> cleaves = epi_leaves(p, cep);
   // The same leaves under the program's names (for the binding).
@@ -83,51 +74,20 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   if (leaves.size() > 16)
     return make_error(ErrorCode::unsupported, fmt::format("the epilogue reads {} inputs; a GEMM epilogue reads at most 15", leaves.size() - 1),
                       "compute part of the epilogue in an elementwise stage after the GEMM");
-  DType op_dt = dsl::gemm_operand_dtype(k.precision);
-  int align_ab = 16 / dsl::dtype_bytes(op_dt);
   const dsl::EpilogueStmt* store = epi_main_store(cep);
-  const bool fast = k.math == dsl::MathMode::fast;
   std::string store_value = store ? epi_expr_cpp(*store->value, fast) : "acc";
   const EpiLeaf* source = nullptr;
   for (const auto& l : leaves)
     if (l.kind == EpiLeaf::Kind::full) source = &l;
   const dsl::Tensor* src_t = source ? p.find_tensor(source->name) : nullptr;
   std::vector<const dsl::EpilogueStmt*> reductions, creductions;
-  for (const auto& st : s.epilogue.stmts)
+  for (const auto& st : epilogue.stmts)
     if (st.kind == dsl::EpilogueStmt::Kind::reduce) reductions.push_back(&st);
   for (const auto& st : cep.stmts)
     if (st.kind == dsl::EpilogueStmt::Kind::reduce) creductions.push_back(&st);
   if (reductions.size() > 4)
     return make_error(ErrorCode::unsupported, "a GEMM epilogue computes at most 4 reductions",
                       "move the others to a reduce stage after the GEMM");
-  bool coop = k.schedule == dsl::Schedule::cooperative;
-  const bool stream_k = k.scheduler == dsl::TileScheduler::stream_k;
-
-  // ---- the stored unit: device code and its host set-up, over ucut_rt::GemmArgs
-  const std::string NS = "UCUT_UNIT";  // replaced by the key-derived name below
-  std::string d;
-  d += "namespace " + NS + " {\nusing namespace cute;\n";
-  d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", cutlass_element(op_dt),
-                   s.a.transposed ? "ColumnMajor" : "RowMajor",
-                   s.a.transposed ? "given as [K, M] (A.T)" : "[M, K]");
-  d += fmt::format("using ElementB = {};\nusing LayoutB = cutlass::layout::{};  // B {}\n", cutlass_element(op_dt),
-                   s.b.transposed ? "ColumnMajor" : "RowMajor",
-                   s.b.transposed ? "given as [N, K] (B.T, K-major)" : "[K, N] (N-major)");
-  d += fmt::format("constexpr int AlignA = {0}, AlignB = {0};\n", align_ab);
-  d += fmt::format("using ElementD = {};\nconstexpr int AlignD = {};\n", cutlass_element(g.out->dtype),
-                   16 / dsl::dtype_bytes(g.out->dtype));
-  if (src_t)
-    d += fmt::format("using ElementC = {};  // the residual\nconstexpr int AlignC = {};\n",
-                     cutlass_element(src_t->dtype), 16 / dsl::dtype_bytes(src_t->dtype));
-  else
-    d += "using ElementC = void;  // no residual: C is not read\nconstexpr int AlignC = AlignD;\n";
-  d += fmt::format("using TileShape = Shape<_{}, _{}, _{}>;\nusing ClusterShape = Shape<_{}, _{}, _1>;\n",
-                   k.tile->m, k.tile->n, k.tile->k, k.cluster->m, k.cluster->n);
-  d += fmt::format("using MainloopSchedule = cutlass::gemm::{};\nusing EpilogueSchedule = cutlass::epilogue::{};\n",
-                   coop ? "KernelTmaWarpSpecializedCooperative" : "KernelTmaWarpSpecializedPingpong",
-                   coop ? "TmaWarpSpecializedCooperative" : "TmaWarpSpecialized");
-  d += "constexpr auto RoundStyle = cutlass::FloatRoundStyle::round_to_nearest;\n\n";
-
   // ---- functors and the tree
   d += "// Epilogue: " + (store ? std::string("out = ") + store_value : std::string("acc")) + "\n";
   d += functor("EpiStore", cleaves, cep, store_value, fast);
@@ -143,7 +103,6 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   // Statements setting the leaves' arguments under the node arguments `base` (n = leaves + 1 ops).
   std::vector<std::string> leaf_set(leaves.size());
   // The binding: the program's values of the unit's runtime arguments.
-  std::string bind;
   for (size_t i = 0; i < leaves.size(); ++i) {
     const EpiLeaf& l = leaves[i];
     std::string t;
@@ -158,9 +117,9 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
       case EpiLeaf::Kind::row:
       case EpiLeaf::Kind::col: {
         const dsl::Tensor* vt = p.find_tensor(l.name);
-        int64_t len = l.kind == EpiLeaf::Kind::row ? s.m : s.n;
+        int64_t len = l.kind == EpiLeaf::Kind::row ? shape.vec_rows : shape.vec_cols;
         bool per_batch = vt->numel() != len;
-        std::string stride_l = per_batch && !g.folded ? i64(len) : "0LL";
+        std::string stride_l = per_batch && !shape.folded ? i64(len) : "0LL";
         bool row = l.kind == EpiLeaf::Kind::row;  // v[row]: a column vector broadcast along N
         t = fmt::format("fusion::{}<0, TileShape, {}, float, Stride<{}, int64_t>>",
                         row ? "Sm90ColBroadcast" : "Sm90RowBroadcast", cutlass_element(vt->dtype),
@@ -189,7 +148,6 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
     }
     return out;
   };
-  std::string root_set;
   if (reductions.empty()) {
     d += "using Fusion = fusion::Sm90EVT<fusion::Sm90Compute<EpiStore, ElementD, float, RoundStyle>" + leaf_types + ">;\n";
     root_set = set_leaves("f");
@@ -209,7 +167,7 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                                                               : "ucut_sm90_atomic_minimum";
       std::string ident = st.reduce_op == dsl::ReduceOp::sum ? "0.f"
                           : st.reduce_op == dsl::ReduceOp::max ? "-INFINITY" : "INFINITY";
-      std::string stride_l = g.l > 1 ? i64(per_row ? g.m : g.n) : "0LL";
+      std::string stride_l = shape.l > 1 ? i64(per_row ? shape.m : shape.n) : "0LL";
       d += fmt::format("using Reduce{} = fusion::Sm90EVT<fusion::{}<{}, {}, {}, 0, TileShape, float, float, RoundStyle, "
                        "Stride<{}, int64_t>>,\n    fusion::Sm90EVT<fusion::Sm90Compute<EpiReduce{}, float, float, RoundStyle>{}>>;"
                        "  // {} -> r{}\n",
@@ -229,6 +187,64 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
          red_types + ">;\n";
   }
 
+  tree.source = src_t;
+  tree.reductions = reductions.size();
+  return tree;
+}
+
+Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
+  const auto& s = *g.stage;
+  const auto& k = g.knobs;
+  StageCode code;
+  code.needs_cutlass = true;
+  code.config_name = g.config_name;
+  code.includes = {"cute/tensor.hpp",
+                   "cutlass/cutlass.h",
+                   "cutlass/numeric_types.h",
+                   "cutlass/gemm/device/gemm_universal_adapter.h",
+                   "cutlass/gemm/kernel/gemm_universal.hpp",
+                   "cutlass/gemm/collective/collective_builder.hpp",
+                   "cutlass/epilogue/collective/collective_builder.hpp",
+                   "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp",
+                   "cutlass/util/packed_stride.hpp"};
+  const bool fast = k.math == dsl::MathMode::fast;
+  auto tree = sm90_epilogue_tree(p, s.epilogue, {s.m, s.n, g.folded, g.l, g.m, g.n}, fast);
+  if (!tree) return tree.error();
+  const dsl::Tensor* src_t = tree->source;
+  DType op_dt = dsl::gemm_operand_dtype(k.precision);
+  int align_ab = 16 / dsl::dtype_bytes(op_dt);
+  bool coop = k.schedule == dsl::Schedule::cooperative;
+  const bool stream_k = k.scheduler == dsl::TileScheduler::stream_k;
+
+  // ---- the stored unit: device code and its host set-up, over ucut_rt::GemmArgs
+  const std::string NS = "UCUT_UNIT";  // replaced by the key-derived name below
+  std::string d;
+  d += "namespace " + NS + " {\nusing namespace cute;\n";
+  d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", cutlass_element(op_dt),
+                   s.a.transposed ? "ColumnMajor" : "RowMajor",
+                   s.a.transposed ? "given as [K, M] (A.T)" : "[M, K]");
+  d += fmt::format("using ElementB = {};\nusing LayoutB = cutlass::layout::{};  // B {}\n", cutlass_element(op_dt),
+                   s.b.transposed ? "ColumnMajor" : "RowMajor",
+                   s.b.transposed ? "given as [N, K] (B.T, K-major)" : "[K, N] (N-major)");
+  d += fmt::format("constexpr int AlignA = {0}, AlignB = {0};\n", align_ab);
+  d += fmt::format("using ElementD = {};\nconstexpr int AlignD = {};\n", cutlass_element(g.out->dtype),
+                   16 / dsl::dtype_bytes(g.out->dtype));
+  if (src_t)
+    d += fmt::format("using ElementC = {};  // the residual\nconstexpr int AlignC = {};\n",
+                     cutlass_element(src_t->dtype), 16 / dsl::dtype_bytes(src_t->dtype));
+  else
+    d += "using ElementC = void;  // no residual: C is not read\nconstexpr int AlignC = AlignD;\n";
+  d += fmt::format("using TileShape = Shape<_{}, _{}, _{}>;\nusing ClusterShape = Shape<_{}, _{}, _1>;\n",
+                   k.tile->m, k.tile->n, k.tile->k, k.cluster->m, k.cluster->n);
+  d += fmt::format("using MainloopSchedule = cutlass::gemm::{};\nusing EpilogueSchedule = cutlass::epilogue::{};\n",
+                   coop ? "KernelTmaWarpSpecializedCooperative" : "KernelTmaWarpSpecializedPingpong",
+                   coop ? "TmaWarpSpecializedCooperative" : "TmaWarpSpecialized");
+  d += "constexpr auto RoundStyle = cutlass::FloatRoundStyle::round_to_nearest;\n\n";
+
+  d += tree->text;
+  const std::string& root_set = tree->root_set;
+  const std::string& bind = tree->bind;
+  const bool has_reductions = tree->reductions > 0;
   d += R"(
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
@@ -323,9 +339,9 @@ int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
   // Reductions accumulate with atomics (their outputs are refilled with the identity), and the
   // stream-K scheduler's barrier flags must be zero at every launch (a second launch over the flags
   // the first one left behind waits forever): both re-run initialize_workspace on every call.
-  if (!reductions.empty() || stream_k)
+  if (has_reductions || stream_k)
     d += R"( else {
-    // )" + std::string(!reductions.empty() && stream_k ? "Reduction outputs back to the identity; stream-K barriers to zero."
+    // )" + std::string(has_reductions && stream_k ? "Reduction outputs back to the identity; stream-K barriers to zero."
                       : stream_k ? "Stream-K barrier flags back to zero before every launch."
                                  : "Reductions accumulate with atomics: refill their outputs with the identity.") + R"(
     cutlass::Status st = GemmKernel::initialize_workspace(c->args, a.workspace, stream);
@@ -350,7 +366,7 @@ int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
        "::Gemm::get_workspace_size(" + NS + "::make_arguments(*a));\n}\n";
 
   std::string prelude;
-  if (!reductions.empty())
+  if (has_reductions)
     prelude =
         "#ifndef UCUT_SM90_ATOMIC_MIN_DEFINED\n#define UCUT_SM90_ATOMIC_MIN_DEFINED\n"
         "// GmemReduceFn for min reductions; CUTLASS's is_atomic trait marks it atomic.\n"

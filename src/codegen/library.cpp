@@ -211,7 +211,9 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
     lib.config_names.push_back(c->config_name);
     lib.needs_cutlass = lib.needs_cutlass || c->needs_cutlass;
     // the SIMT stages and the gemv schedules' GEMMs (the GEMM kernels without CUTLASS)
-    bool runtime = p.stages[i].body.index() > 1 || !c->needs_cutlass;
+    const dsl::StageKind kind = dsl::dsl_stage_kind_of(p.stages[i]);
+    bool runtime = !c->needs_cutlass || (kind != dsl::StageKind::gemm && kind != dsl::StageKind::grouped_gemm &&
+                                         kind != dsl::StageKind::conv);
     lib.needs_simt_runtime = lib.needs_simt_runtime || runtime;
     codes.push_back(std::move(*c));
   }

@@ -26,7 +26,7 @@ std::optional<std::vector<int64_t>> dims_knob(Checker& c, const AstStage& s, con
 
 }  // namespace
 
-static bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
+bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
   bool ok = true;
   int p = c.word_knob(s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s", "tf32m"}, ok);
   k.precision = static_cast<Precision>(p);

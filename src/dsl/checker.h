@@ -5,7 +5,7 @@
 //
 // The work is split by stage kind: checker.cpp (program, declarations, data flow),
 // check_expr.cpp (epilogue blocks), check_gemm.cpp (gemm, grouped_gemm), check_simt.cpp
-// (rowwise, reduce, scan, elementwise), check_torch.cpp (torch).
+// (rowwise, reduce, scan, elementwise), check_torch.cpp (torch), check_conv.cpp (conv).
 #pragma once
 
 #include <map>
@@ -46,6 +46,10 @@ struct BlockRules {
   int64_t batch = 1;                // GEMM batch: row/col vectors may be [batch, len]
 };
 
+class Checker;
+// check_gemm.cpp: the GEMM knobs a stage wrote (gemm, grouped_gemm and conv stages).
+bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k);
+
 class Checker {
  public:
   Checker(const AstProgram& ast, std::vector<Diagnostic>& diags) : ast_(ast), diags_(diags) {}
@@ -78,6 +82,8 @@ class Checker {
   // ---- check_gemm.cpp ----
   bool check_gemm(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_grouped_gemm(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
+  // ---- check_conv.cpp ----
+  bool check_conv(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
 
   // ---- check_simt.cpp ----
   bool check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);

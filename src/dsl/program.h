@@ -305,6 +305,27 @@ struct ElementwiseStage {
   bool transpose = false;
 };
 
+// A convolution forward pass (cross-correlation, groups 1) as a CUTLASS 3.x sm90 implicit GEMM,
+// on channels-last tensors: x [N, (D,) (H,) W, C], w [K, (T,) (R,) S, C] (KRSC), out
+// [N, (Z,) (P,) Q, K]; `rank` spatial dims (1, 2 or 3; from x's rank), each output size
+// (in + lo + hi - dilation*(f - 1) - 1) / stride + 1, PyTorch's. In GEMM terms M = N*P*Q (output
+// pixels), N = K (output channels), K = C*R*S: the epilogue is the gemm stage's, `v[col]` one value
+// per output channel (a bias, a folded BatchNorm's scale and shift) and a full load a tensor of the
+// output's shape (a residual). The GEMM knobs it takes: precision (tf32, bf16, f16), tile, cluster
+// (Mx1, M 1 or 2), stages, math (dsl/conv_rules.h).
+struct ConvStage {
+  std::string x, w;
+  int rank = 2;                         // spatial dims
+  // per spatial dim, outermost first; filled in (stride 1, padding 0, dilation 1 where not given)
+  std::vector<int64_t> stride, pad_lo, pad_hi, dilation;
+  // resolved by the checker
+  int64_t batch = 0, channels = 0, out_channels = 0;
+  std::vector<int64_t> in_size, filter, out_size;
+  int64_t m = 0, n = 0, k = 0;          // the implicit GEMM: N*P*Q, K, C*R*S
+  GemmKnobs knobs;
+  Epilogue epilogue;
+};
+
 // PyTorch operations the host runs between kernel stages (a graph break, as torch.compile makes
 // for what it cannot compile): the lowering emits one where the problem holds an operation outside
 // the language, so the rest still runs as kernels. The operations are the Problem IR's
@@ -344,7 +365,7 @@ struct Stage {
   std::string name;                 // "s0", "s1", ... unless the program names it
   std::vector<std::string> outputs; // tensors this stage writes (main output first)
   std::variant<GemmStage, GroupedGemmStage, RowwiseStage, ReduceStage, ScanStage, ElementwiseStage,
-               AttentionStage, TorchStage>
+               AttentionStage, TorchStage, ConvStage>
       body;
   Span span;
 };

@@ -12,7 +12,7 @@ namespace ucut::space {
 std::string space_candidate_name(const dsl::Program& p, const StageConfig& c) {
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
   const dsl::StageKind kind = dsl::dsl_stage_kind_of(st);
-  if (c.is_gemm && kind != dsl::StageKind::gemm) return "invalid";
+  if (c.is_gemm && kind != dsl::StageKind::gemm && kind != dsl::StageKind::conv) return "invalid";
   return space_stage_kind(kind).name(p, st, c);
 }
 

@@ -158,7 +158,8 @@ std::vector<Violation> space_validate_none(const dsl::Program&, const StageConfi
 std::vector<Violation> space_validate(const dsl::Program& p, const StageConfig& c, const SpaceOptions& o) {
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(c.stage));
   const dsl::StageKind kind = dsl::dsl_stage_kind_of(st);
-  if (c.is_gemm && kind != dsl::StageKind::gemm) return {{"stage_kind", "a GEMM configuration for a non-GEMM stage"}};
+  if (c.is_gemm && kind != dsl::StageKind::gemm && kind != dsl::StageKind::conv)
+    return {{"stage_kind", "a GEMM configuration for a non-GEMM stage"}};
   return space_stage_kind(kind).validate(p, c, o);
 }
 
