@@ -15,7 +15,9 @@ FAMILIES = [("gemm_", "Plain GEMMs"), ("epi_", "GEMM + elementwise epilogue"), (
             ("act_", "Activations (memory bound)"), ("red_", "Softmax and reductions"), ("norm_", "Normalisation"),
             ("scan_", "Scans"), ("loss_", "Losses"), ("attn_", "Attention"),
             ("kb1_", "KernelBench level 1, at its sizes"), ("kb2_", "KernelBench level 2 (GEMM + epilogue), at its sizes"),
-            ("kb3_", "KernelBench level 3, at its sizes")]
+            ("kb3_", "KernelBench level 3, at its sizes"),
+            ("cv1_", "Convolution and pooling (KernelBench level 1 shapes)"),
+            ("cv2_", "Convolution + epilogue (KernelBench level 2 shapes)")]
 
 
 def render(root: Path) -> str:
@@ -27,6 +29,9 @@ def render(root: Path) -> str:
            "The `kb1_`, `kb2_` and `kb3_` problems mirror KernelBench's levels at its current (v0.1) shapes, sizes",
            "and input distributions, so the suite meets what outside users run (6 GiB activations, einsum,",
            "registered masks, `-inf` fills); each docstring names the KernelBench problem number.",
+           "The `cv1_` and `cv2_` problems do the same for KernelBench's convolutions, pooling and conv + epilogue",
+           "chains (a batch is halved where an input or output would pass 4 GiB; the docstring says so). Their",
+           "prefix keeps them out of `--match 'kb*'`, the 80-problem suite of docs/benchmarks.md.",
            "`ucutlass extract problems -o out/` writes the Problem IR of all of them (no GPU needed: tensors",
            "are fake during extraction).", "",
            f"{len(files)} problems. This file is generated from the docstrings; after adding a problem run",
