@@ -21,8 +21,10 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
    "rescaled": true, "min_reps": 30, "target_s": 0.25, "timing": true, "scalars": null}
       -> {"status": "ok", "result": {verdict, error, phase, kernel, correctness, timing,
                                      recheck, seconds}, "fatal": false}
-  {"id": 4, "cmd": "baseline", "modes": ["eager", "compile"], "cache_dir": "/path"|null}
+  {"id": 4, "cmd": "baseline", "modes": ["eager", "compile"], "cache_dir": "/path"|null,
+   "cached_only": ["compile"]}
       -> {"status": "ok", "baselines": {"eager": {mode, cached, setup_s, timing}|{mode, error}, ...}}
+     (``cached_only``: modes answered only from the cache, never measured: absent when not cached)
   {"id": 5, "cmd": "shutdown"}  -> {"status": "ok"}, then the worker exits 0.
 
 ``result.verdict`` is ``ok`` | ``mismatch`` | ``launch_error`` | ``rejected`` (the candidate's

@@ -165,7 +165,10 @@ search::Baselines RealEvaluator::baselines() {
   auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
     if (auto env = w.environment(); env) ctx_.env = *env;
     notes_ = eval::measure_baselines(w, ctx_, compile_pending_ ? "" : opt_.compile_mode, opt_.baseline_cache,
-                                     opt_.baseline_timeout);
+                                     opt_.baseline_timeout, /*with_eager=*/true,
+                                     compile_pending_ ? opt_.compile_mode : "");
+    // Put off, but measured by an earlier run: taken from the cache now, nothing left to measure.
+    if (compile_pending_ && std::isfinite(ctx_.compile_ms)) compile_pending_ = false;
   });
   if (!r) notes_ = "baselines not measured: " + r.error().render();
   else ctx_.info = *r;

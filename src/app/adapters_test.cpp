@@ -607,6 +607,40 @@ TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
   std::filesystem::remove_all(dir);
 }
 
+// Put off, torch.compile's baseline is still taken at once when the worker's cache holds it (an
+// earlier run measured it): nothing is left to measure after the first evaluation.
+TEST(RealEvaluator, APutOffBaselineComesFromTheCacheAtOnce) {
+  const std::string dir = temp_dir("cached-baseline");
+  const std::string log = dir + "/worker.log";
+  eval::WorkerOptions wo;
+  wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
+  wo.env["FAKE_WORKER_LOG"] = log;
+  wo.env["FAKE_WORKER_CACHED_COMPILE"] = "1";
+  wo.start_timeout = std::chrono::milliseconds(10000);
+  GpuWorkers workers({0}, wo);
+  RealEvaluatorOptions eo;
+  eo.problem_py = dir + "/p.py";
+  eo.compile_baseline_after = 1;
+  eo.eval.timeout = std::chrono::milliseconds(5000);
+  RealEvaluator ev(workers, eo);
+  const search::Baselines b = ev.baselines();
+  EXPECT_DOUBLE_EQ(b.eager_s, 0.002);
+  EXPECT_DOUBLE_EQ(b.compile_s, 0.001);
+  search::Candidate c;
+  c.name = c.hash = "c";
+  search::CompileOutcome built;
+  built.ok = true;
+  built.so_path = dir + "/lib_ok.so";
+  for (const char* h : {"c", "d"}) {
+    c.hash = h;
+    EXPECT_EQ(ev.evaluate(c, built).status, RunStatus::ok);
+  }
+  ASSERT_TRUE(ev.late_compile_baseline_s().has_value());
+  EXPECT_DOUBLE_EQ(*ev.late_compile_baseline_s(), 0.001);
+  EXPECT_EQ(fake_worker_log(log), (std::vector<std::string>{"baseline eager"}));
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ucut::app
 

@@ -188,13 +188,16 @@ RunRecord evaluate_candidate(WorkerClient& worker, const BuiltLibrary& cand, con
 }
 
 std::string measure_baselines(WorkerClient& worker, ProblemContext& ctx, const std::string& compile_mode,
-                              const std::string& cache_dir, std::chrono::milliseconds timeout, bool with_eager) {
+                              const std::string& cache_dir, std::chrono::milliseconds timeout, bool with_eager,
+                              const std::string& cached_only_mode) {
+  auto wire = [](const std::string& m) { return m == "default" ? std::string("compile") : m; };
   nlohmann::json modes = nlohmann::json::array();
   if (with_eager) modes.push_back("eager");
-  if (!compile_mode.empty()) modes.push_back(compile_mode == "default" ? "compile" : compile_mode);
+  if (!compile_mode.empty()) modes.push_back(wire(compile_mode));
   if (modes.empty()) return "";
   nlohmann::json req = {{"cmd", "baseline"}, {"modes", modes}};
   if (!cache_dir.empty()) req["cache_dir"] = cache_dir;
+  if (!cached_only_mode.empty()) req["cached_only"] = nlohmann::json::array({wire(cached_only_mode)});
   auto resp = worker.request(req, timeout);
   if (!resp) return "baselines failed: " + resp.error().render();
   if (resp->value("status", "") != "ok") return "baselines failed: " + resp->value("error", resp->dump());

@@ -65,11 +65,12 @@ RunRecord evaluate_candidate(WorkerClient& worker, const BuiltLibrary& cand, con
                              const EvalOptions& opt);
 
 // Measures baselines ("eager" unless with_eager is false, and "compile" or "max-autotune" when
-// compile_mode is not empty) into ctx (cached by the worker under cache_dir). Failures leave NaN
-// and return the message.
+// compile_mode is not empty) into ctx (cached by the worker under cache_dir). `cached_only_mode`
+// (e.g. "default", a baseline put off) is taken too when the worker's cache holds it, never
+// measured. Failures leave NaN and return the message.
 std::string measure_baselines(WorkerClient& worker, ProblemContext& ctx, const std::string& compile_mode,
                               const std::string& cache_dir, std::chrono::milliseconds timeout,
-                              bool with_eager = true);
+                              bool with_eager = true, const std::string& cached_only_mode = "");
 
 // The ucutlass source commit (git rev-parse HEAD of the source tree, "+dirty" when modified), or
 // "unknown".

@@ -33,6 +33,10 @@ while IFS= read -r line; do
         *'"modes":["compile"]'*) b="$comp"; m="compile" ;;
         *) b="$eager,$comp"; m="eager compile" ;;
       esac
+      # cached_only: torch.compile's answered from the "cache" when $FAKE_WORKER_CACHED_COMPILE is set
+      case "$line" in
+        *'"cached_only":["compile"]'*) [ -n "${FAKE_WORKER_CACHED_COMPILE:-}" ] && b="$b,$comp" ;;
+      esac
       [ -n "$FAKE_WORKER_LOG" ] && echo "baseline $m" >> "$FAKE_WORKER_LOG"
       echo "{\"id\":$id,\"status\":\"ok\",\"baselines\":{$b}}" ;;
     evaluate)
