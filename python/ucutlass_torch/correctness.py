@@ -111,10 +111,16 @@ CHUNK = 1 << 22
 # bytes in float64, the kept reference's piece moved from the host included); memplan counts
 # CHUNK × this, and test_eval_memory_cpu checks the bound.
 SCRATCH_PER_ELEMENT = 96
+# Pieces of a fingerprint (elements): larger than CHUNK, as a fingerprint holds one word-sized
+# temporary per element and a cached mask, not a comparison's float64 temporaries; a 6 GiB output
+# is about 100 pieces instead of 400 (each piece cost launches and a host sync).
+FP_PIECE = 1 << 24
 
 
 def scratch_bytes(chunk: Optional[int] = None) -> int:
-    return (chunk or CHUNK) * SCRATCH_PER_ELEMENT
+    """A comparison's scratch, and the fingerprints' masks the worker keeps once made (32-, 16- and
+    8-bit words of FP_PIECE positions: 112 MiB)."""
+    return (chunk or CHUNK) * SCRATCH_PER_ELEMENT + FP_PIECE * (4 + 2 + 1)
 
 
 def pieces(shape: Tuple[int, ...], chunk: Optional[int] = None, prefix: tuple = (), offset: int = 0):
@@ -162,19 +168,41 @@ def all_finite(t: torch.Tensor, chunk: Optional[int] = None) -> bool:
     return all(bool(torch.isfinite(t[index]).all()) for index, _ in pieces(tuple(t.shape), chunk))
 
 
+_FP_MASKS: Dict[Any, torch.Tensor] = {}
+
+
+def _fp_mask(n: int, word: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A fixed position-dependent pattern of ``n`` words (a multiplicative hash of the position),
+    made once per word type and device at the largest size asked."""
+    key = (word, str(device))
+    m = _FP_MASKS.get(key)
+    if m is None or m.numel() < n:
+        size = max(n, min(FP_PIECE, 1 << 20))
+        bits = {torch.int32: 31, torch.int16: 15, torch.uint8: 8}[word]
+        pos = torch.arange(size, dtype=torch.int64, device=device)
+        m = ((pos * 2654435761 + 40503) % (1 << bits)).to(word)
+        _FP_MASKS[key] = m
+    return m[:n]
+
+
 def fingerprint(t: torch.Tensor, chunk: Optional[int] = None) -> tuple:
     """A digest of ``t``'s bits, to tell whether the determinism run repeated the first run bit
-    for bit without keeping the first run's output: its 16-bit words (bytes for 1-byte dtypes)
-    summed, and summed weighted by position. Sums stay below 2**63 per piece (≤ 2**24 words of
-    < 2**16, weights ≤ 2**16) and are added up in Python integers."""
-    word = torch.int16 if t.element_size() % 2 == 0 else torch.uint8
-    total, weighted = 0, 0
-    for index, _ in pieces(tuple(t.shape), chunk):
-        w = t[index].reshape(-1).view(word).to(torch.int64)
-        pos = torch.arange(w.numel(), dtype=torch.int64, device=w.device) % 65521 + 1
-        total += int(w.sum().item())
-        weighted += int((w * pos).sum().item())
-    return (tuple(t.shape), t.dtype, total, weighted)
+    for bit (and whether memory a candidate was not given changed) without keeping a copy: its
+    words (32-bit, else 16-bit, else bytes) summed, and summed after an XOR with a fixed
+    position-dependent mask, each piece's second sum weighted by its place, so a swap of two
+    elements changes it. Sums are int64 on the device (wrapping alike for equal inputs), read once."""
+    word = torch.int32 if t.element_size() % 4 == 0 else torch.int16 if t.element_size() % 2 == 0 else torch.uint8
+    total = weighted = None
+    for k, (index, _) in enumerate(pieces(tuple(t.shape), chunk or FP_PIECE)):
+        w = t[index].reshape(-1).view(word)
+        if not w.numel():
+            continue
+        s1 = w.sum(dtype=torch.int64)
+        s2 = torch.bitwise_xor(w, _fp_mask(w.numel(), word, w.device)).sum(dtype=torch.int64) * (k + 1)
+        total = s1 if total is None else total + s1
+        weighted = s2 if weighted is None else weighted + s2
+    return (tuple(t.shape), t.dtype, int(total) if total is not None else 0,
+            int(weighted) if weighted is not None else 0)
 
 
 def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
