@@ -78,6 +78,11 @@ std::string GpuWorkers::loaded(size_t worker) {
   return worker < loaded_.size() ? loaded_[worker] : std::string();
 }
 
+GpuWorkers::Usage GpuWorkers::usage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return usage_;
+}
+
 size_t GpuWorkers::waiting() {
   std::lock_guard<std::mutex> lock(mu_);
   return waiting_.size();
@@ -94,11 +99,15 @@ Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::
     cv_.wait(lock, [&] { return me.worker.has_value(); });
     w = *me.worker;
   }
+  const auto held = std::chrono::steady_clock::now();
   Result<nlohmann::json> info = nlohmann::json::object();
   if (!problem.empty() && loaded_[w] != problem) {
     info = pool_.worker(w).load_problem(problem, load_timeout);
+    const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - held).count();
+    std::lock_guard<std::mutex> lock(mu_);  // loaded() reads it from other threads
+    usage_.load_s += load_s;
+    ++usage_.loads;
     if (info) {
-      std::lock_guard<std::mutex> lock(mu_);  // loaded() reads it from other threads
       loaded_[w] = problem;
       info_[w] = *info;
     }
@@ -108,6 +117,7 @@ Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::
   if (info) fn(pool_.worker(w));
   {
     std::lock_guard<std::mutex> lock(mu_);
+    usage_.busy_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - held).count();
     busy_[w] = false;
     dispatch_locked();
   }

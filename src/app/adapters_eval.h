@@ -42,6 +42,13 @@ class GpuWorkers {
   Result<nlohmann::json> with_worker(const std::string& problem, std::chrono::milliseconds load_timeout,
                                      const std::function<void(eval::WorkerClient&)>& fn,
                                      GpuTurn turn = GpuTurn::normal);
+  // Time the workers were held (all of them together), and the problem loads within it.
+  struct Usage {
+    double busy_s = 0;
+    double load_s = 0;
+    int loads = 0;
+  };
+  Usage usage();
   // The problem a worker has loaded ("" for none) and the callers waiting for a worker: tests.
   std::string loaded(size_t worker);
   size_t waiting();
@@ -61,6 +68,7 @@ class GpuWorkers {
   void dispatch_locked();  // hands free workers to waiters (mu_ held)
   std::vector<Waiter*> waiting_;
   uint64_t next_seq_ = 0;
+  Usage usage_;
   std::vector<bool> busy_;
   std::vector<std::string> loaded_;
   std::vector<nlohmann::json> info_;

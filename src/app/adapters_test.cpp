@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -675,10 +676,15 @@ TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
     std::vector<std::string> order;
     std::promise<void> release;
     std::shared_future<void> released = release.get_future().share();
+    std::atomic<bool> held{false};
     std::thread holder([&] {
-      ASSERT_TRUE(workers.with_worker(dir + "/p0.py", ms, [&](eval::WorkerClient&) { released.wait(); }));
+      ASSERT_TRUE(workers.with_worker(dir + "/p0.py", ms, [&](eval::WorkerClient&) {
+        held = true;
+        released.wait();
+      }));
     });
-    const bool holding = wait_for([&] { return workers.loaded(0) == dir + "/p0.py"; });
+    // Held, not merely loaded: p0 may still be loaded from the run before, with the worker free.
+    const bool holding = wait_for([&] { return held.load(); });
     std::vector<std::thread> ts;
     for (size_t i = 0; i < calls.size(); ++i) {
       ts.emplace_back([&, c = calls[i]] {
@@ -700,6 +706,11 @@ TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
   EXPECT_EQ(run({{"p1", GpuTurn::normal}, {"p0", GpuTurn::normal}}), (std::vector<std::string>{"p0", "p1"}));
   EXPECT_EQ(run({{"p3", GpuTurn::normal}, {"p1", GpuTurn::normal}, {"p2", GpuTurn::normal}}),
             (std::vector<std::string>{"p3", "p1", "p2"}));
+  // Loads: p0 p2 p1 p0 | (p0 still loaded) p1 | p0 p3 p1 p2; every hold counted as busy.
+  const auto use = workers.usage();
+  EXPECT_EQ(use.loads, 9);
+  EXPECT_GT(use.busy_s, 0.0);
+  EXPECT_LE(use.load_s, use.busy_s);
   std::filesystem::remove_all(dir);
 }
 

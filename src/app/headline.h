@@ -95,6 +95,11 @@ struct CostFigures {
   double nvcc_s = 0;                // nvcc core-seconds of the whole run
   long long stored_built = 0, stored_reused = 0;  // stored kernel units compiled / taken from the store
   int compile_slots = 0;            // the compile gate's width
+  // The GPU workers' side (GpuWorkers::usage; 0 where not measured): time a worker was held, of
+  // which loading problems (each switch of problem on a worker loads it again).
+  double worker_busy_s = 0;
+  double worker_load_s = 0;
+  int worker_loads = 0;
 };
 
 struct Headline {

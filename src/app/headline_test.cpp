@@ -327,6 +327,15 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
   const auto j = headline_to_json(h);
   EXPECT_EQ(j["cost"]["nvcc_core_s_per_attempt"], 720.0);
   EXPECT_EQ(j["without_attempt"], 1);
+  EXPECT_EQ(text.find("GPU workers:"), std::string::npos) << "not measured: not printed";
+  // The workers' side: held 380 s, of which 45 loads took 30 s and the evaluations 320 s.
+  h.cost.worker_busy_s = 380;
+  h.cost.worker_load_s = 30;
+  h.cost.worker_loads = 45;
+  EXPECT_NE(headline_render(h).find("GPU workers: held 380 s: 45 problem loads (30 s), evaluations 320 s, baselines "
+                                    "and the rest 30 s"),
+            std::string::npos) << headline_render(h);
+  EXPECT_EQ(headline_to_json(h)["cost"]["worker_loads"], 45);
 }
 
 }  // namespace

@@ -284,6 +284,12 @@ int run_bench(const BenchArgs& a) {
     cost.stored_reused = bs.stored_reused;
     cost.compile_slots = search::compile_gate().width();
     for (const auto& oc : outcomes) cost.attempts += oc.attempts;
+    if (workers) {
+      const auto use = workers->usage();
+      cost.worker_busy_s = use.busy_s;
+      cost.worker_load_s = use.load_s;
+      cost.worker_loads = use.loads;
+    }
   }
   auto h = app::headline_compute(outcomes, cost);
   h.simulated = synthetic;
