@@ -17,6 +17,7 @@ Result<LoweredProgram> run_passes(LowerState& s) {
                     pass_views,           // reshapes and transposes become aliases
                     pass_expand_ops,      // written-out RMSNorm -> rms_norm; eval batch_norm -> elementwise
                     pass_strided_copies,  // split/slice/permute chains -> DSL views and copies
+                    pass_match_conv,      // conv1d/2d/3d -> NHWC copies + conv drafts, or 1x1 -> GEMM ops
                     pass_check_ops,       // reject what the language cannot express, with the op
                     pass_match_gemm,      // GEMM-family ops -> gemm drafts (operands, M N K, bias)
                     pass_simt_stages,     // row ops, reductions, losses, scans, elementwise -> drafts

@@ -283,6 +283,12 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     c.batch = g.batch;
     return c;
   }
+  if (d.kind == DraftKind::conv) {  // [N, .., K]: rows are output pixels, columns output channels
+    c.shape = lower_decl_shape(s, s.resolve(d.value).base);
+    c.cols = c.shape.back();
+    c.rows = shape_numel(c.shape) / c.cols;
+    return c;
+  }
   std::string value = !d.value.empty() ? d.value
                       : !d.ops.empty() ? s.ops[static_cast<size_t>(d.ops.front())].outputs.at(0)
                                        : d.dst;

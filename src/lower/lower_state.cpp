@@ -12,6 +12,7 @@ namespace ucut::lower {
 const char* draft_kind_name(DraftKind k) {
   switch (k) {
     case DraftKind::gemm: return "gemm";
+    case DraftKind::conv: return "conv";
     case DraftKind::rowwise: return "rowwise";
     case DraftKind::reduce: return "reduce";
     case DraftKind::scan: return "scan";
@@ -286,6 +287,7 @@ OpClass op_class(const problem::Op& op) {
   const std::string& n = op.op;
   if (views.count(n)) return OpClass::view;
   if (is_gemm_op(n)) return OpClass::gemm;
+  if (n == "conv") return OpClass::conv;  // pass_match_conv
   if (elementwise.count(n)) return OpClass::elementwise;
   if (row_ops.count(n)) return OpClass::row_op;
   if (reductions.count(n)) return OpClass::reduction;

@@ -1,8 +1,9 @@
 // pass_check_ops: rejects, before any stage is formed, every live op the language cannot
-// express, naming the op and why (convolutions, data movement, functions missing
+// express, naming the op and why (transposed convolutions, data movement, functions missing
 // from functions.def, reshaped or transposed views read outside a GEMM, unsupported dtypes).
-// Runs after pass_views. Each refusal says what the user can do (convolutions, integer tensors).
-// Golden tests: tests/golden/lower/unsupported_conv.json, integer_input_unsupported.json (errors).
+// Convolutions were rewritten or refused by pass_match_conv, which runs before it.
+// Each refusal says what the user can do (transposed convolutions, integer tensors).
+// Golden tests: tests/golden/lower/integer_input_unsupported.json, einsum_diagonal_unsupported.json (errors).
 #include <map>
 
 #include "lower/lower_expr.h"
@@ -15,9 +16,6 @@ namespace {
 // Why an op outside the lowerable classes does not lower, by op name.
 std::string why_unsupported(const problem::Op& op) {
   static const std::map<std::string, std::string> reasons = {
-      {"conv1d", "convolutions are not in the language yet"},
-      {"conv2d", "convolutions are not in the language yet"},
-      {"conv3d", "convolutions are not in the language yet"},
       {"conv_transpose1d", "transposed convolutions are not in the language yet"},
       {"conv_transpose2d", "transposed convolutions are not in the language yet"},
       {"conv_transpose3d", "transposed convolutions are not in the language yet"},
@@ -61,9 +59,9 @@ bool float_dtype(problem::DType t) {
 
 // What the user can do about an op that does not lower (beside why_unsupported's reason).
 std::string hint_unsupported(const problem::Op& op) {
-  if (op.op.rfind("conv", 0) == 0)
-    return "ucutlass cannot speed up this problem until the language has convolutions: it stays on PyTorch "
-           "(optimize stops here; a bench suite counts it at 1.0x eager)";
+  if (op.op.rfind("conv_transpose", 0) == 0)
+    return "ucutlass cannot speed up this op until the language has transposed convolutions: it stays on PyTorch "
+           "(a problem of nothing else stops here; a bench suite counts it at 1.0x eager)";
   return {};
 }
 
@@ -96,14 +94,16 @@ Status pass_check_ops(LowerState& s) {
         return s.unsupported(op.id, "operand '" + in.tensor + "' is " + problem::dtype_name(base.dtype) +
                                         "; stages read f16, bf16 or f32 tensors",
                              kIntegerRoles);
-      if (c == OpClass::gemm) continue;  // operands may be transposed or reshaped (pass_match_gemm)
+      if (c == OpClass::gemm || c == OpClass::conv) continue;  // operands may be transposed or reshaped (pass_match_gemm)
       if (s.strided.count(in.tensor)) continue;  // a DSL view, read whole by its copy
       if (v.transposed)
         return s.unsupported(op.id, "reads '" + in.tensor + "', a transposed view of '" + v.base +
                                         "'; only GEMM operands can be transposed",
                              "make the tensor contiguous in another layout in PyTorch, or transpose the GEMM instead");
       const auto& seen = s.need(in.tensor).shape;
-      if (seen != base.shape && squeeze_leading(seen) != squeeze_leading(base.shape) &&
+      const bool row_vector = seen.size() == 2 && seen[1] == 1 &&  // [len, 1] of a [len] (pass_match_conv)
+                              lower_decl_shape(s, v.base) == std::vector<int64_t>{seen[0]};
+      if (seen != base.shape && squeeze_leading(seen) != squeeze_leading(base.shape) && !row_vector &&
           lower_decl_shape(s, v.base) != seen)  // a view the lowering declares (pass_expand_ops)
         return s.unsupported(op.id, "reads '" + in.tensor + "' " + shape_str(seen) + ", a reshape of '" + v.base +
                                         "' " + shape_str(base.shape) + "; only GEMM operands can be reshaped views");

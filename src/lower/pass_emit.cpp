@@ -1,6 +1,7 @@
 // pass_emit: drafts to a dsl::Program: DSL names for the problem's tensors, the declarations
 // (every problem input and output, in ABI order, then the params and tmps the stages touch),
-// one stage per draft with its epilogue/body statements, the tf32 -> f32x3 fallback where
+// one stage per draft with its epilogue/body statements (a conv draft: a conv stage at the data's
+// precision, f32 as tf32), the tf32 -> f32x3 fallback where
 // gemm_rules_check rejects tf32 (K-major and alignment rules), then dsl_print and a re-check
 // through dsl_compile: the text is what the user gets, the re-checked program what callers use.
 // Runs last. Golden tests: every tests/golden/lower/*.ucut.
@@ -544,6 +545,29 @@ class Emitter {
       for (auto& stmt : ep->stmts) stmt.value = positions(stmt.value, g.m, g.n);
       gs.epilogue = std::move(*ep);
       st.body = std::move(gs);
+    } else if (d.kind == DraftKind::conv) {
+      dsl::ConvStage cs;
+      cs.x = tensor_in(0);
+      cs.w = tensor_in(1);
+      auto ints = [&](const char* key) { return anchor.attrs.at(key).get<std::vector<int64_t>>(); };
+      cs.rank = static_cast<int>(ints("stride").size());
+      cs.stride = ints("stride");
+      cs.pad_lo = cs.pad_hi = ints("padding");
+      cs.dilation = ints("dilation");
+      // the data's precision: f32 runs TF32 (the sm90 conv has no fp32-faithful math)
+      const problem::DType data = s_.need(s_.resolve(anchor.inputs[0].tensor).base).dtype;
+      cs.knobs.precision = data == problem::DType::bf16  ? dsl::Precision::bf16
+                           : data == problem::DType::f16 ? dsl::Precision::f16
+                                                         : dsl::Precision::tf32;
+      if (anchor.inputs.size() > 2) {  // the conv's bias: one value per output channel
+        auto b = load(anchor.inputs[2].tensor, ctx, d.anchor);
+        if (!b) return b.error();
+        v0 = ex_bin(dsl::BinOp::add, v0, *b);
+      }
+      auto ep = block(d, ctx, v0, stored);
+      if (!ep) return ep.error();
+      cs.epilogue = std::move(*ep);
+      st.body = std::move(cs);
     } else if (d.kind == DraftKind::rowwise) {
       dsl::RowwiseStage r;
       r.op = d.op;

@@ -26,6 +26,7 @@ namespace {
 bool accepts_epilogue(const Draft& d) {
   switch (d.kind) {
     case DraftKind::gemm:
+    case DraftKind::conv:
     case DraftKind::elementwise:
     case DraftKind::reduce:
     case DraftKind::rowwise: return !draft_writes_indices(d);
@@ -67,7 +68,7 @@ bool index_fits(const LowerState& s, const Draft& d, const BlockCtx& ctx, const 
     return out.size() >= 2 && out[out.size() - 2] == d.gemm.m && out.back() == d.gemm.n &&
            d.gemm.m < (int64_t{1} << 24) && d.gemm.n < (int64_t{1} << 24);
   }
-  if (!draft_has_position(d)) return false;
+  if (d.kind == DraftKind::conv || !draft_has_position(d)) return false;
   return last2(s.need(op.outputs[0]).shape) == last2(ctx.shape);
 }
 
@@ -118,6 +119,9 @@ bool try_fuse(LowerState& s, size_t pi, const problem::Op& op) {
     // only full reads line up with them
     if (p.kind == DraftKind::rowwise && p.op == "group_norm" && plan->kind != LoadPlan::Kind::full &&
         plan->kind != LoadPlan::Kind::constant)
+      return false;
+    // a conv epilogue reads numbers and one value per channel (pass_match_conv's chain)
+    if (p.kind == DraftKind::conv && plan->kind != LoadPlan::Kind::col && plan->kind != LoadPlan::Kind::constant)
       return false;
     if (plan->kind == LoadPlan::Kind::full) new_full.insert(plan->tensor);
   }

@@ -14,6 +14,7 @@ Status pass_dead_ops(LowerState& s);           // pass_dead_ops.cpp
 Status pass_views(LowerState& s);              // pass_views.cpp
 Status pass_expand_ops(LowerState& s);         // pass_expand_ops.cpp
 Status pass_strided_copies(LowerState& s);     // pass_strided_copies.cpp
+Status pass_match_conv(LowerState& s);         // pass_match_conv.cpp
 Status pass_check_ops(LowerState& s);          // pass_check_ops.cpp
 Status pass_match_gemm(LowerState& s);         // pass_match_gemm.cpp
 Status pass_simt_stages(LowerState& s);        // pass_simt_stages.cpp

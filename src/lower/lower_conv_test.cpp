@@ -1,0 +1,241 @@
+// The lowering of convolutions (pass_match_conv) run by the interpreter on the CPU: every stage of
+// the lowered program of each tests/golden/lower/conv*.json fixture (layout copies, the conv stage
+// or the pointwise GEMM, the epilogue, the copy back to NCHW) against PyTorch's definition of the
+// problem written out directly in double on the NCHW tensors. The goldens themselves are checked
+// by lower_test.cpp with the others.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+
+#include "dsl/interp.h"
+#include "lower/lower.h"
+
+namespace ucut::lower {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDir = fs::path(UCUTLASS_SOURCE_DIR) / "tests" / "golden" / "lower";
+
+struct Lowered {
+  problem::Problem problem;
+  LoweredProgram lowered;
+};
+
+Lowered lower_fixture(const std::string& name) {
+  std::ifstream f(kDir / (name + ".json"));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto p = problem::problem_parse(ss.str(), name + ".json");
+  EXPECT_TRUE(p) << p.error().render();
+  auto r = lower_problem(*p, LowerOptions{});
+  EXPECT_TRUE(r) << r.error().render();
+  return {*p, *r};
+}
+
+// PyTorch's conv (NC.., weights KC.., zero padding on both sides) in double.
+struct ConvSpec {
+  std::vector<int64_t> x, w, stride, pad, dil;
+};
+
+std::vector<int64_t> conv_out_shape(const ConvSpec& c) {
+  std::vector<int64_t> o{c.x[0], c.w[0]};
+  for (size_t i = 2; i < c.x.size(); ++i)
+    o.push_back((c.x[i] + 2 * c.pad[i - 2] - c.dil[i - 2] * (c.w[i] - 1) - 1) / c.stride[i - 2] + 1);
+  return o;
+}
+
+int64_t count(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::vector<double> direct_conv(const ConvSpec& c, const std::vector<double>& x, const std::vector<double>& w,
+                                const std::vector<double>* bias) {
+  const std::vector<int64_t> o = conv_out_shape(c);
+  const size_t r = c.x.size() - 2;
+  // spatial sizes padded to 3 dims
+  int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, out[3] = {1, 1, 1}, sd[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pd[3] = {0, 0, 0};
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    in[j] = c.x[2 + i], f[j] = c.w[2 + i], out[j] = o[2 + i], sd[j] = c.stride[i], dl[j] = c.dil[i], pd[j] = c.pad[i];
+  }
+  const int64_t N = c.x[0], C = c.x[1], K = c.w[0];
+  std::vector<double> y(static_cast<size_t>(count(o)));
+  size_t at = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t a = 0; a < out[0]; ++a)
+        for (int64_t b = 0; b < out[1]; ++b)
+          for (int64_t e = 0; e < out[2]; ++e, ++at) {
+            double acc = bias ? (*bias)[static_cast<size_t>(k)] : 0;
+            for (int64_t ch = 0; ch < C; ++ch)
+              for (int64_t t = 0; t < f[0]; ++t)
+                for (int64_t u = 0; u < f[1]; ++u)
+                  for (int64_t v = 0; v < f[2]; ++v) {
+                    const int64_t i0 = a * sd[0] + t * dl[0] - pd[0], i1 = b * sd[1] + u * dl[1] - pd[1],
+                                  i2 = e * sd[2] + v * dl[2] - pd[2];
+                    if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
+                    acc += x[static_cast<size_t>((((n * C + ch) * in[0] + i0) * in[1] + i1) * in[2] + i2)] *
+                           w[static_cast<size_t>((((k * C + ch) * f[0] + t) * f[1] + u) * f[2] + v)];
+                  }
+            y[at] = acc;
+          }
+  return y;
+}
+
+// Random values for every input and parameter of the problem (running variances positive).
+dsl::InterpTensors random_inputs(const problem::Problem& p) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  dsl::InterpTensors io;
+  for (const auto& t : p.tensors) {
+    if (t.kind != problem::TensorKind::input && t.kind != problem::TensorKind::parameter &&
+        t.kind != problem::TensorKind::buffer)
+      continue;
+    std::vector<double> v(static_cast<size_t>(t.numel()));
+    const bool positive = t.name.find("running_var") != std::string::npos;
+    for (auto& e : v) e = positive ? 0.5 + std::abs(u(rng)) : u(rng);
+    io[t.name] = v;
+  }
+  return io;
+}
+
+// A gemm stage with untransposed operands (what a pointwise conv lowers to), which the interpreter
+// does not run: out[l] = epilogue(A[l] @ B[l]), v[row] and v[col] vectors, full reads of the output's shape.
+void run_gemm(const dsl::Program& p, const dsl::Stage& st, dsl::InterpTensors& io) {
+  const auto& g = std::get<dsl::GemmStage>(st.body);
+  ASSERT_FALSE(g.a.transposed || g.b.transposed);
+  const std::vector<double>& a = io.at(g.a.tensor);
+  const std::vector<double>& b = io.at(g.b.tensor);
+  const size_t M = static_cast<size_t>(g.m), N = static_cast<size_t>(g.n), K = static_cast<size_t>(g.k);
+  const size_t L = static_cast<size_t>(g.batch);
+  std::vector<double> out(L * M * N);
+  for (size_t l = 0; l < L; ++l)
+    for (size_t m = 0; m < M; ++m)
+      for (size_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (size_t k = 0; k < K; ++k) acc += a[(l * M + m) * K + k] * b[(l * K + k) * N + n];
+        auto load = [&](const dsl::Expr& e) -> Result<double> {
+          const std::vector<double>& t = io.at(e.name);
+          if (e.mode == dsl::LoadMode::row) return t[m];
+          if (e.mode == dsl::LoadMode::col) return t[n];
+          return t[(l * M + m) * N + n];
+        };
+        auto v = dsl::interp_epilogue(p, g.epilogue, acc, load, {});
+        ASSERT_TRUE(v.ok()) << v.error().render();
+        out[(l * M + m) * N + n] = *v;
+      }
+  io[st.outputs.at(0)] = out;
+}
+
+// Runs every stage; the DSL names of the problem's tensors are the names with '.' as '_'.
+std::vector<double> run_all(const LoweredProgram& l, dsl::InterpTensors io) {
+  dsl::InterpTensors named;
+  for (auto& [k, v] : io) {
+    std::string n = k;
+    for (char& ch : n)
+      if (ch == '.') ch = '_';
+    named[n] = v;
+  }
+  for (size_t i = 0; i < l.program.stages.size(); ++i) {
+    if (std::holds_alternative<dsl::GemmStage>(l.program.stages[i].body)) {
+      run_gemm(l.program, l.program.stages[i], named);
+      continue;
+    }
+    auto st = dsl::interp_stage(l.program, static_cast<int>(i), named, {});
+    EXPECT_TRUE(st.ok()) << "stage " << i << ": " << st.error().render() << "\n" << l.text;
+  }
+  return named["out0"];
+}
+
+// Lowers `name`, interprets it, and compares out0 with epi(conv(x, w) + bias) element by element
+// (epi gets the value, the flat NCHW index and the channel).
+void check(const std::string& name, const ConvSpec& c, bool bias, size_t want_stages,
+           const std::function<double(double, size_t, int64_t, const dsl::InterpTensors&)>& epi) {
+  Lowered l = lower_fixture(name);
+  ASSERT_EQ(l.lowered.program.stages.size(), want_stages) << l.lowered.text;
+  for (const auto& s : l.lowered.program.stages)
+    ASSERT_FALSE(std::holds_alternative<dsl::TorchStage>(s.body)) << l.lowered.text;
+  dsl::InterpTensors io = random_inputs(l.problem);
+  const std::vector<double> got = run_all(l.lowered, io);
+  const std::vector<double> y = direct_conv(c, io.at("x"), io.at("conv.weight"), bias ? &io.at("conv.bias") : nullptr);
+  ASSERT_EQ(got.size(), y.size()) << l.lowered.text;
+  const std::vector<int64_t> o = conv_out_shape(c);
+  const int64_t per_channel = count(o) / (o[0] * o[1]);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const int64_t k = static_cast<int64_t>(i) / per_channel % o[1];
+    ASSERT_NEAR(got[i], epi(y[i], i, k, io), 1e-12) << name << " element " << i;
+  }
+}
+
+double mish(double v) { return v * std::tanh(std::log1p(std::exp(v))); }
+
+TEST(LowerConv, Conv2dBiasReluIsOneConvStageBetweenLayoutCopies) {
+  // x and weight copies, the conv with bias + relu, the copy back to NCHW
+  check("conv2d_bias_relu", {{2, 16, 10, 12}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}}, true, 4,
+        [](double v, size_t, int64_t, const dsl::InterpTensors&) { return std::max(v, 0.0); });
+}
+
+TEST(LowerConv, Conv3dMishTanhJoinTheEpilogue) {
+  check("conv3d_mish_tanh", {{2, 8, 6, 7, 8}, {16, 8, 3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}}, true, 4,
+        [](double v, size_t, int64_t, const dsl::InterpTensors&) { return std::tanh(mish(v)); });
+}
+
+TEST(LowerConv, Conv1dStridedDilated) {
+  check("conv1d", {{3, 8, 40}, {16, 8, 5}, {2}, {0}, {2}}, false, 4,
+        [](double v, size_t, int64_t, const dsl::InterpTensors&) { return v; });
+}
+
+// eval BatchNorm and the scale in the conv's epilogue (per-channel vectors), the residual add in the
+// copy back to NCHW.
+TEST(LowerConv, BatchNormScaleInTheEpilogueResidualInTheCopy) {
+  check("conv_batchnorm_scale", {{2, 8, 9, 9}, {16, 8, 3, 3}, {1, 1}, {0, 0}, {1, 1}}, true, 4,
+        [](double v, size_t i, int64_t k, const dsl::InterpTensors& io) {
+          const size_t c = static_cast<size_t>(k);
+          const double bn = (v - io.at("bn.running_mean")[c]) / std::sqrt(io.at("bn.running_var")[c] + 1e-5) *
+                                io.at("bn.weight")[c] +
+                            io.at("bn.bias")[c];
+          return bn * 2.0 + io.at("r")[i];
+        });
+}
+
+// A pointwise conv is the batched GEMM on the NCHW tensors (the weight copied per sample), the
+// bias and the per-channel add as v[row] in its epilogue.
+TEST(LowerConv, PointwiseIsABatchedGemmInNchw) {
+  check("conv_pointwise", {{2, 16, 6, 5}, {32, 16, 1, 1}, {1, 1}, {0, 0}, {1, 1}}, true, 2,
+        [](double v, size_t, int64_t k, const dsl::InterpTensors& io) {
+          return 1.0 / (1.0 + std::exp(-(v + io.at("bias")[static_cast<size_t>(k)])));
+        });
+  Lowered l = lower_fixture("conv_pointwise");
+  EXPECT_TRUE(std::holds_alternative<dsl::GemmStage>(l.lowered.program.stages.at(1).body)) << l.lowered.text;
+}
+
+// A grouped conv runs in a torch stage, the note saying why; the ReLU after it stays a kernel.
+TEST(LowerConv, GroupedConvStaysATorchStageWithItsReason) {
+  auto p = problem::problem_parse(
+      [] {
+        std::ifstream f(kDir / "conv_grouped_unsupported.json");
+        std::stringstream ss;
+        ss << f.rdbuf();
+        return ss.str();
+      }(),
+      "conv_grouped_unsupported.json");
+  ASSERT_TRUE(p);
+  auto r = lower_problem(*p, LowerOptions{});
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<dsl::TorchStage>(r->program.stages[0].body));
+  bool noted = false;
+  for (const auto& n : r->notes) noted = noted || n.find("groups = 4: conv stages run groups = 1 only") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace ucut::lower

@@ -1,0 +1,417 @@
+// pass_match_conv: PyTorch's conv1d/2d/3d (groups = 1, optional bias) and the elementwise ops after
+// it that one value per channel can express, on NCHW tensors, become
+//   - a pointwise conv (1x1.., stride 1, padding 0): a (batched) GEMM in NCHW itself, per sample
+//     W[K, C] @ X[C, H*W] -> Y[K, H*W], no layout change; for a batch N > 1 the weight is first
+//     copied N times ([N, K, C], a view at batch stride 0: the gemm stage shares a 2-D B across the
+//     batch, not a 2-D A); the bias and the per-channel ops are the GEMM epilogue's v[row];
+//   - any other conv: copies of x (NCHW -> NHWC) and of the weight (KCRS -> KRSC) through views
+//     with permuted strides, each an elementwise stage run on every call (the weight's copy is
+//     K*C*R*S elements, small beside the activations; a prepared parameter would need the kernel
+//     library to own a relaid-out copy of a parameter, which it does not), the `conv` op (a conv
+//     draft; bias and the per-channel ops are its epilogue's v[col]) writing NHWC, then one copy
+//     back to NCHW of the chain's last value, under the name the problem gives it.
+// The epilogue chain: from the conv's output, while the value has one reader and is not returned,
+// an elementwise op of the output's shape whose other operands are numbers or parameters holding one
+// value per channel ([K, 1, ..], [1, K, 1, ..], eval batch_norm's statistics). Ops after the chain
+// (a residual add, anything else) read the NCHW copy and join its stage (pass_fuse_epilogue), so a
+// residual costs no extra pass over memory.
+// A conv refused here (groups > 1, a padding string, the exact policy on f32 data, a shape outside
+// the conv stage's rules: channel alignment, the im2col bounds) names the reason and runs in a torch
+// stage (lower.cpp's retry). Runs after pass_strided_copies, before pass_check_ops; the conv drafts
+// are made here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
+// conv3d_mish_tanh.json, conv1d.json, conv_pointwise.json, conv_batchnorm_scale.json,
+// conv_grouped_unsupported.json.
+#include <algorithm>
+
+#include "dsl/conv_rules.h"
+#include "lower/lower_expr.h"
+#include "lower/passes.h"
+
+namespace ucut::lower {
+
+namespace {
+
+bool is_conv(const std::string& n) { return n == "conv1d" || n == "conv2d" || n == "conv3d"; }
+
+problem::Operand tensor_operand(const std::string& t) { return problem::Operand{t, std::nullopt}; }
+
+// An integer list attribute with one entry per spatial dim (an integer repeats); nullopt otherwise.
+std::optional<std::vector<int64_t>> spatial_attr(const problem::Op& op, const char* key, size_t rank, int64_t def) {
+  if (!op.attrs.is_object() || !op.attrs.contains(key) || op.attrs.at(key).is_null())
+    return std::vector<int64_t>(rank, def);
+  const auto& v = op.attrs.at(key);
+  if (v.is_number_integer()) return std::vector<int64_t>(rank, v.get<int64_t>());
+  if (!v.is_array()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& e : v) {
+    if (!e.is_number_integer()) return std::nullopt;
+    out.push_back(e.get<int64_t>());
+  }
+  if (out.size() == 1) out.assign(rank, out[0]);
+  if (out.size() != rank) return std::nullopt;
+  return out;
+}
+
+// The strides of a contiguous tensor of `shape` read with its dim 1 moved last (NC.. -> N..C).
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& shape) {
+  const auto st = lower_contiguous_strides(shape);
+  std::vector<int64_t> out{st[0]};
+  out.insert(out.end(), st.begin() + 2, st.end());
+  out.push_back(st[1]);
+  return out;
+}
+
+std::vector<int64_t> channels_last_shape(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out{shape[0]};
+  out.insert(out.end(), shape.begin() + 2, shape.end());
+  out.push_back(shape[1]);
+  return out;
+}
+
+class ConvMatcher {
+ public:
+  explicit ConvMatcher(LowerState& s) : s_(s) {}
+
+  Status run() {
+    std::vector<int> convs;
+    for (const auto& op : s_.ops)
+      if (!s_.dead[static_cast<size_t>(op.id)] && s_.cls[static_cast<size_t>(op.id)] != OpClass::torch &&
+          is_conv(op.op))
+        convs.push_back(op.id);
+    // later convs first: replace_op moves the ids after the replaced op
+    for (auto it = convs.rbegin(); it != convs.rend(); ++it)
+      if (Status st = lower_one(*it); !st) return st;
+    s_.mark_dead_ops(false);
+    for (const auto& op : s_.ops)
+      if (!s_.dead[static_cast<size_t>(op.id)] && s_.cls[static_cast<size_t>(op.id)] == OpClass::conv) {
+        Draft d;
+        d.kind = DraftKind::conv;
+        d.anchor = op.id;
+        d.value = op.outputs.at(0);
+        s_.drafts.push_back(std::move(d));
+      }
+    return ok_status();
+  }
+
+ private:
+  LowerState& s_;
+
+  // The stored tensor an operand reads as it is (no transposed or reshaped alias), or "".
+  std::string plain(const std::string& t) const {
+    const View v = s_.resolve(t);
+    if (v.transposed || s_.strided.count(t)) return "";
+    if (lower_decl_shape(s_, v.base) != s_.need(t).shape) return "";
+    return v.base;
+  }
+
+  // Whether `in` holds one value per channel of an NC.. value of rank `rank`, read by chain ops only.
+  bool per_channel(const std::string& in, int64_t k, size_t rank, const std::vector<int>& chain_ops) const {
+    const View v = s_.resolve(in);
+    if (v.transposed || s_.strided.count(in)) return false;
+    const problem::Tensor& base = s_.need(v.base);
+    if (base.numel() != k || s_.is_output(v.base)) return false;
+    if (base.kind != problem::TensorKind::parameter && base.kind != problem::TensorKind::buffer &&
+        base.kind != problem::TensorKind::input)
+      return false;
+    const auto& seen = s_.need(in).shape;
+    if (seen.size() > rank) return false;
+    // [.., K, 1, .., 1] with K at dim 1 of the value (NumPy broadcasting aligns the last dims)
+    if (seen.size() + 1 < rank) return false;
+    const size_t at = seen.size() + 1 - rank;
+    for (size_t i = 0; i < seen.size(); ++i)
+      if (seen[i] != (i == at ? k : 1)) return false;
+    for (int c : s_.consumers(v.base))
+      if (std::find(chain_ops.begin(), chain_ops.end(), c) == chain_ops.end()) return false;
+    auto it = s_.decl_shape.find(v.base);
+    return it == s_.decl_shape.end() || shape_numel(it->second) == k;
+  }
+
+  // The elementwise ops after the conv (output `y`, [N, K, ..]) an epilogue computes, in order.
+  std::vector<int> epilogue_chain(const std::string& y, int64_t k) const {
+    std::vector<int> chain;
+    std::string cur = y;
+    const auto& shape = s_.need(y).shape;
+    for (;;) {
+      const int r = s_.only_reader(cur);
+      if (r < 0) break;
+      const problem::Op& op = s_.ops[static_cast<size_t>(r)];
+      std::string why;
+      if (s_.cls[static_cast<size_t>(r)] != OpClass::elementwise || op.op == "strided_copy" || op.outputs.size() != 1 ||
+          lower_expr_needs_index(op) || !lower_expr_supported(op, why) || s_.need(op.outputs[0]).shape != shape ||
+          s_.need(op.outputs[0]).dtype != s_.need(y).dtype)
+        break;
+      std::vector<int> with = chain;
+      with.push_back(r);
+      bool ok = true, reads_cur = false;
+      for (const auto& in : op.inputs) {
+        if (!in.is_tensor()) continue;
+        if (in.tensor == cur) {
+          reads_cur = true;
+          continue;
+        }
+        const problem::Tensor& b = s_.need(s_.resolve(in.tensor).base);
+        if (b.kind == problem::TensorKind::constant && b.value && b.numel() == 1) continue;
+        ok = ok && per_channel(in.tensor, k, shape.size(), with);
+      }
+      if (!ok || !reads_cur) break;
+      chain.push_back(r);
+      cur = op.outputs[0];
+    }
+    return chain;
+  }
+
+  // A view of `base` and the op copying it into a new tensor; returns the copy's name.
+  std::string copy_through_view(const std::string& base, const std::string& stem, const Strided& v,
+                                std::vector<problem::Op>& ops, int line) {
+    const problem::Tensor& t = s_.need(base);
+    const problem::DType dt = t.dtype;
+    const std::string view = s_.add_tensor(stem + "_v", dt, v.shape);
+    s_.strided[view] = v;
+    s_.views[view] = View{base, false};
+    const std::string out = s_.add_tensor(stem, dt, v.shape);
+    problem::Op c;
+    c.op = "strided_copy";
+    c.inputs = {tensor_operand(view)};
+    c.outputs = {out};
+    c.line = line;
+    ops.push_back(std::move(c));
+    return out;
+  }
+
+  // A [len] or [len, 1] alias of a per-channel tensor, the base declared [len].
+  std::string channel_vector(const std::string& in, int64_t len, bool as_rows) {
+    const View v = s_.resolve(in);
+    s_.decl_shape[v.base] = {len};
+    std::vector<int64_t> seen = as_rows ? std::vector<int64_t>{len, 1} : std::vector<int64_t>{len};
+    const std::string a = s_.add_tensor(v.base + (as_rows ? "_rows" : "_cols"), s_.need(v.base).dtype, seen);
+    s_.views[a] = View{v.base, false};
+    return a;
+  }
+
+  // The chain's ops on `value` (the conv's result in the stage's layout, shape `shape`), each
+  // writing a new tensor of that shape; returns the last value's name.
+  std::string rewrite_chain(const std::vector<int>& chain, const std::string& y, std::string value,
+                            const std::vector<int64_t>& shape, int64_t k, bool as_rows,
+                            std::map<int, std::vector<problem::Op>>& replace) {
+    std::string cur = y;
+    for (int id : chain) {
+      problem::Op op = s_.ops[static_cast<size_t>(id)];
+      for (auto& in : op.inputs) {
+        if (!in.is_tensor()) continue;
+        if (in.tensor == cur) in.tensor = value;
+        else if (s_.need(s_.resolve(in.tensor).base).kind != problem::TensorKind::constant)
+          in.tensor = channel_vector(in.tensor, k, as_rows);
+      }
+      cur = op.outputs[0];
+      value = s_.add_tensor(cur + (as_rows ? "_g" : "_nhwc"), s_.need(cur).dtype, shape);
+      op.outputs = {value};
+      replace[id].push_back(std::move(op));
+    }
+    return value;
+  }
+
+  Status lower_one(int id) {
+    const problem::Op op = s_.ops[static_cast<size_t>(id)];
+    if (op.inputs.size() < 2 || !op.inputs[0].is_tensor() || !op.inputs[1].is_tensor() || op.outputs.size() != 1)
+      return s_.unsupported(id, "a conv reads an input and a weight tensor and writes one output");
+    const std::string x = plain(op.inputs[0].tensor), w = plain(op.inputs[1].tensor);
+    const std::string bias = op.inputs.size() > 2 && op.inputs[2].is_tensor() ? plain(op.inputs[2].tensor) : "";
+    if (x.empty() || w.empty() || (op.inputs.size() > 2 && op.inputs[2].is_tensor() && bias.empty()))
+      return s_.unsupported(id, "a conv's operands are read as stored here, not through a reshape or transpose",
+                            "make the operands contiguous tensors of their own in PyTorch");
+    const auto xs = s_.need(x).shape, ws = s_.need(w).shape, ys = s_.need(op.outputs[0]).shape;
+    const size_t rank = xs.size() >= 3 ? xs.size() - 2 : 0;
+    if (rank < 1 || rank > 3 || ws.size() != xs.size() || ys.size() != xs.size())
+      return s_.unsupported(id, "a conv without a batch dimension ([C, ..] input) is not lowered",
+                            "unsqueeze the batch in PyTorch");
+    const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
+    if (groups != 1)
+      return s_.unsupported(id, "groups = " + std::to_string(groups) +
+                                    ": conv stages run groups = 1 only (CUTLASS 4.2's sm90 conv has no grouped or "
+                                    "depthwise convolution); it runs in a torch stage",
+                            "nothing to change: a grouped or depthwise conv stays on PyTorch (cuDNN)");
+    const auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
+               dil = spatial_attr(op, "dilation", rank, 1);
+    if (!stride || !pad || !dil)
+      return s_.unsupported(id, "a padding other than numbers ('same', 'valid') is not lowered",
+                            "give the padding as integers in the Model");
+    const int64_t n = xs[0], c = xs[1], k = ws[0];
+    bool pointwise = true;
+    for (size_t i = 0; i < rank; ++i)
+      pointwise = pointwise && ws[2 + i] == 1 && (*stride)[i] == 1 && (*pad)[i] == 0;
+    const problem::DType dt = s_.need(x).dtype;
+    std::vector<int> chain = epilogue_chain(op.outputs[0], k);
+    std::map<int, std::vector<problem::Op>> replace;  // op id -> what replaces it
+    const std::string last = chain.empty() ? op.outputs[0] : s_.ops[static_cast<size_t>(chain.back())].outputs[0];
+    if (pointwise && gemm_readable(x, last, id)) {
+      // per sample W[K, C] @ X[C, S] = Y[K, S], S the spatial size, all NCHW
+      const int64_t sp = shape_numel(xs) / (n * c);
+      std::vector<problem::Op> pre;
+      std::string a;
+      if (n > 1) {  // the weight N times over: the gemm stage batches A with B
+        a = copy_through_view(w, w + "_batched", Strided{w, {n, k, c}, {0, c, 1}, 0}, pre, op.line);
+      } else {
+        a = s_.add_tensor(w + "_kc", dt, {k, c});
+        s_.views[a] = View{w, false};
+      }
+      const std::string b = s_.add_tensor(x + "_cs", dt, n > 1 ? std::vector<int64_t>{n, c, sp} : std::vector<int64_t>{c, sp});
+      s_.views[b] = View{x, false};
+      const std::vector<int64_t> shape = n > 1 ? std::vector<int64_t>{n, k, sp} : std::vector<int64_t>{k, sp};
+      std::string value = s_.add_tensor(op.outputs[0] + "_g", s_.need(op.outputs[0]).dtype, shape);
+      problem::Op mm;
+      mm.op = "matmul";
+      mm.inputs = {tensor_operand(a), tensor_operand(b)};
+      mm.outputs = {value};
+      mm.line = op.line;
+      pre.push_back(mm);
+      if (!bias.empty()) {  // the bias: one value per row of each product
+        problem::Op add;
+        add.op = "add";
+        const std::string biased = s_.add_tensor(op.outputs[0] + "_biased", s_.need(op.outputs[0]).dtype, shape);
+        add.inputs = {tensor_operand(value), tensor_operand(channel_vector(bias, k, true))};
+        add.outputs = {biased};
+        add.line = op.line;
+        pre.push_back(add);
+        value = biased;
+      }
+      replace[id] = pre;
+      const std::string out = rewrite_chain(chain, op.outputs[0], value, shape, k, true, replace);
+      // the product's rows are the NCHW output's: its last value is the problem's tensor, declared
+      // so, through a reshape (pass_views' `return y.view(..)` alias, which keeps the writer live)
+      s_.views[out] = View{last, false};
+      problem::Op rs;
+      rs.op = "reshape";
+      rs.inputs = {tensor_operand(out)};
+      rs.outputs = {last};
+      rs.attrs = {{"shape", s_.need(last).shape}};
+      rs.line = op.line;
+      replace[chain.empty() ? id : chain.back()].push_back(std::move(rs));
+      s_.notes.push_back(s_.op_label(id) + ": a pointwise conv is a " + (n > 1 ? "batched " : "") +
+                         "GEMM on the NCHW tensors (W[K, C] @ X[C, H*W] per sample" +
+                         (n > 1 ? "; the weight copied once per sample, the gemm stage shares only a 2-D B" : "") + ")");
+    } else {
+      if (s_.options.policy == sol::Policy::exact && dt == problem::DType::f32)
+        return s_.unsupported(id, "the exact policy needs fp32-faithful math, and the sm90 conv runs TF32 at best "
+                                  "(CUTLASS 4.2 has no 3xTF32 or FP32 convolution for sm90); it runs in a torch stage",
+                              "use the tf32 policy to run it as a conv stage");
+      if (Status st = check_rules(id, xs, ws, ys, *stride, *pad, *dil, dt, !bias.empty(), chain); !st) return st;
+      std::vector<problem::Op> pre;
+      const std::string xh = copy_through_view(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0},
+                                               pre, op.line);
+      const std::string wh = copy_through_view(w, w + "_krsc", Strided{w, channels_last_shape(ws), channels_last_strides(ws), 0},
+                                               pre, op.line);
+      const std::vector<int64_t> yl = channels_last_shape(ys);
+      const std::string value = s_.add_tensor(op.outputs[0] + "_nhwc", s_.need(op.outputs[0]).dtype, yl);
+      problem::Op cv;
+      cv.op = "conv";
+      cv.inputs = {tensor_operand(xh), tensor_operand(wh)};
+      if (!bias.empty()) {
+        s_.decl_shape[bias] = {k};
+        cv.inputs.push_back(tensor_operand(bias));
+      }
+      cv.outputs = {value};
+      cv.attrs = {{"stride", *stride}, {"padding", *pad}, {"dilation", *dil}};
+      cv.line = op.line;
+      pre.push_back(cv);
+      replace[id] = pre;
+      const std::string out = rewrite_chain(chain, op.outputs[0], value, yl, k, false, replace);
+      // back to NCHW: the view of the NHWC value with the channel stride moved to dim 1
+      std::vector<int64_t> back = lower_contiguous_strides(yl);
+      back.insert(back.begin() + 1, back.back());
+      back.pop_back();
+      std::vector<problem::Op>& tail = replace[chain.empty() ? id : chain.back()];
+      const std::string view = s_.add_tensor(out + "_nchw_v", s_.need(out).dtype, ys);
+      s_.strided[view] = Strided{out, ys, back, 0};
+      s_.views[view] = View{out, false};
+      problem::Op c2;
+      c2.op = "strided_copy";
+      c2.inputs = {tensor_operand(view)};
+      c2.outputs = {last};
+      c2.line = op.line;
+      tail.push_back(std::move(c2));
+      s_.notes.push_back(s_.op_label(id) + ": a conv stage on channels-last copies: x NCHW -> NHWC and the weight "
+                         "KCRS -> KRSC before it (each call), the result back to NCHW after it" +
+                         (chain.empty() ? std::string() : "; " + std::to_string(chain.size()) + " op(s) in its epilogue"));
+    }
+    for (auto it = replace.rbegin(); it != replace.rend(); ++it) {
+      const size_t at = static_cast<size_t>(it->first), count = it->second.size();
+      s_.replace_op(it->first, std::move(it->second));
+      // replace_op classes ops by name: an eval batch_norm is elementwise since pass_expand_ops
+      for (size_t j = at; j < at + count; ++j)
+        if (s_.cls[j] == OpClass::unsupported && s_.ops[j].op == "batch_norm") s_.cls[j] = OpClass::elementwise;
+    }
+    return ok_status();
+  }
+
+  // Whether the pointwise conv's NCHW operands can be read by the GEMM as [C, S] matrices: x is read
+  // by this conv only (it is redeclared so), and the last value, declared as the product's rows,
+  // is read only by elementwise ops and torch stages (which read it in any shape of its count).
+  bool gemm_readable(const std::string& x, const std::string& last, int id) const {
+    for (int c : s_.consumers(x))
+      if (c != id) return false;
+    if (s_.decl_shape.count(x) || s_.need(x).kind != problem::TensorKind::input) return false;
+    for (int c : s_.consumers(last)) {
+      const OpClass k = s_.cls[static_cast<size_t>(c)];
+      if (k != OpClass::elementwise && k != OpClass::torch) return false;
+    }
+    return true;
+  }
+
+  // conv_rules_check on the stage this conv becomes: the first violation, with its hint, refuses it.
+  Status check_rules(int id, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
+                     const std::vector<int64_t>& ys, const std::vector<int64_t>& stride,
+                     const std::vector<int64_t>& pad, const std::vector<int64_t>& dil, problem::DType dt, bool bias,
+                     const std::vector<int>& chain) const {
+    dsl::Program p;
+    const dsl::DType d = dt == problem::DType::bf16 ? dsl::DType::bf16
+                         : dt == problem::DType::f16 ? dsl::DType::f16
+                                                     : dsl::DType::f32;
+    dsl::Tensor xt;
+    xt.name = "x";
+    xt.dtype = d;
+    xt.shape = channels_last_shape(xs);
+    p.tensors.push_back(xt);
+    dsl::Tensor out = xt;
+    out.name = "y";
+    out.shape = channels_last_shape(ys);
+    dsl::ConvStage c;
+    c.x = "x";
+    c.w = "w";
+    const size_t r = xs.size() - 2;
+    c.rank = static_cast<int>(r);
+    c.stride = stride;
+    c.pad_lo = pad;
+    c.pad_hi = pad;
+    c.dilation = dil;
+    c.batch = xs[0];
+    c.channels = xs[1];
+    c.out_channels = ws[0];
+    c.in_size.assign(xs.begin() + 2, xs.end());
+    c.filter.assign(ws.begin() + 2, ws.end());
+    c.out_size.assign(ys.begin() + 2, ys.end());
+    c.m = shape_numel(c.out_size) * c.batch;
+    c.n = c.out_channels;
+    c.k = c.channels * shape_numel(c.filter);
+    // the epilogue's per-channel vectors count against shared memory: one per bias and operand
+    int vectors = bias ? 1 : 0;
+    for (int op : chain)
+      for (const auto& in : s_.ops[static_cast<size_t>(op)].inputs)
+        vectors += in.is_tensor() && s_.need(s_.resolve(in.tensor).base).kind != problem::TensorKind::constant ? 1 : 0;
+    dsl::EpilogueStmt st;
+    st.kind = dsl::EpilogueStmt::Kind::store;
+    st.name = "y";
+    st.value = ex_acc();
+    for (int i = 0; i < vectors; ++i) st.value = ex_bin(dsl::BinOp::add, st.value, ex_load("b", dsl::LoadMode::col));
+    c.epilogue.stmts = {st};
+    auto v = dsl::conv_rules_check(p, c, out);
+    if (v.empty()) return ok_status();
+    return s_.unsupported(id, "the conv stage's rule " + v[0].rule + ": " + v[0].message + "; it runs in a torch stage",
+                          v[0].hint);
+  }
+};
+
+}  // namespace
+
+Status pass_match_conv(LowerState& s) { return ConvMatcher(s).run(); }
+
+}  // namespace ucut::lower
