@@ -54,6 +54,7 @@ Status ProblemRun::assemble(search::SearchSpace& space, search::Compiler& compil
   bo.start_rung = std::max(bo.start_rung, analytic_rung());
   // The kernel store, where the compiler keeps one (the local build pool's cache).
   bo.store = dynamic_cast<search::KernelStore*>(&compiler);
+  bo.max_fresh_compiles = opt_.max_compiles;
   // The memory's lesson may predate a capability that passes lower: one probe there.
   if (trace_.start_rung > analytic_rung()) bo.probe_rung = analytic_rung();
   search::StrategyContext ctx{space, bo};

@@ -32,6 +32,7 @@ struct DriverOptions {
   search::SessionOptions session;
   uint64_t seed = 1;
   int top_k = 8;
+  int max_compiles = 0;                // fresh stored-unit compiles a search may start (0: no cap)
   sol::Policy policy = sol::Policy::tf32;
   std::string profile = "default";
   std::string out_dir = "out";

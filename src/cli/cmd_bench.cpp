@@ -54,7 +54,7 @@ struct BenchArgs {
   bool no_memory = false;
   std::string gpus = "1", gpu = "h200", build_dir;
   bool plan = false, no_compile = false, emit_only = false, resume = false;
-  int top_k = 8, lookahead = 0;
+  int top_k = 8, lookahead = 0, max_compiles = 0;
   double time_budget_min = 0;
   std::string match;
   agent::AgentSettings agent;
@@ -129,6 +129,7 @@ int run_bench(const BenchArgs& a) {
   o.strategy_settings = agent::agent_settings_to_json(a.agent);
   o.session.budget.tokens = a.agent.problem_tokens;
   o.top_k = a.top_k;
+  o.max_compiles = a.max_compiles;
   o.policy = cli_policy(a.policy);
   o.out_dir = a.out;
   o.resume = a.resume;
@@ -324,6 +325,10 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_flag("--no-compile", a->no_compile, "planning: rank only, emit no kernels");
   sub.add_flag("--emit-only", a->emit_only, "planning: write the top candidates' .cu, run no nvcc");
   sub.add_option("--top-k", a->top_k, "ranked candidates tried first (planning: emitted)")->capture_default_str();
+  sub.add_option("--max-compiles", a->max_compiles,
+                 "fresh kernel compiles (units not in the store) one problem's search may start; past it only "
+                 "candidates built from stored units are tried (0: no cap)")
+      ->capture_default_str()->check(CLI::Range(0, 100000));
   sub.add_option("--build-dir", a->build_dir, "where candidates are built (default: the cache folder)");
   sub.add_option("--budget", a->budget, "attempts per problem (the suite pool is budget x problems)")->capture_default_str();
   sub.add_option("--problems", a->problems, "synthetic suite size")->capture_default_str();

@@ -33,7 +33,7 @@ struct OptimizeArgs {
   double time_budget_min = 0;
   std::string policy = "tf32", profile = "default", strategy = "builtin", db, out = "out";
   double eps = 0.25;
-  int stagnation = 12, top_k = 8;
+  int stagnation = 12, top_k = 8, max_compiles = 0;
   std::string gpus = "1", gpu = "h200";
   uint64_t seed = 1;
   bool resume = false, dry_run = false, no_memory = false;
@@ -190,6 +190,7 @@ int run_optimize(const OptimizeArgs& a) {
   o.strategy_settings = agent::agent_settings_to_json(a.agent);
   o.session.budget.tokens = a.agent.problem_tokens;
   o.top_k = a.top_k;
+  o.max_compiles = a.max_compiles;
   o.policy = cli_policy(a.policy);
   o.profile = a.profile;
   o.out_dir = a.out;
@@ -238,6 +239,10 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();
   sub.add_option("--top-k", a->top_k, "ranked candidates tried before refinement")->capture_default_str();
+  sub.add_option("--max-compiles", a->max_compiles,
+                 "fresh kernel compiles (units not in the store) one problem's search may start; past it only "
+                 "candidates built from stored units are tried (0: no cap)")
+      ->capture_default_str()->check(CLI::Range(0, 100000));
   cli_add_db_option(sub, a->db, "result store holding the memory (a synthetic run: OUT/simulated-memory.db)");
   cli_add_output_dir_option(sub, a->out, "output folder; results go to OUT/<problem>/")->capture_default_str();
   sub.add_option("--gpus", a->gpus, "GPUs to evaluate on: a count, a list of indices (0,2) or all")

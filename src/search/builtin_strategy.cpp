@@ -221,13 +221,23 @@ bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*stat
 }
 
 bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
-  return !state.proposed.count(c.hash) && !in_failed_class(c);
+  return !state.proposed.count(c.hash) && !passed_over_.count(c.hash) && !in_failed_class(c);
 }
 
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
-  std::optional<Candidate> c = propose_next(state);
-  if (c) note_proposed(*c);
-  return c;
+  // Each pass either returns or passes one more candidate over, and the space is finite.
+  while (true) {
+    std::optional<Candidate> c = propose_next(state);
+    if (c && opt_.store && opt_.max_fresh_compiles > 0 && fresh_units(*c) > 0) {
+      if (fresh_proposed_ >= opt_.max_fresh_compiles) {
+        passed_over_.insert(c->hash);
+        continue;
+      }
+      ++fresh_proposed_;
+    }
+    if (c) note_proposed(*c);
+    return c;
+  }
 }
 
 std::optional<Candidate> BuiltinStrategy::propose_next(const SearchState& state) {

@@ -66,6 +66,11 @@ struct BuiltinOptions {
   // already being built for this search (raster, swizzle and split-K count are runtime
   // arguments: such neighbours share every unit) before neighbours that need a fresh compile.
   KernelStore* store = nullptr;
+  // With a store: how many candidates needing a fresh compile (a unit not stored) this search may
+  // propose (0: no cap). Past it, only candidates whose units are all stored or already being
+  // built here are proposed; the others are passed over (a suite's problem cannot keep the
+  // compile slots to itself).
+  int max_fresh_compiles = 0;
 };
 
 // splitmix64: a tiny, portable generator (std::mt19937 + distributions differ across standard
@@ -131,6 +136,8 @@ class BuiltinStrategy final : public Strategy {
   int fresh_units(const Candidate& c);
   void note_proposed(const Candidate& c);
   std::map<std::string, bool> unit_known_;  // unit -> stored or being built for this search
+  int fresh_proposed_ = 0;                   // proposals that needed a fresh compile
+  std::set<std::string> passed_over_;        // hashes passed over past max_fresh_compiles
   std::optional<Candidate> explore(const SearchState& state);
 
   SearchSpace& space_;

@@ -716,6 +716,33 @@ TEST(BuiltinStrategy, RefinementTriesNeighboursSharingUnitsFirst) {
   EXPECT_NE(second.name, first.name);
 }
 
+// A cap on fresh compiles: past it, only candidates whose units are stored or already being built
+// here are proposed; the search goes on with those (runtime-knob neighbours) and ends when none is
+// left instead of compiling more.
+TEST(BuiltinStrategy, FreshCompilesPastTheCapArePassedOver) {
+  SurfaceSpec spec;
+  auto run = [&](int cap) {
+    SignatureStore store;  // nothing stored: each new shape signature is one fresh compile
+    BuiltinOptions bo;
+    bo.top_k = 4;
+    bo.store = &store;
+    bo.max_fresh_compiles = cap;
+    SessionOptions so = no_stop_rules(24);
+    so.lookahead = 1;
+    Rig r(spec, bo, so);
+    r.session->run();
+    std::set<std::string> shapes;
+    for (const auto& a : r.session->state().attempts) shapes.insert(shape_signature(a.cand.config));
+    return std::make_pair(shapes.size(), r.session->state().attempts.size());
+  };
+  const auto [shapes_uncapped, attempts_uncapped] = run(0);
+  ASSERT_GT(shapes_uncapped, 2u) << "the test needs a search that compiles more than two shapes";
+  const auto [shapes, attempts] = run(2);
+  EXPECT_EQ(shapes, 2u);
+  EXPECT_GE(attempts, shapes) << "stored-unit neighbours still measured";
+  EXPECT_LE(attempts, attempts_uncapped);
+}
+
 // An evaluator that puts torch.compile's baseline off: none at the start, 1.5 ms once two
 // candidates were measured.
 class LateCompileEvaluator final : public Evaluator {
