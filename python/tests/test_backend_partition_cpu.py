@@ -234,3 +234,21 @@ def test_the_rest_compiles_with_inductor_after_the_graph_is_rewritten(tmp_path):
     with torch.no_grad():
         assert torch.allclose(got, m(x), atol=1e-5)
     assert [p.status for p in be.report.parts] == ["kernel", "kernel"]
+
+
+def test_minutes_are_the_models_and_shared_out_among_the_subgraphs(tmp_path):
+    # Block has two covered subgraphs: with minutes=10 the first search gets about 10 / 2 and the
+    # second what is left (about 10, with the first taking no time here); a budget of 0 minutes
+    # passes no --time-budget at all.
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    fake = FakeBinary()
+    be = backend.Backend(tool.SearchOptions(budget=3, minutes=10), cache_dir=str(tmp_path / "cache"),
+                         fallback="eager", runner=fake, load_library=stand_in_loader)
+    run(m, be, x)
+    given = [float(a[a.index("--time-budget") + 1]) for a in fake.calls]
+    assert len(given) == 2
+    assert 4.9 < given[0] <= 5.0 and 9.9 < given[1] <= 10.0, given
+    fake2 = FakeBinary()
+    run(m, make(tmp_path / "again", runner=fake2), x)
+    assert all("--time-budget" not in a for a in fake2.calls)

@@ -31,7 +31,8 @@ def test_optimize_save_load(tmp_path):
                                   load_library=stand_in_loader)
     assert len(fake.calls) == 2
     argv = fake.calls[0]
-    assert argv[argv.index("--time-budget") + 1] == "2.0" and argv[argv.index("--profile") + 1] == "kb-v01"
+    # the model's 2 minutes shared out: the first of its two subgraphs gets half
+    assert 0.9 < float(argv[argv.index("--time-budget") + 1]) <= 1.0 and argv[argv.index("--profile") + 1] == "kb-v01"
     with torch.no_grad():
         assert torch.allclose(opt(x), m(x), atol=1e-5)
     text = str(opt)

@@ -100,8 +100,9 @@ def optimize(model: torch.nn.Module, example_inputs: Sequence[Any], *, minutes: 
              load_library: Optional[Callable[[str], library_op.LibraryOp]] = None) -> Optimized:
     """Searches kernels for ``model`` on ``example_inputs`` and returns the optimized module.
 
-    ``minutes``: the wall-time limit of each covered subgraph's search (the CLI's ``--time-budget``;
-    0: none); ``budget``: attempts per subgraph (0: search nothing, use what the cache holds);
+    ``minutes``: the wall time of all the searches (0: no limit), shared out as they run: each
+    covered subgraph's search (the CLI's ``--time-budget``) gets the time left over the subgraphs
+    still to come, at least half a minute; ``budget``: attempts per subgraph (0: search nothing, use what the cache holds);
     ``profile`` and ``policy``: the contract (docs/eval-contract.md); ``db``: the memory's store.
     The search runs now, on the first forward of ``example_inputs`` (inference: no grad)."""
     options = tool.SearchOptions(budget=budget, minutes=minutes, profile=profile, policy=policy, db=db)

@@ -11,7 +11,9 @@ replaced calls included, is compiled by Inductor (``fallback="inductor"``) or ru
 (``"eager"``).
 
 Options (``torch.compile(model, backend="ucutlass", options={...})``): ``budget`` (attempts per
-subgraph; 0: search nothing, use only the cache), ``minutes`` (wall time per subgraph), ``profile``,
+subgraph; 0: search nothing, use only the cache), ``minutes`` (wall time of all the searches of the
+model, from the first: each subgraph's search gets the time left over the graph's subgraphs still
+to come), ``profile``,
 ``policy``, ``db`` (the memory's store), ``cache_dir``, ``binary``, ``fallback``. The CLI has no
 memory-only mode (``--budget 0`` means no attempt limit there), so a zero budget never calls the
 binary. Graphs traced with autograd on (an input requiring grad) go to the fallback whole: the
@@ -24,9 +26,11 @@ pip-installed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -164,6 +168,10 @@ class Backend:
         self.report = Report()
         self.used_keys: List[str] = []
         self._checked_binary: Optional[str] = None
+        # ``minutes`` is the whole model's: it starts at the first search and is shared out
+        # among the graph's subgraphs still to come (a known one costs nothing and leaves its share).
+        self._deadline: Optional[float] = None
+        self._parts_left = 1
 
     # -- torch.compile's entry ---------------------------------------------------------------------
     def __call__(self, gm: fx.GraphModule, example_inputs: List[Any]):
@@ -185,11 +193,13 @@ class Backend:
         # requires of a graph from Dynamo; the partition makes new nodes: they get them back.
         sources = {n.name: n._dynamo_source for n in placeholders if hasattr(n, "_dynamo_source")}
         fused, names = subgraph.partition(gm)
+        self._parts_left = len(names)
         for n in fused.graph.find_nodes(op="placeholder"):
             if n.name in sources and not hasattr(n, "_dynamo_source"):
                 n._dynamo_source = sources[n.name]
         for call in [n for n in fused.graph.nodes if n.op == "call_module" and n.target in names]:
             self._replace(fused, call, weights, index)
+            self._parts_left -= 1
         fused.recompile()
         return self._rest(fused, example_inputs)
 
@@ -241,6 +251,18 @@ class Backend:
         part.status, part.op = "kernel", op.qualname
         part.speedup, part.frac_sol = float(result.get("speedup", 1.0)), float(result.get("frac_sol", 0.0))
 
+    def share(self) -> tool.SearchOptions:
+        """The options of the next search: ``minutes`` is the time left until the model's deadline
+        over the subgraphs of this graph still to come (at least 0.5 minutes each: the binary needs
+        time to extract and measure anything)."""
+        if not self.options.minutes:
+            return self.options
+        now = time.monotonic()
+        if self._deadline is None:
+            self._deadline = now + 60 * self.options.minutes
+        left = max(0.0, self._deadline - now) / 60
+        return dataclasses.replace(self.options, minutes=max(0.5, left / max(1, self._parts_left)))
+
     def _search(self, key: str, spec: subgraph.Spec, values: List[torch.Tensor]) -> Dict[str, Any]:
         folder = self.cache.folder(key)
         stem = "g_" + key[:12]
@@ -251,7 +273,7 @@ class Backend:
             binary, runner = self._checked_binary, tool.subprocess_runner
         else:
             binary, runner = self.binary or "ucutlass", self.runner
-        found = tool.optimize(problem, os.path.join(folder, "out"), self.options, binary, runner)
+        found = tool.optimize(problem, os.path.join(folder, "out"), self.share(), binary, runner)
         result: Dict[str, Any] = {"kind": found.kind, "text": (found.report.get("result") or {}).get("text", ""),
                                   "problem": os.path.basename(problem), "report": os.path.relpath(
                                       os.path.join(found.out_dir, "report.json"), folder)}
