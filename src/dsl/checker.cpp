@@ -166,7 +166,7 @@ bool Checker::check_args_none(const AstStage& s) {
 }
 
 // `view v : DT[shape] = BASE strides [..] offset N`: a declared, non-view BASE of the same dtype,
-// one stride per dim (>= 0), and every element inside BASE.
+// one stride per dim (negative ones walk backwards: a flip), and every element inside BASE.
 bool Checker::check_view_decl(const AstDecl& d, Tensor& t) {
   if (!d.view_base) {
     error(d.name.span, "view '" + t.name + "' names no tensor", "write 'view v : f32[..] = x strides [..] offset 0'");
@@ -190,13 +190,23 @@ bool Checker::check_view_decl(const AstDecl& d, Tensor& t) {
           "give one stride (in elements) per dimension");
     return false;
   }
-  int64_t last = d.view_offset;
+  // the first and last elements read: each dim at 0 or at its end, whichever its stride's sign
+  // makes smaller (larger); a reach past kMaxElements is past any tensor (and its product would
+  // overflow)
+  int64_t first = d.view_offset, last = d.view_offset;
   for (size_t i = 0; i < t.shape.size(); ++i) {
-    if (d.view_strides[i] > 0 && (t.shape[i] - 1) > (kMaxElements - last) / d.view_strides[i]) {
-      last = kMaxElements;
+    const int64_t n = t.shape[i] - 1, st = d.view_strides[i];
+    if (st != 0 && n > kMaxElements / (st < 0 ? -st : st)) {
+      (st < 0 ? first : last) = st < 0 ? -kMaxElements : kMaxElements;
       break;
     }
-    last += (t.shape[i] - 1) * d.view_strides[i];
+    (st < 0 ? first : last) += n * st;
+  }
+  if (first < 0) {
+    error(d.view_span, "view '" + t.name + "' reaches element " + std::to_string(first) + " of '" + b->name +
+                           "', before its first",
+          "a negative stride needs an offset at the dim's last element: check the offset");
+    return false;
   }
   if (last >= b->numel()) {
     error(d.view_span, "view '" + t.name + "' reaches element " + std::to_string(last) + " of '" + b->name +

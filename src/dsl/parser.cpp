@@ -170,9 +170,11 @@ class Parser {
       expect_punct('[', "write the strides in brackets: 'strides [4096, 1]'");
       if (!is_punct(']'))
         for (;;) {
+          const bool neg = is_punct('-');  // a negative stride walks the tensor backwards (a flip)
+          if (neg) next();
           const Token& t = peek();
-          if (t.kind != Tok::number) fail(t, "expected a stride, found " + describe(t), "strides are integers >= 0");
-          d.view_strides.push_back(integer(next(), kMaxElements));
+          if (t.kind != Tok::number) fail(t, "expected a stride, found " + describe(t), "strides are integers");
+          d.view_strides.push_back((neg ? -1 : 1) * integer(next(), kMaxElements));
           if (!is_punct(',')) break;
           next();
         }

@@ -90,6 +90,37 @@ std::vector<double> direct_conv(const ConvSpec& c, const std::vector<double>& x,
   return y;
 }
 
+// PyTorch's transposed conv in double, from its definition: x [N, C, ..] scatters through w [C, K, ..],
+// y[n, k, i·stride + j·dilation - padding] += x[n, c, i]·w[c, k, j]; the output y's shape given.
+std::vector<double> direct_conv_transpose(const ConvSpec& c, const std::vector<int64_t>& o, const std::vector<double>& x,
+                                          const std::vector<double>& w) {
+  const size_t r = c.x.size() - 2;
+  int64_t in[3] = {1, 1, 1}, f[3] = {1, 1, 1}, out[3] = {1, 1, 1}, sd[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, pd[3] = {0, 0, 0};
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    in[j] = c.x[2 + i], f[j] = c.w[2 + i], out[j] = o[2 + i], sd[j] = c.stride[i], dl[j] = c.dil[i], pd[j] = c.pad[i];
+  }
+  const int64_t N = c.x[0], C = c.x[1], K = c.w[1];
+  std::vector<double> y(static_cast<size_t>(count(o)), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t a = 0; a < in[0]; ++a)
+        for (int64_t b = 0; b < in[1]; ++b)
+          for (int64_t e = 0; e < in[2]; ++e)
+            for (int64_t k = 0; k < K; ++k)
+              for (int64_t t = 0; t < f[0]; ++t)
+                for (int64_t u = 0; u < f[1]; ++u)
+                  for (int64_t v = 0; v < f[2]; ++v) {
+                    const int64_t o0 = a * sd[0] + t * dl[0] - pd[0], o1 = b * sd[1] + u * dl[1] - pd[1],
+                                  o2 = e * sd[2] + v * dl[2] - pd[2];
+                    if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2]) continue;
+                    y[static_cast<size_t>((((n * K + k) * out[0] + o0) * out[1] + o1) * out[2] + o2)] +=
+                        x[static_cast<size_t>((((n * C + ch) * in[0] + a) * in[1] + b) * in[2] + e)] *
+                        w[static_cast<size_t>((((ch * K + k) * f[0] + t) * f[1] + u) * f[2] + v)];
+                  }
+  return y;
+}
+
 // Random values for every input and parameter of the problem (running variances positive).
 dsl::InterpTensors random_inputs(const problem::Problem& p) {
   std::mt19937 rng(11);
@@ -175,6 +206,24 @@ void check(const std::string& name, const ConvSpec& c, bool bias, size_t want_st
   }
 }
 
+// check() for a transposed conv: out0 against epi(conv_transpose(x, w) + bias).
+void check_transposed(const std::string& name, const ConvSpec& c, const std::vector<int64_t>& out, bool bias,
+                      size_t want_stages, const std::function<double(double)>& epi) {
+  Lowered l = lower_fixture(name);
+  ASSERT_EQ(l.lowered.program.stages.size(), want_stages) << l.lowered.text;
+  for (const auto& s : l.lowered.program.stages)
+    ASSERT_FALSE(std::holds_alternative<dsl::TorchStage>(s.body)) << l.lowered.text;
+  dsl::InterpTensors io = random_inputs(l.problem);
+  const std::vector<double> got = run_all(l.lowered, io);
+  std::vector<double> y = direct_conv_transpose(c, out, io.at("x"), io.at("conv.weight"));
+  ASSERT_EQ(got.size(), y.size()) << l.lowered.text;
+  const int64_t per_channel = count(out) / (out[0] * out[1]);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const size_t k = static_cast<size_t>(static_cast<int64_t>(i) / per_channel % out[1]);
+    ASSERT_NEAR(got[i], epi(y[i] + (bias ? io.at("conv.bias")[k] : 0.0)), 1e-12) << name << " element " << i;
+  }
+}
+
 double mish(double v) { return v * std::tanh(std::log1p(std::exp(v))); }
 
 TEST(LowerConv, Conv2dBiasReluIsOneConvStageBetweenLayoutCopies) {
@@ -191,6 +240,39 @@ TEST(LowerConv, Conv3dMishTanhJoinTheEpilogue) {
 TEST(LowerConv, Conv1dStridedDilated) {
   check("conv1d", {{3, 8, 40}, {16, 8, 5}, {2}, {0}, {2}}, false, 4,
         [](double v, size_t, int64_t, const dsl::InterpTensors&) { return v; });
+}
+
+// Cin = 3, off the 4-channel alignment: x and w copied with a fourth channel of zeros.
+TEST(LowerConv, Cin3IsPaddedWithZeroChannelsInTheLayoutCopies) {
+  check("conv_cin3", {{2, 3, 9, 11}, {16, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}}, true, 4,
+        [](double v, size_t, int64_t, const dsl::InterpTensors&) { return std::max(v, 0.0); });
+  Lowered l = lower_fixture("conv_cin3");
+  const auto* x = l.lowered.program.find_tensor("x_nhwc");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->shape, (std::vector<int64_t>{2, 9, 11, 4}));
+}
+
+// A transposed conv of stride 1 is the conv of the flipped, in/out-swapped weight (a view at
+// negative strides) with padding dilation·(k - 1) - padding.
+TEST(LowerConv, ConvTranspose2dIsAConvOfTheFlippedWeight) {
+  check_transposed("conv_transpose2d", {{2, 8, 7, 9}, {8, 16, 3, 3}, {1, 1}, {1, 0}, {1, 2}}, {2, 16, 7, 13}, true, 4,
+                   [](double v) { return std::tanh(v); });
+}
+
+// ... with Cin = 3 padded to 4 in both copies and output_padding 1 on the high side only.
+TEST(LowerConv, ConvTranspose1dCin3OutputPadding) {
+  check_transposed("conv_transpose1d_cin3", {{2, 3, 10}, {3, 8, 4}, {1}, {2}, {2}}, {2, 8, 13}, false, 4,
+                   [](double v) { return std::max(v, 0.0); });
+}
+
+// A transposed conv of stride 2 stays a torch stage, the note saying why.
+TEST(LowerConv, StridedConvTransposeStaysATorchStage) {
+  Lowered l = lower_fixture("conv_transpose2d_strided");
+  ASSERT_EQ(l.lowered.program.stages.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<dsl::TorchStage>(l.lowered.program.stages[0].body));
+  bool noted = false;
+  for (const auto& n : l.lowered.notes) noted = noted || n.find("a transposed conv with stride 2 is not lowered") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 // eval BatchNorm and the scale in the conv's epilogue (per-channel vectors), the residual add in the

@@ -344,7 +344,7 @@ BlockCtx lower_prologue_ctx(const std::vector<int64_t>& shape) {
 // ---- ops ------------------------------------------------------------------------------------
 
 bool lower_expr_needs_index(const problem::Op& op) {
-  return op.op == "causal_mask" || op.op == "tril" || op.op == "triu";
+  return op.op == "causal_mask" || op.op == "tril" || op.op == "triu" || op.op == "channel_pad";
 }
 
 bool lower_expr_supported(const problem::Op& op, std::string& why) {
@@ -420,6 +420,13 @@ ExprPtr lower_expr_op(const problem::Op& op, const std::function<ExprPtr(size_t)
     const double fill = n == "causal_mask" ? attr_number(op, "fill", -std::numeric_limits<double>::infinity()) : 0;
     return ex_fn(Fn::where, {ex_fn(n == "triu" ? Fn::ge : Fn::le, {ex_index(dsl::LoadMode::col), limit}), x(),
                              ex_const(fill)});
+  }
+  if (n == "channel_pad") {
+    // input j at channel (last) index j, 0 past the inputs (pass_match_conv's channel padding)
+    ExprPtr e = ex_const(0);
+    for (size_t j = op.inputs.size(); j-- > 0;)
+      e = ex_fn(Fn::where, {ex_fn(Fn::eq, {ex_index(dsl::LoadMode::col), ex_const(static_cast<double>(j))}), in(j), e});
+    return e;
   }
   if (n == "neg") return un(Fn::neg);
   if (n == "abs") return un(Fn::abs);

@@ -275,7 +275,8 @@ OpClass op_class(const problem::Op& op) {
       "silu", "mish",    "softplus",   "elu",        "selu",        "celu",        "softsign",
       "hardtanh", "clamp", "hardswish", "hardsigmoid", "log_sigmoid", "to",
       "causal_mask",   // causal_mask: pass_expand_ops (attention's is_causal)
-      "tril", "triu"};  // on the element's position, like causal_mask
+      "tril", "triu",   // on the element's position, like causal_mask
+      "channel_pad"};   // pass_match_conv: channels padded with zeros (on the channel index)
   static const std::set<std::string> row_ops = {"softmax",    "log_softmax",       "layer_norm",
                                                 "rms_norm",   "group_norm",        "cosine_similarity",
                                                 "triplet_margin"};  // triplet_margin: pass_expand_ops

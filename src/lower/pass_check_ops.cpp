@@ -1,8 +1,8 @@
 // pass_check_ops: rejects, before any stage is formed, every live op the language cannot
-// express, naming the op and why (transposed convolutions, data movement, functions missing
+// express, naming the op and why (data movement, functions missing
 // from functions.def, reshaped or transposed views read outside a GEMM, unsupported dtypes).
-// Convolutions were rewritten or refused by pass_match_conv, which runs before it.
-// Each refusal says what the user can do (transposed convolutions, integer tensors).
+// Convolutions (transposed ones too) were rewritten or refused by pass_match_conv, which runs
+// before it. Each refusal says what the user can do (integer tensors).
 // Golden tests: tests/golden/lower/integer_input_unsupported.json, einsum_diagonal_unsupported.json (errors).
 #include <map>
 
@@ -16,9 +16,6 @@ namespace {
 // Why an op outside the lowerable classes does not lower, by op name.
 std::string why_unsupported(const problem::Op& op) {
   static const std::map<std::string, std::string> reasons = {
-      {"conv_transpose1d", "transposed convolutions are not in the language yet"},
-      {"conv_transpose2d", "transposed convolutions are not in the language yet"},
-      {"conv_transpose3d", "transposed convolutions are not in the language yet"},
       {"batch_norm", "batch_norm in training mode normalizes with batch statistics over dims other than the last; "
                      "rowwise stages normalize the last dim (eval mode, with running statistics, lowers)"},
       {"instance_norm", "instance_norm normalizes over spatial dims; rowwise stages normalize the last dim"},
@@ -57,14 +54,6 @@ bool float_dtype(problem::DType t) {
   return t == problem::DType::f32 || t == problem::DType::f16 || t == problem::DType::bf16;
 }
 
-// What the user can do about an op that does not lower (beside why_unsupported's reason).
-std::string hint_unsupported(const problem::Op& op) {
-  if (op.op.rfind("conv_transpose", 0) == 0)
-    return "ucutlass cannot speed up this op until the language has transposed convolutions: it stays on PyTorch "
-           "(a problem of nothing else stops here; a bench suite counts it at 1.0x eager)";
-  return {};
-}
-
 // Integer and bool tensors lower only in these roles (pass_check_ops's exceptions below).
 constexpr const char* kIntegerRoles =
     "integer and bool tensors lower only as cross_entropy's class labels, a masked cumsum's mask and the indices "
@@ -79,7 +68,7 @@ Status pass_check_ops(LowerState& s) {
     if (s.dead[i]) continue;
     OpClass c = s.cls[i];
     if (c == OpClass::torch) continue;  // PyTorch runs it (pass_emit checks it can be declared)
-    if (c == OpClass::unsupported) return s.unsupported(op.id, why_unsupported(op), hint_unsupported(op));
+    if (c == OpClass::unsupported) return s.unsupported(op.id, why_unsupported(op));
     if (c == OpClass::view) continue;
     std::string why;
     if (c == OpClass::elementwise && !lower_expr_supported(op, why)) return s.unsupported(op.id, why);

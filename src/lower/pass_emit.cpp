@@ -552,7 +552,8 @@ class Emitter {
       auto ints = [&](const char* key) { return anchor.attrs.at(key).get<std::vector<int64_t>>(); };
       cs.rank = static_cast<int>(ints("stride").size());
       cs.stride = ints("stride");
-      cs.pad_lo = cs.pad_hi = ints("padding");
+      cs.pad_lo = ints("padding");
+      cs.pad_hi = anchor.attrs.contains("padding_hi") ? ints("padding_hi") : cs.pad_lo;  // a transposed conv's
       cs.dilation = ints("dilation");
       // the data's precision: f32 runs TF32 (the sm90 conv has no fp32-faithful math)
       const problem::DType data = s_.need(s_.resolve(anchor.inputs[0].tensor).base).dtype;

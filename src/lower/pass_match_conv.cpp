@@ -31,7 +31,15 @@ namespace ucut::lower {
 
 namespace {
 
-bool is_conv(const std::string& n) { return n == "conv1d" || n == "conv2d" || n == "conv3d"; }
+bool is_transposed(const std::string& n) {
+  return n == "conv_transpose1d" || n == "conv_transpose2d" || n == "conv_transpose3d";
+}
+
+// The most channels a padded layout copy selects among (one view each, read per element): a
+// larger C off the alignment stays refused (conv_align_c) rather than copied that slowly.
+constexpr int64_t kMaxPaddedChannels = 16;
+
+bool is_conv(const std::string& n) { return n == "conv1d" || n == "conv2d" || n == "conv3d" || is_transposed(n); }
 
 problem::Operand tensor_operand(const std::string& t) { return problem::Operand{t, std::nullopt}; }
 
@@ -178,6 +186,37 @@ class ConvMatcher {
     return out;
   }
 
+  // A copy of `base` read through `v` (channels last: the view's last dim is the channels) into a
+  // new tensor of `cp` >= the view's C channels, channels C.. cp - 1 zeros (the conv stage's
+  // channel alignment; zero taps add nothing). Padded, it reads one view per channel, each
+  // broadcast along the channel dim (stride 0), and selects by the element's channel index
+  // (`channel_pad`, on `col`), so every read stays inside the tensor (a view reading past C
+  // would not).
+  std::string relayout(const std::string& base, const std::string& stem, const Strided& v, int64_t cp,
+                       std::vector<problem::Op>& ops, int line) {
+    const int64_t c = v.shape.back(), cs = v.strides.back();
+    if (c == cp) return copy_through_view(base, stem, v, ops, line);
+    const problem::DType dt = s_.need(base).dtype;
+    problem::Op pad;
+    pad.op = "channel_pad";
+    for (int64_t j = 0; j < c; ++j) {
+      Strided vj = v;
+      vj.shape.back() = cp;
+      vj.strides.back() = 0;
+      vj.offset += j * cs;
+      const std::string view = s_.add_tensor(stem + "_c" + std::to_string(j) + "_v", dt, vj.shape);
+      s_.strided[view] = vj;
+      s_.views[view] = View{base, false};
+      pad.inputs.push_back(tensor_operand(view));
+    }
+    std::vector<int64_t> shape = v.shape;
+    shape.back() = cp;
+    pad.outputs = {s_.add_tensor(stem, dt, shape)};
+    pad.line = line;
+    ops.push_back(pad);
+    return pad.outputs[0];
+  }
+
   // A [len] or [len, 1] alias of a per-channel tensor, the base declared [len].
   std::string channel_vector(const std::string& in, int64_t len, bool as_rows) {
     const View v = s_.resolve(in);
@@ -224,19 +263,41 @@ class ConvMatcher {
     if (rank < 1 || rank > 3 || ws.size() != xs.size() || ys.size() != xs.size())
       return s_.unsupported(id, "a conv without a batch dimension ([C, ..] input) is not lowered",
                             "unsqueeze the batch in PyTorch");
+    const bool transposed = is_transposed(op.op);
     const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
     if (groups != 1)
       return s_.unsupported(id, "groups = " + std::to_string(groups) +
                                     ": conv stages run groups = 1 only (CUTLASS 4.2's sm90 conv has no grouped or "
                                     "depthwise convolution); it runs in a torch stage",
                             "nothing to change: a grouped or depthwise conv stays on PyTorch (cuDNN)");
-    const auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
-               dil = spatial_attr(op, "dilation", rank, 1);
+    auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
+         dil = spatial_attr(op, "dilation", rank, 1);
     if (!stride || !pad || !dil)
       return s_.unsupported(id, "a padding other than numbers ('same', 'valid') is not lowered",
                             "give the padding as integers in the Model");
-    const int64_t n = xs[0], c = xs[1], k = ws[0];
-    bool pointwise = true;
+    const int64_t n = xs[0], c = xs[1], k = transposed ? ws[1] : ws[0];
+    // a transposed conv (weight [C, K, ..]) of stride 1 is the conv of the flipped, in/out-swapped
+    // weight with padding dilation·(f - 1) - padding (output_padding on the high side)
+    std::vector<int64_t> pad_hi = *pad;
+    if (transposed) {
+      const auto out_pad = spatial_attr(op, "output_padding", rank, 0);
+      for (size_t i = 0; i < rank; ++i)
+        if ((*stride)[i] != 1)
+          return s_.unsupported(id, "a transposed conv with stride " + std::to_string((*stride)[i]) +
+                                        " is not lowered (stride 1 is: the conv of the flipped weight; a stride needs "
+                                        "a zero-upsampled input or one conv per output phase, neither built yet); "
+                                        "it runs in a torch stage",
+                                "nothing to change: it stays on PyTorch (cuDNN)");
+      for (size_t i = 0; i < rank; ++i) {
+        const int64_t lo = (*dil)[i] * (ws[2 + i] - 1) - (*pad)[i];
+        if (lo < 0 || !out_pad)
+          return s_.unsupported(id, "a transposed conv whose padding exceeds dilation * (kernel - 1) crops its input: "
+                                    "not lowered; it runs in a torch stage");
+        (*pad)[i] = lo;
+        pad_hi[i] = lo + (*out_pad)[i];
+      }
+    }
+    bool pointwise = !transposed;
     for (size_t i = 0; i < rank; ++i)
       pointwise = pointwise && ws[2 + i] == 1 && (*stride)[i] == 1 && (*pad)[i] == 0;
     const problem::DType dt = s_.need(x).dtype;
@@ -294,12 +355,32 @@ class ConvMatcher {
         return s_.unsupported(id, "the exact policy needs fp32-faithful math, and the sm90 conv runs TF32 at best "
                                   "(CUTLASS 4.2 has no 3xTF32 or FP32 convolution for sm90); it runs in a torch stage",
                               "use the tf32 policy to run it as a conv stage");
-      if (Status st = check_rules(id, xs, ws, ys, *stride, *pad, *dil, dt, !bias.empty(), chain); !st) return st;
+      // C off the stage's channel alignment (Cin = 3): x and w copied with zero channels up to it
+      const int64_t align = dsl::conv_align(dt == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
+      const int64_t cp = c % align == 0 || c > kMaxPaddedChannels ? c : (c + align - 1) / align * align;
+      std::vector<int64_t> wk = ws;  // the fprop weight's KCRS shape
+      if (transposed) std::swap(wk[0], wk[1]);
+      std::vector<int64_t> xp = xs, wp = wk;
+      xp[1] = wp[1] = cp;
+      if (Status st = check_rules(id, xp, wp, ys, *stride, *pad, pad_hi, *dil, dt, !bias.empty(), chain); !st)
+        return st;
       std::vector<problem::Op> pre;
-      const std::string xh = copy_through_view(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0},
-                                               pre, op.line);
-      const std::string wh = copy_through_view(w, w + "_krsc", Strided{w, channels_last_shape(ws), channels_last_strides(ws), 0},
-                                               pre, op.line);
+      const std::string xh =
+          relayout(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0}, cp, pre, op.line);
+      Strided wv{w, channels_last_shape(ws), channels_last_strides(ws), 0};
+      if (transposed) {
+        // KRSC of the flipped weight: [C, K, R, S] read at (k, R-1-r, S-1-s, c), negative strides
+        // from the last tap
+        const auto st = lower_contiguous_strides(ws);
+        wv.shape = channels_last_shape(wk);
+        wv.strides = {st[1]};
+        for (size_t i = 0; i < rank; ++i) {
+          wv.strides.push_back(-st[2 + i]);
+          wv.offset += (ws[2 + i] - 1) * st[2 + i];
+        }
+        wv.strides.push_back(st[0]);
+      }
+      const std::string wh = relayout(w, w + (transposed ? "_flipped_krsc" : "_krsc"), wv, cp, pre, op.line);
       const std::vector<int64_t> yl = channels_last_shape(ys);
       const std::string value = s_.add_tensor(op.outputs[0] + "_nhwc", s_.need(op.outputs[0]).dtype, yl);
       problem::Op cv;
@@ -311,6 +392,7 @@ class ConvMatcher {
       }
       cv.outputs = {value};
       cv.attrs = {{"stride", *stride}, {"padding", *pad}, {"dilation", *dil}};
+      if (pad_hi != *pad) cv.attrs["padding_hi"] = pad_hi;  // pass_emit's pad_hi
       cv.line = op.line;
       pre.push_back(cv);
       replace[id] = pre;
@@ -329,8 +411,15 @@ class ConvMatcher {
       c2.outputs = {last};
       c2.line = op.line;
       tail.push_back(std::move(c2));
-      s_.notes.push_back(s_.op_label(id) + ": a conv stage on channels-last copies: x NCHW -> NHWC and the weight "
-                         "KCRS -> KRSC before it (each call), the result back to NCHW after it" +
+      s_.notes.push_back(s_.op_label(id) + ": a conv stage on channels-last copies: x NCHW -> NHWC and the weight " +
+                         (transposed ? "CKRS -> KRSC, flipped (a transposed conv of stride 1 is the conv of the "
+                                       "flipped weight)"
+                                     : "KCRS -> KRSC") +
+                         " before it (each call)" +
+                         (cp == c ? std::string()
+                                  : ", their " + std::to_string(c) + " channels padded with zeros to " +
+                                        std::to_string(cp) + " (the stage's 16-byte channel rows)") +
+                         ", the result back to NCHW after it" +
                          (chain.empty() ? std::string() : "; " + std::to_string(chain.size()) + " op(s) in its epilogue"));
     }
     for (auto it = replace.rbegin(); it != replace.rend(); ++it) {
@@ -360,7 +449,8 @@ class ConvMatcher {
   // conv_rules_check on the stage this conv becomes: the first violation, with its hint, refuses it.
   Status check_rules(int id, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
                      const std::vector<int64_t>& ys, const std::vector<int64_t>& stride,
-                     const std::vector<int64_t>& pad, const std::vector<int64_t>& dil, problem::DType dt, bool bias,
+                     const std::vector<int64_t>& pad, const std::vector<int64_t>& pad_hi,
+                     const std::vector<int64_t>& dil, problem::DType dt, bool bias,
                      const std::vector<int>& chain) const {
     dsl::Program p;
     const dsl::DType d = dt == problem::DType::bf16 ? dsl::DType::bf16
@@ -381,7 +471,7 @@ class ConvMatcher {
     c.rank = static_cast<int>(r);
     c.stride = stride;
     c.pad_lo = pad;
-    c.pad_hi = pad;
+    c.pad_hi = pad_hi;
     c.dilation = dil;
     c.batch = xs[0];
     c.channels = xs[1];

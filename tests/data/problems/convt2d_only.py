@@ -1,4 +1,4 @@
-"""A lone 3x3 ConvTranspose2d (small): outside the language, so its result is the PyTorch fallback."""
+"""A lone 3x3 ConvTranspose2d of stride 2 (small): not lowered (stride 1 is), so its result is the PyTorch fallback."""
 import torch
 import torch.nn as nn
 
@@ -6,7 +6,7 @@ import torch.nn as nn
 class Model(nn.Module):
     def __init__(self, cin, cout):
         super().__init__()
-        self.conv = nn.ConvTranspose2d(cin, cout, 3, padding=1)
+        self.conv = nn.ConvTranspose2d(cin, cout, 3, stride=2, padding=1)
 
     def forward(self, x):
         return self.conv(x)
