@@ -1,8 +1,8 @@
 """The KernelBench-shaped conv suite (problems/cv1_*.py, cv2_*.py; issue 38 item 5) on the CPU: every file
 loads through the loader, its fp32 input and output stay within the suite's 4 GiB rule (shapes on the meta
 device, nothing allocated), its Model runs on a small input of the same channels, and extraction yields
-the ops below. Pooling extracts as opaque until the IR has it (test_extract.py's KB_GAPS); convolutions
-extract into the IR and the lowering refuses them for now (docs/benchmarks.md, "The conv suite")."""
+the ops below. Pooling extracts as max_pool / avg_pool / adaptive_avg_pool, which run in torch stages;
+convolutions extract into the IR (docs/benchmarks.md, "The conv suite")."""
 
 import sys
 from pathlib import Path
@@ -22,10 +22,10 @@ GIB = 2**30
 
 # name -> the ops extraction yields, in order ("opaque T" for an op outside the vocabulary, T its ATen target).
 OPS = {
-    "cv1_adaptive_avgpool2d": ["opaque adaptive_avg_pool2d"],
-    "cv1_avgpool1d": ["opaque avg_pool1d"],
-    "cv1_avgpool2d": ["opaque avg_pool2d"],
-    "cv1_avgpool3d": ["opaque avg_pool3d"],
+    "cv1_adaptive_avgpool2d": ["adaptive_avg_pool"],
+    "cv1_avgpool1d": ["avg_pool"],
+    "cv1_avgpool2d": ["avg_pool"],
+    "cv1_avgpool3d": ["avg_pool"],
     "cv1_conv1d": ["conv1d"],
     "cv1_conv1d_dilated_strided": ["conv1d"],
     "cv1_conv2d_asym_input": ["conv2d"],
@@ -44,15 +44,15 @@ OPS = {
     "cv1_depthwise2d": ["conv2d"],
     "cv1_depthwise2d_asym_input": ["conv2d"],
     "cv1_depthwise_separable2d": ["conv2d", "conv2d"],
-    "cv1_maxpool1d": ["opaque max_pool1d"],
-    "cv1_maxpool2d": ["opaque max_pool2d"],
-    "cv1_maxpool3d": ["opaque max_pool3d"],
+    "cv1_maxpool1d": ["max_pool"],
+    "cv1_maxpool2d": ["max_pool"],
+    "cv1_maxpool3d": ["max_pool"],
     "cv1_pointwise2d": ["conv2d"],
     "cv2_conv2d_batchnorm_scale": ["conv2d", "batch_norm", "mul"],
     "cv2_conv2d_bias_scale_sigmoid_groupnorm": ["conv2d", "add", "mul", "sigmoid", "group_norm"],
-    "cv2_conv2d_gelu_global_avgpool": ["conv2d", "gelu", "opaque adaptive_avg_pool2d", "squeeze", "squeeze"],
+    "cv2_conv2d_gelu_global_avgpool": ["conv2d", "gelu", "adaptive_avg_pool", "squeeze", "squeeze"],
     "cv2_conv2d_groupnorm_residual_logsumexp": ["conv2d", "group_norm", "tanh", "hardswish", "add", "logsumexp"],
-    "cv2_conv2d_hardswish_maxpool_mish": ["conv2d", "sub", "hardswish", "opaque max_pool2d", "mish"],
+    "cv2_conv2d_hardswish_maxpool_mish": ["conv2d", "sub", "hardswish", "max_pool", "mish"],
     "cv2_conv2d_min_tanh_tanh": ["conv2d", "min", "tanh", "tanh"],
     "cv2_conv2d_relu_bias": ["conv2d", "relu", "add"],
     "cv2_conv3d_min_softmax": ["conv3d", "min", "softmax"],
@@ -116,3 +116,25 @@ def test_conv_attributes_and_flops():
     # fprop: 2 x output elements x (Cin / groups) x kernel volume
     assert summary(extract(SUITE / "cv1_conv2d_square.py"))["flops_tensor"] == 2 * (8 * 128 * 1022 * 1022) * 16 * 9
     assert summary(extract(SUITE / "cv1_depthwise2d.py"))["flops_tensor"] == 2 * (16 * 64 * 510 * 510) * 1 * 9
+
+
+def test_pool_attributes_and_flops():
+    [op] = extract(SUITE / "cv1_maxpool3d.py")["ops"]
+    assert op["attrs"] == {"kernel_size": [3, 3, 3], "stride": [2, 2, 2], "padding": [1, 1, 1],
+                           "dilation": [3, 3, 3], "ceil_mode": False}
+    assert op["flops"] == 16 * 32 * 62 * 62 * 62 * 27  # one comparison per window element
+    [op] = extract(SUITE / "cv1_avgpool2d.py")["ops"]  # stride defaults to the window
+    assert op["attrs"] == {"kernel_size": [11, 11], "stride": [11, 11], "padding": [0, 0], "ceil_mode": False,
+                           "count_include_pad": True, "divisor_override": None}
+    out = 1
+    for d in next(t["shape"] for t in extract(SUITE / "cv1_avgpool2d.py")["tensors"] if t["kind"] == "output"):
+        out *= d
+    assert op["flops"] == out * 121 + out  # a window's adds, then one divide
+    doc = extract(SUITE / "cv2_conv2d_gelu_global_avgpool.py")
+    [op] = [o for o in doc["ops"] if o["op"] == "adaptive_avg_pool"]
+    assert op["attrs"] == {"output_size": [1, 1]}
+    [shape] = [t["shape"] for t in doc["tensors"] if t["name"] == op["inputs"][0]]
+    n = 1
+    for d in shape:
+        n *= d
+    assert op["flops"] == n + shape[0] * shape[1]  # every element once (global), one divide per output

@@ -52,18 +52,7 @@ def test_suite_is_large_enough():
 
 # KernelBench-shaped problems the extractor does not handle yet: the checklist of docs/benchmarks.md's
 # "kb suite plan" and "conv suite" tables. Strict: a fix makes its test pass unexpectedly, and the entry must go.
-_POOL = "pooling is not in the Problem IR vocabulary yet (aten::{} extracts as opaque; issue 38 item 3)"
-KB_GAPS: dict = {
-    "cv1_adaptive_avgpool2d": _POOL.format("adaptive_avg_pool2d"),
-    "cv1_avgpool1d": _POOL.format("avg_pool1d"),
-    "cv1_avgpool2d": _POOL.format("avg_pool2d"),
-    "cv1_avgpool3d": _POOL.format("avg_pool3d"),
-    "cv1_maxpool1d": _POOL.format("max_pool1d"),
-    "cv1_maxpool2d": _POOL.format("max_pool2d"),
-    "cv1_maxpool3d": _POOL.format("max_pool3d"),
-    "cv2_conv2d_gelu_global_avgpool": _POOL.format("adaptive_avg_pool2d"),
-    "cv2_conv2d_hardswish_maxpool_mish": _POOL.format("max_pool2d"),
-}
+KB_GAPS: dict = {}  # none left: pooling extracts as max_pool / avg_pool / adaptive_avg_pool
 SUITE_PARAMS = [pytest.param(p, id=p.stem, marks=pytest.mark.xfail(strict=True, reason=KB_GAPS[p.stem]))
                 if p.stem in KB_GAPS else pytest.param(p, id=p.stem) for p in SUITE_FILES]
 

@@ -194,6 +194,32 @@ def get_inputs():
 def get_init_inputs():
     return []
 ''',
+    "pooling": '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.pool = nn.MaxPool2d(2)
+    def forward(self, x, s):
+        h = self.pool(F.relu(self.conv(x)))
+        return (h, F.max_pool2d(x, 3, stride=2, padding=1, dilation=2, ceil_mode=True),
+                F.avg_pool2d(x, (3, 2), stride=(2, 1), padding=1, count_include_pad=False),
+                F.avg_pool2d(x, 3, divisor_override=5), nn.AdaptiveAvgPool2d((5, 3))(x),
+                F.adaptive_avg_pool2d(h, 1).flatten(1), F.max_pool1d(s, 3, stride=2),
+                F.avg_pool1d(s, 4, stride=3, padding=2, ceil_mode=True), F.adaptive_avg_pool1d(s, 5),
+                F.max_pool3d(x.unsqueeze(1), (1, 2, 2)), F.avg_pool3d(x.unsqueeze(1), 2),
+                F.adaptive_avg_pool3d(x.unsqueeze(1), (2, 3, 4)))
+
+def get_inputs():
+    return [torch.randn(2, 3, 13, 11), torch.randn(2, 4, 17)]
+
+def get_init_inputs():
+    return []
+''',
     "movement": '''
 import torch
 import torch.nn as nn

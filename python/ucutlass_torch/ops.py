@@ -50,9 +50,11 @@ VIEW_OPS = {
 MATMUL_OPS = {"matmul", "mm", "bmm", "linear", "addmm", "baddbmm", "conv1d", "conv2d", "conv3d",
               "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "sdpa"}
 
+POOL_OPS = {"max_pool", "avg_pool", "adaptive_avg_pool"}
+
 # Every op name the IR may contain (the C++ reader's vocabulary), "opaque" included.
 VOCABULARY = (set(UNARY_FLOPS) | set(BINARY_FLOPS) | set(REDUCTION_FLOPS) | set(ROW_FLOPS)
-              | set(LOSS_FLOPS) | VIEW_OPS | MATMUL_OPS | {"to", "dropout", "opaque"})
+              | set(LOSS_FLOPS) | VIEW_OPS | MATMUL_OPS | POOL_OPS | {"to", "dropout", "opaque"})
 
 REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
 
@@ -395,6 +397,35 @@ def _sdpa(c: Call) -> Mapped:
     return Mapped("sdpa", _trim([q, k, v, mask]), attrs, flops, "tensor")
 
 
+# Pooling -------------------------------------------------------------------------------------
+
+def _pool(kind: str, nd: int):
+    """max_pool / avg_pool / adaptive_avg_pool over the last `nd` dims; every window attribute a
+    list of `nd` (stride defaults to the window, as PyTorch's empty stride does)."""
+    def h(c: Call) -> Mapped:
+        x = c.args["self"]
+        spatial = list(c.out.shape[-nd:])
+        lead = math.prod(c.out.shape[:-nd])
+        if kind == "adaptive_avg_pool":
+            ins = list(x.info.shape[-nd:])
+            window = 1  # summed window elements: PyTorch's windows [floor(i*I/O), ceil((i+1)*I/O))
+            for i_n, o_n in zip(ins, spatial):
+                window *= sum(-((-(o + 1) * i_n) // o_n) - (o * i_n) // o_n for o in range(o_n))
+            return Mapped(kind, [x], {"output_size": spatial}, lead * window + c.out.numel)
+        ks = _listify(_jsonable(c.args["kernel_size"]), nd)
+        stride = _jsonable(c.args.get("stride") or [])
+        attrs: Dict[str, Any] = {"kernel_size": ks, "stride": _listify(stride, nd) if stride else list(ks),
+                                 "padding": _listify(_jsonable(c.args.get("padding", 0)), nd)}
+        if kind == "max_pool":
+            attrs["dilation"] = _listify(_jsonable(c.args.get("dilation", 1)), nd)
+        attrs["ceil_mode"] = bool(c.args.get("ceil_mode", False))
+        if kind == "avg_pool":
+            attrs["count_include_pad"] = bool(c.args.get("count_include_pad", True))
+            attrs["divisor_override"] = _jsonable(c.args.get("divisor_override"))
+        return Mapped(kind, [x], attrs, c.out.numel * math.prod(ks) + (c.out.numel if kind == "avg_pool" else 0))
+    return h
+
+
 # Views and data movement --------------------------------------------------------------------
 
 def _view(name: str, attr: Optional[str] = None, src: Optional[str] = None):
@@ -546,6 +577,8 @@ HANDLERS: Dict[str, Callable[[Call], Any]] = {
     "conv1d": _conv, "conv2d": _conv, "conv3d": _conv, "conv_transpose1d": _conv,
     "conv_transpose2d": _conv, "conv_transpose3d": _conv, "convolution": _conv, "_convolution": _conv,
     "scaled_dot_product_attention": _sdpa,
+    # pooling (return_indices=True, max_pool*_with_indices, stays opaque)
+    **{f"{k}{n}d": _pool(k, n) for k in ("max_pool", "avg_pool", "adaptive_avg_pool") for n in (1, 2, 3)},
     # elementwise binary
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"), "div": _binary("div"),
     "true_divide": _binary("div"), "pow": _binary("pow"), "maximum": _binary("maximum"),

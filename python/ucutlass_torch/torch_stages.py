@@ -196,6 +196,23 @@ def _max_min(fn: str) -> Callable[[List[str], Dict[str, Any]], str]:
     return code
 
 
+def _pool(kind: str) -> Callable[[List[str], Dict[str, Any]], str]:
+    """F.max_poolNd / F.avg_poolNd / F.adaptive_avg_poolNd, N the length of the window lists."""
+    def code(a: List[str], at: Dict[str, Any]) -> str:
+        if kind == "adaptive_avg_pool":
+            return f"F.adaptive_avg_pool{len(at['output_size'])}d({a[0]}, {_lit(at['output_size'])})"
+        nd = len(at["kernel_size"])
+        kw = (f"{_lit(at['kernel_size'])}, stride={_lit(at.get('stride') or at['kernel_size'])}, "
+              f"padding={_lit(at.get('padding', 0))}, ceil_mode={bool(at.get('ceil_mode', False))!r}")
+        if kind == "max_pool":
+            return f"F.max_pool{nd}d({a[0]}, {kw}, dilation={_lit(at.get('dilation', 1))})"
+        kw += f", count_include_pad={bool(at.get('count_include_pad', True))!r}"
+        if at.get("divisor_override") is not None:  # avg_pool1d has no divisor_override
+            kw += f", divisor_override={int(at['divisor_override'])}"
+        return f"F.avg_pool{nd}d({a[0]}, {kw})"
+    return code
+
+
 def _dropout(a: List[str], at: Dict[str, Any]) -> str:
     if at.get("train") or at.get("training"):
         return f"F.dropout({a[0]}, p={_lit(at.get('p', 0.5))}, training=True)"
@@ -214,6 +231,8 @@ OPS: Dict[str, Callable[[List[str], Dict[str, Any]], str]] = {
     "conv1d": _conv(1, False), "conv2d": _conv(2, False), "conv3d": _conv(3, False),
     "conv_transpose1d": _conv(1, True), "conv_transpose2d": _conv(2, True), "conv_transpose3d": _conv(3, True),
     "sdpa": _sdpa,
+    # pooling
+    "max_pool": _pool("max_pool"), "avg_pool": _pool("avg_pool"), "adaptive_avg_pool": _pool("adaptive_avg_pool"),
     # elementwise, binary and selection
     "add": _add_sub("+", "add"), "sub": _add_sub("-", "sub"), "mul": _binary_op("*"), "div": _div,
     "pow": lambda a, at: f"torch.pow({a[0]}, {a[1]})",
