@@ -561,6 +561,16 @@ TEST(RealCompiler, KnowsWhichUnitsTheKernelStoreHolds) {
 namespace ucut::app {
 namespace {
 
+// The fake worker (src/eval/testdata/fake_worker.sh), logging to `log` when given.
+eval::WorkerOptions fake_worker_options(const std::string& log = "",
+                                        std::chrono::milliseconds start_timeout = std::chrono::milliseconds(10000)) {
+  eval::WorkerOptions wo;
+  wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
+  if (!log.empty()) wo.env["FAKE_WORKER_LOG"] = log;
+  wo.start_timeout = start_timeout;
+  return wo;
+}
+
 std::vector<std::string> fake_worker_log(const std::string& path) {
   std::vector<std::string> out;
   std::ifstream in(path);
@@ -575,11 +585,7 @@ TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
   const std::string dir = temp_dir("late-baseline");
   for (int after : {0, 1}) {
     const std::string log = dir + "/worker" + std::to_string(after) + ".log";
-    eval::WorkerOptions wo;
-    wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
-    wo.env["FAKE_WORKER_LOG"] = log;
-    wo.start_timeout = std::chrono::milliseconds(10000);
-    GpuWorkers workers({0}, wo);
+    GpuWorkers workers({0}, fake_worker_options(log));
     RealEvaluatorOptions eo;
     eo.problem_py = dir + "/p.py";
     eo.compile_baseline_after = after;
@@ -614,11 +620,8 @@ TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
 TEST(RealEvaluator, APutOffBaselineComesFromTheCacheAtOnce) {
   const std::string dir = temp_dir("cached-baseline");
   const std::string log = dir + "/worker.log";
-  eval::WorkerOptions wo;
-  wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
-  wo.env["FAKE_WORKER_LOG"] = log;
+  eval::WorkerOptions wo = fake_worker_options(log);
   wo.env["FAKE_WORKER_CACHED_COMPILE"] = "1";
-  wo.start_timeout = std::chrono::milliseconds(10000);
   GpuWorkers workers({0}, wo);
   RealEvaluatorOptions eo;
   eo.problem_py = dir + "/p.py";
@@ -653,11 +656,8 @@ namespace {
 // else, then a caller whose problem is loaded on the worker, then arrival order.
 TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
   const std::string dir = temp_dir("gpu-turns");
-  eval::WorkerOptions wo;
-  wo.argv = {"/bin/sh", std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata/fake_worker.sh"};
-  wo.start_timeout = std::chrono::milliseconds(60000);
-  GpuWorkers workers({0}, wo);
   const auto ms = std::chrono::milliseconds(60000);
+  GpuWorkers workers({0}, fake_worker_options("", ms));
   // Waits for a condition the threads below bring about; false after a minute (a worker that never
   // started fails the test instead of hanging it).
   auto wait_for = [](const std::function<bool()>& done) {

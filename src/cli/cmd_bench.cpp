@@ -325,10 +325,7 @@ CommandRun cmd_bench(CLI::App& sub) {
   sub.add_flag("--no-compile", a->no_compile, "planning: rank only, emit no kernels");
   sub.add_flag("--emit-only", a->emit_only, "planning: write the top candidates' .cu, run no nvcc");
   sub.add_option("--top-k", a->top_k, "ranked candidates tried first (planning: emitted)")->capture_default_str();
-  sub.add_option("--max-compiles", a->max_compiles,
-                 "fresh kernel compiles (units not in the store) one problem's search may start; past it only "
-                 "candidates built from stored units are tried (0: no cap)")
-      ->capture_default_str()->check(CLI::Range(0, 100000));
+  cli_add_max_compiles_option(sub, a->max_compiles);
   sub.add_option("--build-dir", a->build_dir, "where candidates are built (default: the cache folder)");
   sub.add_option("--budget", a->budget, "attempts per problem (the suite pool is budget x problems)")->capture_default_str();
   sub.add_option("--problems", a->problems, "synthetic suite size")->capture_default_str();

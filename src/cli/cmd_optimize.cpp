@@ -239,10 +239,7 @@ CommandRun cmd_optimize(CLI::App& sub) {
   sub.add_option("--stagnation", a->stagnation, "stop after this many attempts without improvement (0: off)")->capture_default_str();
   sub.add_option("--seed", a->seed, "makes the search deterministic")->capture_default_str();
   sub.add_option("--top-k", a->top_k, "ranked candidates tried before refinement")->capture_default_str();
-  sub.add_option("--max-compiles", a->max_compiles,
-                 "fresh kernel compiles (units not in the store) one problem's search may start; past it only "
-                 "candidates built from stored units are tried (0: no cap)")
-      ->capture_default_str()->check(CLI::Range(0, 100000));
+  cli_add_max_compiles_option(sub, a->max_compiles);
   cli_add_db_option(sub, a->db, "result store holding the memory (a synthetic run: OUT/simulated-memory.db)");
   cli_add_output_dir_option(sub, a->out, "output folder; results go to OUT/<problem>/")->capture_default_str();
   sub.add_option("--gpus", a->gpus, "GPUs to evaluate on: a count, a list of indices (0,2) or all")

@@ -107,6 +107,14 @@ CLI::Option* cli_add_policy_option(CLI::App& sub, std::string& policy, const std
       ->envname("UCUTLASS_POLICY");
 }
 
+CLI::Option* cli_add_max_compiles_option(CLI::App& sub, int& max_compiles) {
+  return sub.add_option("--max-compiles", max_compiles,
+                        "fresh kernel compiles (units not in the store) one problem's search may start; past it only "
+                        "candidates built from stored units are tried (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+}
+
 sol::Policy cli_policy(const std::string& checked_name) {
   auto p = sol::policy_parse(checked_name);
   return p ? *p : sol::Policy::tf32;

@@ -79,6 +79,9 @@ CLI::Option* cli_add_profile_option(CLI::App& sub, std::string& profile);
 CLI::Option* cli_add_policy_option(CLI::App& sub, std::string& policy, const std::string& help);
 sol::Policy cli_policy(const std::string& checked_name);
 
+// The --max-compiles option of optimize and bench (DriverOptions::max_compiles; 0: no cap).
+CLI::Option* cli_add_max_compiles_option(CLI::App& sub, int& max_compiles);
+
 // The --strategy option of optimize and bench (env UCUTLASS_STRATEGY): a name registered in
 // search/strategy_registry.h, checked at parse time; "builtin" by default.
 CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy);

@@ -47,6 +47,8 @@ const DslStageKind& dsl_kind(StageKind k);
 
 // gemm.cpp: the GEMM knobs (gemm and grouped_gemm stages).
 const std::vector<std::string>& dsl_gemm_knobs();
+// rowwise.cpp: the knobs of the stages that work in rows (rowwise and reduce stages).
+const std::vector<std::string>& dsl_row_knobs();
 
 // printer.cpp
 void dsl_print_block(std::string& out, const char* keyword, const Epilogue& epi);

@@ -8,12 +8,6 @@ namespace ucut::dsl {
 
 namespace {
 
-const std::vector<std::string>& knobs() {
-  static const std::vector<std::string> k = {"threads", "rows_per_block", "vector_width",
-                                                  "items_per_thread", "passes", "cluster"};
-  return k;
-}
-
 void print(std::string& out, const Stage& s) {
   const auto& d = std::get<ReduceStage>(s.body);
   out += (s.outputs.size() > 1 ? dsl_outputs_str(s, s.outputs.size()) : s.outputs[0]) + " = reduce " + d.op + "(";
@@ -50,7 +44,7 @@ std::optional<Error> plan_refusal(const Stage& st, const TensorFinder& find) {
 }  // namespace
 
 extern const DslStageKind dsl_kind_reduce = {
-    StageKind::reduce, knobs, true,
+    StageKind::reduce, dsl_row_knobs, true,
     &detail::Checker::check_reduce, print, interp_reduce_stage, plan_refusal,
 };
 

@@ -6,13 +6,13 @@
 
 namespace ucut::dsl {
 
-namespace {
-
-const std::vector<std::string>& knobs() {
+const std::vector<std::string>& dsl_row_knobs() {
   static const std::vector<std::string> k = {"threads", "rows_per_block", "vector_width",
                                                   "items_per_thread", "passes", "cluster"};
   return k;
 }
+
+namespace {
 
 void print(std::string& out, const Stage& s) {
   const auto& r = std::get<RowwiseStage>(s.body);
@@ -39,7 +39,7 @@ std::optional<Error> plan_refusal(const Stage& st, const TensorFinder& find) {
 }  // namespace
 
 extern const DslStageKind dsl_kind_rowwise = {
-    StageKind::rowwise, knobs, true,
+    StageKind::rowwise, dsl_row_knobs, true,
     &detail::Checker::check_rowwise, print, interp_rowwise_stage, plan_refusal,
 };
 
