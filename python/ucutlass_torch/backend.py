@@ -171,7 +171,6 @@ class Backend:
         # ``minutes`` is the whole model's: it starts at the first search and is shared out
         # among the graph's subgraphs still to come (a known one costs nothing and leaves its share).
         self._deadline: Optional[float] = None
-        self._parts_left = 1
 
     # -- torch.compile's entry ---------------------------------------------------------------------
     def __call__(self, gm: fx.GraphModule, example_inputs: List[Any]):
@@ -193,13 +192,12 @@ class Backend:
         # requires of a graph from Dynamo; the partition makes new nodes: they get them back.
         sources = {n.name: n._dynamo_source for n in placeholders if hasattr(n, "_dynamo_source")}
         fused, names = subgraph.partition(gm)
-        self._parts_left = len(names)
         for n in fused.graph.find_nodes(op="placeholder"):
             if n.name in sources and not hasattr(n, "_dynamo_source"):
                 n._dynamo_source = sources[n.name]
-        for call in [n for n in fused.graph.nodes if n.op == "call_module" and n.target in names]:
-            self._replace(fused, call, weights, index)
-            self._parts_left -= 1
+        calls = [n for n in fused.graph.nodes if n.op == "call_module" and n.target in names]
+        for i, call in enumerate(calls):
+            self._replace(fused, call, weights, index, parts_left=len(calls) - i)
         fused.recompile()
         return self._rest(fused, example_inputs)
 
@@ -210,7 +208,10 @@ class Backend:
         return gm.forward
 
     # -- one covered subgraph ----------------------------------------------------------------------
-    def _replace(self, gm: fx.GraphModule, call: fx.Node, weights: Dict[str, Any], index: int) -> None:
+    def _replace(self, gm: fx.GraphModule, call: fx.Node, weights: Dict[str, Any], index: int,
+                 parts_left: int = 1) -> None:
+        """Searches (or looks up) one covered subgraph and puts its kernel in; ``parts_left``: the
+        covered subgraphs of this graph from this one on, which share the time left (share)."""
         sub = getattr(gm, str(call.target))
         ops = [subgraph.op_name(n) or n.op for n in sub.graph.nodes if n.op in ("call_function", "call_method")]
         part = Part(graph=index, name=str(call.target), ops=ops)
@@ -232,7 +233,7 @@ class Backend:
                 part.status, part.detail = "not searched", "budget 0 and no earlier result"
                 return
             try:
-                result = self._search(part.key, spec, values)
+                result = self._search(part.key, spec, values, parts_left)
             except (tool.ToolError, OSError) as e:
                 part.status, part.detail = "error", str(e)[-300:]
                 return
@@ -251,19 +252,20 @@ class Backend:
         part.status, part.op = "kernel", op.qualname
         part.speedup, part.frac_sol = float(result.get("speedup", 1.0)), float(result.get("frac_sol", 0.0))
 
-    def share(self) -> tool.SearchOptions:
+    def share(self, parts_left: int = 1) -> tool.SearchOptions:
         """The options of the next search: ``minutes`` is the time left until the model's deadline
-        over the subgraphs of this graph still to come (at least 0.5 minutes each: the binary needs
-        time to extract and measure anything)."""
+        over the ``parts_left`` subgraphs of this graph still to come (at least 0.5 minutes each:
+        the binary needs time to extract and measure anything)."""
         if not self.options.minutes:
             return self.options
         now = time.monotonic()
         if self._deadline is None:
             self._deadline = now + 60 * self.options.minutes
         left = max(0.0, self._deadline - now) / 60
-        return dataclasses.replace(self.options, minutes=max(0.5, left / max(1, self._parts_left)))
+        return dataclasses.replace(self.options, minutes=max(0.5, left / max(1, parts_left)))
 
-    def _search(self, key: str, spec: subgraph.Spec, values: List[torch.Tensor]) -> Dict[str, Any]:
+    def _search(self, key: str, spec: subgraph.Spec, values: List[torch.Tensor],
+                parts_left: int = 1) -> Dict[str, Any]:
         folder = self.cache.folder(key)
         stem = "g_" + key[:12]
         problem = subgraph.write_problem(spec, values, folder, stem, origin=f"graph key {key[:12]}")
@@ -273,7 +275,7 @@ class Backend:
             binary, runner = self._checked_binary, tool.subprocess_runner
         else:
             binary, runner = self.binary or "ucutlass", self.runner
-        found = tool.optimize(problem, os.path.join(folder, "out"), self.share(), binary, runner)
+        found = tool.optimize(problem, os.path.join(folder, "out"), self.share(parts_left), binary, runner)
         result: Dict[str, Any] = {"kind": found.kind, "text": (found.report.get("result") or {}).get("text", ""),
                                   "problem": os.path.basename(problem), "report": os.path.relpath(
                                       os.path.join(found.out_dir, "report.json"), folder)}

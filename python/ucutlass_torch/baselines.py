@@ -85,13 +85,10 @@ def measure(model: torch.nn.Module, inputs: List[Any], mode: str, device: torch.
     or after its timing) is used with a note but not cached, so a later run measures it again (run
     CB's eager baselines, timed beside GPU tests, were about 1.9x slow and made run CE's speedups
     look 1.5x better than they were, docs/benchmarks.md)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown baseline {mode!r}; known: {', '.join(MODES)}")
-    key = cache_key(source_sha256, gpu, mode)
-    hit = cache_load(cache_dir, key)
+    hit = cached(source_sha256, gpu, mode, cache_dir)
     if hit is not None:
-        hit["cached"] = True
         return hit
+    key = cache_key(source_sha256, gpu, mode)
     t0 = time.perf_counter()
     try:
         call = make_callable(model, inputs, mode)

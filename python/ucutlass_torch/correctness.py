@@ -177,7 +177,7 @@ def _fp_mask(n: int, word: torch.dtype, device: torch.device) -> torch.Tensor:
     key = (word, str(device))
     m = _FP_MASKS.get(key)
     if m is None or m.numel() < n:
-        size = max(n, min(FP_PIECE, 1 << 20))
+        size = max(n, 1 << 20)
         bits = {torch.int32: 31, torch.int16: 15, torch.uint8: 8}[word]
         pos = torch.arange(size, dtype=torch.int64, device=device)
         m = ((pos * 2654435761 + 40503) % (1 << bits)).to(word)
@@ -192,17 +192,13 @@ def fingerprint(t: torch.Tensor, chunk: Optional[int] = None) -> tuple:
     position-dependent mask, each piece's second sum weighted by its place, so a swap of two
     elements changes it. Sums are int64 on the device (wrapping alike for equal inputs), read once."""
     word = torch.int32 if t.element_size() % 4 == 0 else torch.int16 if t.element_size() % 2 == 0 else torch.uint8
-    total = weighted = None
+    total = torch.zeros((), dtype=torch.int64, device=t.device)
+    weighted = torch.zeros((), dtype=torch.int64, device=t.device)
     for k, (index, _) in enumerate(pieces(tuple(t.shape), chunk or FP_PIECE)):
         w = t[index].reshape(-1).view(word)
-        if not w.numel():
-            continue
-        s1 = w.sum(dtype=torch.int64)
-        s2 = torch.bitwise_xor(w, _fp_mask(w.numel(), word, w.device)).sum(dtype=torch.int64) * (k + 1)
-        total = s1 if total is None else total + s1
-        weighted = s2 if weighted is None else weighted + s2
-    return (tuple(t.shape), t.dtype, int(total) if total is not None else 0,
-            int(weighted) if weighted is not None else 0)
+        total += w.sum(dtype=torch.int64)
+        weighted += torch.bitwise_xor(w, _fp_mask(w.numel(), word, w.device)).sum(dtype=torch.int64) * (k + 1)
+    return (tuple(t.shape), t.dtype, int(total), int(weighted))
 
 
 def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,

@@ -36,34 +36,30 @@ def _set_reference_precision() -> None:
     torch.set_float32_matmul_precision("highest")
 
 
-def _nvidia_smi(query: str, gpu: str = "0") -> str:
-    """One nvidia-smi reading of ``gpu`` (an index or a UUID; nvidia-smi ignores
-    CUDA_VISIBLE_DEVICES, so a worker names its GPU by UUID)."""
+def _smi_lines(args: List[str], gpu: str) -> List[str]:
+    """nvidia-smi's non-empty output lines for ``gpu`` (an index or a UUID; nvidia-smi ignores
+    CUDA_VISIBLE_DEVICES, so a worker names its GPU by UUID); none when it is missing or fails."""
     exe = shutil.which("nvidia-smi")
     if not exe:
-        return ""
+        return []
     try:
-        out = subprocess.run([exe, f"--query-gpu={query}", "--format=csv,noheader,nounits", "-i", gpu],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip().splitlines()[0].strip() if out.returncode == 0 and out.stdout.strip() else ""
+        out = subprocess.run([exe, *args, "-i", gpu], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
-        return ""
+        return []
+    return [r.strip() for r in out.stdout.splitlines() if r.strip()] if out.returncode == 0 else []
+
+
+def _nvidia_smi(query: str, gpu: str = "0") -> str:
+    """One nvidia-smi reading of ``gpu``."""
+    lines = _smi_lines([f"--query-gpu={query}", "--format=csv,noheader,nounits"], gpu)
+    return lines[0] if lines else ""
 
 
 def other_gpu_processes(gpu: str = "0") -> int:
     """How many processes besides this one hold a CUDA context on ``gpu`` (nvidia-smi's compute
     apps less one for this worker; 0 when nvidia-smi lists none, e.g. in a container that hides
     them, or is missing)."""
-    exe = shutil.which("nvidia-smi")
-    if not exe:
-        return 0
-    try:
-        out = subprocess.run([exe, "--query-compute-apps=pid", "--format=csv,noheader", "-i", gpu],
-                             capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    rows = [r for r in out.stdout.splitlines() if r.strip()] if out.returncode == 0 else []
-    return max(0, len(rows) - 1)
+    return max(0, len(_smi_lines(["--query-compute-apps=pid", "--format=csv,noheader"], gpu)) - 1)
 
 
 def smi_id(props: Any) -> str:
