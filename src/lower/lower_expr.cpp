@@ -277,7 +277,7 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
   c.kind = d.kind;
   if (d.kind == DraftKind::gemm) {
     const GemmPlan& g = d.gemm;
-    c.shape = g.batch > 1 ? std::vector<int64_t>{g.batch, g.m, g.n} : std::vector<int64_t>{g.m, g.n};
+    c.shape = g.out_shape();
     c.rows = g.m;
     c.cols = g.n;
     c.batch = g.batch;

@@ -140,6 +140,8 @@ void LowerState::mark_dead_ops(bool note) {
     for (const auto& in : op.inputs)
       if (in.is_tensor()) {
         live.insert(in.tensor);
+        // what it reads through an alias (attention's `k_T` of a copied key) is read too
+        live.insert(resolve(in.tensor).base);
         if (auto it = strided.find(in.tensor); it != strided.end()) live.insert(it->second.base);
       }
   }

@@ -57,10 +57,15 @@ struct GemmPlan {
   std::string a, b;              // operand tensors (view bases)
   bool a_t = false, b_t = false; // written X.T
   int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool batched = false;          // an operand of rank 3 (a batch of 1 too): the product is [L, M, N]
   std::string bias;              // linear's bias [N]: acc + bias[col]
   std::string c;                 // addmm/baddbmm's input: alpha*acc + beta*c
   double alpha = 1, beta = 1;
   dsl::Precision precision = dsl::Precision::auto_;
+  // The shape the stage computes, as the checker reads its operands.
+  std::vector<int64_t> out_shape() const {
+    return batched || batch > 1 ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
+  }
 };
 
 struct Draft {

@@ -134,8 +134,10 @@ Status pass_match_gemm(LowerState& s) {
       g.alpha = attr_number(op, "alpha", 1);
       g.beta = attr_number(op, "beta", 1);
     }
-    // The stage computes [M, N] or [L, M, N]; a Linear over [B, S, K] writes [B, S, N] as well.
-    std::vector<int64_t> out = g.batch > 1 ? std::vector<int64_t>{g.batch, g.m, g.n} : std::vector<int64_t>{g.m, g.n};
+    // The stage computes [M, N] or [L, M, N] (L = 1 too: an operand of rank 3 makes the product
+    // rank 3, as the checker reads it); a Linear over [B, S, K] writes [B, S, N] as well.
+    g.batched = la || lb;
+    std::vector<int64_t> out = g.out_shape();
     View ov = s.resolve(d.value);
     if (lower_decl_shape(s, ov.base) != out) {
       if (s.need(ov.base).numel() != g.batch * g.m * g.n)
