@@ -1,0 +1,47 @@
+"""The conv stage on a GPU, one problem per category the lowering covers (issue 38 item 7; CTest
+label `gpu` through tests/gpu/run_eval_gpu_tests.sh): `ucutlass optimize` with one attempt under
+the kb-v01 contract (six trials, NaN-filled outputs, guard zones, the re-check after timing), and
+the attempt must be a correct kernel whose program has a `conv` stage. Speed is not asserted here
+(docs/benchmarks.md, runs CI and CJ). The kernel store is $UCUTLASS_CACHE when set (a zoo imported
+there saves the compiles), else a fresh one. Needs a CUDA GPU, the ucutlass binary
+($UCUT_GPU_BIN, else build-gpu/ or build/), nvcc and the CUTLASS headers; skipped otherwise."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from gpu_helpers import ROOT, have_gpu, ucutlass_binary
+
+BIN = ucutlass_binary()
+pytestmark = pytest.mark.skipif(not (BIN and have_gpu()), reason="needs a CUDA GPU and the ucutlass binary")
+
+CATEGORIES = [
+    "cv1_conv1d_dilated_strided",        # 1-D, stride and dilation
+    "cv1_conv2d_asym_kernel",            # 2-D, asymmetric kernel
+    "cv1_conv2d_k11_s4_cin3",            # C = 3 padded to 4, stride 4
+    "cv1_conv3d_asym_kernel",            # 3-D
+    "cv1_convt2d",                       # stride-1 transposed: fprop of the flipped weight
+    "cv2_conv2d_batchnorm_scale",        # eval BatchNorm folded into the epilogue
+    "cv2_conv2d_hardswish_maxpool_mish",  # epilogue, then a pool in a torch stage
+]
+
+
+@pytest.mark.parametrize("name", CATEGORIES)
+def test_conv_category_is_a_correct_kernel(name, tmp_path):
+    env = dict(os.environ)
+    env.setdefault("UCUTLASS_CACHE", str(tmp_path / "cache"))
+    env["UCUTLASS_STORE"] = str(tmp_path / "store.sqlite")
+    out = subprocess.run([BIN, "optimize", os.path.join(ROOT, "problems", name + ".py"), "-o", str(tmp_path / "out"),
+                          "--budget", "1", "--profile", "kb-v01", "--no-memory"],
+                         capture_output=True, text=True, timeout=900, env=env)
+    folder = tmp_path / "out" / name
+    assert (folder / "attempts.jsonl").exists(), out.stdout[-2000:] + out.stderr[-2000:]
+    attempts = [json.loads(line) for line in open(folder / "attempts.jsonl") if line.strip()]
+    attempts = [a for a in attempts if a.get("kind") == "attempt"]
+    assert attempts, out.stdout[-2000:]
+    first = attempts[0]
+    assert " = conv(" in first["candidate"]["program"], first["candidate"]["program"]
+    assert first["status"] == "ok", f"{first['status']}: {first.get('message', '')[:600]}"
+    assert first["time_s"] > 0 and first["max_abs_err"] <= 1e-2
