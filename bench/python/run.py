@@ -135,6 +135,7 @@ def backend_options(args, budget: int):
 def run_config(args, name: str, dtype_name: str, batch: int, started: float, emit) -> None:
     import torch
     import ucutlass_torch
+    from ucutlass_torch.backend import backend_from_options
     m, x = build(name, dtype_name, batch, args.device, args.tiny)
     cfg = {"model": name, "dtype": dtype_name, "batch": batch, "shape": list(x.shape), "profile": args.profile}
     with torch.no_grad():
@@ -161,7 +162,7 @@ def run_config(args, name: str, dtype_name: str, batch: int, started: float, emi
         return
     ucutlass_torch.register_backend()
     torch._dynamo.reset()
-    be = ucutlass_torch.backend.backend_from_options(backend_options(args, args.budget))
+    be = backend_from_options(backend_options(args, args.budget))
     c = torch.compile(m, backend=lambda gm, ins: be(gm, ins))
     first_s, y = first_call(c, x, args.device)
     ms = time_forward(c, x, args.device, args.reps)
@@ -188,13 +189,14 @@ def run_config(args, name: str, dtype_name: str, batch: int, started: float, emi
 def child(args) -> None:
     """The restarted process: from its start (process_s counts the interpreter and imports too) to
     the end of the first call whose time is within 10% of the first process's warm time."""
+    t_start = time.perf_counter()
     import torch
     import ucutlass_torch
-    t_start = time.perf_counter()
+    from ucutlass_torch.backend import backend_from_options
     name, dtype_name, batch = args.child.split(":")
     m, x = build(name, dtype_name, int(batch), args.device, args.tiny)
     ucutlass_torch.register_backend()
-    be = ucutlass_torch.backend.backend_from_options(backend_options(args, 0))
+    be = backend_from_options(backend_options(args, 0))
     c = torch.compile(m, backend=lambda gm, ins: be(gm, ins))
     calls, warm_at, ms = 0, None, None
     with torch.no_grad():

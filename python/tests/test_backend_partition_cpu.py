@@ -132,6 +132,24 @@ def test_the_problem_file_is_kernelbench_format_and_extracts(tmp_path):
     assert [o["op"] for o in doc["ops"]][:2] == ["linear", "gelu"]
 
 
+def test_the_problem_file_builds_on_the_device_it_is_built_for(tmp_path):
+    # The worker builds Model() and get_inputs() under torch.device("cuda"), where PyTorch 2.11
+    # refuses a Parameter over the CPU tensors torch.load returns ("Attempted to set the storage of
+    # a tensor on device cuda:0 to a storage on different device cpu": every subgraph of run CK's
+    # models failed to load). The weights must load onto the device in force; "meta" stands in
+    # for it here (on the CPU the Parameter is not refused, but it stays on the CPU).
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    run(m, make(tmp_path, runner=FakeBinary()), x)
+    first = [p for p in sorted((tmp_path / "cache").rglob("g_*.py")) if "linear" in p.read_text()][0]
+    lp = loader.load_problem(str(first))
+    with torch.device("meta"):
+        model = lp.Model(*lp.get_init_inputs())
+        inputs = lp.get_inputs()
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    assert all(t.device.type == "meta" for t in inputs)
+
+
 def test_a_known_graph_costs_no_search_and_zero_budget_only_reads(tmp_path):
     torch.manual_seed(0)
     m, x = Block().eval(), torch.randn(4, 16)

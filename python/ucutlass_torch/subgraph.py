@@ -181,7 +181,9 @@ WEIGHTS = {weights!r}
 class Model(nn.Module):
     def __init__(self):
         super().__init__()
-        weights = torch.load(WEIGHTS)
+        # On the device Model() is built for (the worker builds it under torch.device("cuda"),
+        # where a Parameter over a CPU tensor is refused).
+        weights = torch.load(WEIGHTS, map_location=torch.empty(0).device)
 {params}
     def forward(self{input_args}):
         out = _graph(None{graph_args})
@@ -189,7 +191,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    saved = torch.load(WEIGHTS)["inputs"]
+    saved = torch.load(WEIGHTS, map_location=torch.empty(0).device)["inputs"]
     return [{inputs}]
 
 
