@@ -213,6 +213,25 @@ def test_a_search_without_a_kernel_keeps_pytorch(tmp_path):
     assert "slower than eager" in str(be.report)
 
 
+@pytest.mark.parametrize("kind,kept", [("fallback", True), ("none", False), ("plan", False)])
+def test_only_a_measured_outcome_is_remembered(tmp_path, kind, kept):
+    # A fallback (nothing beat PyTorch) is an answer; a search that measured nothing (its problem
+    # did not load on the GPU: "none") or a plan (no GPU) is not, and must not stand for good.
+    def outcome(argv):
+        problem, out = argv[2], argv[argv.index("-o") + 1]
+        stem = os.path.splitext(os.path.basename(problem))[0]
+        os.makedirs(os.path.join(out, stem), exist_ok=True)
+        json.dump({"result": {"kind": kind, "text": kind}, "best": None}, open(os.path.join(out, stem, "report.json"), "w"))
+        return 0, ""
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    run(m, make(tmp_path, runner=outcome), x)
+    again = make(tmp_path, budget=0, runner=outcome)
+    run(m, again, x)
+    want = "pytorch" if kept else "not searched"
+    assert [p.status for p in again.report.parts] == [want, want]
+
+
 def test_training_graphs_go_to_the_fallback_whole(tmp_path):
     m, x = Block(), torch.randn(4, 16)
     fake = FakeBinary()

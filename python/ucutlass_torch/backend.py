@@ -282,7 +282,11 @@ class Backend:
         if found.so:
             shutil.copyfile(found.so, os.path.join(folder, "kernel.so"))
             result.update(so="kernel.so", speedup=found.speedup, frac_sol=found.frac_sol)
-        self.cache.store(key, result)
+        # Only a measured outcome is kept: a kernel, or PyTorch kept because nothing beat it. A
+        # plan (no GPU) or a search that measured nothing (the problem did not load, a crash) is
+        # searched again next time instead of standing as "PyTorch" for good.
+        if found.kind in ("kernel", "fallback"):
+            self.cache.store(key, result)
         if found.so:
             result["so"] = os.path.join(folder, "kernel.so")
         return result
