@@ -78,6 +78,11 @@ std::string GpuWorkers::loaded(size_t worker) {
   return worker < loaded_.size() ? loaded_[worker] : std::string();
 }
 
+void GpuWorkers::note_baseline_seconds(double s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  usage_.baseline_s += s;
+}
+
 GpuWorkers::Usage GpuWorkers::usage() {
   std::lock_guard<std::mutex> lock(mu_);
   return usage_;
@@ -174,9 +179,11 @@ search::Baselines RealEvaluator::baselines() {
   compile_pending_ = opt_.compile_baseline_after > 0 && !opt_.compile_mode.empty();
   auto r = workers_.with_worker(opt_.problem_py, opt_.load_timeout, [&](eval::WorkerClient& w) {
     if (auto env = w.environment(); env) ctx_.env = *env;
+    const auto t0 = std::chrono::steady_clock::now();
     notes_ = eval::measure_baselines(w, ctx_, compile_pending_ ? "" : opt_.compile_mode, opt_.baseline_cache,
                                      opt_.baseline_timeout, /*with_eager=*/true,
                                      compile_pending_ ? opt_.compile_mode : "");
+    workers_.note_baseline_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     // Put off, but measured by an earlier run: taken from the cache now, nothing left to measure.
     if (compile_pending_ && std::isfinite(ctx_.compile_ms)) compile_pending_ = false;
   });
@@ -203,8 +210,10 @@ search::EvalOutcome RealEvaluator::measure(const search::Candidate& c, const sea
       std::lock_guard<std::mutex> lock(mu_);
       if (compile_pending_ && measured_ >= opt_.compile_baseline_after) {
         // With the problem loaded on this worker: no second load for the baseline.
+        const auto t0 = std::chrono::steady_clock::now();
         const std::string why = eval::measure_baselines(w, ctx_, opt_.compile_mode, opt_.baseline_cache,
                                                         opt_.baseline_timeout, /*with_eager=*/false);
+        workers_.note_baseline_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         if (!why.empty()) notes_ += (notes_.empty() ? "" : "; ") + why;
         compile_pending_ = false;
       }

@@ -47,8 +47,11 @@ class GpuWorkers {
     double busy_s = 0;
     double load_s = 0;
     int loads = 0;
+    double baseline_s = 0;  // measuring baselines (eager, torch.compile) inside a held worker
   };
   Usage usage();
+  // A caller's baseline measurement took this long while it held a worker (usage().baseline_s).
+  void note_baseline_seconds(double s);
   // The problem a worker has loaded ("" for none) and the callers waiting for a worker: tests.
   std::string loaded(size_t worker);
   size_t waiting();

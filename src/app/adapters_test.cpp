@@ -594,6 +594,10 @@ TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
     const search::Baselines b = ev.baselines();
     EXPECT_DOUBLE_EQ(b.eager_s, 0.002);
     EXPECT_DOUBLE_EQ(b.compile_s, after ? 0.0 : 0.001);
+    // The baseline's time inside the held worker is itemized (the suite's "GPU workers" line).
+    const double base_s = workers.usage().baseline_s;
+    EXPECT_GT(base_s, 0.0);
+    EXPECT_LE(base_s + workers.usage().load_s, workers.usage().busy_s);
     search::Candidate c;
     c.name = c.hash = "c";
     search::CompileOutcome built;
@@ -604,6 +608,7 @@ TEST(RealEvaluator, TorchCompilesBaselineCanComeAfterTheFirstEvaluation) {
     c.hash = "d";
     EXPECT_EQ(ev.evaluate(c, built).status, RunStatus::ok);
     if (after) {
+      EXPECT_GT(workers.usage().baseline_s, base_s) << "the late torch.compile baseline is counted too";
       ASSERT_TRUE(ev.late_compile_baseline_s().has_value());
       EXPECT_DOUBLE_EQ(*ev.late_compile_baseline_s(), 0.001);
       EXPECT_EQ(fake_worker_log(log), (std::vector<std::string>{"baseline eager", "baseline compile"}));

@@ -180,6 +180,7 @@ nlohmann::json headline_to_json(const Headline& h) {
             {"worker_busy_s", h.cost.worker_busy_s},
             {"worker_load_s", h.cost.worker_load_s},
             {"worker_loads", h.cost.worker_loads},
+            {"worker_baseline_s", h.cost.worker_baseline_s},
             {"modelled", h.simulated},
             {"run_wall_s", h.simulated ? h.run_wall_s : h.cost.wall_s}}}};
 }
@@ -248,10 +249,12 @@ std::string headline_render(const Headline& h) {
                        h.cost.stored_built, h.cost.stored_reused, 100 * headline_compile_busy(h.cost),
                        h.cost.compile_slots, 100 * headline_gpu_busy(h.cost));
     if (h.cost.worker_busy_s > 0)
-      s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s), evaluations {:.0f} s, baselines and "
-                       "the rest {:.0f} s\n",
+      s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s), evaluations {:.0f} s, baselines "
+                       "{:.0f} s, the rest {:.0f} s\n",
                        h.cost.worker_busy_s, h.cost.worker_loads, h.cost.worker_load_s, h.cost.gpu_s,
-                       std::max(0.0, h.cost.worker_busy_s - h.cost.worker_load_s - h.cost.gpu_s));
+                       h.cost.worker_baseline_s,
+                       std::max(0.0, h.cost.worker_busy_s - h.cost.worker_load_s - h.cost.gpu_s -
+                                         h.cost.worker_baseline_s));
   }
   if (h.median_first_s > 0 || h.without_attempt > 0)
     s += fmt::format("first measured attempt: median {:.0f} s, last {:.0f} s into the search; {} problem{} without "

@@ -100,6 +100,7 @@ struct CostFigures {
   double worker_busy_s = 0;
   double worker_load_s = 0;
   int worker_loads = 0;
+  double worker_baseline_s = 0;     // of which measuring baselines (eager, torch.compile)
 };
 
 struct Headline {

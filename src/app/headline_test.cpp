@@ -332,8 +332,9 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
   h.cost.worker_busy_s = 380;
   h.cost.worker_load_s = 30;
   h.cost.worker_loads = 45;
+  h.cost.worker_baseline_s = 25;
   EXPECT_NE(headline_render(h).find("GPU workers: held 380 s: 45 problem loads (30 s), evaluations 320 s, baselines "
-                                    "and the rest 30 s"),
+                                    "25 s, the rest 5 s"),
             std::string::npos) << headline_render(h);
   EXPECT_EQ(headline_to_json(h)["cost"]["worker_loads"], 45);
 }

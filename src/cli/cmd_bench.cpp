@@ -290,6 +290,7 @@ int run_bench(const BenchArgs& a) {
       cost.worker_busy_s = use.busy_s;
       cost.worker_load_s = use.load_s;
       cost.worker_loads = use.loads;
+      cost.worker_baseline_s = use.baseline_s;
     }
   }
   auto h = app::headline_compute(outcomes, cost);
