@@ -108,3 +108,35 @@ def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_p
     assert int(m.group(1)) >= 6
     started = log.read_text().splitlines()
     assert len(started) >= int(m.group(1))
+
+
+@pytest.mark.skipif(not BIN.exists(), reason=f"no ucutlass binary at {BIN} (build it, or set UCUT_BIN)")
+def test_warmup_builds_its_units_on_ray_build_nodes(tmp_path):
+    # `ucutlass warmup --executor ray`: each stored unit's object is a Ray task on a build node and
+    # comes back into this machine's kernel store (the zoo a GPU host then imports).
+    nvcc = tmp_path / "nvcc"
+    nvcc.write_text(FAKE_NVCC)
+    nvcc.chmod(0o755)
+    log = tmp_path / "nvcc.log"
+    log.write_text("")
+    Path(str(log) + ".go").write_text("go")  # no job is held
+    os.environ["UCUT_FAKE_NVCC_LOG"] = str(log)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        for _ in range(2):
+            cluster.add_node(num_cpus=1, resources={"ucutlass_compile": 1})
+        cluster.wait_for_nodes()
+        env = dict(os.environ, UCUTLASS_NVCC=str(nvcc), UCUTLASS_NO_GPU="1", UCUTLASS_CACHE=str(tmp_path / "cache"),
+                   PYTHONPATH=str(ROOT / "python"), UCUTLASS_PYTHON=sys.executable)
+        cmd = [str(BIN), "warmup", "--suite", str(ROOT / "problems"), "--match", "epi_linear_bias_relu", "--top-k", "2",
+               "--profile", "kb-v01", "--executor", "ray", "--ray-address", cluster.address, "-j", "2"]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        cluster.shutdown()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "compiles run on the Ray cluster" in proc.stderr and "2 of them build nodes" in proc.stderr, proc.stderr
+    assert "warmup: 2 built" in proc.stdout and "Ray compile jobs: 2" in proc.stdout, proc.stdout
+    stage = tmp_path / "cache" / "kernels" / "stage"
+    objects = sorted(stage.glob("*.o"))
+    assert len(objects) == 2 and all(o.stat().st_size > 0 for o in objects), objects
+    assert len(log.read_text().splitlines()) == 2  # one nvcc job a unit, each on a build node

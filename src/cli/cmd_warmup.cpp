@@ -1,5 +1,6 @@
 // `ucutlass warmup`: builds the kernel zoo into the kernel store (app/warmup.h), pinned, on every
-// core; resumable (units already stored are skipped); `--dry-run` counts the units and the
+// core, or as Ray tasks on a cluster's build nodes (`--executor ray`, docs/scale-out.md); the
+// objects come back into this machine's store; resumable (units already stored are skipped); `--dry-run` counts the units and the
 // compile time they need; `--export FILE` packs the store's pinned units into one archive a team
 // or a CI job publishes, `--import FILE` installs one (pinned). docs/kernel-abi.md, "The kernel
 // zoo".
@@ -46,6 +47,7 @@ struct WarmupArgs {
   std::string suite, match, profile = "default", policy = "tf32";
   int top_k = 3;
   std::string cutlass_dir = paths_cutlass_dir();
+  ExecutorArgs exec;  // --executor and --ray-address (no evaluation here: --eval-executor is not offered)
 };
 
 std::string store_dir() { return fs_cache_dir() + "/kernels/stage"; }
@@ -139,6 +141,7 @@ int run_warmup(const WarmupArgs& a) {
     return cli_usage("warmup", "--export and --import are two commands", "run one, then the other");
   if (!a.export_path.empty()) return run_export(a);
   if (!a.import_path.empty()) return run_import(a);
+  if (int rc = cli_check_executor("warmup", a.exec); rc != kExitOk) return rc;
   auto hw = sol::hw_lookup(a.gpu);
   if (!hw) return cli_fail("warmup", hw.error(), kExitUsage);
   Result<std::vector<app::ZooUnit>> units = std::vector<app::ZooUnit>{};
@@ -193,6 +196,13 @@ int run_warmup(const WarmupArgs& a) {
                     kExitEnvironment);
   if (!build::cutlass_present(a.cutlass_dir))
     return cli_fail("warmup", build::cutlass_missing_error(a.cutlass_dir), kExitEnvironment);
+  // The objects compile here or as Ray tasks; either way they are written into this machine's store.
+  std::shared_ptr<build::Compiler> compiler = nvcc;
+  if (a.exec.executor == "ray") {
+    auto c = cli_executor_compiler(a.exec);
+    if (!c) return cli_fail("warmup", c.error(), kExitEnvironment);
+    compiler = *c;
+  }
   std::vector<build::BuildUnit> todo;
   for (const auto& u : *units) todo.push_back(u.unit);
   build::BuildOptions bo;
@@ -201,7 +211,7 @@ int run_warmup(const WarmupArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   size_t done = 0;
   auto summary = build::build_store_units(
-      *nvcc, todo, {a.cutlass_dir + "/include", a.cutlass_dir + "/tools/util/include"},
+      *compiler, todo, {a.cutlass_dir + "/include", a.cutlass_dir + "/tools/util/include"},
       fs_cache_dir() + "/zoo-sources", bo, true, [&](const build::StoreUnitEvent& e) {
         ++done;
         const auto& u = (*units)[e.index];
@@ -221,6 +231,7 @@ int run_warmup(const WarmupArgs& a) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("warmup: %d built (%.0f core-s), %d already stored, %d failed, %.0f s wall; every zoo unit is pinned in %s\n",
               summary.built, summary.compile_seconds, summary.present, summary.failed, wall, store_dir().c_str());
+  if (const std::string ray = cli_executor_summary(compiler); !ray.empty()) std::printf("%s\n", ray.c_str());
   return summary.failed ? kExitFailed : kExitOk;
 }
 
@@ -249,6 +260,13 @@ CommandRun cmd_warmup(CLI::App& sub) {
   sub.add_option("--cutlass-dir", a->cutlass_dir, "folder holding CUTLASS's include/ and tools/util/include/")
       ->envname("UCUTLASS_CUTLASS_DIR")
       ->capture_default_str();
+  sub.add_option("--executor", a->exec.executor,
+                 "where the units compile: local (nvcc here) or ray (a Ray cluster's build nodes; the objects "
+                 "come back into this machine's store)")
+      ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EXECUTOR");
+  sub.add_option("--ray-address", a->exec.ray_address,
+                 "the Ray cluster for --executor ray: host:port of the head, ray://host:10001, auto or local")
+      ->envname("RAY_ADDRESS");
   return [a] { return run_warmup(*a); };
 }
 
