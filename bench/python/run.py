@@ -37,35 +37,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 
 
 def models():
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-    class Block(nn.Module):  # GPT-2 small: d 768, 12 heads, MLP 4d, pre-LayerNorm
-        def __init__(self, d=768, heads=12):
-            super().__init__()
-            self.heads = heads
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-        def forward(self, x):
-            b, t, d = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-            q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
-            x = x + self.proj(a)
-            return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
-
-    class MLP(nn.Module):  # Llama-7B's feed-forward: down(silu(gate(x)) * up(x))
-        def __init__(self, d=4096, h=11008):
-            super().__init__()
-            self.gate, self.up = nn.Linear(d, h, bias=False), nn.Linear(d, h, bias=False)
-            self.down = nn.Linear(h, d, bias=False)
-
-        def forward(self, x):
-            return self.down(F.silu(self.gate(x)) * self.up(x))
-
-    return {"gpt": (Block, 1024, 768), "mlp": (MLP, 256, 4096)}
+    from ucutlass_torch.examples import GptBlock, LlamaMLP
+    return {"gpt": (GptBlock, 1024, 768), "mlp": (LlamaMLP, 256, 4096)}
 
 
 def build(name: str, dtype_name: str, batch: int, device: str, tiny: bool = False):

@@ -21,40 +21,13 @@ TOL = 1e-2  # kb-v01: atol = rtol = 1e-2 (docs/eval-contract.md)
 
 
 def mlp():
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-    class MLP(nn.Module):  # Llama-style: down(silu(gate(x)) * up(x))
-        def __init__(self, d=512, h=1408):
-            super().__init__()
-            self.gate, self.up, self.down = nn.Linear(d, h, bias=False), nn.Linear(d, h, bias=False), nn.Linear(h, d, bias=False)
-
-        def forward(self, x):
-            return self.down(F.silu(self.gate(x)) * self.up(x))
-    return MLP()
+    from ucutlass_torch.examples import LlamaMLP
+    return LlamaMLP(512, 1408)
 
 
 def gpt_block():
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
-
-    class Block(nn.Module):
-        def __init__(self, d=256, heads=4):
-            super().__init__()
-            self.heads = heads
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-
-        def forward(self, x):
-            b, t, d = x.shape
-            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-            q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
-            x = x + self.proj(a)
-            return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
-    return Block()
+    from ucutlass_torch.examples import GptBlock
+    return GptBlock(256, 4)
 
 
 def test_optimize_mlp_matches_the_reference_and_reloads(tmp_path):

@@ -49,18 +49,33 @@ with open(out, "wb") as f:
 """
 
 
-@pytest.mark.skipif(not BIN.exists(), reason=f"no ucutlass binary at {BIN} (build it, or set UCUT_BIN)")
-def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_path):
+def stand_in_nvcc(tmp_path, hold: bool):
+    """The stand-in nvcc and its job log (inherited by the cluster's workers through the
+    environment); ``hold``: jobs wait for the test's "go" file, else they run at once."""
     nvcc = tmp_path / "nvcc"
     nvcc.write_text(FAKE_NVCC)
     nvcc.chmod(0o755)
     log = tmp_path / "nvcc.log"
     log.write_text("")
-    os.environ["UCUT_FAKE_NVCC_LOG"] = str(log)  # inherited by the cluster's worker processes
+    if not hold:
+        Path(str(log) + ".go").write_text("go")
+    os.environ["UCUT_FAKE_NVCC_LOG"] = str(log)
+    return nvcc, log
+
+
+def build_cluster():
+    """A head without CPUs and two build nodes advertising `ucutlass_compile`."""
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    nodes = [cluster.add_node(num_cpus=1, resources={"ucutlass_compile": 1}) for _ in range(2)]
+    cluster.wait_for_nodes()
+    return cluster, nodes
+
+
+@pytest.mark.skipif(not BIN.exists(), reason=f"no ucutlass binary at {BIN} (build it, or set UCUT_BIN)")
+def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_path):
+    nvcc, log = stand_in_nvcc(tmp_path, hold=True)
+    cluster, nodes = build_cluster()
     try:
-        nodes = [cluster.add_node(num_cpus=1, resources={"ucutlass_compile": 1}) for _ in range(2)]
-        cluster.wait_for_nodes()
         env = dict(os.environ, UCUTLASS_NVCC=str(nvcc), UCUTLASS_NO_GPU="1", UCUTLASS_CACHE=str(tmp_path / "cache"),
                    PYTHONPATH=str(ROOT / "python"), UCUTLASS_PYTHON=sys.executable)
         out = tmp_path / "out"
@@ -114,18 +129,9 @@ def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_p
 def test_warmup_builds_its_units_on_ray_build_nodes(tmp_path):
     # `ucutlass warmup --executor ray`: each stored unit's object is a Ray task on a build node and
     # comes back into this machine's kernel store (the zoo a GPU host then imports).
-    nvcc = tmp_path / "nvcc"
-    nvcc.write_text(FAKE_NVCC)
-    nvcc.chmod(0o755)
-    log = tmp_path / "nvcc.log"
-    log.write_text("")
-    Path(str(log) + ".go").write_text("go")  # no job is held
-    os.environ["UCUT_FAKE_NVCC_LOG"] = str(log)
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    nvcc, log = stand_in_nvcc(tmp_path, hold=False)
+    cluster, _ = build_cluster()
     try:
-        for _ in range(2):
-            cluster.add_node(num_cpus=1, resources={"ucutlass_compile": 1})
-        cluster.wait_for_nodes()
         env = dict(os.environ, UCUTLASS_NVCC=str(nvcc), UCUTLASS_NO_GPU="1", UCUTLASS_CACHE=str(tmp_path / "cache"),
                    PYTHONPATH=str(ROOT / "python"), UCUTLASS_PYTHON=sys.executable)
         cmd = [str(BIN), "warmup", "--suite", str(ROOT / "problems"), "--match", "epi_linear_bias_relu", "--top-k", "2",
