@@ -50,8 +50,9 @@ with open(out, "wb") as f:
 
 
 def stand_in_nvcc(tmp_path, hold: bool):
-    """The stand-in nvcc and its job log (inherited by the cluster's workers through the
-    environment); ``hold``: jobs wait for the test's "go" file, else they run at once."""
+    """The environment ucutlass runs in with the stand-in nvcc (no GPU, a fresh cache), and the
+    stand-in's job log (inherited by the cluster's workers through the environment); ``hold``:
+    jobs wait for the test's "go" file, else they run at once."""
     nvcc = tmp_path / "nvcc"
     nvcc.write_text(FAKE_NVCC)
     nvcc.chmod(0o755)
@@ -60,7 +61,9 @@ def stand_in_nvcc(tmp_path, hold: bool):
     if not hold:
         Path(str(log) + ".go").write_text("go")
     os.environ["UCUT_FAKE_NVCC_LOG"] = str(log)
-    return nvcc, log
+    env = dict(os.environ, UCUTLASS_NVCC=str(nvcc), UCUTLASS_NO_GPU="1", UCUTLASS_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=str(ROOT / "python"), UCUTLASS_PYTHON=sys.executable)
+    return env, log
 
 
 def build_cluster():
@@ -73,11 +76,9 @@ def build_cluster():
 
 @pytest.mark.skipif(not BIN.exists(), reason=f"no ucutlass binary at {BIN} (build it, or set UCUT_BIN)")
 def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_path):
-    nvcc, log = stand_in_nvcc(tmp_path, hold=True)
+    env, log = stand_in_nvcc(tmp_path, hold=True)
     cluster, nodes = build_cluster()
     try:
-        env = dict(os.environ, UCUTLASS_NVCC=str(nvcc), UCUTLASS_NO_GPU="1", UCUTLASS_CACHE=str(tmp_path / "cache"),
-                   PYTHONPATH=str(ROOT / "python"), UCUTLASS_PYTHON=sys.executable)
         out = tmp_path / "out"
         cmd = [str(BIN), "bench", str(ROOT / "problems"), "--match", "act_relu,act_gelu,epi_linear_bias_relu",
                "--plan", "--budget", "2", "--no-memory", "--executor", "ray", "--ray-address", cluster.address,
@@ -129,11 +130,9 @@ def test_a_planning_suite_compiles_on_ray_and_survives_a_killed_build_node(tmp_p
 def test_warmup_builds_its_units_on_ray_build_nodes(tmp_path):
     # `ucutlass warmup --executor ray`: each stored unit's object is a Ray task on a build node and
     # comes back into this machine's kernel store (the zoo a GPU host then imports).
-    nvcc, log = stand_in_nvcc(tmp_path, hold=False)
+    env, log = stand_in_nvcc(tmp_path, hold=False)
     cluster, _ = build_cluster()
     try:
-        env = dict(os.environ, UCUTLASS_NVCC=str(nvcc), UCUTLASS_NO_GPU="1", UCUTLASS_CACHE=str(tmp_path / "cache"),
-                   PYTHONPATH=str(ROOT / "python"), UCUTLASS_PYTHON=sys.executable)
         cmd = [str(BIN), "warmup", "--suite", str(ROOT / "problems"), "--match", "epi_linear_bias_relu", "--top-k", "2",
                "--profile", "kb-v01", "--executor", "ray", "--ray-address", cluster.address, "-j", "2"]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
