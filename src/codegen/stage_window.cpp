@@ -4,7 +4,8 @@
 // the taps of its window inside x (the clipped tap range along each dim, so padding costs no
 // test), accumulating in fp32, then applies the bias, the epilogue and the store. Neighbouring
 // threads read neighbouring (overlapping) windows, so the warp's loads are coalesced and repeated
-// taps hit L1. Every shape and setting is a constant of the text; spatial dims are padded to three
+// taps hit L1. Large windows (global and large adaptive pools, dsl/window_rules.h) take a warp an
+// output instead: the lanes split each row of the window, then combine by shuffles. Every shape and setting is a constant of the text; spatial dims are padded to three
 // (leading dims of size 1), as the interpreter does.
 #include <fmt/format.h>
 
@@ -87,7 +88,7 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
   code.launcher = pre + "launch";
   code.workspace_expr = "0";
   code.needs_cutlass = false;
-  code.config_name = fmt::format("window_{}_t{}_i{}", w->op, pl.threads, I);
+  code.config_name = fmt::format("window_{}_t{}_i{}{}", w->op, pl.threads, I, pl.lanes == 32 ? "_warp" : "");
   const std::string xt = simt_cuda_type(x->dtype);
   const dsl::Tensor* wt = w->weight.empty() ? nullptr : program.find_tensor(w->weight);
   const dsl::Tensor* bt = w->bias.empty() ? nullptr : program.find_tensor(w->bias);
@@ -100,8 +101,16 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
   for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
   d += "  void* o;  // " + out->name + "\n};\n";
   d += fmt::format("__global__ void __launch_bounds__({0}) {1}kernel({1}params p) {{\n", pl.threads, pre);
-  d += fmt::format("  for (long long g = (long long)blockIdx.x * {0} + threadIdx.x; g < {1}LL; g += (long long)gridDim.x * {0}) {{\n",
-                   pl.threads, pl.groups);
+  const bool warp = pl.lanes == 32;
+  if (warp) {
+    // a warp an output: every lane of a warp takes the same g (the shuffles below need all 32)
+    d += "  const int lane = threadIdx.x & 31;\n";
+    d += fmt::format("  for (long long g = ((long long)blockIdx.x * {0} + threadIdx.x) >> 5; g < {1}LL; g += (long long)gridDim.x * {2}) {{\n",
+                     pl.threads, pl.groups, pl.threads / 32);
+  } else {
+    d += fmt::format("  for (long long g = (long long)blockIdx.x * {0} + threadIdx.x; g < {1}LL; g += (long long)gridDim.x * {0}) {{\n",
+                     pl.threads, pl.groups);
+  }
   // the first output's position: (n, c, o0, o1, o2)
   d += fmt::format("    const long long base = g * {};\n", I);
   d += fmt::format("    const long long o2b = base % {0}LL, o1 = base / {0}LL % {1}LL, o0 = base / {2}LL % {3}LL;\n",
@@ -143,7 +152,9 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
   d += fmt::format("        const long long r0 = (first[0] + t0 * {}LL) * {}LL;\n", adaptive ? 1 : dl[0], in[1]);
   d += "        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {\n";
   d += fmt::format("          const long long r1 = (r0 + first[1] + t1 * {}LL) * {}LL + first[2];\n", adaptive ? 1 : dl[1], in[2]);
-  d += "          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {\n";
+  // a warp's lanes split each row of the window (consecutive inputs: coalesced)
+  d += warp ? "          for (long long t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {\n"
+            : "          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {\n";
   d += fmt::format("            const float v = ucut_simt::to_f<{}>(xp[r1 + t2 * {}LL]);\n", xt, adaptive ? 1 : dl[2]);
   if (w->op == "max") {
     d += "            a = (v > a || isnan(v)) ? v : a;  // NaN propagates, as PyTorch's max_pool\n";
@@ -154,6 +165,12 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
     d += "            a += v;\n";
   }
   d += "          }\n        }\n      }\n";
+  if (warp) {
+    d += "#pragma unroll\n      for (int m = 16; m > 0; m >>= 1) {\n"
+         "        const float b = __shfl_xor_sync(0xffffffffu, a, m);\n";
+    d += w->op == "max" ? "        a = (b > a || isnan(b)) ? b : a;\n" : "        a += b;\n";
+    d += "      }\n      if (lane != 0) continue;  // lane 0 writes the output\n";
+  }
   if (w->op == "avg") {
     if (w->count_include_pad)
       d += "      a /= size;\n";

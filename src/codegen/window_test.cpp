@@ -158,7 +158,8 @@ void check_golden(const dsl::Program& p) {
 }
 
 // KernelBench's MaxPool2d (kernel 3, stride 2, padding 1, dilation 2) and an AvgPool3d with
-// ceil_mode and count_include_pad false, f32, then the global average of a bf16 tensor.
+// ceil_mode and count_include_pad false, f32, then the adaptive average of a bf16 tensor; a global
+// average (scaled) and a 16 x 16 max pool, whose windows a warp reduces.
 const char* const kPools = R"(ucut 1
 name window_pools_f32
 in x : f32[16, 32, 64, 64]
@@ -172,6 +173,11 @@ stage ya = window avg(x3, window=[3, 3, 3], stride=[2, 2, 2], padding=[1, 1, 1],
   threads 128 items_per_thread 1
 }
 stage yg = window adaptive_avg(xb)
+in xl : f32[4, 16, 64, 64]
+out ygl : f32[4, 16, 1, 1]
+out yml : f32[4, 16, 4, 4]
+stage ygl = window adaptive_avg(xl) { epilogue { ygl = acc * 2 } }
+stage yml = window max(xl, window=[16, 16])
 )";
 
 // A depthwise 3x3 conv (channel multiplier 2) with its bias and a ReLU6 (hardtanh 0..6), two outputs a thread.

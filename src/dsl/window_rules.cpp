@@ -18,6 +18,13 @@ int64_t window_out_size(int64_t in, int64_t k, int64_t stride, int64_t lo, int64
   return out;
 }
 
+int64_t window_max_taps(const WindowStage& w) {
+  int64_t taps = 1;
+  for (size_t i = 0; i < w.in_size.size(); ++i)
+    taps *= w.op == "adaptive_avg" ? (w.in_size[i] + w.out_size[i] - 1) / w.out_size[i] + 1 : w.window[i];
+  return taps;
+}
+
 Result<WindowPlan> window_plan(const WindowStage& w) {
   WindowPlan p;
   p.threads = w.knobs.threads.value_or(256);
@@ -34,7 +41,9 @@ Result<WindowPlan> window_plan(const WindowStage& w) {
   int64_t total = w.batch * w.out_channels;
   for (int64_t o : w.out_size) total *= o;
   p.groups = total / p.items;
-  p.blocks = std::max<int64_t>(1, std::min<int64_t>((p.groups + p.threads - 1) / p.threads, int64_t{kSimtSmCount} * 16));
+  p.lanes = p.items == 1 && window_max_taps(w) >= kWindowWarpTaps ? 32 : 1;
+  const int64_t per_block = p.threads / p.lanes;
+  p.blocks = std::max<int64_t>(1, std::min<int64_t>((p.groups + per_block - 1) / per_block, int64_t{kSimtSmCount} * 16));
   return p;
 }
 

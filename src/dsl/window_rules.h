@@ -23,13 +23,20 @@ inline int64_t window_adaptive_end(int64_t i, int64_t in, int64_t out) { return 
 
 // The window stage's kernel: one thread computes `items` consecutive outputs along the last dim
 // (a grid-stride loop over groups of them), `threads` a block; auto: 256 threads, 1 item (the
-// taps of neighbouring outputs overlap, so neighbouring threads' reads hit L1).
+// taps of neighbouring outputs overlap, so neighbouring threads' reads hit L1). A window of at
+// least kWindowWarpTaps taps (a global or large adaptive pool) with one item a thread is reduced
+// by a warp instead: the lanes split each row of the window (coalesced), then combine by shuffles,
+// so a few large outputs still fill the GPU.
+inline constexpr int64_t kWindowWarpTaps = 256;
 struct WindowPlan {
   int threads = 256;
   int items = 1;
+  int lanes = 1;        // threads an output: 1, or 32 (a warp)
   int64_t groups = 0;   // output groups of `items`
   int64_t blocks = 0;   // at most kSimtSmCount * 16 (grid-stride beyond)
 };
+// The most taps one output's window has (adaptive: the longest window along each dim).
+int64_t window_max_taps(const WindowStage& w);
 Result<WindowPlan> window_plan(const WindowStage& w);
 
 }  // namespace ucut::dsl
