@@ -456,7 +456,7 @@ class ConvMatcher {
     op.attrs["dilation"] = *dil;
     s_.cls[static_cast<size_t>(id)] = OpClass::window;
     s_.notes.push_back(s_.op_label(id) + ": a depthwise conv (groups = C) as a window stage's weighted sum on the "
-                                         "NCHW tensors, its bias in the stage");
+                                         "NCHW tensors" + (op.inputs.size() > 2 && op.inputs[2].is_tensor() ? ", its bias in the stage" : ""));
     return ok_status();
   }
 
