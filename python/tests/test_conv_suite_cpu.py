@@ -1,7 +1,7 @@
 """The KernelBench-shaped conv suite (problems/cv1_*.py, cv2_*.py; issue 38 item 5) on the CPU: every file
 loads through the loader, its fp32 input and output stay within the suite's 4 GiB rule (shapes on the meta
 device, nothing allocated), its Model runs on a small input of the same channels, and extraction yields
-the ops below. Pooling extracts as max_pool / avg_pool / adaptive_avg_pool, which run in torch stages;
+the ops below. Pooling extracts as max_pool / avg_pool / adaptive_avg_pool, which lower to window stages;
 convolutions extract into the IR (docs/benchmarks.md, "The conv suite")."""
 
 import sys

@@ -407,3 +407,21 @@ def test_f32x3s_transposes_operands_that_are_not_k_major(tmp_path):
     [r] = ucut_eval("matmul_t_f32x3s", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept"
+
+
+@pytest.mark.parametrize("name,stages", [
+    ("window_maxpool_ceil", 1),     # max, dilation 2, ceil_mode, the ReLU in the epilogue
+    ("window_avgpool3d_pad", 1),    # avg 3-D, count_include_pad false, ceil_mode
+    ("window_depthwise_relu6", 1),  # a depthwise conv, channel multiplier 2, bias, ReLU6
+    ("window_global_avgpool", 2),   # adaptive 7 x 7, and a global pool a warp reduces, squeezed
+    ("window_mixed", 5),            # 1-D and 3-D pools, depthwise Conv1d (x3, dilated) and Conv3d
+])
+def test_pooling_and_depthwise_convs_are_window_stages(tmp_path, name, stages):
+    """Pooling and depthwise convs lower to window stages on the NCHW tensors (no layout copies, no
+    torch stage) and pass the contract against PyTorch, the rescaled trial included."""
+    lib, text = lowered_library(tmp_path, name)
+    assert "= torch {" not in text and "\nview " not in text, text
+    assert text.count(" = window ") == stages, text
+    [r] = ucut_eval(name, [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"

@@ -54,5 +54,6 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
 Result<StageCode> codegen_emit_attention(const dsl::Program& program, int stage_index);
 Result<StageCode> codegen_emit_torch(const dsl::Program& program, int stage_index);
 Result<StageCode> codegen_emit_conv(const dsl::Program& program, int stage_index);
+Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_index);
 
 }  // namespace ucut::codegen

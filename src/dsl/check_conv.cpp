@@ -82,7 +82,8 @@ bool Checker::check_conv(const AstStage& s, Stage& st, std::vector<TensorUse>& r
     const AstArg& g = *it->second;
     if (g.kind != AstArg::Kind::number || g.number != 1) {
       error(g.span, "conv stages run groups = 1 only (CUTLASS 4.2's sm90 conv has no grouped convolution)",
-            "write one conv per group on channel slices, or run a grouped or depthwise conv in a torch stage");
+            "a depthwise conv (groups = C) is a window stage on the NCHW tensors ('window sum(x, weight=w)'); write "
+            "a grouped one as one conv per group on channel slices, or run it in a torch stage");
       return false;
     }
   }

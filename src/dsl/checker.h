@@ -5,7 +5,8 @@
 //
 // The work is split by stage kind: checker.cpp (program, declarations, data flow),
 // check_expr.cpp (epilogue blocks), check_gemm.cpp (gemm, grouped_gemm), check_simt.cpp
-// (rowwise, reduce, scan, elementwise), check_torch.cpp (torch), check_conv.cpp (conv).
+// (rowwise, reduce, scan, elementwise), check_torch.cpp (torch), check_conv.cpp (conv),
+// check_window.cpp (window).
 #pragma once
 
 #include <map>
@@ -84,6 +85,8 @@ class Checker {
   bool check_grouped_gemm(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   // ---- check_conv.cpp ----
   bool check_conv(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
+  // ---- check_window.cpp ----
+  bool check_window(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
 
   // ---- check_simt.cpp ----
   bool check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);

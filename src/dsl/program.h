@@ -326,6 +326,38 @@ struct ConvStage {
   Epilogue epilogue;
 };
 
+// A sliding-window reduction over the spatial dims of a channels-first tensor, as PyTorch holds
+// it: x [N, C, (D,) (H,) W] -> out [N, C*mult, (Z,) (P,) Q] (`rank` spatial dims, 1 to 3), no layout
+// copies. Output element (n, k, o...) reduces the taps t... (each o*stride - pad_lo + t*dilation
+// inside x; taps outside are padding) of channel k / mult:
+//   max:          the largest tap (padding never wins; NaN propagates, as PyTorch's max_pool)
+//   avg:          the taps' sum over the window's size (count_include_pad: the taps inside the
+//                 padded input, cut by ceil_mode's extra window; else the taps inside x)
+//   sum:          sum of x * weight[k, 0, t...] (+ bias[k]): a depthwise conv, weight
+//                 [C*mult, 1, window...] (PyTorch's groups = C), the window its spatial dims
+//   adaptive_avg: PyTorch's adaptive windows: along each dim, output i averages inputs
+//                 floor(i*In/Out) .. ceil((i+1)*In/Out) - 1 (a global pool where Out = 1)
+// Each output size is PyTorch's (ceil_mode rounds up, keeping the last window's start inside the
+// input or its low padding). The epilogue maps acc (the reduced value, after the bias) to the
+// output; its full loads broadcast numpy-style to the output's shape ([C*mult, 1, 1] per channel).
+// Accumulates in fp32 (the interpreter: double). Knobs: threads, items_per_thread (outputs a
+// thread computes, consecutive along the last dim).
+struct WindowStage {
+  std::string op;  // max, avg, sum, adaptive_avg
+  std::string x, weight, bias;  // weight, bias: sum only (bias optional); "" if absent
+  int rank = 2;
+  // per spatial dim, outermost first; filled in (window: the weight's for sum, none for
+  // adaptive_avg; stride: the window's for pools, 1 for sum; padding 0; dilation 1)
+  std::vector<int64_t> window, stride, pad_lo, pad_hi, dilation;
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // avg only
+  // resolved by the checker
+  int64_t batch = 0, channels = 0, out_channels = 0, mult = 1;
+  std::vector<int64_t> in_size, out_size;
+  SimtKnobs knobs;
+  Epilogue epilogue;
+};
+
 // PyTorch operations the host runs between kernel stages (a graph break, as torch.compile makes
 // for what it cannot compile): the lowering emits one where the problem holds an operation outside
 // the language, so the rest still runs as kernels. The operations are the Problem IR's
@@ -365,7 +397,7 @@ struct Stage {
   std::string name;                 // "s0", "s1", ... unless the program names it
   std::vector<std::string> outputs; // tensors this stage writes (main output first)
   std::variant<GemmStage, GroupedGemmStage, RowwiseStage, ReduceStage, ScanStage, ElementwiseStage,
-               AttentionStage, TorchStage, ConvStage>
+               AttentionStage, TorchStage, ConvStage, WindowStage>
       body;
   Span span;
 };

@@ -1,7 +1,7 @@
 // The lowering of convolutions (pass_match_conv) run by the interpreter on the CPU: every stage of
 // the lowered program of each tests/golden/lower/conv*.json fixture (layout copies, the conv stage
 // or the pointwise GEMM, the epilogue, the copy back to NCHW) against PyTorch's definition of the
-// problem written out directly in double on the NCHW tensors. The goldens themselves are checked
+// problem written out directly in double on the NCHW tensors (a depthwise conv's window stage too). The goldens themselves are checked
 // by lower_test.cpp with the others.
 #include <gtest/gtest.h>
 
@@ -299,6 +299,26 @@ TEST(LowerConv, PointwiseIsABatchedGemmInNchw) {
   EXPECT_TRUE(std::holds_alternative<dsl::GemmStage>(l.lowered.program.stages.at(1).body)) << l.lowered.text;
 }
 
+// A depthwise conv (groups = C, channel multiplier 2) is one window stage on the NCHW tensors, its
+// bias in the stage and the ReLU6 in its epilogue: against the dense conv whose weight is zero
+// off each output channel's own input channel.
+TEST(LowerConv, DepthwiseIsOneWindowStageOnNchw) {
+  Lowered l = lower_fixture("window_depthwise_conv2d");
+  ASSERT_EQ(l.lowered.program.stages.size(), 1u) << l.lowered.text;
+  ASSERT_TRUE(std::holds_alternative<dsl::WindowStage>(l.lowered.program.stages[0].body)) << l.lowered.text;
+  dsl::InterpTensors io = random_inputs(l.problem);
+  const std::vector<double> got = run_all(l.lowered, io);
+  const ConvSpec c{{2, 32, 28, 28}, {64, 32, 3, 3}, {2, 2}, {1, 1}, {1, 1}};
+  const std::vector<double>& w = io.at("conv.weight");  // [64, 1, 3, 3]
+  std::vector<double> dense(static_cast<size_t>(count(c.w)), 0.0);
+  for (int64_t k = 0; k < 64; ++k)
+    for (int64_t t = 0; t < 9; ++t)
+      dense[static_cast<size_t>((k * 32 + k / 2) * 9 + t)] = w[static_cast<size_t>(k * 9 + t)];
+  const std::vector<double> y = direct_conv(c, io.at("x"), dense, &io.at("conv.bias"));
+  ASSERT_EQ(got.size(), y.size());
+  for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(got[i], std::min(std::max(y[i], 0.0), 6.0), 1e-12) << i;
+}
+
 // A grouped conv runs in a torch stage, the note saying why; the ReLU after it stays a kernel.
 TEST(LowerConv, GroupedConvStaysATorchStageWithItsReason) {
   auto p = problem::problem_parse(
@@ -315,7 +335,7 @@ TEST(LowerConv, GroupedConvStaysATorchStageWithItsReason) {
   ASSERT_EQ(r->program.stages.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<dsl::TorchStage>(r->program.stages[0].body));
   bool noted = false;
-  for (const auto& n : r->notes) noted = noted || n.find("groups = 4: conv stages run groups = 1 only") != std::string::npos;
+  for (const auto& n : r->notes) noted = noted || n.find("groups = 4 of 16 input channels: conv stages run groups = 1 only") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 

@@ -289,6 +289,16 @@ BlockCtx lower_block_ctx(const LowerState& s, const Draft& d) {
     c.rows = shape_numel(c.shape) / c.cols;
     return c;
   }
+  if (d.kind == DraftKind::window) {
+    // the window op's own [N, C, spatial...] (a returned squeeze of it is declared so: pass_emit),
+    // full reads broadcast to it ([C, 1, 1] per channel)
+    c.shape = s.need(s.ops[static_cast<size_t>(d.anchor)].outputs.at(0)).shape;
+    c.cols = c.shape.back();
+    c.rows = shape_numel(c.shape) / c.cols;
+    c.vectors = false;
+    c.broadcast = true;
+    return c;
+  }
   std::string value = !d.value.empty() ? d.value
                       : !d.ops.empty() ? s.ops[static_cast<size_t>(d.ops.front())].outputs.at(0)
                                        : d.dst;

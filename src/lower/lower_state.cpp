@@ -20,6 +20,7 @@ const char* draft_kind_name(DraftKind k) {
     case DraftKind::convert: return "convert";
     case DraftKind::attention: return "attention";
     case DraftKind::torch: return "torch";
+    case DraftKind::window: return "window";
   }
   return "?";
 }
@@ -297,6 +298,8 @@ OpClass op_class(const problem::Op& op) {
   if (losses.count(n)) return OpClass::loss;
   if (n == "cumsum" || n == "cumprod") return OpClass::scan;
   if (n == "attention") return OpClass::attention;  // pass_expand_ops
+  // pooling, and a depthwise conv (pass_match_conv renames it): window stages (pass_simt_stages)
+  if (n == "max_pool" || n == "avg_pool" || n == "adaptive_avg_pool" || n == "depthwise_conv") return OpClass::window;
   return OpClass::unsupported;
 }
 

@@ -24,6 +24,7 @@ enum class OpClass {
   view,         // aliases its input: reshape, transpose, contiguous, dropout (eval), ...
   gemm,         // linear, matmul, mm, bmm, addmm, baddbmm
   conv,         // conv: a channels-last convolution (pass_match_conv rewrites conv1d/2d/3d to it)
+  window,       // max_pool, avg_pool, adaptive_avg_pool, depthwise_conv (pass_match_conv): a window stage
   elementwise,  // one value per output element from broadcast inputs (lower_expr.h vocabulary)
   row_op,       // softmax, log_softmax, layer_norm, rms_norm over the last dimension
   reduction,    // sum, mean, amax, amin, max, min, logsumexp, argmax, argmin over dims
@@ -34,7 +35,7 @@ enum class OpClass {
   unsupported,
 };
 
-enum class DraftKind { gemm, conv, rowwise, reduce, scan, elementwise, convert, attention, torch };
+enum class DraftKind { gemm, conv, rowwise, reduce, scan, elementwise, convert, attention, torch, window };
 
 const char* draft_kind_name(DraftKind k);
 
@@ -70,7 +71,7 @@ struct GemmPlan {
 
 struct Draft {
   DraftKind kind = DraftKind::elementwise;
-  int anchor = -1;               // op id (gemm, conv, rowwise, reduce, scan); -1 for elementwise/convert
+  int anchor = -1;               // op id (gemm, conv, rowwise, reduce, scan, window); -1 for elementwise/convert
   std::vector<int> ops;          // elementwise ops fused after the anchor, in order
   std::vector<int> reductions;   // gemm: reductions computed in the epilogue (pass_row_reductions)
   std::string value;             // the tensor the anchor produces (what `acc` is); "" otherwise

@@ -38,9 +38,6 @@ std::string why_unsupported(const problem::Op& op) {
       {"tril", "tril has no μCUTLASS function"},
       {"triu", "triu has no μCUTLASS function"},
       {"nll_loss", "nll_loss is not a reduce loss (cross_entropy is)"},
-      {"max_pool", "pooling windows have no stage (a reduce stage reduces the last dims of rows)"},
-      {"avg_pool", "pooling windows have no stage (a reduce stage reduces the last dims of rows)"},
-      {"adaptive_avg_pool", "pooling windows have no stage (a reduce stage reduces the last dims of rows)"},
   };
   auto it = reasons.find(op.op);
   if (it != reasons.end()) return it->second;

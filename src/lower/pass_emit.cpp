@@ -506,7 +506,7 @@ class Emitter {
     }
     BlockCtx ctx = lower_block_ctx(s_, d);
     std::string stored = stored_of(d);
-    if (d.kind == DraftKind::gemm || d.kind == DraftKind::elementwise ||
+    if (d.kind == DraftKind::gemm || d.kind == DraftKind::elementwise || d.kind == DraftKind::window ||
         (d.kind == DraftKind::rowwise && dsl::dsl_rowwise_keeps_shape(d.op)))
       fix_shape(stored, ctx.shape);
     int anchor_id = d.anchor >= 0 ? d.anchor : d.ops.front();
@@ -569,6 +569,38 @@ class Emitter {
       if (!ep) return ep.error();
       cs.epilogue = std::move(*ep);
       st.body = std::move(cs);
+    } else if (d.kind == DraftKind::window) {
+      // pooling or a depthwise conv on the NCHW tensors as stored (pass_simt_stages, pass_match_conv)
+      dsl::WindowStage w;
+      w.x = tensor_in(0);
+      auto ints = [&](const char* key) { return anchor.attrs.at(key).get<std::vector<int64_t>>(); };
+      if (anchor.op == "depthwise_conv") {
+        w.op = "sum";
+        w.weight = tensor_in(1);
+        if (anchor.inputs.size() > 2 && anchor.inputs[2].is_tensor()) {  // the conv's bias, in the stage
+          const std::string b = s_.resolve(anchor.inputs[2].tensor).base;
+          fix_shape(b, {s_.need(anchor.outputs.at(0)).shape.at(1)});
+          w.bias = use(b);
+        }
+        w.dilation = ints("dilation");
+      } else if (anchor.op == "adaptive_avg_pool") {
+        w.op = "adaptive_avg";
+      } else {
+        w.op = anchor.op == "max_pool" ? "max" : "avg";
+        w.window = ints("kernel_size");
+        w.dilation = anchor.attrs.contains("dilation") ? ints("dilation") : std::vector<int64_t>(w.window.size(), 1);
+        w.ceil_mode = attr_bool(anchor, "ceil_mode", false);
+        w.count_include_pad = attr_bool(anchor, "count_include_pad", true);
+      }
+      if (w.op != "adaptive_avg") {
+        w.stride = ints("stride");
+        w.pad_lo = ints("padding");
+        w.pad_hi = w.pad_lo;
+      }
+      auto ep = block(d, ctx, v0, stored);
+      if (!ep) return ep.error();
+      w.epilogue = std::move(*ep);
+      st.body = std::move(w);
     } else if (d.kind == DraftKind::rowwise) {
       dsl::RowwiseStage r;
       r.op = d.op;

@@ -1,5 +1,5 @@
 // pass_fuse_epilogue: moves each single-op elementwise draft into the draft that computes its
-// input (a GEMM, rowwise or reduce epilogue, or an earlier elementwise body), in run order, so a
+// input (a GEMM, conv, rowwise, reduce or window epilogue, or an earlier elementwise body), in run order, so a
 // chain such as linear -> +bias -> *scale -> gelu becomes one stage. An op joins a draft when
 //   - one of its inputs is a value the draft computes (its anchor value or a fused op's result),
 //   - every other input can be read in that block (constant, v[row], v[col], a full tensor of
@@ -30,6 +30,7 @@ bool accepts_epilogue(const Draft& d) {
     case DraftKind::elementwise:
     case DraftKind::reduce:
     case DraftKind::rowwise: return !draft_writes_indices(d);
+    case DraftKind::window: return true;
     default: return false;
   }
 }

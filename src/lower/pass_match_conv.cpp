@@ -15,12 +15,15 @@
 // value per channel ([K, 1, ..], [1, K, 1, ..], eval batch_norm's statistics). Ops after the chain
 // (a residual add, anything else) read the NCHW copy and join its stage (pass_fuse_epilogue), so a
 // residual costs no extra pass over memory.
-// A conv refused here (groups > 1, a padding string, the exact policy on f32 data, a shape outside
+// A depthwise conv (groups = C_in, any channel multiplier) becomes a window stage on the NCHW
+// tensors (depthwise(): the op renamed depthwise_conv, its bias in the stage, the elementwise ops
+// after it fused into the window's epilogue by pass_fuse_epilogue).
+// A conv refused here (1 < groups < C, a padding string, the exact policy on f32 data, a shape outside
 // the conv stage's rules: channel alignment, the im2col bounds) names the reason and runs in a torch
 // stage (lower.cpp's retry). Runs after pass_strided_copies, before pass_check_ops; the conv drafts
 // are made here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
 // conv3d_mish_tanh.json, conv1d.json, conv_pointwise.json, conv_batchnorm_scale.json,
-// conv_grouped_unsupported.json.
+// conv_grouped_unsupported.json, depthwise_conv2d.json.
 #include <algorithm>
 
 #include "dsl/conv_rules.h"
@@ -265,11 +268,13 @@ class ConvMatcher {
                             "unsqueeze the batch in PyTorch");
     const bool transposed = is_transposed(op.op);
     const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
+    if (groups != 1 && !transposed && groups == xs[1]) return depthwise(id, ws, ys);
     if (groups != 1)
-      return s_.unsupported(id, "groups = " + std::to_string(groups) +
-                                    ": conv stages run groups = 1 only (CUTLASS 4.2's sm90 conv has no grouped or "
-                                    "depthwise convolution); it runs in a torch stage",
-                            "nothing to change: a grouped or depthwise conv stays on PyTorch (cuDNN)");
+      return s_.unsupported(id, "groups = " + std::to_string(groups) + " of " + std::to_string(xs[1]) +
+                                    " input channels: conv stages run groups = 1 only (CUTLASS 4.2's sm90 conv has no "
+                                    "grouped convolution) and window stages depthwise convs (groups = C) only; it "
+                                    "runs in a torch stage",
+                            "nothing to change: a grouped conv stays on PyTorch (cuDNN)");
     auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
          dil = spatial_attr(op, "dilation", rank, 1);
     if (!stride || !pad || !dil)
@@ -429,6 +434,29 @@ class ConvMatcher {
       for (size_t j = at; j < at + count; ++j)
         if (s_.cls[j] == OpClass::unsupported && s_.ops[j].op == "batch_norm") s_.cls[j] = OpClass::elementwise;
     }
+    return ok_status();
+  }
+
+  // A depthwise conv (groups = C_in, C_out = mult * C_in) is a window stage's weighted sum on the
+  // NCHW tensors themselves (no layout copies), its bias in the stage: the op is renamed
+  // depthwise_conv, its stride / padding / dilation written as lists, and pass_simt_stages drafts it.
+  Status depthwise(int id, const std::vector<int64_t>& ws, const std::vector<int64_t>& ys) {
+    problem::Op& op = s_.ops[static_cast<size_t>(id)];
+    const size_t rank = ws.size() - 2;
+    const auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
+               dil = spatial_attr(op, "dilation", rank, 1);
+    if (!stride || !pad || !dil)
+      return s_.unsupported(id, "a padding other than numbers ('same', 'valid') is not lowered",
+                            "write the padding as numbers in the model");
+    if (ws[1] != 1 || ys[1] != ws[0])
+      return s_.unsupported(id, "a depthwise conv's weight is [C_out, 1, k...]; this one is " + shape_str(ws));
+    op.op = "depthwise_conv";
+    op.attrs["stride"] = *stride;
+    op.attrs["padding"] = *pad;
+    op.attrs["dilation"] = *dil;
+    s_.cls[static_cast<size_t>(id)] = OpClass::window;
+    s_.notes.push_back(s_.op_label(id) + ": a depthwise conv (groups = C) as a window stage's weighted sum on the "
+                                         "NCHW tensors" + (op.inputs.size() > 2 && op.inputs[2].is_tensor() ? ", its bias in the stage" : ""));
     return ok_status();
   }
 

@@ -10,12 +10,14 @@
 //                                                                     -> reduce (loss)
 //   cumsum / cumprod                                                  -> scan
 //   attention (pass_expand_ops' fused scaled_dot_product_attention)   -> attention
+//   max_pool / avg_pool / adaptive_avg_pool, depthwise_conv (pass_match_conv) -> window
 // Then a chain of one-input elementwise ops from a problem input or parameter to a rowwise or
 // reduce stage's input, each step the only reader of the one before and of the same shape,
 // becomes that stage's prologue (log(p) before kl_div, x * x before a sum, x / T before softmax):
 // no intermediate tensor.
 // Runs after pass_match_gemm. Golden tests: tests/golden/lower/softmax.json, layer_norm.json,
-// reduce_sum.json, mse_loss.json, cumsum.json.
+// reduce_sum.json, mse_loss.json, cumsum.json, maxpool2d.json, avgpool2d_pad.json, adaptive_avgpool.json,
+// depthwise_conv2d.json.
 #include <algorithm>
 #include <set>
 
@@ -330,6 +332,35 @@ void absorb_prologue(LowerState& s, Draft& d) {
   d.prologue_ops.assign(chain.rbegin(), chain.rend());
 }
 
+// A window draft for a pooling op or a depthwise conv (pass_match_conv): the stage reads its input
+// as stored ([N, C, spatial...], 1 to 3 spatial dims, every window list one entry per dim); what
+// it cannot take (an unbatched input, divisor_override, a read through a view) runs in a torch
+// stage with the reason.
+Result<Draft> window_draft(const LowerState& s, const problem::Op& op) {
+  if (op.inputs.empty() || !op.inputs[0].is_tensor() || op.outputs.size() != 1)
+    return s.unsupported(op.id, "a window op reads one input tensor and writes one output");
+  const std::string& in = op.inputs[0].tensor;
+  const View v = s.resolve(in);
+  const auto& seen = s.need(in).shape;
+  if (v.transposed || s.strided.count(in) || lower_decl_shape(s, v.base) != seen)
+    return s.unsupported(op.id, "reads '" + in + "' through a view; a window stage reads its input as stored",
+                         "make the input contiguous in PyTorch");
+  const size_t pooled = op.op == "adaptive_avg_pool" ? op.attrs.value("output_size", nlohmann::json::array()).size()
+                        : op.op == "depthwise_conv"  ? seen.size() - 2
+                                                     : op.attrs.value("kernel_size", nlohmann::json::array()).size();
+  if (pooled < 1 || pooled > 3 || seen.size() != pooled + 2)
+    return s.unsupported(op.id, "pools " + std::to_string(pooled) + " dims of '" + in + "' " + shape_str(seen) +
+                                    "; a window stage reads [N, C, spatial...] with 1 to 3 spatial dims",
+                         "add the batch dim in PyTorch (x.unsqueeze(0)) for an unbatched input");
+  if (op.op == "avg_pool" && op.attrs.contains("divisor_override") && !op.attrs.at("divisor_override").is_null())
+    return s.unsupported(op.id, "avg_pool's divisor_override has no window setting (it divides by the window's taps)");
+  Draft d;
+  d.kind = DraftKind::window;
+  d.anchor = op.id;
+  d.value = op.outputs[0];
+  return d;
+}
+
 int first_op(const Draft& d) {
   if (d.anchor >= 0) return d.anchor;
   return d.ops.empty() ? 1 << 30 : d.ops.front();
@@ -353,6 +384,10 @@ Status pass_simt_stages(LowerState& s) {
       d.anchor = op.id;
       d.value = op.outputs.at(0);
       s.drafts.push_back(std::move(d));
+    } else if (c == OpClass::window) {  // pooling, depthwise convs: a window stage, its epilogue fused later
+      auto d = window_draft(s, op);
+      if (!d) return d.error();
+      s.drafts.push_back(std::move(*d));
     } else if (c == OpClass::row_op || c == OpClass::reduction || c == OpClass::loss || c == OpClass::scan) {
       auto d = anchor_draft(s, op);
       if (!d) return d.error();

@@ -3,7 +3,8 @@
 // input; t/transpose/permute that swap the last two dims alias it transposed, which a GEMM
 // operand expresses as `X.T`. Other permutes, and reshapes of them or of transposed tensors,
 // move data: they stay without an alias for pass_strided_copies. Whether a consumer can read an
-// alias is checked by pass_check_ops. Runs after pass_dead_ops. Golden test: tests/golden/lower/matmul_transposed.json.
+// alias is checked by pass_check_ops. Runs after pass_dead_ops. Golden tests: tests/golden/lower/matmul_transposed.json,
+// window_global_avgpool_squeezed.json (a returned chain of squeezes).
 #include "lower/passes.h"
 
 namespace ucut::lower {
@@ -51,6 +52,21 @@ Status pass_views(LowerState& s) {
         !s.views.count(in) && !s.is_output(in) && s.consumers(in).empty()) {
       s.views[in] = View{out, false};
       continue;
+    }
+    // ... also through earlier views of it (x.squeeze(-1).squeeze(-1) returned): the stored base
+    // and every alias of it become aliases of the output
+    if (!v.transposed && s.is_output(out) && s.views.count(in)) {
+      const View b = s.resolve(in);
+      const problem::Tensor& base = s.need(b.base);
+      bool plain = !b.transposed && base.kind == problem::TensorKind::intermediate && !s.is_output(b.base) &&
+                   s.consumers(b.base).empty();
+      for (const auto& [alias, to] : s.views) plain = plain && (to.base != b.base || !to.transposed);
+      if (plain) {
+        for (auto& [alias, to] : s.views)
+          if (to.base == b.base) to = View{out, false};
+        s.views[b.base] = View{out, false};
+        continue;
+      }
     }
     if (s.is_output(out))
       return s.unsupported(op.id, "output '" + out + "' is a " + op.op + " of '" + in +

@@ -18,7 +18,7 @@ for name in ${UCUT_NVCC_TEST_KERNELS:-bf16_bias_gelu f32_scaled_tf32}; do
   start=$(date +%s)
   if ! "${lock[@]}" nvcc -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG -gencode=arch=compute_90a,code=sm_90a \
       -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -shared -cudart static \
-      -I"$cutlass/include" -I"$cutlass/tools/util/include" -o "$out/$name.so" "$here/$name.cu" > "$out/$name.log" 2>&1; then
+      -I"$cutlass/include" -I"$cutlass/tools/util/include" -I"$here/../../../src/codegen/runtime" -o "$out/$name.so" "$here/$name.cu" > "$out/$name.log" 2>&1; then
     echo "FAIL $name: nvcc failed"; grep -E "error" "$out/$name.log" | head -20; status=1; continue
   fi
   if grep -qE "C7510|C7515" "$out/$name.log"; then echo "FAIL $name: ptxas serialized wgmma"; status=1; fi
