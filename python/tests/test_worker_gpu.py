@@ -411,7 +411,7 @@ def test_f32x3s_transposes_operands_that_are_not_k_major(tmp_path):
 
 @pytest.mark.parametrize("name,stages", [
     ("window_maxpool_ceil", 1),     # max, dilation 2, ceil_mode, the ReLU in the epilogue
-    ("window_avgpool3d_pad", 1),    # avg 3-D, count_include_pad false, ceil_mode
+    ("window_avgpool3d_pad", 2),    # avg 3-D, count_include_pad false, ceil_mode; divisor_override
     ("window_depthwise_relu6", 1),  # a depthwise conv, channel multiplier 2, bias, ReLU6
     ("window_global_avgpool", 2),   # adaptive 7 x 7, and a global pool a warp reduces, squeezed
     ("window_mixed", 5),            # 1-D and 3-D pools, depthwise Conv1d (x3, dilated) and Conv3d

@@ -124,7 +124,7 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
   // the window along each dim: its first input index, its taps [tlo, thi) inside x, the step
   d += "      long long first[3], tlo[3], thi[3];\n";
   // avg's divisor with count_include_pad: the window inside the padded input
-  const bool sized = w->op == "avg" && w->count_include_pad;
+  const bool sized = w->op == "avg" && w->count_include_pad && w->divisor == 0;
   if (sized) d += "      float size = 1.f;\n";
   d += fmt::format("      const long long IN[3] = {{{}LL, {}LL, {}LL}};\n", in[0], in[1], in[2]);
   if (adaptive) {
@@ -172,7 +172,9 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
     d += "      }\n      if (lane != 0) continue;  // lane 0 writes the output\n";
   }
   if (w->op == "avg") {
-    if (w->count_include_pad)
+    if (w->divisor > 0)
+      d += fmt::format("      a /= {}.f;  // divisor_override\n", w->divisor);
+    else if (w->count_include_pad)
       d += "      a /= size;\n";
     else
       d += "      a /= (float)((thi[0] - tlo[0]) * (thi[1] - tlo[1]) * (thi[2] - tlo[2]));\n";

@@ -81,6 +81,13 @@ TEST(Window, AvgPoolDivisorsMatchPyTorch) {
                  1.25, -1.0 / 6, 0.25, -1.0 / 3, -2.0 / 9, -4.0 / 3, -1, 1.0 / 3, -2});
 }
 
+// F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, divisor_override=4): the sums over 4
+TEST(Window, AvgPoolDivisorOverrideMatchesPyTorch) {
+  expect_values(run("in x : f32[1, 2, 5, 5]\nout y : f32[1, 2, 3, 3]\n",
+                    "stage y = window avg(x, window=[3, 3], stride=[2, 2], padding=[1, 1], ceil_mode=true, divisor=4)", 50),
+                {-0.5, 1.25, 1.25, -1.75, -1, -0.5, 0, -0.75, -1, 1.25, -0.25, 0.25, -0.5, -0.5, -2, -1, 0.5, -2});
+}
+
 // F.avg_pool1d(x, 2, stride=3, padding=1, ceil_mode=True), x [1, 2, 7]: the last window starts in
 // the input, is cut at the high padding's end
 TEST(Window, AvgPool1dCeilModeMatchesPyTorch) {

@@ -52,7 +52,7 @@ bool Checker::check_window(const AstStage& s, Stage& st, std::vector<TensorUse>&
   }
   std::vector<std::string> keys;
   if (op == "max") keys = {"window", "stride", "padding", "dilation", "ceil_mode"};
-  else if (op == "avg") keys = {"window", "stride", "padding", "ceil_mode", "count_include_pad"};
+  else if (op == "avg") keys = {"window", "stride", "padding", "ceil_mode", "count_include_pad", "divisor"};
   else if (op == "sum") keys = {"weight", "bias", "stride", "padding", "dilation"};
   std::vector<const AstArg*> pos;
   std::map<std::string, const AstArg*> kw;
@@ -166,13 +166,14 @@ bool Checker::check_window(const AstStage& s, Stage& st, std::vector<TensorUse>&
 
   if (op == "adaptive_avg") {
     // the output's spatial sizes choose the windows
+    std::vector<int64_t> global{w.batch, w.channels};
+    global.resize(xr, 1);
     if (out->shape.size() != xr || out->shape[0] != w.batch || out->shape[1] != w.channels) {
       error(s.outputs[0].span, "adaptive_avg of " + tensor_str(*x) + " writes [" + std::to_string(w.batch) + ", " +
                                    std::to_string(w.channels) + ", <output sizes>], but '" + out->name + "' is " +
                                    shape_str(out->shape),
             "declare '" + out->name + "' with x's batch and channels and the pooled sizes, e.g. " +
-                shape_str({w.batch, w.channels}) .substr(0, shape_str({w.batch, w.channels}).size() - 1) + ", " +
-                ones(r, "1").substr(1));
+                shape_str(global) + " for a global pool");
       return false;
     }
     w.out_channels = w.channels;
@@ -234,6 +235,15 @@ bool Checker::check_window(const AstStage& s, Stage& st, std::vector<TensorUse>&
     if (!list("padding", 0, 0, true, w.pad_lo)) return false;
     if (w.pad_hi.size() != r || !(kw.count("padding") && kw["padding"]->list.size() == 2 * r)) w.pad_hi = w.pad_lo;
     if (!flag("ceil_mode", false, w.ceil_mode) || !flag("count_include_pad", true, w.count_include_pad)) return false;
+    if (auto it = kw.find("divisor"); it != kw.end()) {  // PyTorch's divisor_override
+      const AstArg& a = *it->second;
+      if (a.kind != AstArg::Kind::number || a.number < 1 || a.number > 65536 || a.number != static_cast<double>(static_cast<int64_t>(a.number))) {
+        error(a.span, "divisor is a whole number from 1 to 65536 (avg_pool's divisor_override)",
+              "write divisor=9, or leave it out to divide by the window's size");
+        return false;
+      }
+      w.divisor = static_cast<int64_t>(a.number);
+    }
     if (op != "sum")
       for (size_t i = 0; i < r; ++i) {
         // PyTorch's rule (pool*_shape_check), so that no window lies wholly in the padding

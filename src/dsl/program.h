@@ -332,7 +332,8 @@ struct ConvStage {
 // inside x; taps outside are padding) of channel k / mult:
 //   max:          the largest tap (padding never wins; NaN propagates, as PyTorch's max_pool)
 //   avg:          the taps' sum over the window's size (count_include_pad: the taps inside the
-//                 padded input, cut by ceil_mode's extra window; else the taps inside x)
+//                 padded input, cut by ceil_mode's extra window; else the taps inside x), or over
+//                 `divisor` where given (PyTorch's divisor_override)
 //   sum:          sum of x * weight[k, 0, t...] (+ bias[k]): a depthwise conv, weight
 //                 [C*mult, 1, window...] (PyTorch's groups = C), the window its spatial dims
 //   adaptive_avg: PyTorch's adaptive windows: along each dim, output i averages inputs
@@ -351,6 +352,7 @@ struct WindowStage {
   std::vector<int64_t> window, stride, pad_lo, pad_hi, dilation;
   bool ceil_mode = false;
   bool count_include_pad = true;  // avg only
+  int64_t divisor = 0;            // avg only: divisor_override, 0 where not given
   // resolved by the checker
   int64_t batch = 0, channels = 0, out_channels = 0, mult = 1;
   std::vector<int64_t> in_size, out_size;

@@ -591,6 +591,7 @@ class Emitter {
         w.dilation = anchor.attrs.contains("dilation") ? ints("dilation") : std::vector<int64_t>(w.window.size(), 1);
         w.ceil_mode = attr_bool(anchor, "ceil_mode", false);
         w.count_include_pad = attr_bool(anchor, "count_include_pad", true);
+        w.divisor = static_cast<int64_t>(attr_number(anchor, "divisor_override", 0));
       }
       if (w.op != "adaptive_avg") {
         w.stride = ints("stride");

@@ -334,8 +334,7 @@ void absorb_prologue(LowerState& s, Draft& d) {
 
 // A window draft for a pooling op or a depthwise conv (pass_match_conv): the stage reads its input
 // as stored ([N, C, spatial...], 1 to 3 spatial dims, every window list one entry per dim); what
-// it cannot take (an unbatched input, divisor_override, a read through a view) runs in a torch
-// stage with the reason.
+// it cannot take (an unbatched input, a read through a view) runs in a torch stage with the reason.
 Result<Draft> window_draft(const LowerState& s, const problem::Op& op) {
   if (op.inputs.empty() || !op.inputs[0].is_tensor() || op.outputs.size() != 1)
     return s.unsupported(op.id, "a window op reads one input tensor and writes one output");
@@ -352,8 +351,6 @@ Result<Draft> window_draft(const LowerState& s, const problem::Op& op) {
     return s.unsupported(op.id, "pools " + std::to_string(pooled) + " dims of '" + in + "' " + shape_str(seen) +
                                     "; a window stage reads [N, C, spatial...] with 1 to 3 spatial dims",
                          "add the batch dim in PyTorch (x.unsqueeze(0)) for an unbatched input");
-  if (op.op == "avg_pool" && op.attrs.contains("divisor_override") && !op.attrs.at("divisor_override").is_null())
-    return s.unsupported(op.id, "avg_pool's divisor_override has no window setting (it divides by the window's taps)");
   Draft d;
   d.kind = DraftKind::window;
   d.anchor = op.id;

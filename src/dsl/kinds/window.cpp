@@ -41,6 +41,7 @@ void print(std::string& out, const Stage& s) {
     if (w.op != "avg") out += ", dilation=" + list_str(w.dilation);
     if (w.ceil_mode) out += ", ceil_mode=true";
     if (w.op == "avg" && !w.count_include_pad) out += ", count_include_pad=false";
+    if (w.op == "avg" && w.divisor > 0) out += ", divisor=" + std::to_string(w.divisor);
   }
   out += ") {\n";
   dsl_print_simt_knobs(out, w.knobs, "window");
@@ -142,7 +143,7 @@ Status interpret(const Program& p, const Stage& st, InterpTensors& ts, const std
                 }
               }
             }
-            if (w.op == "avg") acc /= w.count_include_pad ? size : inside;
+            if (w.op == "avg") acc /= w.divisor > 0 ? static_cast<double>(w.divisor) : w.count_include_pad ? size : inside;
             if (w.op == "adaptive_avg") acc /= count;
             if (bias) acc += (*bias)[static_cast<size_t>(c)];
             InterpLoad load = [&](const Expr& e) -> Result<double> {
