@@ -11,6 +11,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "codegen/golden_test.h"
 #include "codegen/sample_programs.h"
 #include "dsl/dsl.h"
 #include "dsl/interp.h"
@@ -18,21 +19,6 @@
 
 namespace ucut::codegen {
 namespace {
-
-std::string golden_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/codegen/"; }
-
-void check_golden(const dsl::Program& p) {
-  auto lib = codegen_emit_library(p, {p.name + ".ucut", std::string(64, '0')});
-  ASSERT_TRUE(lib.ok()) << lib.error().render();
-  std::string path = golden_dir() + p.name + ".cu";
-  if (std::getenv("UCUTLASS_UPDATE_GOLDEN")) {
-    ASSERT_TRUE(fs_write_atomic(path, lib->source).ok());
-    return;
-  }
-  auto want = fs_read(path);
-  ASSERT_TRUE(want.ok()) << "missing golden " << path << "; run with UCUTLASS_UPDATE_GOLDEN=1";
-  EXPECT_EQ(*want, lib->source) << "generated code changed: " << path;
-}
 
 TEST(Library, GoldenBf16BiasGelu) {
   dsl::GemmKnobs k;

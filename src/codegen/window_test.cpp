@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "codegen/library.h"
+#include "codegen/golden_test.h"
 #include "dsl/dsl.h"
 #include "dsl/interp.h"
 #include "support/fs.h"
@@ -148,21 +149,6 @@ TEST(Window, MaxPropagatesNaN) {
 }
 
 // ---- generated code --------------------------------------------------------------------------
-
-std::string golden_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/codegen/"; }
-
-void check_golden(const dsl::Program& p) {
-  auto lib = codegen_emit_library(p, {p.name + ".ucut", std::string(64, '0')});
-  ASSERT_TRUE(lib.ok()) << lib.error().render();
-  std::string path = golden_dir() + p.name + ".cu";
-  if (std::getenv("UCUTLASS_UPDATE_GOLDEN")) {
-    ASSERT_TRUE(fs_write_atomic(path, lib->source).ok());
-    return;
-  }
-  auto want = fs_read(path);
-  ASSERT_TRUE(want.ok()) << "missing golden " << path << "; run with UCUTLASS_UPDATE_GOLDEN=1";
-  EXPECT_EQ(*want, lib->source) << "generated code changed: " << path;
-}
 
 // KernelBench's MaxPool2d (kernel 3, stride 2, padding 1, dilation 2) and an AvgPool3d with
 // ceil_mode and count_include_pad false, f32, then the adaptive average of a bf16 tensor; a global

@@ -36,32 +36,9 @@ bool Checker::check_conv(const AstStage& s, Stage& st, std::vector<TensorUse>& r
   }
   std::vector<const AstArg*> pos;
   std::map<std::string, const AstArg*> kw;
-  const std::vector<std::string> keys = {"stride", "padding", "dilation", "groups"};
-  for (const auto& a : s.args) {
-    if (!a.key) {
-      if (!kw.empty()) {
-        error(a.span, "positional arguments come before key=value arguments", "move it to the front");
-        return false;
-      }
-      if (a.kind != AstArg::Kind::name || a.transposed) {
-        error(a.span, "conv's operands are tensor names", example);
-        return false;
-      }
-      pos.push_back(&a);
-      continue;
-    }
-    if (std::find(keys.begin(), keys.end(), a.key->text) == keys.end()) {
-      std::string g = diag_closest(a.key->text, keys);
-      error(a.key->span, "conv has no setting '" + a.key->text + "'",
-            g.empty() ? "settings: stride, padding, dilation, groups" : "did you mean '" + g + "'?");
-      return false;
-    }
-    if (kw.count(a.key->text)) {
-      error(a.key->span, "'" + a.key->text + "' is given twice", "keep one");
-      return false;
-    }
-    kw[a.key->text] = &a;
-  }
+  if (!split_stage_args(s, "conv", {"stride", "padding", "dilation", "groups"}, "conv's operands are tensor names",
+                        example, "", pos, kw))
+    return false;
   if (pos.size() != 2) {
     error(pos.size() > 2 ? pos[2]->span : s.kind.span,
           "conv takes two tensor arguments (the input and the filter), found " + std::to_string(pos.size()), example);

@@ -56,34 +56,9 @@ bool Checker::check_window(const AstStage& s, Stage& st, std::vector<TensorUse>&
   else if (op == "sum") keys = {"weight", "bias", "stride", "padding", "dilation"};
   std::vector<const AstArg*> pos;
   std::map<std::string, const AstArg*> kw;
-  for (const auto& a : s.args) {
-    if (!a.key) {
-      if (!kw.empty()) {
-        error(a.span, "positional arguments come before key=value arguments", "move it to the front");
-        return false;
-      }
-      if (a.kind != AstArg::Kind::name || a.transposed) {
-        error(a.span, "window's input is a tensor name", example);
-        return false;
-      }
-      pos.push_back(&a);
-      continue;
-    }
-    if (std::find(keys.begin(), keys.end(), a.key->text) == keys.end()) {
-      std::string list;
-      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
-      std::string g = diag_closest(a.key->text, keys);
-      error(a.key->span, "window " + op + " has no setting '" + a.key->text + "'",
-            !g.empty() ? "did you mean '" + g + "'?" : list.empty() ? "remove it (the output's shape sets the windows)"
-                                                                    : "settings: " + list);
-      return false;
-    }
-    if (kw.count(a.key->text)) {
-      error(a.key->span, "'" + a.key->text + "' is given twice", "keep one");
-      return false;
-    }
-    kw[a.key->text] = &a;
-  }
+  if (!split_stage_args(s, "window " + op, keys, "window's input is a tensor name", example,
+                        "remove it (the output's shape sets the windows)", pos, kw))
+    return false;
   if (pos.size() != 1) {
     error(pos.size() > 1 ? pos[1]->span : s.op->span,
           "window " + op + " takes one tensor argument, found " + std::to_string(pos.size()),

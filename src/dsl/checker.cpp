@@ -72,6 +72,40 @@ const AstBlock* Checker::block(const AstStage& s, const std::string& name) const
   return nullptr;
 }
 
+bool Checker::split_stage_args(const AstStage& s, const std::string& what, const std::vector<std::string>& keys,
+                               const std::string& operands_msg, const std::string& example,
+                               const std::string& no_keys_hint, std::vector<const AstArg*>& pos,
+                               std::map<std::string, const AstArg*>& kw) {
+  for (const auto& a : s.args) {
+    if (!a.key) {
+      if (!kw.empty()) {
+        error(a.span, "positional arguments come before key=value arguments", "move it to the front");
+        return false;
+      }
+      if (a.kind != AstArg::Kind::name || a.transposed) {
+        error(a.span, operands_msg, example);
+        return false;
+      }
+      pos.push_back(&a);
+      continue;
+    }
+    if (std::find(keys.begin(), keys.end(), a.key->text) == keys.end()) {
+      std::string list;
+      for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+      const std::string g = diag_closest(a.key->text, keys);
+      error(a.key->span, what + " has no setting '" + a.key->text + "'",
+            !g.empty() ? "did you mean '" + g + "'?" : list.empty() ? no_keys_hint : "settings: " + list);
+      return false;
+    }
+    if (kw.count(a.key->text)) {
+      error(a.key->span, "'" + a.key->text + "' is given twice", "keep one");
+      return false;
+    }
+    kw[a.key->text] = &a;
+  }
+  return true;
+}
+
 bool Checker::check_knob_names(const AstStage& s) {
   const auto& allowed = dsl_stage_knobs(s.kind.text);
   std::vector<std::string> all = dsl_stage_knobs("gemm");

@@ -83,6 +83,13 @@ class Checker {
   // ---- check_gemm.cpp ----
   bool check_gemm(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   bool check_grouped_gemm(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
+  // A stage's arguments split into the positional ones (tensor names, first) and `key=value`
+  // settings among `keys`; reports a positional one after a setting, a positional one that is not
+  // a plain tensor name (`operands_msg`, hint `example`), an unknown setting ("<what> has no
+  // setting": did you mean, else the settings, else `no_keys_hint`) and a repeated one.
+  bool split_stage_args(const AstStage& s, const std::string& what, const std::vector<std::string>& keys,
+                        const std::string& operands_msg, const std::string& example, const std::string& no_keys_hint,
+                        std::vector<const AstArg*>& pos, std::map<std::string, const AstArg*>& kw);
   // ---- check_conv.cpp ----
   bool check_conv(const AstStage& s, Stage& st, std::vector<TensorUse>& reads);
   // ---- check_window.cpp ----
