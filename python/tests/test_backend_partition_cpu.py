@@ -148,6 +148,35 @@ def test_the_problem_file_builds_on_the_device_it_is_built_for(tmp_path):
         inputs = lp.get_inputs()
     assert {p.device.type for p in model.parameters()} == {"meta"}
     assert all(t.device.type == "meta" for t in inputs)
+    assert not first.with_suffix(".inputs.pt").exists()  # floating inputs only: none saved
+
+
+def test_saved_inputs_are_read_without_the_weights(tmp_path):
+    # A non-floating input (a mask) keeps its example in <stem>.inputs.pt, which get_inputs() reads
+    # for every trial; the weights file is not read there. A graph with floating inputs only
+    # writes no inputs file (Block's test above).
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 16)
+
+        def forward(self, x, mask):
+            return torch.where(mask, self.fc(x), 0.0) * 2
+
+    torch.manual_seed(0)
+    x, mask = torch.randn(4, 16), torch.rand(4, 16) > 0.5
+    torch._dynamo.reset()
+    with torch.no_grad():
+        torch.compile(Masked().eval(), backend=make(tmp_path, runner=FakeBinary()), fullgraph=True)(x, mask)
+    (problem,) = (tmp_path / "cache").rglob("g_*.py")
+    lp = loader.load_problem(str(problem))
+    got_x, got_mask = lp.get_inputs()
+    assert got_x.shape == x.shape and got_x.is_floating_point()
+    assert torch.equal(got_mask, mask)
+    text = problem.read_text()
+    assert problem.with_suffix(".inputs.pt").exists() and "WEIGHTS" not in text.split("def get_inputs")[1]
+    weights = torch.load(problem.with_suffix(".pt"))
+    assert "inputs" not in weights and all(w.is_floating_point() for w in weights.values())
 
 
 def test_a_known_graph_costs_no_search_and_zero_budget_only_reads(tmp_path):

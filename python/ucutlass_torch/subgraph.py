@@ -8,7 +8,9 @@ Partitions that only move data (views, copies) are given back: a kernel would on
 
 :func:`write_problem` writes one partition as ``<dir>/<stem>.py`` (Model, get_inputs,
 get_init_inputs) with the weights beside it (``<stem>.pt``, loaded by ``Model.__init__`` from its
-absolute path: the exported model_new.py runs the source without a file name). Placeholders and
+absolute path: the exported model_new.py runs the source without a file name) and, when the graph
+has non-floating inputs, their saved examples (``<stem>.inputs.pt``, read by ``get_inputs``; the
+weights are not read again for every trial's inputs). Placeholders and
 values are renamed in graph order (``a<i>``, ``v<i>``), so two copies of one block (layer 0 and
 layer 1 of a transformer) write one text and share one :func:`graph_key`.
 """
@@ -191,8 +193,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    saved = torch.load(WEIGHTS, map_location=torch.empty(0).device)["inputs"]
-    return [{inputs}]
+{load_inputs}    return [{inputs}]
 
 
 def get_init_inputs():
@@ -201,32 +202,40 @@ def get_init_inputs():
 
 
 def write_problem(spec: Spec, values: List[torch.Tensor], directory: str, stem: str, origin: str = "") -> str:
-    """Writes ``<directory>/<stem>.py`` and ``<stem>.pt`` (``values``: the graph's arguments, in
-    order) and returns the .py path. Floating-point inputs are drawn afresh by get_inputs (the
+    """Writes ``<directory>/<stem>.py``, ``<stem>.pt`` and, for non-floating inputs,
+    ``<stem>.inputs.pt`` (``values``: the graph's arguments, in order) and returns the .py path. Floating-point inputs are drawn afresh by get_inputs (the
     contract's trials need new data); others (indices, masks) are the saved examples."""
     os.makedirs(directory, exist_ok=True)
     pt = os.path.abspath(os.path.join(directory, stem + ".pt"))
-    saved = {"inputs": {}}
+    inputs_pt = os.path.abspath(os.path.join(directory, stem + ".inputs.pt"))
+    weights, saved = {}, {}
     params, input_args, graph_args, inputs = [], [], [], []
+
+    def host(v: torch.Tensor) -> torch.Tensor:
+        return v.detach().to("cpu").contiguous().clone()
+
     for a, v in zip(spec.args, values):
-        value = v.detach().to("cpu").contiguous().clone()
         if a["role"] == "param":
-            saved[a["name"]] = value
+            weights[a["name"]] = host(v)
             params.append(f"        self.{a['name']} = nn.Parameter(weights[{a['name']!r}], requires_grad=False)")
             graph_args.append(f"self.{a['name']}")
         else:
             input_args.append(a["name"])
             graph_args.append(a["name"])
-            if value.is_floating_point():
-                dtype = str(value.dtype).replace("torch.", "")
+            if v.is_floating_point():
+                dtype = str(v.dtype).replace("torch.", "")
                 inputs.append(f"torch.randn({a['shape']!r}, dtype=torch.{dtype})")
             else:
-                saved["inputs"][a["name"]] = value
+                saved[a["name"]] = host(v)
                 inputs.append(f"saved[{a['name']!r}].clone()")
-    torch.save(saved, pt)
+    torch.save(weights, pt)
+    load_inputs = ""
+    if saved:
+        torch.save(saved, inputs_pt)
+        load_inputs = f"    saved = torch.load({inputs_pt!r}, map_location=torch.empty(0).device)\n"
     code = spec.code.replace("def forward(self", "def _graph(self", 1)
     text = PROBLEM.format(origin=origin or stem, weights=pt, imports="\n".join(spec.imports), code=code,
-                          params="\n".join(params) or "        del weights",
+                          load_inputs=load_inputs, params="\n".join(params) or "        del weights",
                           input_args="".join(", " + n for n in input_args),
                           graph_args="".join(", " + n for n in graph_args), inputs=", ".join(inputs))
     path = os.path.join(directory, stem + ".py")
