@@ -58,6 +58,17 @@ View LowerState::resolve(const std::string& name) const {
   return v;
 }
 
+bool LowerState::reads_through(const std::string& name, const std::string& t) const {
+  std::string n = name;
+  for (int guard = 0; guard < 1000; ++guard) {
+    if (n == t) return true;
+    auto it = views.find(n);
+    if (it == views.end()) return false;
+    n = it->second.base;
+  }
+  return false;
+}
+
 std::vector<int> LowerState::consumers(const std::string& name) const {
   std::string base = resolve(name).base;
   std::vector<int> out;

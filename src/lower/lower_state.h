@@ -113,6 +113,9 @@ struct LowerState {
   const problem::Tensor& need(const std::string& name) const;  // UCUT_CHECKed lookup
   // Follows view aliases to the stored tensor.
   View resolve(const std::string& name) const;
+  // Whether `t` is `name` or on its chain of aliases (resolve() walks it to the end): attention's
+  // `k_T`, a transposed alias of a copied key, reads the key.
+  bool reads_through(const std::string& name, const std::string& t) const;
   // Ops (live, not views) that read `name` directly or through views.
   std::vector<int> consumers(const std::string& name) const;
   bool is_output(const std::string& name) const;

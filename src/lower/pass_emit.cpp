@@ -511,6 +511,8 @@ class Emitter {
       fix_shape(stored, ctx.shape);
     int anchor_id = d.anchor >= 0 ? d.anchor : d.ops.front();
     const problem::Op& anchor = s_.ops[static_cast<size_t>(anchor_id)];
+    // an integer-list attribute of the anchor (conv and window settings)
+    auto ints = [&](const char* key) { return anchor.attrs.at(key).get<std::vector<int64_t>>(); };
     auto tensor_in = [&](size_t i) {
       if (i == 0 && !d.prologue_ops.empty()) return use(d.prologue_src);  // read before the prologue
       return use(s_.resolve(anchor.inputs.at(i).tensor).base);
@@ -549,7 +551,6 @@ class Emitter {
       dsl::ConvStage cs;
       cs.x = tensor_in(0);
       cs.w = tensor_in(1);
-      auto ints = [&](const char* key) { return anchor.attrs.at(key).get<std::vector<int64_t>>(); };
       cs.rank = static_cast<int>(ints("stride").size());
       cs.stride = ints("stride");
       cs.pad_lo = ints("padding");
@@ -573,7 +574,6 @@ class Emitter {
       // pooling or a depthwise conv on the NCHW tensors as stored (pass_simt_stages, pass_match_conv)
       dsl::WindowStage w;
       w.x = tensor_in(0);
-      auto ints = [&](const char* key) { return anchor.attrs.at(key).get<std::vector<int64_t>>(); };
       if (anchor.op == "depthwise_conv") {
         w.op = "sum";
         w.weight = tensor_in(1);

@@ -84,7 +84,7 @@ class StridedCopies {
       for (const auto& op : s_.ops) {
         if (s_.dead[static_cast<size_t>(op.id)]) continue;
         bool reads = false;
-        for (const auto& in : op.inputs) reads = reads || (in.is_tensor() && aliases(in.tensor, t));
+        for (const auto& in : op.inputs) reads = reads || (in.is_tensor() && s_.reads_through(in.tensor, t));
         if (!reads) continue;
         if (virt_.count(op.outputs.at(0)) && writer_.at(op.outputs.at(0)) == op.id) {
           // a chain op reading t; a swap of the last two dims that only GEMMs read stays their `X.T`
@@ -158,18 +158,6 @@ class StridedCopies {
 
   static bool moves(const problem::Op& op) {
     return is_hard(op.op) || op_class(op) == OpClass::view;
-  }
-
-  // Whether `name` is `t` or an alias of it (LowerState::views, followed as resolve() does):
-  // pass_expand_ops' attention reads key as `k_T`, a transposed alias, not `k` itself.
-  bool aliases(std::string name, const std::string& t) const {
-    for (int guard = 0; guard < 1000; ++guard) {
-      if (name == t) return true;
-      auto it = s_.views.find(name);
-      if (it == s_.views.end()) return false;
-      name = it->second.base;
-    }
-    return false;
   }
 
   // A last-two swap whose output only GEMMs read (their `X.T`).
