@@ -260,13 +260,7 @@ CommandRun cmd_warmup(CLI::App& sub) {
   sub.add_option("--cutlass-dir", a->cutlass_dir, "folder holding CUTLASS's include/ and tools/util/include/")
       ->envname("UCUTLASS_CUTLASS_DIR")
       ->capture_default_str();
-  sub.add_option("--executor", a->exec.executor,
-                 "where the units compile: local (nvcc here) or ray (a Ray cluster's build nodes; the objects "
-                 "come back into this machine's store)")
-      ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EXECUTOR");
-  sub.add_option("--ray-address", a->exec.ray_address,
-                 "the Ray cluster for --executor ray: host:port of the head, ray://host:10001, auto or local")
-      ->envname("RAY_ADDRESS");
+  cli_add_executor_options(sub, a->exec, /*evaluations=*/false);  // the objects come back into this store
   return [a] { return run_warmup(*a); };
 }
 

@@ -127,17 +127,18 @@ CLI::Option* cli_add_strategy_option(CLI::App& sub, std::string& strategy) {
       ->envname("UCUTLASS_STRATEGY");
 }
 
-void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args) {
+void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args, bool evaluations) {
   sub.add_option("--executor", args.executor, "where kernels compile: local (nvcc here) or ray (a Ray cluster's nodes)")
       ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EXECUTOR");
-  sub.add_option("--eval-executor", args.eval_executor,
-                 "where candidates are evaluated: local (this host's GPUs) or ray (GPU workers as Ray actors on the "
-                 "cluster's GPU nodes; --gpus N asks for N, all for every GPU of the cluster)")
-      ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EVAL_EXECUTOR");
+  if (evaluations)
+    sub.add_option("--eval-executor", args.eval_executor,
+                   "where candidates are evaluated: local (this host's GPUs) or ray (GPU workers as Ray actors on the "
+                   "cluster's GPU nodes; --gpus N asks for N, all for every GPU of the cluster)")
+        ->check(CLI::IsMember({"local", "ray"}))->capture_default_str()->envname("UCUTLASS_EVAL_EXECUTOR");
   sub.add_option("--ray-address", args.ray_address,
-                 "the Ray cluster for --executor ray and --eval-executor ray: host:port of the head, "
-                 "ray://host:10001 (Ray Client), auto (the cluster already running on this machine) or local "
-                 "(a throwaway Ray started on this machine for the run)")
+                 std::string("the Ray cluster for --executor ray") + (evaluations ? " and --eval-executor ray" : "") +
+                     ": host:port of the head, ray://host:10001 (Ray Client), auto (the cluster already running on "
+                     "this machine) or local (a throwaway Ray started on this machine for the run)")
       ->envname("RAY_ADDRESS");
 }
 

@@ -94,7 +94,8 @@ struct ExecutorArgs {
   std::string eval_executor = "local";
   std::string ray_address;
 };
-void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args);
+// --executor and --ray-address; with `evaluations`, --eval-executor too (warmup compiles only).
+void cli_add_executor_options(CLI::App& sub, ExecutorArgs& args, bool evaluations = true);
 // Before anything runs: `--executor ray` or `--eval-executor ray` without --ray-address (or
 // RAY_ADDRESS) is the command line's error (exit 2), whether or not a compile or an evaluation
 // would have reached Ray. Returns 0, or the exit code after reporting the error for `command`.
