@@ -198,6 +198,29 @@ IndexExprs simt_matrix_index(const std::vector<int64_t>& shape, const std::strin
   return {r == 1 ? "0" : rows == r ? flat_row : fmt::format("({} % {}LL)", flat_row, r), col};
 }
 
+std::string simt_element_offset(const std::vector<int64_t>& walk, const std::vector<int64_t>& ts,
+                                const std::vector<int64_t>& st, bool small, const std::string& var) {
+  std::string idx;
+  int64_t div = 1;
+  for (size_t k = 0; k < walk.size(); ++k) {
+    const int64_t oe = walk[walk.size() - 1 - k];
+    const int64_t stride = k < ts.size() ? st[ts.size() - 1 - k] : 0;
+    if (k < ts.size() && ts[ts.size() - 1 - k] != 1 && oe != 1 && stride != 0)
+      idx += (idx.empty() ? "" : " + ") +
+             (small ? fmt::format("(long long)((unsigned){} / {}u % {}u) * {}LL", var, div, oe, stride)
+                    : fmt::format("(({} / {}LL) % {}LL) * {}LL", var, div, oe, stride));
+    div *= oe;
+  }
+  return idx.empty() ? "0" : idx;
+}
+
+std::string simt_broadcast_offset(const std::vector<int64_t>& out, const std::vector<int64_t>& ts,
+                                  const std::string& var) {
+  std::vector<int64_t> contiguous(ts.size(), 1);
+  for (size_t d = ts.size(); d-- > 1;) contiguous[d - 1] = contiguous[d] * ts[d];
+  return simt_element_offset(out, ts, contiguous, false, var);
+}
+
 std::string simt_launch_check(const std::string& stage_name) {
   return fmt::format(
       "  {{\n    cudaError_t e = cudaGetLastError();\n"

@@ -75,6 +75,16 @@ struct ExprEnv {
 };
 Result<std::string> simt_render_expr(const dsl::Expr& e, const ExprEnv& env);
 
+// The offset in a tensor of shape `ts` and strides `st` of the element output position `var` reads,
+// walking `walk` from its last dim (the output's shape, broadcasting `ts` NumPy-style, or a view's
+// own shape in the output's element order): a term for each dim the tensor does not broadcast
+// and does not repeat (stride 0); `small` divides in 32 bits (every position below 2^31).
+std::string simt_element_offset(const std::vector<int64_t>& walk, const std::vector<int64_t>& ts,
+                                const std::vector<int64_t>& st, bool small, const std::string& var = "i");
+// The same for a contiguous tensor of shape `ts` broadcast to the output's shape `out`.
+std::string simt_broadcast_offset(const std::vector<int64_t>& out, const std::vector<int64_t>& ts,
+                                  const std::string& var = "i");
+
 // The statements that check a kernel launch and return ABI code 4 with a message.
 std::string simt_launch_check(const std::string& stage_name);
 

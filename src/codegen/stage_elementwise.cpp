@@ -20,26 +20,6 @@ struct LoadInfo {
   dsl::LoadMode mode = dsl::LoadMode::full;
 };
 
-// The offset in a tensor of shape `ts` and strides `st` of the element output position `i` reads,
-// walking `walk` from its last dim (the output's shape, broadcasting `ts` NumPy-style, or a view's
-// own shape in the output's element order): a term for each dim the tensor does not broadcast
-// and does not repeat (stride 0); `small` divides in 32 bits (every position below 2^31).
-std::string element_offset(const std::vector<int64_t>& walk, const std::vector<int64_t>& ts,
-                           const std::vector<int64_t>& st, bool small) {
-  std::string idx;
-  int64_t div = 1;
-  for (size_t k = 0; k < walk.size(); ++k) {
-    const int64_t oe = walk[walk.size() - 1 - k];
-    const int64_t stride = k < ts.size() ? st[ts.size() - 1 - k] : 0;
-    if (k < ts.size() && ts[ts.size() - 1 - k] != 1 && oe != 1 && stride != 0)
-      idx += (idx.empty() ? "" : " + ") +
-             (small ? fmt::format("(long long)((unsigned)i / {}u % {}u) * {}LL", div, oe, stride)
-                    : fmt::format("((i / {}LL) % {}LL) * {}LL", div, oe, stride));
-    div *= oe;
-  }
-  return idx.empty() ? "0" : idx;
-}
-
 // The transposing form (ElementwiseStage::transpose, the f32x3s split of a non-K-major operand):
 // each block moves 32 x 32 tiles through shared memory, reading the inputs along their rows and
 // writing the outputs along theirs (both coalesced), every element once.
@@ -254,7 +234,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       const std::vector<int64_t>& walk = bc ? oshape : ts;
       // 32-bit division by constants where every position fits (a few instructions, where 64-bit
       // division costs tens: the copy stays memory-bound)
-      const std::string idx = element_offset(walk, ts, vs, numel < (int64_t{1} << 31));
+      const std::string idx = simt_element_offset(walk, ts, vs, numel < (int64_t{1} << 31));
       bool aligned = !vs.empty() && vs.back() == 1 && ts.back() % V == 0 && (!bc || ts.back() == last) &&
                      li.tensor->view_offset % V == 0;
       for (size_t k = 1; k < walk.size() && k < ts.size(); ++k)  // the last dim runs at stride 1
@@ -272,9 +252,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
     } else {
       // offset of the broadcast element: walk the output dims from the last one
       const auto& ts = li.tensor->shape;
-      std::vector<int64_t> contiguous(ts.size(), 1);
-      for (size_t d = ts.size(); d-- > 1;) contiguous[d - 1] = contiguous[d] * ts[d];
-      const std::string idx = element_offset(oshape, ts, contiguous, false);
+      const std::string idx = simt_broadcast_offset(oshape, ts);
       const bool same = li.tensor->numel() == numel;
       const bool vec_ok = !ts.empty() && ts.back() == last && last % V == 0;
       if (same) {

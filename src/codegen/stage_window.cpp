@@ -15,27 +15,6 @@
 #include "dsl/window_rules.h"
 
 namespace ucut::codegen {
-namespace {
-
-// The offset in a contiguous tensor of shape `ts` of the output element at flat index `at` of the
-// output of shape `os`, broadcasting `ts` numpy-style (right-aligned, size-1 dims).
-std::string broadcast_offset(const std::vector<int64_t>& os, const std::vector<int64_t>& ts) {
-  std::string idx;
-  int64_t div = 1, stride = 1;
-  for (size_t k = 0; k < os.size(); ++k) {
-    const int64_t oe = os[os.size() - 1 - k];
-    if (k < ts.size()) {
-      const int64_t te = ts[ts.size() - 1 - k];
-      if (te != 1 && oe != 1)
-        idx += (idx.empty() ? "" : " + ") + fmt::format("(at / {}LL % {}LL) * {}LL", div, oe, stride);
-      stride *= te;
-    }
-    div *= oe;
-  }
-  return idx.empty() ? "0" : idx;
-}
-
-}  // namespace
 
 Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_index) {
   const dsl::Stage& stage = simt_stage(program, stage_index);
@@ -69,7 +48,7 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
   auto render_load = [&](const dsl::Expr& e, const std::string& field, const dsl::Tensor& t) -> Result<std::string> {
     if (e.mode != dsl::LoadMode::full || t.role == dsl::TensorRole::view)
       return make_error(ErrorCode::internal, label + ": a window epilogue reads whole declared tensors ('" + t.name + "')");
-    return fmt::format("ucut_simt::ld<{}>(p.{}, {})", simt_cuda_type(t.dtype), field, broadcast_offset(out->shape, t.shape));
+    return fmt::format("ucut_simt::ld<{}>(p.{}, {})", simt_cuda_type(t.dtype), field, simt_broadcast_offset(out->shape, t.shape, "at"));
   };
   ExprEnv env{&program, "a", "window epilogue of " + label, &fields, &scalars, render_load, {}};
   std::string epi;
