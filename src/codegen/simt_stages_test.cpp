@@ -543,7 +543,7 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   }
   {
     // views: minGPT's k head split, [B, H, T, D] of the [B, T, 3C] projections (one vector at a
-    // time: stride 1 in the last dim), and a transpose read element by element
+    // time: stride 1 in the last dim), and a transpose through the permuting form's tiles
     auto res = dsl::dsl_compile(
         {"views.ucut",
          "ucut 1\nin t0 : f32[16, 1024, 2304]\nin x : f32[96, 80]\nout k : f32[16, 12, 1024, 64]\n"

@@ -2,10 +2,15 @@
 // expressions over tensors broadcast to the output shape, numpy rules) as one generated
 // grid-stride kernel. Each thread handles VEC consecutive outputs: inputs of the output's shape
 // (or broadcast only in outer dims) are read as one vector, inputs broadcast along the last dim
-// as one scalar, and each output is written as one vector (16-byte accesses).
+// as one scalar, and each output is written as one vector (16-byte accesses). A stage that reads a
+// permuting view (a layout copy: NCHW <-> NHWC) takes the permuting form instead (emit_permuting):
+// tiles through shared memory, docs/language.md "Convolution".
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/functors.h"
 #include "codegen/simt_common.h"
@@ -107,6 +112,219 @@ Result<StageCode> emit_transposed(const dsl::Program& program, int stage_index, 
   return code;
 }
 
+// A permuting read: a full load of a view of the output's shape (NCHW <-> NHWC around a conv
+// stage, a weight's KCRS -> KRSC, x.permute(..).contiguous()) whose dims, merged where the view
+// runs on from one dim into the next (the output is contiguous, so it merges with it), end in a dim
+// the view steps through at a stride other than 0 or +-1 while another dim runs at stride +-1.
+// Read in the output's order, each warp would touch 32 lines; tiled, each side is coalesced.
+struct Merged {
+  std::vector<int64_t> shape, strides;  // size-1 dims dropped
+};
+Merged merge_view(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  Merged m;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!m.shape.empty() && m.strides.back() == strides[d] * shape[d]) {
+      m.shape.back() *= shape[d];
+      m.strides.back() = strides[d];
+    } else {
+      m.shape.push_back(shape[d]);
+      m.strides.push_back(strides[d]);
+    }
+  }
+  return m;
+}
+
+int64_t pow2_ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// The tiling of a permuting stage: the output's merged dims (the first permuting view's), the dim
+// `j` that view reads at stride +-1 and the last dim, tiled tj x tc (up to 1024 elements; a side
+// under 32 lends the rest to the other).
+struct PermuteTiling {
+  std::vector<int64_t> shape;
+  size_t j = 0;
+  int64_t tj = 0, tc = 0;
+};
+
+// Whether view `t` (of the output's shape `oshape`) is read through the tile of `pt`, and its merged
+// strides.
+std::optional<std::vector<int64_t>> tiled_strides(const dsl::Tensor& t, const std::vector<int64_t>& oshape,
+                                                  const PermuteTiling& pt) {
+  if (t.role != dsl::TensorRole::view || t.shape != oshape || t.view_strides.size() != t.shape.size())
+    return std::nullopt;
+  Merged m = merge_view(t.shape, t.view_strides);
+  if (m.shape != pt.shape || (m.strides[pt.j] != 1 && m.strides[pt.j] != -1)) return std::nullopt;
+  return m.strides;
+}
+
+std::optional<PermuteTiling> permute_tiling(const std::vector<int64_t>& oshape,
+                                            const std::map<std::string, LoadInfo>& loads) {
+  for (const auto& [field, li] : loads) {
+    const dsl::Tensor& t = *li.tensor;
+    if (li.mode != dsl::LoadMode::full || t.role != dsl::TensorRole::view || t.shape != oshape ||
+        t.view_strides.size() != t.shape.size())
+      continue;
+    const Merged m = merge_view(t.shape, t.view_strides);
+    if (m.shape.size() < 2) continue;
+    const int64_t last = m.strides.back();
+    if (last == 0 || last == 1 || last == -1) continue;
+    for (size_t j = 0; j + 1 < m.shape.size(); ++j) {
+      if (m.strides[j] != 1 && m.strides[j] != -1) continue;
+      PermuteTiling pt{m.shape, j, 0, 0};
+      const int64_t pj = pow2_ceil(m.shape[j]), pc = pow2_ceil(m.shape.back());
+      pt.tj = std::min(pj, 1024 / std::min<int64_t>(pc, 32));
+      pt.tc = std::min(pc, 1024 / pt.tj);
+      int64_t blocks = 1;
+      for (size_t d = 0; d < m.shape.size(); ++d)
+        blocks *= d == j ? (m.shape[d] + pt.tj - 1) / pt.tj
+                         : d + 1 == m.shape.size() ? (m.shape[d] + pt.tc - 1) / pt.tc : m.shape[d];
+      if (blocks >= (int64_t{1} << 31)) return std::nullopt;
+      return pt;
+    }
+  }
+  return std::nullopt;
+}
+
+// The permuting form: a block per tj x tc tile of the merged output dims (j, last) at one position
+// of the others. Phase 1 reads each permuting view along j (coalesced in the view) into shared
+// memory; phase 2 walks the tile along the last dim (coalesced in the output), reads every other
+// load at the element's position as the vector form would, and stores. No vectors: each element is
+// read and written once. The stage's knobs (threads, vector width, items per thread) do not apply.
+Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, const dsl::ElementwiseStage& es,
+                                 const dsl::Tensor& out0, const PermuteTiling& pt) {
+  const std::string label = simt_stage_label(program, stage_index);
+  const std::string pre = simt_prefix(stage_index);
+  const std::vector<int64_t>& oshape = out0.shape;
+  const int64_t numel = out0.numel(), last = oshape.back();
+  const bool small = numel < (int64_t{1} << 31);
+  std::vector<std::string> fields, scalars;
+  std::map<std::string, LoadInfo> loads;
+  auto render_load = [&](const dsl::Expr& e, const std::string& field, const dsl::Tensor& t) -> Result<std::string> {
+    loads[field] = LoadInfo{&t, e.mode};  // the vector form checked the modes and extents
+    return field + "x";
+  };
+  const IndexExprs index = simt_matrix_index(oshape, fmt::format("(at / {}LL)", last), fmt::format("(at % {}LL)", last));
+  ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load, index};
+  std::string body;
+  std::vector<const dsl::Tensor*> stores;
+  for (const auto& st : es.body.stmts) {
+    auto v = simt_render_expr(*st.value, env);
+    if (!v) return v.error();
+    if (st.kind == dsl::EpilogueStmt::Kind::let) {
+      body += "        const float l_" + st.name + " = " + *v + ";\n";
+      continue;
+    }
+    const dsl::Tensor* t = program.find_tensor(st.name);
+    body += fmt::format("        static_cast<{0}*>(p.o{1})[at] = ucut_simt::from_f<{0}>({2});\n",
+                        simt_cuda_type(t->dtype), stores.size(), *v);
+    stores.push_back(t);
+  }
+  const size_t r = pt.shape.size(), j = pt.j;
+  const int64_t ej = pt.shape[j], ec = pt.shape.back(), tiles_j = (ej + pt.tj - 1) / pt.tj,
+                tiles_c = (ec + pt.tc - 1) / pt.tc;
+  std::vector<int64_t> ostr(r, 1);  // the output's merged strides (contiguous)
+  for (size_t d = r - 1; d-- > 0;) ostr[d] = ostr[d + 1] * pt.shape[d + 1];
+  std::map<std::string, std::vector<int64_t>> tiled;  // field -> merged strides
+  for (const auto& [f, li] : loads)
+    if (li.mode == dsl::LoadMode::full)
+      if (auto s = tiled_strides(*li.tensor, oshape, pt)) tiled[f] = *s;
+  if (tiled.empty()) return make_error(ErrorCode::internal, label + ": a permuting stage without a permuting read");
+  int64_t outer = 1;
+  for (size_t d = 0; d + 1 < r; ++d)
+    if (d != j) outer *= pt.shape[d];
+
+  StageCode code;
+  code.includes = {"simt_common.cuh"};
+  code.launcher = pre + "launch";
+  code.workspace_expr = "0";
+  code.needs_cutlass = false;
+  code.config_name = fmt::format("elementwise_permute_{}x{}", pt.tj, pt.tc);
+  std::string d = simt_banner(program, stage_index, "elementwise (permuting)");
+  d += fmt::format("// merged dims [{}], tile {} (dim {}) x {} (last dim)\n", fmt::join(pt.shape, ", "), pt.tj, j, pt.tc);
+  d += "struct " + pre + "params {\n";
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
+  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
+  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, stores[i]->name);
+  d += "};\n";
+  d += fmt::format("__global__ void __launch_bounds__(256) {}kernel({}params p) {{\n", pre, pre);
+  for (const auto& [f, s] : tiled) d += fmt::format("  __shared__ float {}s[{}][{}];\n", f, pt.tc, pt.tj + 1);
+  d += fmt::format("  const long long tile = blockIdx.x;\n  const long long c0 = tile % {}LL * {}, j0 = tile / {}LL % {}LL * {};\n",
+                   tiles_c, pt.tc, tiles_c, tiles_j, pt.tj);
+  std::string bases = "ob = 0";
+  for (const auto& [f, s] : tiled) bases += ", " + f + "b = 0";
+  d += fmt::format("  long long o = tile / {}LL, {};\n", tiles_c * tiles_j, bases);
+  for (size_t k = r - 1; k-- > 0;) {  // the other merged dims, from the last
+    if (k == j) continue;
+    std::string add = fmt::format("ob += x * {}LL;", ostr[k]);
+    for (const auto& [f, s] : tiled) add += fmt::format(" {}b += x * {}LL;", f, s[k]);
+    d += fmt::format("  {{ const long long x = o % {0}LL; o /= {0}LL; {1} }}\n", pt.shape[k], add);
+  }
+  d += "  (void)o;\n";
+  d += fmt::format("  for (int e = threadIdx.x; e < {}; e += 256) {{\n", pt.tj * pt.tc);
+  d += fmt::format("    const int jj = e % {0}, cc = e / {0};\n", pt.tj);
+  d += fmt::format("    const long long j = j0 + jj, c = c0 + cc;\n    if (j < {}LL && c < {}LL) {{\n", ej, ec);
+  for (const auto& [f, s] : tiled) {
+    const dsl::Tensor& t = *loads[f].tensor;
+    d += fmt::format("      {0}s[cc][jj] = ucut_simt::ld<{1}>(p.{0}, {0}b + j * {2}LL + c * {3}LL);\n", f,
+                     simt_cuda_type(t.dtype), s[j], s.back());
+  }
+  d += "    }\n  }\n  __syncthreads();\n";
+  d += fmt::format("  for (int e = threadIdx.x; e < {}; e += 256) {{\n", pt.tj * pt.tc);
+  d += fmt::format("    const int cc = e % {0}, jj = e / {0};\n", pt.tc);
+  d += fmt::format("    const long long j = j0 + jj, c = c0 + cc;\n    if (j < {}LL && c < {}LL) {{\n", ej, ec);
+  d += fmt::format("      const long long at = ob + j * {}LL + c;\n", ostr[j]);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string f = "t" + std::to_string(i);
+    const LoadInfo& li = loads[f];
+    const dsl::Tensor& t = *li.tensor;
+    const std::string ty = simt_cuda_type(t.dtype);
+    std::string at;
+    if (tiled.count(f)) {
+      d += fmt::format("      const float {0}x = {0}s[cc][jj];\n", f);
+      continue;
+    }
+    if (li.mode == dsl::LoadMode::row) {
+      at = fmt::format("at / {}LL", last);
+    } else if (li.mode == dsl::LoadMode::col) {
+      at = fmt::format("at % {}LL", last);
+    } else if (t.role == dsl::TensorRole::view) {
+      bool bc = t.shape.size() <= oshape.size();
+      for (size_t k = 0; bc && k < t.shape.size(); ++k)
+        bc = t.shape[t.shape.size() - 1 - k] == 1 || t.shape[t.shape.size() - 1 - k] == oshape[oshape.size() - 1 - k];
+      at = simt_element_offset(bc ? oshape : t.shape, t.shape, t.view_strides, small, "at");
+    } else {
+      at = t.numel() == numel ? "at" : simt_broadcast_offset(oshape, t.shape, "at");
+    }
+    d += fmt::format("      const float {0}x = ucut_simt::ld<{1}>(p.{0}, {2});\n", f, ty, at);
+  }
+  d += "      {\n" + body + "      }\n    }\n  }\n}\n";
+  d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
+  d += fmt::format("  {}params p{{}};\n", pre);
+  std::string align_check;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
+    align_check += fmt::format(" || !ucut_simt::aligned(p.t{}, {})", i,
+                               dsl::dtype_bytes(program.find_tensor(fields[i])->dtype));
+  }
+  for (size_t i = 0; i < scalars.size(); ++i)
+    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
+  for (size_t i = 0; i < stores.size(); ++i) {
+    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, stores[i]->name));
+    align_check += fmt::format(" || !ucut_simt::aligned(p.o{}, {})", i, dsl::dtype_bytes(stores[i]->dtype));
+  }
+  d += fmt::format("  if (false{}) {{\n    ucut_rt::set_error(\"{}: tensors must be aligned to their element size\");\n"
+                   "    return 2;\n  }}\n", align_check, label);
+  d += fmt::format("  {}kernel<<<{}, 256, 0, args.stream>>>(p);\n", pre, outer * tiles_j * tiles_c);
+  d += simt_launch_check(label);
+  d += "  return 0;\n}\n";
+  code.definitions = std::move(d);
+  return code;
+}
+
 }  // namespace
 
 Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stage_index) {
@@ -184,6 +402,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   }
   if (stores.empty())
     return make_error(ErrorCode::invalid_input, label + ": the elementwise stage stores nothing");
+  if (auto pt = permute_tiling(oshape, loads)) return emit_permuting(program, stage_index, *es, *out0, *pt);
 
   const int max_bytes = dsl::simt_elementwise_vector_bytes(
       *es, last, [&](const std::string& n) { return program.find_tensor(n); });
