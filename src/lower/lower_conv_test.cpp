@@ -27,13 +27,15 @@ struct Lowered {
   LoweredProgram lowered;
 };
 
-Lowered lower_fixture(const std::string& name) {
+Lowered lower_fixture(const std::string& name, sol::Policy policy = sol::Policy::tf32) {
   std::ifstream f(kDir / (name + ".json"));
   std::stringstream ss;
   ss << f.rdbuf();
   auto p = problem::problem_parse(ss.str(), name + ".json");
   EXPECT_TRUE(p) << p.error().render();
-  auto r = lower_problem(*p, LowerOptions{});
+  LowerOptions o;
+  o.policy = policy;
+  auto r = lower_problem(*p, o);
   EXPECT_TRUE(r) << r.error().render();
   return {*p, *r};
 }
@@ -189,8 +191,9 @@ std::vector<double> run_all(const LoweredProgram& l, dsl::InterpTensors io) {
 // Lowers `name`, interprets it, and compares out0 with epi(conv(x, w) + bias) element by element
 // (epi gets the value, the flat NCHW index and the channel).
 void check(const std::string& name, const ConvSpec& c, bool bias, size_t want_stages,
-           const std::function<double(double, size_t, int64_t, const dsl::InterpTensors&)>& epi) {
-  Lowered l = lower_fixture(name);
+           const std::function<double(double, size_t, int64_t, const dsl::InterpTensors&)>& epi,
+           sol::Policy policy = sol::Policy::tf32) {
+  Lowered l = lower_fixture(name, policy);
   ASSERT_EQ(l.lowered.program.stages.size(), want_stages) << l.lowered.text;
   for (const auto& s : l.lowered.program.stages)
     ASSERT_FALSE(std::holds_alternative<dsl::TorchStage>(s.body)) << l.lowered.text;
@@ -230,6 +233,25 @@ TEST(LowerConv, Conv2dBiasReluIsOneConvStageBetweenLayoutCopies) {
   // x and weight copies, the conv with bias + relu, the copy back to NCHW
   check("conv2d_bias_relu", {{2, 16, 10, 12}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}}, true, 4,
         [](double v, size_t, int64_t, const dsl::InterpTensors&) { return std::max(v, 0.0); });
+}
+
+// Under the bf16 policy the layout copies convert x and w to bf16 and the conv stage runs bf16 with
+// an f32 output (the interpreter keeps every value in double, so the result is the same).
+TEST(LowerConv, Bf16PolicyConvertsTheOperandsInTheLayoutCopies) {
+  check("conv2d_bias_relu", {{2, 16, 10, 12}, {32, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}}, true, 4,
+        [](double v, size_t, int64_t, const dsl::InterpTensors&) { return std::max(v, 0.0); }, sol::Policy::bf16);
+  Lowered l = lower_fixture("conv2d_bias_relu", sol::Policy::bf16);
+  for (const char* t : {"x_nhwc", "conv_weight_krsc"}) {
+    const auto* x = l.lowered.program.find_tensor(t);
+    ASSERT_NE(x, nullptr) << t;
+    EXPECT_EQ(x->dtype, dsl::DType::bf16) << t;
+  }
+  EXPECT_EQ(l.lowered.program.find_tensor("out0_nhwc")->dtype, dsl::DType::f32);
+  const auto& conv = std::get<dsl::ConvStage>(l.lowered.program.stages.at(2).body);
+  EXPECT_EQ(conv.knobs.precision, dsl::Precision::bf16);
+  // C = 3 pads to 8 channels (16-byte rows of bf16), not 4
+  Lowered c3 = lower_fixture("conv_cin3", sol::Policy::bf16);
+  EXPECT_EQ(c3.lowered.program.find_tensor("x_nhwc")->shape, (std::vector<int64_t>{2, 9, 11, 8}));
 }
 
 TEST(LowerConv, Conv3dMishTanhJoinTheEpilogue) {

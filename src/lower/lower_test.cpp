@@ -33,6 +33,7 @@ std::string slurp(const fs::path& p) {
 sol::Policy policy_for(const std::string& name) {
   static const std::map<std::string, sol::Policy> table = {
       {"bf16_convert", sol::Policy::bf16},
+      {"conv2d_bf16_policy", sol::Policy::bf16},
       {"linear_bias_gelu_exact", sol::Policy::exact},
   };
   auto it = table.find(name);

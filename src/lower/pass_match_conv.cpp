@@ -20,11 +20,13 @@
 // after it fused into the window's epilogue by pass_fuse_epilogue).
 // A conv refused here (1 < groups < C, a padding string, the exact policy on f32 data, a shape outside
 // the conv stage's rules: channel alignment, the im2col bounds) names the reason and runs in a torch
-// stage (lower.cpp's retry). Runs after pass_strided_copies, before pass_check_ops; the conv drafts
-// are made here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
+// stage (lower.cpp's retry). Under the bf16 policy on f32 data the two layout copies write bf16 and the
+// conv runs bf16. Runs after pass_strided_copies, before pass_check_ops; the conv drafts are made
+// here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
 // conv3d_mish_tanh.json, conv1d.json, conv_pointwise.json, conv_batchnorm_scale.json,
-// conv_grouped_unsupported.json, depthwise_conv2d.json.
+// conv_grouped_unsupported.json, depthwise_conv2d.json, conv2d_bf16_policy.json.
 #include <algorithm>
+#include <optional>
 
 #include "dsl/conv_rules.h"
 #include "lower/lower_expr.h"
@@ -171,15 +173,17 @@ class ConvMatcher {
     return chain;
   }
 
-  // A view of `base` and the op copying it into a new tensor; returns the copy's name.
+  // A view of `base` and the op copying it into a new tensor (of dtype `to`, or base's); returns the
+  // copy's name.
   std::string copy_through_view(const std::string& base, const std::string& stem, const Strided& v,
-                                std::vector<problem::Op>& ops, int line) {
+                                std::vector<problem::Op>& ops, int line,
+                                std::optional<problem::DType> to = std::nullopt) {
     const problem::Tensor& t = s_.need(base);
     const problem::DType dt = t.dtype;
     const std::string view = s_.add_tensor(stem + "_v", dt, v.shape);
     s_.strided[view] = v;
     s_.views[view] = View{base, false};
-    const std::string out = s_.add_tensor(stem, dt, v.shape);
+    const std::string out = s_.add_tensor(stem, to.value_or(dt), v.shape);
     problem::Op c;
     c.op = "strided_copy";
     c.inputs = {tensor_operand(view)};
@@ -194,11 +198,11 @@ class ConvMatcher {
   // channel alignment; zero taps add nothing). Padded, it reads one view per channel, each
   // broadcast along the channel dim (stride 0), and selects by the element's channel index
   // (`channel_pad`, on `col`), so every read stays inside the tensor (a view reading past C
-  // would not).
+  // would not). The copy is of dtype `to` (the bf16 policy converts the operands here).
   std::string relayout(const std::string& base, const std::string& stem, const Strided& v, int64_t cp,
-                       std::vector<problem::Op>& ops, int line) {
+                       std::vector<problem::Op>& ops, int line, problem::DType to) {
     const int64_t c = v.shape.back(), cs = v.strides.back();
-    if (c == cp) return copy_through_view(base, stem, v, ops, line);
+    if (c == cp) return copy_through_view(base, stem, v, ops, line, to);
     const problem::DType dt = s_.need(base).dtype;
     problem::Op pad;
     pad.op = "channel_pad";
@@ -214,7 +218,7 @@ class ConvMatcher {
     }
     std::vector<int64_t> shape = v.shape;
     shape.back() = cp;
-    pad.outputs = {s_.add_tensor(stem, dt, shape)};
+    pad.outputs = {s_.add_tensor(stem, to, shape)};
     pad.line = line;
     ops.push_back(pad);
     return pad.outputs[0];
@@ -360,18 +364,22 @@ class ConvMatcher {
         return s_.unsupported(id, "the exact policy needs fp32-faithful math, and the sm90 conv runs TF32 at best "
                                   "(CUTLASS 4.2 has no 3xTF32 or FP32 convolution for sm90); it runs in a torch stage",
                               "use the tf32 policy to run it as a conv stage");
+      // the operands' dtype: the data's, or bf16 under the bf16 policy on f32 data (converted in the
+      // layout copies, which are made anyway: no pass of their own, and half the bytes written)
+      const bool to_bf16 = s_.options.policy == sol::Policy::bf16 && dt == problem::DType::f32;
+      const problem::DType od = to_bf16 ? problem::DType::bf16 : dt;
       // C off the stage's channel alignment (Cin = 3): x and w copied with zero channels up to it
-      const int64_t align = dsl::conv_align(dt == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
+      const int64_t align = dsl::conv_align(od == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
       const int64_t cp = c % align == 0 || c > kMaxPaddedChannels ? c : (c + align - 1) / align * align;
       std::vector<int64_t> wk = ws;  // the fprop weight's KCRS shape
       if (transposed) std::swap(wk[0], wk[1]);
       std::vector<int64_t> xp = xs, wp = wk;
       xp[1] = wp[1] = cp;
-      if (Status st = check_rules(id, xp, wp, ys, *stride, *pad, pad_hi, *dil, dt, !bias.empty(), chain); !st)
+      if (Status st = check_rules(id, xp, wp, ys, *stride, *pad, pad_hi, *dil, od, dt, !bias.empty(), chain); !st)
         return st;
       std::vector<problem::Op> pre;
       const std::string xh =
-          relayout(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0}, cp, pre, op.line);
+          relayout(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0}, cp, pre, op.line, od);
       Strided wv{w, channels_last_shape(ws), channels_last_strides(ws), 0};
       if (transposed) {
         // KRSC of the flipped weight: [C, K, R, S] read at (k, R-1-r, S-1-s, c), negative strides
@@ -385,7 +393,7 @@ class ConvMatcher {
         }
         wv.strides.push_back(st[0]);
       }
-      const std::string wh = relayout(w, w + (transposed ? "_flipped_krsc" : "_krsc"), wv, cp, pre, op.line);
+      const std::string wh = relayout(w, w + (transposed ? "_flipped_krsc" : "_krsc"), wv, cp, pre, op.line, od);
       const std::vector<int64_t> yl = channels_last_shape(ys);
       const std::string value = s_.add_tensor(op.outputs[0] + "_nhwc", s_.need(op.outputs[0]).dtype, yl);
       problem::Op cv;
@@ -420,7 +428,7 @@ class ConvMatcher {
                          (transposed ? "CKRS -> KRSC, flipped (a transposed conv of stride 1 is the conv of the "
                                        "flipped weight)"
                                      : "KCRS -> KRSC") +
-                         " before it (each call)" +
+                         " before it (each call" + (to_bf16 ? ", converted to bf16: the bf16 policy" : "") + ")" +
                          (cp == c ? std::string()
                                   : ", their " + std::to_string(c) + " channels padded with zeros to " +
                                         std::to_string(cp) + " (the stage's 16-byte channel rows)") +
@@ -478,19 +486,20 @@ class ConvMatcher {
   Status check_rules(int id, const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
                      const std::vector<int64_t>& ys, const std::vector<int64_t>& stride,
                      const std::vector<int64_t>& pad, const std::vector<int64_t>& pad_hi,
-                     const std::vector<int64_t>& dil, problem::DType dt, bool bias,
+                     const std::vector<int64_t>& dil, problem::DType operands, problem::DType output, bool bias,
                      const std::vector<int>& chain) const {
     dsl::Program p;
-    const dsl::DType d = dt == problem::DType::bf16 ? dsl::DType::bf16
-                         : dt == problem::DType::f16 ? dsl::DType::f16
-                                                     : dsl::DType::f32;
+    auto dsl_dtype = [](problem::DType t) {
+      return t == problem::DType::bf16 ? dsl::DType::bf16 : t == problem::DType::f16 ? dsl::DType::f16 : dsl::DType::f32;
+    };
     dsl::Tensor xt;
     xt.name = "x";
-    xt.dtype = d;
+    xt.dtype = dsl_dtype(operands);
     xt.shape = channels_last_shape(xs);
     p.tensors.push_back(xt);
     dsl::Tensor out = xt;
     out.name = "y";
+    out.dtype = dsl_dtype(output);
     out.shape = channels_last_shape(ys);
     dsl::ConvStage c;
     c.x = "x";
