@@ -293,6 +293,16 @@ def test_timing_statistics():
     assert st.p80_ms == pytest.approx(80.2) and st.mean_ms == pytest.approx(50.5)
     assert st.reps == 100 and st.min_ms == 1 and st.max_ms == 100
     assert timing.choose_reps(1.0) == 30
+    # the host cross-check: about 50 ms of work, 5 to 100 repetitions, no more than the timed loop's
+    assert timing.host_check_reps(30, 20.0) == 5      # a 20 ms kernel: 5, not 30
+    assert timing.host_check_reps(125, 2.0) == 25
+    assert timing.host_check_reps(1000, 0.01) == 100
+    assert timing.host_check_reps(30, 0.5) == 30      # never more than the timed loop
+    assert timing.host_check_reps(30, float("nan")) == 30
+    # warm-up: 5 calls, or fewer (at least one) once they took 50 ms
+    assert not timing.warmup_done(0, 1.0)
+    assert timing.warmup_done(1, 0.06) and not timing.warmup_done(1, 0.01)
+    assert timing.warmup_done(5, 0.0) and not timing.warmup_done(4, 0.049)
     assert timing.choose_reps(1e-6) == timing.MAX_REPS
     assert 30 < timing.choose_reps(1e-3) < timing.MAX_REPS
 

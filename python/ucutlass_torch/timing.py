@@ -1,11 +1,11 @@
 """The timing half of the evaluation contract (docs/eval-contract.md §2), shared by candidates and
 baselines so both are measured the same way.
 
-On CUDA: warm-up, then ≥30 repetitions (more for short kernels, until ``target_s`` of measured
+On CUDA: warm-up (up to WARMUP calls, fewer once they took WARMUP_S), then ≥30 repetitions (more for short kernels, until ``target_s`` of measured
 time), each preceded by ``prepare`` (the candidate's outputs overwritten with NaN, so no repetition can
 reuse an earlier one's result) and an L2 flush that writes a buffer of ≥2× the L2 size, both
 outside the timed events, each repetition timed by a pair of CUDA events recorded on the stream the
-work runs on. Then a host cross-check: N repetitions back to
+work runs on. Then a host cross-check: N repetitions (host_check_reps: about HOST_CHECK_S of work) back to
 back with a device-wide synchronize after each, timed with perf_counter. Work hidden on another
 stream is invisible to the events but not to the device-wide sync, so an event median far below
 the host time per repetition flags ``timing_suspect``.
@@ -24,8 +24,15 @@ import torch
 
 MIN_REPS = 30
 MAX_REPS = 1000
-WARMUP = 5
+WARMUP = 5               # warm-up calls at most ...
+WARMUP_S = 0.05          # ... stopping once they took this long (at least one call)
 TARGET_S = 0.25          # measured time to aim for when choosing the repetition count
+# Host cross-check: about HOST_CHECK_S of work, HOST_REPS_MIN to HOST_REPS_MAX repetitions (and no
+# more than the timed loop's). Its verdict compares a per-repetition mean with a 2x + 200 us limit,
+# so a few repetitions of a long kernel judge it as well as thirty; thirty would cost as much GPU
+# time as the timed loop (the 6 GiB problems: docs/benchmarks.md).
+HOST_CHECK_S = 0.05
+HOST_REPS_MIN = 5
 HOST_REPS_MAX = 100
 # timing_suspect: host time per repetition minus the cost of an empty synchronize exceeds
 # SUSPECT_RATIO × event median + SUSPECT_SLACK_S (the slack covers launch overhead: a ctypes call
@@ -94,6 +101,19 @@ def choose_reps(estimate_s: float, min_reps: int = MIN_REPS, target_s: float = T
     return int(max(min_reps, min(max_reps, math.ceil(target_s / estimate_s))))
 
 
+def host_check_reps(reps: int, median_ms: float) -> int:
+    """Repetitions of the host cross-check: about HOST_CHECK_S of work, within [HOST_REPS_MIN,
+    min(HOST_REPS_MAX, reps)]."""
+    by_time = math.ceil(HOST_CHECK_S * 1e3 / median_ms) if median_ms > 0 and math.isfinite(median_ms) else HOST_REPS_MAX
+    return max(HOST_REPS_MIN, min(HOST_REPS_MAX, reps, by_time))
+
+
+def warmup_done(calls: int, elapsed_s: float, warmup: int = WARMUP) -> bool:
+    """Whether warm-up may stop after ``calls`` calls that took ``elapsed_s``: ``warmup`` calls, or
+    fewer (at least one) once they took WARMUP_S."""
+    return calls >= max(1, warmup) or (calls >= 1 and elapsed_s >= WARMUP_S)
+
+
 def judge_suspect(stats: TimingStats) -> None:
     work = stats.host_ms_per_rep - stats.sync_ms
     limit = SUSPECT_RATIO * stats.median_ms + SUSPECT_SLACK_S * 1e3
@@ -146,10 +166,15 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
     stream = torch.cuda.current_stream(device)
     flusher = flusher or L2Flusher(device)
     prepare = prepare or _nothing
-    for _ in range(max(1, warmup)):
+    calls, warm_s = 0, 0.0
+    while not warmup_done(calls, warm_s, warmup):
         prepare()
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
         fn()
-    torch.cuda.synchronize(device)
+        torch.cuda.synchronize(device)
+        warm_s += time.perf_counter() - t0
+        calls += 1
     # Estimate the per-call time from a short flushed probe, then pick the repetition count.
     probe = []
     for _ in range(3):
@@ -188,7 +213,7 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
         if enqueue_ms <= gpu_ms:
             break
         host_bound += 1
-    stats = summarize(samples, warmup, "cuda_events+l2_flush")
+    stats = summarize(samples, calls, "cuda_events+l2_flush")
     stats.host_bound_loops = host_bound
     if host_bound == 2:
         stats.timing_suspect = True
@@ -197,7 +222,7 @@ def time_cuda(fn: Callable[[], Any], device: torch.device, min_reps: int = MIN_R
                                 "inside the timed events")
     stats.l2_flush_bytes = flusher.bytes
     if host_check:
-        n = max(5, min(HOST_REPS_MAX, reps))
+        n = host_check_reps(reps, stats.median_ms)
         torch.cuda.synchronize(device)
         t0 = time.perf_counter()
         for _ in range(n):
