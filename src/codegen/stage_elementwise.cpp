@@ -112,90 +112,13 @@ Result<StageCode> emit_transposed(const dsl::Program& program, int stage_index, 
   return code;
 }
 
-// A permuting read: a full load of a view of the output's shape (NCHW <-> NHWC around a conv
-// stage, a weight's KCRS -> KRSC, x.permute(..).contiguous()) whose dims, merged where the view
-// runs on from one dim into the next (the output is contiguous, so it merges with it), end in a dim
-// the view steps through at a stride other than 0 or +-1 while another dim runs at stride +-1.
-// Read in the output's order, each warp would touch 32 lines; tiled, each side is coalesced.
-struct Merged {
-  std::vector<int64_t> shape, strides;  // size-1 dims dropped
-};
-Merged merge_view(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
-  Merged m;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (!m.shape.empty() && m.strides.back() == strides[d] * shape[d]) {
-      m.shape.back() *= shape[d];
-      m.strides.back() = strides[d];
-    } else {
-      m.shape.push_back(shape[d]);
-      m.strides.push_back(strides[d]);
-    }
-  }
-  return m;
-}
-
-int64_t pow2_ceil(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-
-// The tiling of a permuting stage: the output's merged dims (the first permuting view's), the dim
-// `j` that view reads at stride +-1 and the last dim, tiled tj x tc (up to 1024 elements; a side
-// under 32 lends the rest to the other).
-struct PermuteTiling {
-  std::vector<int64_t> shape;
-  size_t j = 0;
-  int64_t tj = 0, tc = 0;
-};
-
-// Whether view `t` (of the output's shape `oshape`) is read through the tile of `pt`, and its merged
-// strides.
-std::optional<std::vector<int64_t>> tiled_strides(const dsl::Tensor& t, const std::vector<int64_t>& oshape,
-                                                  const PermuteTiling& pt) {
-  if (t.role != dsl::TensorRole::view || t.shape != oshape || t.view_strides.size() != t.shape.size())
-    return std::nullopt;
-  Merged m = merge_view(t.shape, t.view_strides);
-  if (m.shape != pt.shape || (m.strides[pt.j] != 1 && m.strides[pt.j] != -1)) return std::nullopt;
-  return m.strides;
-}
-
-std::optional<PermuteTiling> permute_tiling(const std::vector<int64_t>& oshape,
-                                            const std::map<std::string, LoadInfo>& loads) {
-  for (const auto& [field, li] : loads) {
-    const dsl::Tensor& t = *li.tensor;
-    if (li.mode != dsl::LoadMode::full || t.role != dsl::TensorRole::view || t.shape != oshape ||
-        t.view_strides.size() != t.shape.size())
-      continue;
-    const Merged m = merge_view(t.shape, t.view_strides);
-    if (m.shape.size() < 2) continue;
-    const int64_t last = m.strides.back();
-    if (last == 0 || last == 1 || last == -1) continue;
-    for (size_t j = 0; j + 1 < m.shape.size(); ++j) {
-      if (m.strides[j] != 1 && m.strides[j] != -1) continue;
-      PermuteTiling pt{m.shape, j, 0, 0};
-      const int64_t pj = pow2_ceil(m.shape[j]), pc = pow2_ceil(m.shape.back());
-      pt.tj = std::min(pj, 1024 / std::min<int64_t>(pc, 32));
-      pt.tc = std::min(pc, 1024 / pt.tj);
-      int64_t blocks = 1;
-      for (size_t d = 0; d < m.shape.size(); ++d)
-        blocks *= d == j ? (m.shape[d] + pt.tj - 1) / pt.tj
-                         : d + 1 == m.shape.size() ? (m.shape[d] + pt.tc - 1) / pt.tc : m.shape[d];
-      if (blocks >= (int64_t{1} << 31)) return std::nullopt;
-      return pt;
-    }
-  }
-  return std::nullopt;
-}
-
 // The permuting form: a block per tj x tc tile of the merged output dims (j, last) at one position
 // of the others. Phase 1 reads each permuting view along j (coalesced in the view) into shared
 // memory; phase 2 walks the tile along the last dim (coalesced in the output), reads every other
 // load at the element's position as the vector form would, and stores. No vectors: each element is
 // read and written once. The stage's knobs (threads, vector width, items per thread) do not apply.
 Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, const dsl::ElementwiseStage& es,
-                                 const dsl::Tensor& out0, const PermuteTiling& pt) {
+                                 const dsl::Tensor& out0, const dsl::PermuteTiling& pt) {
   const std::string label = simt_stage_label(program, stage_index);
   const std::string pre = simt_prefix(stage_index);
   const std::vector<int64_t>& oshape = out0.shape;
@@ -231,7 +154,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   std::map<std::string, std::vector<int64_t>> tiled;  // field -> merged strides
   for (const auto& [f, li] : loads)
     if (li.mode == dsl::LoadMode::full)
-      if (auto s = tiled_strides(*li.tensor, oshape, pt)) tiled[f] = *s;
+      if (auto s = dsl::simt_permute_strides(*li.tensor, oshape, pt)) tiled[f] = *s;
   if (tiled.empty()) return make_error(ErrorCode::internal, label + ": a permuting stage without a permuting read");
   int64_t outer = 1;
   for (size_t d = 0; d + 1 < r; ++d)
@@ -242,7 +165,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   code.launcher = pre + "launch";
   code.workspace_expr = "0";
   code.needs_cutlass = false;
-  code.config_name = fmt::format("elementwise_permute_{}x{}", pt.tj, pt.tc);
+  code.config_name = pt.name();
   std::string d = simt_banner(program, stage_index, "elementwise (permuting)");
   d += fmt::format("// merged dims [{}], tile {} (dim {}) x {} (last dim)\n", fmt::join(pt.shape, ", "), pt.tj, j, pt.tc);
   d += "struct " + pre + "params {\n";
@@ -402,7 +325,8 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   }
   if (stores.empty())
     return make_error(ErrorCode::invalid_input, label + ": the elementwise stage stores nothing");
-  if (auto pt = permute_tiling(oshape, loads)) return emit_permuting(program, stage_index, *es, *out0, *pt);
+  if (auto pt = dsl::simt_permute_tiling(*es, *out0, [&](const std::string& n) { return program.find_tensor(n); }))
+    return emit_permuting(program, stage_index, *es, *out0, *pt);
 
   const int max_bytes = dsl::simt_elementwise_vector_bytes(
       *es, last, [&](const std::string& n) { return program.find_tensor(n); });

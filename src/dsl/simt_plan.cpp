@@ -417,6 +417,80 @@ int simt_elementwise_vector_bytes(const ElementwiseStage& es, int64_t last,
   return bytes;
 }
 
+MergedView simt_merge_view(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  MergedView m;
+  for (size_t d = 0; d < shape.size() && d < strides.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!m.shape.empty() && m.strides.back() == strides[d] * shape[d]) {
+      m.shape.back() *= shape[d];
+      m.strides.back() = strides[d];
+    } else {
+      m.shape.push_back(shape[d]);
+      m.strides.push_back(strides[d]);
+    }
+  }
+  return m;
+}
+
+std::string PermuteTiling::name() const {
+  return "elementwise_permute_" + std::to_string(tj) + "x" + std::to_string(tc);
+}
+
+namespace {
+
+int64_t pow2_ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+bool unit(int64_t s) { return s == 1 || s == -1; }
+
+}  // namespace
+
+std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, const Tensor& out,
+                                                 const std::function<const Tensor*(const std::string&)>& find) {
+  std::optional<PermuteTiling> found;
+  std::function<void(const Expr&)> walk = [&](const Expr& e) {
+    if (found) return;
+    if (e.kind == Expr::Kind::load && e.mode == LoadMode::full) {
+      const Tensor* t = find(e.name);
+      if (t && t->role == TensorRole::view && t->shape == out.shape && t->view_strides.size() == t->shape.size()) {
+        const MergedView m = simt_merge_view(t->shape, t->view_strides);
+        if (m.shape.size() >= 2 && m.strides.back() != 0 && !unit(m.strides.back())) {
+          for (size_t j = 0; j + 1 < m.shape.size() && !found; ++j) {
+            if (!unit(m.strides[j])) continue;
+            PermuteTiling pt{m.shape, j, 0, 0};
+            const int64_t pj = pow2_ceil(m.shape[j]), pc = pow2_ceil(m.shape.back());
+            pt.tj = std::min(pj, 1024 / std::min<int64_t>(pc, 32));
+            pt.tc = std::min(pc, 1024 / pt.tj);
+            int64_t blocks = 1;
+            for (size_t d = 0; d < m.shape.size(); ++d)
+              blocks *= d == j ? (m.shape[d] + pt.tj - 1) / pt.tj
+                               : d + 1 == m.shape.size() ? (m.shape[d] + pt.tc - 1) / pt.tc : m.shape[d];
+            if (blocks < (int64_t{1} << 31)) found = pt;
+            return;
+          }
+        }
+      }
+    }
+    for (const auto& a : e.args)
+      if (a) walk(*a);
+  };
+  for (const auto& st : es.body.stmts)
+    if (st.value) walk(*st.value);
+  return found;
+}
+
+std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const std::vector<int64_t>& out_shape,
+                                                         const PermuteTiling& pt) {
+  if (t.role != TensorRole::view || t.shape != out_shape || t.view_strides.size() != t.shape.size())
+    return std::nullopt;
+  MergedView m = simt_merge_view(t.shape, t.view_strides);
+  if (m.shape != pt.shape || !unit(m.strides[pt.j])) return std::nullopt;
+  return m.strides;
+}
+
 Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, int out_bytes,
                                               const SimtKnobs& knobs) {
   ElementwisePlan p;

@@ -140,6 +140,31 @@ int simt_elementwise_vector_bytes(const ElementwiseStage& es, int64_t last,
 Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, int out_bytes,
                                               const SimtKnobs& knobs);
 
+// The permuting form of an elementwise stage (docs/language.md, "Convolution"): a full read of a view
+// of the output's shape whose dims, merged where the view runs on from one into the next (the
+// output is contiguous, so it merges with it; size-1 dims dropped), end in a dim of stride other
+// than 0 or +-1 while another dim `j` runs at stride +-1 (a layout copy: NCHW <-> NHWC, KCRS ->
+// KRSC, x.permute(..).contiguous()). The code generator moves tiles of dims (j, last) through
+// shared memory; the stage's SIMT knobs do not apply, so the space offers one configuration.
+struct MergedView {
+  std::vector<int64_t> shape, strides;
+};
+MergedView simt_merge_view(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
+struct PermuteTiling {
+  std::vector<int64_t> shape;  // the output's merged dims (the first permuting view's)
+  size_t j = 0;                // the merged dim that view reads at stride +-1
+  int64_t tj = 0, tc = 0;      // tile along j and along the last dim: up to 1024 elements, a side
+                               // under 32 lending the rest to the other
+  std::string name() const;    // "elementwise_permute_<tj>x<tc>"
+};
+// The tiling of the first permuting view the body reads (statement order), if any.
+std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, const Tensor& out,
+                                                 const std::function<const Tensor*(const std::string&)>& find);
+// Whether view `t` is read through `pt`'s tile (the output's shape, the same merged dims, stride
+// +-1 at j), and its merged strides.
+std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const std::vector<int64_t>& out_shape,
+                                                         const PermuteTiling& pt);
+
 // The plan a checked non-GEMM stage gets from its knobs (the same call the code generator
 // makes), or why there is none; nullopt for GEMM stages and stages without a planned kernel.
 // The checker reports it, and the search space never offers a configuration that has one.

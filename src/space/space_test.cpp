@@ -140,6 +140,21 @@ TEST(Space, EnumerationCountsAreFixed) {
   EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
 }
 
+// A layout copy (a view read across its strided merged last dim) takes the permuting form, whose
+// tiles take no knobs: one configuration, named by its tile; a plain elementwise stage the grid.
+TEST(Space, APermutingCopyHasOneConfiguration) {
+  auto p = compile("ucut 1\nin x : f32[2, 16, 10, 12]\nout y : f32[2, 10, 12, 16]\nout z : f32[2, 16, 10, 12]\n"
+                   "view xv : f32[2, 10, 12, 16] = x strides [1920, 12, 1, 120] offset 0\n"
+                   "stage y = elementwise { body { y = xv } }\nstage z = elementwise { body { z = 2 * x } }\n");
+  auto copy = space_enumerate(p, 0, {});
+  ASSERT_TRUE(copy);
+  ASSERT_EQ(copy->size(), 1u);
+  EXPECT_EQ(space_candidate_name(p, copy->front()), "elementwise_permute_64x16");  // merged [2, 120, 16]
+  auto plain = space_enumerate(p, 1, {});
+  ASSERT_TRUE(plain);
+  EXPECT_GT(plain->size(), 1u);
+}
+
 TEST(Space, EveryValidGemmCandidatePassesTheRules) {
   for (const char* dt : {"bf16", "f32"}) {
     auto p = gemm_program(2048, 1024, 4096, dt);
