@@ -255,7 +255,16 @@ bool Checker::check_rowwise(const AstStage& s, Stage& st, std::vector<TensorUse>
   const bool same_rows = keeps && !group && out->numel() == in->numel() && !out->shape.empty() &&
                          out->shape.back() == in->shape.back() &&
                          dsl_matrix_rows(out->shape) == dsl_matrix_rows(in->shape);
-  if (keeps ? (out->shape != in->shape && !same_rows) : (out->shape != drop && out->shape != keep1)) {
+  // a reduction's result may carry its size-1 dims anywhere (the same element order): [N, 1, H, W] for
+  // the rows of an [N, H, W, C] input (a channel reduction read channels-last, pass_match_conv)
+  auto squeezed = [](const std::vector<int64_t>& v) {
+    std::vector<int64_t> o;
+    for (int64_t d : v)
+      if (d != 1) o.push_back(d);
+    return o;
+  };
+  const bool same_elements = !keeps && squeezed(out->shape) == squeezed(drop);
+  if (keeps ? (out->shape != in->shape && !same_rows) : (out->shape != drop && out->shape != keep1 && !same_elements)) {
     std::vector<int64_t> want = keeps ? in->shape : drop;
     error(s.outputs[0].span, "rowwise " + op + " of " + shape_str(in->shape) + " gives " + shape_str(want) +
                                  " but '" + out->name + "' is " + shape_str(out->shape),

@@ -5,6 +5,7 @@
 // by lower_test.cpp with the others.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -252,6 +253,40 @@ TEST(LowerConv, Bf16PolicyConvertsTheOperandsInTheLayoutCopies) {
   // C = 3 pads to 8 channels (16-byte rows of bf16), not 4
   Lowered c3 = lower_fixture("conv_cin3", sol::Policy::bf16);
   EXPECT_EQ(c3.lowered.program.find_tensor("x_nhwc")->shape, (std::vector<int64_t>{2, 9, 11, 8}));
+}
+
+// A reduction over the channels after the conv reads the channels-last result's rows (a rowwise
+// stage) and no copy back to NCHW is made: min (keepdim, into the [N, 1, H, W] output) then tanh,
+// and a logsumexp without keepdim after a ReLU in the conv's epilogue.
+void check_channel_reduction(const std::string& name, const ConvSpec& c,
+                             const std::function<double(const std::vector<double>&)>& reduce) {
+  Lowered l = lower_fixture(name);
+  ASSERT_EQ(l.lowered.program.stages.size(), 4u) << l.lowered.text;  // x, w copies, conv, rowwise
+  EXPECT_TRUE(std::holds_alternative<dsl::RowwiseStage>(l.lowered.program.stages.at(3).body)) << l.lowered.text;
+  dsl::InterpTensors io = random_inputs(l.problem);
+  const std::vector<double> got = run_all(l.lowered, io);
+  const std::vector<double> y = direct_conv(c, io.at("x"), io.at("conv.weight"), &io.at("conv.bias"));
+  const std::vector<int64_t> o = conv_out_shape(c);
+  const int64_t k = o[1], sp = count(o) / (o[0] * o[1]);
+  ASSERT_EQ(got.size(), static_cast<size_t>(o[0] * sp)) << l.lowered.text;
+  for (int64_t n = 0; n < o[0]; ++n)
+    for (int64_t i = 0; i < sp; ++i) {
+      std::vector<double> ch;
+      for (int64_t j = 0; j < k; ++j) ch.push_back(y[static_cast<size_t>((n * k + j) * sp + i)]);
+      ASSERT_NEAR(got[static_cast<size_t>(n * sp + i)], reduce(ch), 1e-12) << name << " position " << n << ", " << i;
+    }
+}
+
+TEST(LowerConv, ChannelReductionsReadChannelsLastRows) {
+  check_channel_reduction("conv_channel_min", {{2, 8, 9, 11}, {16, 8, 3, 3}, {1, 1}, {0, 0}, {1, 1}},
+                          [](const std::vector<double>& ch) { return std::tanh(*std::min_element(ch.begin(), ch.end())); });
+  check_channel_reduction("conv_channel_logsumexp", {{2, 8, 7, 5}, {16, 8, 3, 3}, {1, 1}, {1, 1}, {1, 1}},
+                          [](const std::vector<double>& ch) {
+                            double m = -INFINITY, s = 0;
+                            for (double v : ch) m = std::max(m, std::max(v, 0.0));
+                            for (double v : ch) s += std::exp(std::max(v, 0.0) - m);
+                            return m + std::log(s);
+                          });
 }
 
 TEST(LowerConv, Conv3dMishTanhJoinTheEpilogue) {

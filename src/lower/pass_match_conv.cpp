@@ -14,7 +14,8 @@
 // an elementwise op of the output's shape whose other operands are numbers or parameters holding one
 // value per channel ([K, 1, ..], [1, K, 1, ..], eval batch_norm's statistics). Ops after the chain
 // (a residual add, anything else) read the NCHW copy and join its stage (pass_fuse_epilogue), so a
-// residual costs no extra pass over memory.
+// residual costs no extra pass over memory. A reduction over the channels alone that is the chain's
+// only reader reads the channels-last result's rows instead, and no copy back is made (channel_rows).
 // A depthwise conv (groups = C_in, any channel multiplier) becomes a window stage on the NCHW
 // tensors (depthwise(): the op renamed depthwise_conv, its bias in the stage, the elementwise ops
 // after it fused into the window's epilogue by pass_fuse_epilogue).
@@ -24,9 +25,11 @@
 // conv runs bf16. Runs after pass_strided_copies, before pass_check_ops; the conv drafts are made
 // here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
 // conv3d_mish_tanh.json, conv1d.json, conv_pointwise.json, conv_batchnorm_scale.json,
-// conv_grouped_unsupported.json, depthwise_conv2d.json, conv2d_bf16_policy.json.
+// conv_grouped_unsupported.json, depthwise_conv2d.json, conv2d_bf16_policy.json, conv_channel_min.json,
+// conv_channel_logsumexp.json.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "dsl/conv_rules.h"
 #include "lower/lower_expr.h"
@@ -224,6 +227,54 @@ class ConvMatcher {
     return pad.outputs[0];
   }
 
+  // A reduction over the channels alone (dim 1: sum, mean, max, min, amax, amin, logsumexp; a max/min's
+  // indices unread), the only reader of the conv chain's NCHW result `last`, reads the channels-last
+  // `value` instead, over its last dim: a rowwise stage over K contiguous values, and no copy back to
+  // NCHW at all. Without keepdim the result's shape is the same; with it, the reduction writes
+  // [N, spatial.., 1] into the [N, 1, spatial..] tensor's memory (the same element order; a reshape
+  // alias, as the pointwise path's product). Returns whether it rewrote the reduction.
+  bool channel_rows(const std::string& last, const std::string& value, int rank, int line,
+                    std::map<int, std::vector<problem::Op>>& replace) {
+    if (s_.is_output(last)) return false;
+    const std::vector<int> readers = s_.consumers(last);
+    if (readers.size() != 1 || replace.count(readers[0])) return false;
+    const int rid = readers[0];
+    problem::Op r = s_.ops[static_cast<size_t>(rid)];
+    static const std::set<std::string> ops = {"sum", "mean", "max", "min", "amax", "amin", "logsumexp"};
+    if (s_.cls[static_cast<size_t>(rid)] != OpClass::reduction || !ops.count(r.op) || r.inputs.empty() ||
+        !r.inputs[0].is_tensor() || r.inputs[0].tensor != last || r.outputs.empty() || r.outputs.size() > 2)
+      return false;
+    for (size_t i = 1; i < r.inputs.size(); ++i)
+      if (r.inputs[i].is_tensor()) return false;
+    const auto dims = attr_dims(r, rank);
+    if (!dims || *dims != std::vector<int>{1}) return false;
+    if (r.outputs.size() == 2 && (s_.is_output(r.outputs[1]) || !s_.consumers(r.outputs[1]).empty())) return false;
+    r.inputs[0] = tensor_operand(value);
+    r.attrs.erase("dim");
+    r.attrs["dims"] = std::vector<int>{rank - 1};
+    std::vector<problem::Op> now;
+    if (attr_bool(r, "keepdim", false)) {
+      std::vector<int64_t> rows = s_.need(value).shape;
+      rows.back() = 1;
+      const std::string v = r.outputs[0];
+      const std::string rv = s_.add_tensor(v + "_rows", s_.need(v).dtype, rows);
+      s_.views[rv] = View{v, false};
+      r.outputs[0] = rv;
+      if (r.outputs.size() == 2) r.outputs[1] = s_.add_tensor(r.outputs[1] + "_rows", s_.need(r.outputs[1]).dtype, rows);
+      problem::Op rs;
+      rs.op = "reshape";
+      rs.inputs = {tensor_operand(rv)};
+      rs.outputs = {v};
+      rs.attrs = {{"shape", s_.need(v).shape}};
+      rs.line = line;
+      now = {r, rs};
+    } else {
+      now = {r};
+    }
+    replace[rid] = std::move(now);
+    return true;
+  }
+
   // A [len] or [len, 1] alias of a per-channel tensor, the base declared [len].
   std::string channel_vector(const std::string& in, int64_t len, bool as_rows) {
     const View v = s_.resolve(in);
@@ -410,6 +461,13 @@ class ConvMatcher {
       pre.push_back(cv);
       replace[id] = pre;
       const std::string out = rewrite_chain(chain, op.outputs[0], value, yl, k, false, replace);
+      if (channel_rows(last, out, static_cast<int>(xs.size()), op.line, replace)) {
+        s_.notes.push_back(s_.op_label(id) + ": a conv stage on channels-last copies of x and the weight" +
+                           (to_bf16 ? " (bf16: the bf16 policy)" : std::string()) +
+                           "; the reduction over its channels after it reads the channels-last result's rows (no "
+                           "copy back to NCHW)" +
+                           (chain.empty() ? std::string() : "; " + std::to_string(chain.size()) + " op(s) in its epilogue"));
+      } else {
       // back to NCHW: the view of the NHWC value with the channel stride moved to dim 1
       std::vector<int64_t> back = lower_contiguous_strides(yl);
       back.insert(back.begin() + 1, back.back());
@@ -434,6 +492,7 @@ class ConvMatcher {
                                         std::to_string(cp) + " (the stage's 16-byte channel rows)") +
                          ", the result back to NCHW after it" +
                          (chain.empty() ? std::string() : "; " + std::to_string(chain.size()) + " op(s) in its epilogue"));
+      }
     }
     for (auto it = replace.rbegin(); it != replace.rend(); ++it) {
       const size_t at = static_cast<size_t>(it->first), count = it->second.size();
