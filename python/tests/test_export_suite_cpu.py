@@ -24,19 +24,13 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from ucutlass_torch import export, loader  # noqa: E402
 from ucutlass_torch.binding import DTYPES  # noqa: E402
+from host_kernels import binary  # noqa: E402
 
 PROBLEMS = os.path.join(ROOT, "problems")
 NAMES = sorted(f[:-3] for f in os.listdir(PROBLEMS) if f.endswith(".py") and not f.startswith("_"))
 
 
-def _binary():
-    for c in (os.environ.get("UCUT_BIN"), os.path.join(ROOT, "build", "ucutlass"), os.path.join(ROOT, "build-gpu", "ucutlass")):
-        if c and os.path.exists(c):
-            return c
-    return ""
-
-
-BIN = _binary()
+BIN = binary()
 pytestmark = pytest.mark.skipif(not BIN, reason="needs the ucutlass binary (build/ucutlass or $UCUT_BIN)")
 
 

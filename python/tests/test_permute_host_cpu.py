@@ -12,58 +12,28 @@ without them. On the GPU the conv problems' copies run in test_conv_gpu.py (labe
 import os
 import re
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
+
+from host_kernels import COMMON_SHIMS, binary, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 
-def _binary():
-    for c in (os.environ.get("UCUT_BIN"), os.path.join(ROOT, "build", "ucutlass"), os.path.join(ROOT, "build-gpu", "ucutlass")):
-        if c and os.path.exists(c):
-            return c
-    return ""
-
-
-BIN = _binary()
+BIN = binary()
 pytestmark = pytest.mark.skipif(not BIN or not shutil.which("g++"),
                                 reason="needs the ucutlass binary (build/ucutlass or $UCUT_BIN) and g++")
 
-SHIMS = r"""#include <algorithm>
-#include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
+# Host threads for a block's threads, a barrier for __syncthreads, a static array for the tile.
+SHIMS = COMMON_SHIMS + r"""#include <barrier>
 #include <thread>
-#include <vector>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(x)
 #define __shared__ static
-struct Idx { unsigned x; };
 static thread_local Idx blockIdx, threadIdx;
 static std::barrier<>* block_barrier;
 inline void __syncthreads() { block_barrier->arrive_and_wait(); }
-using std::fmaf; using std::isfinite; using std::isnan; using std::min;
-inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
-inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
-namespace ucut_simt {
-template <class T> float to_f(T v) { return static_cast<float>(v); }
-template <class T> T from_f(float v) { return static_cast<T>(v); }
-template <class T> float ld(const void* p, long long i) { return static_cast<float>(static_cast<const T*>(p)[i]); }
-}  // namespace ucut_simt
 """
-
-
-def run(*args, **kw):
-    p = subprocess.run(list(args), capture_output=True, text=True, timeout=600, **kw)
-    assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-    return p.stdout
 
 
 def decls(text):

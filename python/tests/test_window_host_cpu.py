@@ -14,12 +14,12 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
+
+from host_kernels import COMMON_SHIMS, binary, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -27,35 +27,12 @@ PROBLEMS = os.path.join(ROOT, "tests", "gpu", "problems")
 NAMES = sorted(f[:-3] for f in os.listdir(PROBLEMS) if f.startswith("window_") and f.endswith(".py"))
 
 
-def _binary():
-    for c in (os.environ.get("UCUT_BIN"), os.path.join(ROOT, "build", "ucutlass"), os.path.join(ROOT, "build-gpu", "ucutlass")):
-        if c and os.path.exists(c):
-            return c
-    return ""
-
-
-BIN = _binary()
+BIN = binary()
 pytestmark = pytest.mark.skipif(not BIN or not shutil.which("g++"),
                                 reason="needs the ucutlass binary (build/ucutlass or $UCUT_BIN) and g++")
 
-# Device names the kernels use, for the host: plain functions and one thread's indices.
-SHIMS = r"""#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <map>
-#include <utility>
-#include <vector>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(x)
-struct Idx { unsigned x; };
-static Idx blockIdx, threadIdx, gridDim;
-using std::fmaf; using std::isfinite; using std::isnan; using std::min;
-inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
-inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
-inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+# One thread's indices, and the warp shuffles (module docstring), on top of the common shims.
+SHIMS = COMMON_SHIMS + r"""static Idx blockIdx, threadIdx, gridDim;
 // warp shuffles, in two passes over the grid (the module's docstring)
 static int pass = 1, is_max = 0;
 static unsigned call_no = 0;
@@ -75,18 +52,7 @@ inline float __shfl_xor_sync(unsigned, float a, int m) {
   for (float x : v) t = combine(t, x);
   return is_max ? t : t - a;  // a + (t - a) = t
 }
-namespace ucut_simt {
-template <class T> float to_f(T v) { return static_cast<float>(v); }
-template <class T> T from_f(float v) { return static_cast<T>(v); }
-template <class T> float ld(const void* p, long long i) { return static_cast<float>(static_cast<const T*>(p)[i]); }
-}  // namespace ucut_simt
 """
-
-
-def run(*args, **kw):
-    p = subprocess.run(list(args), capture_output=True, text=True, timeout=600, **kw)
-    assert p.returncode == 0, f"{args}: rc={p.returncode}\n{p.stdout}\n{p.stderr}"
-    return p.stdout
 
 
 def host_program(src, body, pre, grid, block, fields):

@@ -25,6 +25,48 @@ struct LoadInfo {
   dsl::LoadMode mode = dsl::LoadMode::full;
 };
 
+// The body of a tiled form (the transposing and the permuting one): lets as locals, each store at
+// the element's flat index `at` in its output's dtype; `stores` gets the outputs in order.
+Result<std::string> render_tiled_body(const dsl::Program& program, const dsl::ElementwiseStage& es,
+                                      const dsl::Tensor& out0, const ExprEnv& env, const std::string& label,
+                                      std::vector<const dsl::Tensor*>& stores) {
+  std::string body;
+  for (const auto& st : es.body.stmts) {
+    if (st.kind == dsl::EpilogueStmt::Kind::reduce)
+      return make_error(ErrorCode::internal, label + ": a reduction in a tiled elementwise stage");
+    auto v = simt_render_expr(*st.value, env);
+    if (!v) return v.error();
+    if (st.kind == dsl::EpilogueStmt::Kind::let) {
+      body += "        const float l_" + st.name + " = " + *v + ";\n";
+      continue;
+    }
+    const dsl::Tensor* t = program.find_tensor(st.name);
+    if (!t || t->numel() != out0.numel())
+      return make_error(ErrorCode::internal, label + ": output '" + st.name + "' is not of the stage's shape");
+    body += fmt::format("        static_cast<{0}*>(p.o{1})[at] = ucut_simt::from_f<{0}>({2});\n",
+                        simt_cuda_type(t->dtype), stores.size(), *v);
+    stores.push_back(t);
+  }
+  if (stores.empty()) return make_error(ErrorCode::internal, label + ": the elementwise stage stores nothing");
+  return body;
+}
+
+// The kernel's parameter struct: input pointers t<i>, runtime scalars s<i>, output pointers o<i>.
+std::string params_struct(const std::string& pre, const std::vector<std::string>& fields,
+                          const std::vector<std::string>& scalars, const std::vector<std::string>& outputs) {
+  std::string d = "struct " + pre + "params {\n";
+  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
+  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, outputs[i]);
+  return d + "};\n";
+}
+
+std::vector<std::string> names_of(const std::vector<const dsl::Tensor*>& ts) {
+  std::vector<std::string> out;
+  for (const auto* t : ts) out.push_back(t->name);
+  return out;
+}
+
 // The transposing form (ElementwiseStage::transpose, the f32x3s split of a non-K-major operand):
 // each block moves 32 x 32 tiles through shared memory, reading the inputs along their rows and
 // writing the outputs along theirs (both coalesced), every element once.
@@ -47,25 +89,10 @@ Result<StageCode> emit_transposed(const dsl::Program& program, int stage_index, 
   };
   const IndexExprs index = simt_matrix_index(os, fmt::format("(b * {}LL + r)", rows), "c");
   ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load, index};
-  std::string body;
   std::vector<const dsl::Tensor*> stores;
-  for (const auto& st : es.body.stmts) {
-    if (st.kind == dsl::EpilogueStmt::Kind::reduce)
-      return make_error(ErrorCode::internal, label + ": a reduction in a transposing elementwise stage");
-    auto v = simt_render_expr(*st.value, env);
-    if (!v) return v.error();
-    if (st.kind == dsl::EpilogueStmt::Kind::let) {
-      body += "        const float l_" + st.name + " = " + *v + ";\n";
-      continue;
-    }
-    const dsl::Tensor* t = program.find_tensor(st.name);
-    if (!t || t->numel() != out0.numel())
-      return make_error(ErrorCode::internal, label + ": output '" + st.name + "' is not of the stage's shape");
-    body += fmt::format("        static_cast<{0}*>(p.o{1})[at] = ucut_simt::from_f<{0}>({2});\n",
-                        simt_cuda_type(t->dtype), stores.size(), *v);
-    stores.push_back(t);
-  }
-  if (stores.empty()) return make_error(ErrorCode::internal, label + ": the elementwise stage stores nothing");
+  auto rendered = render_tiled_body(program, es, out0, env, label, stores);
+  if (!rendered) return rendered.error();
+  const std::string& body = *rendered;
   const int64_t tiles_r = (rows + 31) / 32, tiles_c = (cols + 31) / 32;
   StageCode code;
   code.includes = {"simt_common.cuh"};
@@ -74,11 +101,7 @@ Result<StageCode> emit_transposed(const dsl::Program& program, int stage_index, 
   code.needs_cutlass = false;
   code.config_name = "elementwise_transpose_t256";
   std::string d = simt_banner(program, stage_index, "elementwise (transposing)");
-  d += "struct " + pre + "params {\n";
-  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
-  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
-  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, stores[i]->name);
-  d += "};\n";
+  d += params_struct(pre, fields, scalars, names_of(stores));
   // block (32, 8): tile rows c0.., columns r0.. of the input [cols, rows]; then the output's
   // rows r0.., columns c0.. from the tile read down its columns (the +1 pad keeps banks apart)
   d += fmt::format("__global__ void __launch_bounds__(256) {}kernel({}params p) {{\n", pre, pre);
@@ -132,20 +155,10 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   };
   const IndexExprs index = simt_matrix_index(oshape, fmt::format("(at / {}LL)", last), fmt::format("(at % {}LL)", last));
   ExprEnv env{&program, "", "elementwise " + label, &fields, &scalars, render_load, index};
-  std::string body;
   std::vector<const dsl::Tensor*> stores;
-  for (const auto& st : es.body.stmts) {
-    auto v = simt_render_expr(*st.value, env);
-    if (!v) return v.error();
-    if (st.kind == dsl::EpilogueStmt::Kind::let) {
-      body += "        const float l_" + st.name + " = " + *v + ";\n";
-      continue;
-    }
-    const dsl::Tensor* t = program.find_tensor(st.name);
-    body += fmt::format("        static_cast<{0}*>(p.o{1})[at] = ucut_simt::from_f<{0}>({2});\n",
-                        simt_cuda_type(t->dtype), stores.size(), *v);
-    stores.push_back(t);
-  }
+  auto rendered = render_tiled_body(program, es, out0, env, label, stores);
+  if (!rendered) return rendered.error();
+  const std::string& body = *rendered;
   const size_t r = pt.shape.size(), j = pt.j;
   const int64_t ej = pt.shape[j], ec = pt.shape.back(), tiles_j = (ej + pt.tj - 1) / pt.tj,
                 tiles_c = (ec + pt.tc - 1) / pt.tc;
@@ -168,11 +181,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   code.config_name = pt.name();
   std::string d = simt_banner(program, stage_index, "elementwise (permuting)");
   d += fmt::format("// merged dims [{}], tile {} (dim {}) x {} (last dim)\n", fmt::join(pt.shape, ", "), pt.tj, j, pt.tc);
-  d += "struct " + pre + "params {\n";
-  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
-  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
-  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, stores[i]->name);
-  d += "};\n";
+  d += params_struct(pre, fields, scalars, names_of(stores));
   d += fmt::format("__global__ void __launch_bounds__(256) {}kernel({}params p) {{\n", pre, pre);
   for (const auto& [f, s] : tiled) d += fmt::format("  __shared__ float {}s[{}][{}];\n", f, pt.tc, pt.tj + 1);
   d += fmt::format("  const long long tile = blockIdx.x;\n  const long long c0 = tile % {}LL * {}, j0 = tile / {}LL % {}LL * {};\n",
@@ -343,11 +352,9 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   code.config_name = fmt::format("elementwise_t{}_v{}", pl.threads, V);
   std::string d = simt_banner(program, stage_index, "elementwise");
   // parameters
-  d += "struct " + pre + "params {\n";
-  for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("  const void* t{};  // {}\n", i, fields[i]);
-  for (size_t i = 0; i < scalars.size(); ++i) d += fmt::format("  float s{};  // {}\n", i, scalars[i]);
-  for (size_t i = 0; i < stores.size(); ++i) d += fmt::format("  void* o{};  // {}\n", i, stores[i].first->name);
-  d += "};\n";
+  std::vector<std::string> outs;
+  for (const auto& st : stores) outs.push_back(st.first->name);
+  d += params_struct(pre, fields, scalars, outs);
   // broadcast index functions
   std::string loads_code;
   std::map<std::string, bool> view_vec;  // view fields read as vectors
