@@ -468,7 +468,10 @@ std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, con
             for (size_t d = 0; d < m.shape.size(); ++d)
               blocks *= d == j ? (m.shape[d] + pt.tj - 1) / pt.tj
                                : d + 1 == m.shape.size() ? (m.shape[d] + pt.tc - 1) / pt.tc : m.shape[d];
-            if (blocks < (int64_t{1} << 31)) found = pt;
+            // a tile of fewer used elements than a block has threads (small matrices under many
+            // outer positions: [1e6, 3, 3] transposed) would leave most threads idle: the vector form
+            const int64_t used = std::min(m.shape[j], pt.tj) * std::min(m.shape.back(), pt.tc);
+            if (blocks < (int64_t{1} << 31) && used >= kPermuteMinTile) found = pt;
             return;
           }
         }

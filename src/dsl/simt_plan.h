@@ -144,8 +144,11 @@ Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, i
 // of the output's shape whose dims, merged where the view runs on from one into the next (the
 // output is contiguous, so it merges with it; size-1 dims dropped), end in a dim of stride other
 // than 0 or +-1 while another dim `j` runs at stride +-1 (a layout copy: NCHW <-> NHWC, KCRS ->
-// KRSC, x.permute(..).contiguous()). The code generator moves tiles of dims (j, last) through
-// shared memory; the stage's SIMT knobs do not apply, so the space offers one configuration.
+// KRSC, x.permute(..).contiguous()), and whose tile holds at least kPermuteMinTile used elements
+// (one per thread of the 256-thread block; smaller matrices take the vector form). The code
+// generator moves tiles of dims (j, last) through shared memory; the stage's SIMT knobs do not
+// apply, so the space offers one configuration.
+inline constexpr int64_t kPermuteMinTile = 256;
 struct MergedView {
   std::vector<int64_t> shape, strides;
 };
