@@ -1,4 +1,5 @@
-"""The conv stage on a GPU, one problem per category the lowering covers (issue 38 item 7; CTest
+"""The conv stage on a GPU, one problem per category the lowering covers, and one under the bf16
+policy (issue 38 item 7; CTest
 label `gpu` through tests/gpu/run_eval_gpu_tests.sh): `ucutlass optimize` with one attempt under
 the kb-v01 contract (six trials, NaN-filled outputs, guard zones, the re-check after timing), and
 the attempt must be a correct kernel whose program has a `conv` stage. Speed is not asserted here
@@ -25,16 +26,22 @@ CATEGORIES = [
     "cv1_convt2d",                       # stride-1 transposed: fprop of the flipped weight
     "cv2_conv2d_batchnorm_scale",        # eval BatchNorm folded into the epilogue
     "cv2_conv2d_hardswish_maxpool_mish",  # epilogue, then a pool in a torch stage
+    "cv2_conv2d_min_tanh_tanh",          # a min over the channels reading the NHWC rows (no copy back)
 ]
 
 
-@pytest.mark.parametrize("name", CATEGORIES)
-def test_conv_category_is_a_correct_kernel(name, tmp_path):
+# (problem, policy): the categories under tf32, and one conv under the bf16 policy (its layout
+# copies convert x and w to bf16; kb-v01's 1e-2 admits bf16's rounding)
+CASES = [(n, "tf32") for n in CATEGORIES] + [("cv1_conv2d_asym_kernel", "bf16")]
+
+
+@pytest.mark.parametrize("name,policy", CASES)
+def test_conv_category_is_a_correct_kernel(name, policy, tmp_path):
     env = dict(os.environ)
     env.setdefault("UCUTLASS_CACHE", str(tmp_path / "cache"))
     env["UCUTLASS_STORE"] = str(tmp_path / "store.sqlite")
     out = subprocess.run([BIN, "optimize", os.path.join(ROOT, "problems", name + ".py"), "-o", str(tmp_path / "out"),
-                          "--budget", "1", "--profile", "kb-v01", "--no-memory"],
+                          "--budget", "1", "--profile", "kb-v01", "--policy", policy, "--no-memory"],
                          capture_output=True, text=True, timeout=900, env=env)
     folder = tmp_path / "out" / name
     assert (folder / "attempts.jsonl").exists(), out.stdout[-2000:] + out.stderr[-2000:]
@@ -43,5 +50,7 @@ def test_conv_category_is_a_correct_kernel(name, tmp_path):
     assert attempts, out.stdout[-2000:]
     first = attempts[0]
     assert " = conv(" in first["candidate"]["program"], first["candidate"]["program"]
+    if policy == "bf16":
+        assert "precision bf16" in first["candidate"]["program"], first["candidate"]["program"]
     assert first["status"] == "ok", f"{first['status']}: {first.get('message', '')[:600]}"
     assert first["time_s"] > 0 and first["max_abs_err"] <= 1e-2
