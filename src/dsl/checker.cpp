@@ -348,6 +348,9 @@ std::optional<Program> Checker::run(const std::string& default_name) {
   if (errors_) return std::nullopt;  // stages refer to declarations: check them on a clean base
 
   std::map<std::string, std::pair<int, Span>> written;  // tensor -> (stage index, where)
+  // tmp/out tensors written in slices: stages writing contiguous views of them (docs/language.md,
+  // "Views"); such a tensor counts as written once a slice is, and no stage writes it whole
+  std::set<std::string> sliced;
   for (size_t i = 0; i < ast_.stages.size(); ++i) {
     const AstStage& s = ast_.stages[i];
     int before = errors_;
@@ -361,9 +364,25 @@ std::optional<Program> Checker::run(const std::string& default_name) {
       const Tensor* t = need_tensor(o, "stage output");
       if (!t) continue;
       if (t->role == TensorRole::view) {
-        error(o.span, "stage writes '" + o.text + "', a view of '" + t->view_of + "'",
-              "stages write out or tmp tensors; a view is read in elementwise bodies");
-        continue;
+        // a contiguous slice of a tmp/out tensor (its strides row-major for its shape) may be written
+        const Tensor* b = tensor(t->view_of);
+        bool contiguous = b && (b->role == TensorRole::tmp || b->role == TensorRole::out) && b->dtype == t->dtype &&
+                          t->view_offset >= 0 && t->view_offset + t->numel() <= b->numel();
+        for (size_t d = t->shape.size(), st = 1; contiguous && d-- > 0;) {
+          contiguous = t->shape[d] == 1 || t->view_strides[d] == static_cast<int64_t>(st);
+          st *= static_cast<size_t>(t->shape[d]);
+        }
+        if (!contiguous) {
+          error(o.span, "stage writes '" + o.text + "', a view of '" + t->view_of + "' that is not a contiguous slice of it",
+                "a stage writes an out or tmp tensor, or a view of one with row-major strides for its shape, an offset "
+                "and the same dtype (a slice); other views are read in elementwise bodies");
+          continue;
+        }
+        if (written.count(b->name)) {
+          error(o.span, "stage writes '" + o.text + "', a slice of '" + b->name + "', which a stage writes whole",
+                "write the tensor whole or in slices, not both");
+          continue;
+        }
       }
       if (t->role == TensorRole::in || t->role == TensorRole::param) {
         error(o.span, "stage writes '" + o.text + "', which is declared '" + dsl_role_str(t->role) + "'",
@@ -421,12 +440,18 @@ std::optional<Program> Checker::run(const std::string& default_name) {
           break;
         }
         const Tensor* b = tensor(t->view_of);
-        if (b && (b->role == TensorRole::tmp || b->role == TensorRole::out) && !written.count(b->name)) {
+        if (b && (b->role == TensorRole::tmp || b->role == TensorRole::out) && !written.count(b->name) &&
+            !sliced.count(b->name)) {
           error(r.span, "the stage reads '" + r.name + "', a view of '" + b->name + "', which no stage has written yet",
                 "add a stage that writes '" + b->name + "' before this one");
           break;
         }
         continue;
+      }
+      if ((t->role == TensorRole::tmp || t->role == TensorRole::out) && sliced.count(r.name)) {
+        error(r.span, "the stage reads '" + r.name + "', which stages write in slices",
+              "read it through a view (an elementwise body)");
+        break;
       }
       if ((t->role == TensorRole::tmp || t->role == TensorRole::out) && !written.count(r.name)) {
         std::string hint = "add a stage that writes '" + r.name + "' before this one";
@@ -449,14 +474,19 @@ std::optional<Program> Checker::run(const std::string& default_name) {
               "each out and tmp tensor is written by exactly one stage: write a new tmp tensor");
         continue;
       }
+      if (sliced.count(w.name)) {
+        error(w.span, "'" + w.name + "' is written in slices by earlier stages", "write it whole or in slices, not both");
+        continue;
+      }
       written[w.name] = {static_cast<int>(i), s.span};
+      if (const Tensor* t = tensor(w.name); t && t->role == TensorRole::view) sliced.insert(t->view_of);
     }
     if (errors_ > before) continue;
     prog_.stages.push_back(std::move(st));
   }
   if (errors_) return std::nullopt;
   for (const auto& t : prog_.tensors) {
-    if ((t.role == TensorRole::out || t.role == TensorRole::tmp) && !written.count(t.name))
+    if ((t.role == TensorRole::out || t.role == TensorRole::tmp) && !written.count(t.name) && !sliced.count(t.name))
       error(t.span, std::string(dsl_role_str(t.role)) + " tensor '" + t.name + "' is never written",
             "add a stage that writes it ('stage " + t.name + " = ...') or remove the declaration");
   }

@@ -618,7 +618,22 @@ Status interp_stage(const Program& p, int stage_index, InterpTensors& ts, const 
     return make_error(ErrorCode::invalid_input, "no stage " + std::to_string(stage_index));
   const Stage& st = p.stages[stage_index];
   if (st.outputs.empty()) return make_error(ErrorCode::invalid_input, "stage has no output");
-  return dsl_kind(dsl_stage_kind_of(st)).interpret(p, st, ts, sc);
+  Status r = dsl_kind(dsl_stage_kind_of(st)).interpret(p, st, ts, sc);
+  if (!r) return r;
+  // an output that is a contiguous slice of a tensor (checker.cpp) lands in that tensor's elements
+  for (const auto& o : st.outputs) {
+    const Tensor* t = p.find_tensor(o);
+    if (!t || t->role != TensorRole::view) continue;
+    const Tensor* b = p.find_tensor(t->view_of);
+    auto v = ts.find(o);
+    if (!b || v == ts.end()) continue;
+    std::vector<double>& base = ts[b->name];
+    base.resize(static_cast<size_t>(b->numel()), 0.0);
+    if (t->view_offset < 0 || t->view_offset + static_cast<int64_t>(v->second.size()) > b->numel())
+      return make_error(ErrorCode::invalid_input, "slice '" + o + "' lies outside '" + b->name + "'");
+    std::copy(v->second.begin(), v->second.end(), base.begin() + t->view_offset);
+  }
+  return ok_status();
 }
 
 }  // namespace ucut::dsl

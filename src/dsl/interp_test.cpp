@@ -11,6 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include <fstream>
+
 namespace ucut::dsl {
 namespace {
 
@@ -79,6 +83,27 @@ TEST(Interp, ViewsReadAtTheirStrides) {
   for (size_t i = 0; i < 64; ++i) {
     const size_t bb = i / 32, h = i / 16 % 2, t = i / 4 % 4, d = i % 4;
     EXPECT_EQ(fs["y"][i], t0[bb * 96 + t * 24 + 8 + h * 4 + d]) << i;
+  }
+}
+
+// Stages writing contiguous slices of a tmp (two phases of an interleave) and a view reading it
+// across them: y[i, j, k] = z[k, i, j], z's halves 2a and b + 1.
+TEST(Interp, SlicesWrittenThenReadThroughAView) {
+  std::ifstream f(std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/dsl/ok/view_slices_written.ucut");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto r = dsl_compile({"s.ucut", ss.str()});
+  ASSERT_TRUE(r.program.has_value());
+  InterpTensors ts;
+  std::vector<double> a(12), b(12);
+  for (size_t i = 0; i < 12; ++i) a[i] = static_cast<double>(i), b[i] = 100.0 + static_cast<double>(i);
+  ts["a"] = a;
+  ts["b"] = b;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(interp_stage(*r.program, i, ts, {}).ok()) << i;
+  ASSERT_EQ(ts["y"].size(), 24u);
+  for (size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(ts["y"][i * 2], 2 * a[i]) << i;
+    EXPECT_EQ(ts["y"][i * 2 + 1], b[i] + 1) << i;
   }
 }
 
