@@ -159,6 +159,21 @@ def test_permute_with_two_outer_dims_and_a_negative_stride(tmp_path):
     assert "mt" not in got  # not a permuting stage
 
 
+def test_permute_interleave_of_phases(tmp_path):
+    # a strided transposed conv's output phases, each an NHWC slice of z [s1*s2, N, Q1, Q2, K], into
+    # NCHW y [N, K, Q1*s1, Q2*s2]: a view of y's element count ([N, K, Q1, s1, Q2, s2]) whose c-run
+    # after K (stride 1) is four dims with their own strides
+    n, k, q1, q2 = 2, 40, 3, 5
+    big = n * q1 * q2 * k
+    text = (f"ucut 1\nin z : f32[4, {n}, {q1}, {q2}, {k}]\nout y : f32[{n}, {k}, {2 * q1}, {2 * q2}]\n"
+            f"view zv : f32[{n}, {k}, {q1}, 2, {q2}, 2] = z strides [{q1 * q2 * k}, 1, {q2 * k}, {2 * big}, {k}, {big}] offset 0\n"
+            "stage y = elementwise { body { y = zv } }\n")
+    d, data, got = run_permuting_stages(tmp_path, text, [(32, 32)])
+    z = data["z"].reshape(2, 2, n, q1, q2, k)  # [phi1, phi2, n, q1, q2, k]
+    want = z.transpose(2, 5, 3, 0, 4, 1).reshape(n, k, 2 * q1, 2 * q2)
+    np.testing.assert_array_equal(got["y"], want)
+
+
 @pytest.mark.parametrize("golden", ["conv2d_bias_relu", "conv_batchnorm_scale", "conv_transpose2d", "conv_cin3"])
 def test_conv_layout_copies_run_permuting(tmp_path, golden):
     # the lowering's copies around a conv stage (every elementwise stage whose body is a plain copy of

@@ -160,8 +160,15 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   if (!rendered) return rendered.error();
   const std::string& body = *rendered;
   const size_t r = pt.shape.size(), j = pt.j;
-  const int64_t ej = pt.shape[j], ec = pt.shape.back(), tiles_j = (ej + pt.tj - 1) / pt.tj,
+  const int64_t ej = pt.shape[j], ec = pt.c_extent(), tiles_j = (ej + pt.tj - 1) / pt.tj,
                 tiles_c = (ec + pt.tc - 1) / pt.tc;
+  // a tiled view's offset of c-run position `c`: one dim at its stride, or several walked from the last
+  const std::vector<int64_t> run(pt.shape.begin() + static_cast<std::ptrdiff_t>(j) + 1, pt.shape.end());
+  auto c_offset = [&](const std::vector<int64_t>& s) {
+    if (run.size() == 1) return fmt::format("c * {}LL", s.back());
+    const std::vector<int64_t> rs(s.begin() + static_cast<std::ptrdiff_t>(j) + 1, s.end());
+    return simt_element_offset(run, run, rs, ec < (int64_t{1} << 31), "c");
+  };
   std::vector<int64_t> ostr(r, 1);  // the output's merged strides (contiguous)
   for (size_t d = r - 1; d-- > 0;) ostr[d] = ostr[d + 1] * pt.shape[d + 1];
   std::map<std::string, std::vector<int64_t>> tiled;  // field -> merged strides
@@ -170,8 +177,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
       if (auto s = dsl::simt_permute_strides(*li.tensor, oshape, pt)) tiled[f] = *s;
   if (tiled.empty()) return make_error(ErrorCode::internal, label + ": a permuting stage without a permuting read");
   int64_t outer = 1;
-  for (size_t d = 0; d + 1 < r; ++d)
-    if (d != j) outer *= pt.shape[d];
+  for (size_t d = 0; d < j; ++d) outer *= pt.shape[d];
 
   StageCode code;
   code.includes = {"simt_common.cuh"};
@@ -180,7 +186,8 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   code.needs_cutlass = false;
   code.config_name = pt.name();
   std::string d = simt_banner(program, stage_index, "elementwise (permuting)");
-  d += fmt::format("// merged dims [{}], tile {} (dim {}) x {} (last dim)\n", fmt::join(pt.shape, ", "), pt.tj, j, pt.tc);
+  d += fmt::format("// merged dims [{}], tile {} (dim {}) x {} (the dims after it)\n", fmt::join(pt.shape, ", "), pt.tj, j,
+                   pt.tc);
   d += params_struct(pre, fields, scalars, names_of(stores));
   d += fmt::format("__global__ void __launch_bounds__(256) {}kernel({}params p) {{\n", pre, pre);
   for (const auto& [f, s] : tiled) d += fmt::format("  __shared__ float {}s[{}][{}];\n", f, pt.tc, pt.tj + 1);
@@ -189,8 +196,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   std::string bases = "ob = 0";
   for (const auto& [f, s] : tiled) bases += ", " + f + "b = 0";
   d += fmt::format("  long long o = tile / {}LL, {};\n", tiles_c * tiles_j, bases);
-  for (size_t k = r - 1; k-- > 0;) {  // the other merged dims, from the last
-    if (k == j) continue;
+  for (size_t k = j; k-- > 0;) {  // the outer dims (before j), from the last
     std::string add = fmt::format("ob += x * {}LL;", ostr[k]);
     for (const auto& [f, s] : tiled) add += fmt::format(" {}b += x * {}LL;", f, s[k]);
     d += fmt::format("  {{ const long long x = o % {0}LL; o /= {0}LL; {1} }}\n", pt.shape[k], add);
@@ -201,8 +207,8 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   d += fmt::format("    const long long j = j0 + jj, c = c0 + cc;\n    if (j < {}LL && c < {}LL) {{\n", ej, ec);
   for (const auto& [f, s] : tiled) {
     const dsl::Tensor& t = *loads[f].tensor;
-    d += fmt::format("      {0}s[cc][jj] = ucut_simt::ld<{1}>(p.{0}, {0}b + j * {2}LL + c * {3}LL);\n", f,
-                     simt_cuda_type(t.dtype), s[j], s.back());
+    d += fmt::format("      {0}s[cc][jj] = ucut_simt::ld<{1}>(p.{0}, {0}b + j * {2}LL + {3});\n", f,
+                     simt_cuda_type(t.dtype), s[j], c_offset(s));
   }
   d += "    }\n  }\n  __syncthreads();\n";
   d += fmt::format("  for (int e = threadIdx.x; e < {}; e += 256) {{\n", pt.tj * pt.tc);

@@ -432,6 +432,12 @@ MergedView simt_merge_view(const std::vector<int64_t>& shape, const std::vector<
   return m;
 }
 
+int64_t PermuteTiling::c_extent() const {
+  int64_t n = 1;
+  for (size_t d = j + 1; d < shape.size(); ++d) n *= shape[d];
+  return n;
+}
+
 std::string PermuteTiling::name() const {
   return "elementwise_permute_" + std::to_string(tj) + "x" + std::to_string(tc);
 }
@@ -455,22 +461,22 @@ std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, con
     if (found) return;
     if (e.kind == Expr::Kind::load && e.mode == LoadMode::full) {
       const Tensor* t = find(e.name);
-      if (t && t->role == TensorRole::view && t->shape == out.shape && t->view_strides.size() == t->shape.size()) {
+      // a view of the output's shape, or of its element count read in the output's element order
+      if (t && t->role == TensorRole::view && t->numel() == out.numel() && t->view_strides.size() == t->shape.size()) {
         const MergedView m = simt_merge_view(t->shape, t->view_strides);
         if (m.shape.size() >= 2 && m.strides.back() != 0 && !unit(m.strides.back())) {
           for (size_t j = 0; j + 1 < m.shape.size() && !found; ++j) {
             if (!unit(m.strides[j])) continue;
             PermuteTiling pt{m.shape, j, 0, 0};
-            const int64_t pj = pow2_ceil(m.shape[j]), pc = pow2_ceil(m.shape.back());
+            const int64_t ec = pt.c_extent();
+            const int64_t pj = pow2_ceil(m.shape[j]), pc = pow2_ceil(ec);
             pt.tj = std::min(pj, 1024 / std::min<int64_t>(pc, 32));
             pt.tc = std::min(pc, 1024 / pt.tj);
-            int64_t blocks = 1;
-            for (size_t d = 0; d < m.shape.size(); ++d)
-              blocks *= d == j ? (m.shape[d] + pt.tj - 1) / pt.tj
-                               : d + 1 == m.shape.size() ? (m.shape[d] + pt.tc - 1) / pt.tc : m.shape[d];
+            int64_t blocks = ((m.shape[j] + pt.tj - 1) / pt.tj) * ((ec + pt.tc - 1) / pt.tc);
+            for (size_t d = 0; d < j; ++d) blocks *= m.shape[d];
             // a tile of fewer used elements than a block has threads (small matrices under many
             // outer positions: [1e6, 3, 3] transposed) would leave most threads idle: the vector form
-            const int64_t used = std::min(m.shape[j], pt.tj) * std::min(m.shape.back(), pt.tc);
+            const int64_t used = std::min(m.shape[j], pt.tj) * std::min(ec, pt.tc);
             if (blocks < (int64_t{1} << 31) && used >= kPermuteMinTile) found = pt;
             return;
           }
@@ -487,7 +493,9 @@ std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, con
 
 std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const std::vector<int64_t>& out_shape,
                                                          const PermuteTiling& pt) {
-  if (t.role != TensorRole::view || t.shape != out_shape || t.view_strides.size() != t.shape.size())
+  int64_t numel = 1;
+  for (int64_t d : out_shape) numel *= d;
+  if (t.role != TensorRole::view || t.numel() != numel || t.view_strides.size() != t.shape.size())
     return std::nullopt;
   MergedView m = simt_merge_view(t.shape, t.view_strides);
   if (m.shape != pt.shape || !unit(m.strides[pt.j])) return std::nullopt;

@@ -141,10 +141,11 @@ Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, i
                                               const SimtKnobs& knobs);
 
 // The permuting form of an elementwise stage (docs/language.md, "Convolution"): a full read of a view
-// of the output's shape whose dims, merged where the view runs on from one into the next (the
-// output is contiguous, so it merges with it; size-1 dims dropped), end in a dim of stride other
-// than 0 or +-1 while another dim `j` runs at stride +-1 (a layout copy: NCHW <-> NHWC, KCRS ->
-// KRSC, x.permute(..).contiguous()), and whose tile holds at least kPermuteMinTile used elements
+// of the output's shape (or of its element count, read in the output's element order) whose dims,
+// merged where the view runs on from one into the next (the output is contiguous, so it merges with
+// it; size-1 dims dropped), end in a dim of stride other than 0 or +-1 while another dim `j` runs at
+// stride +-1 (a layout copy: NCHW <-> NHWC, KCRS -> KRSC, x.permute(..).contiguous(), the
+// interleave of a strided transposed conv's phases), and whose tile holds at least kPermuteMinTile used elements
 // (one per thread of the 256-thread block; smaller matrices take the vector form). The code
 // generator moves tiles of dims (j, last) through shared memory; the stage's SIMT knobs do not
 // apply, so the space offers one configuration.
@@ -154,10 +155,12 @@ struct MergedView {
 };
 MergedView simt_merge_view(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides);
 struct PermuteTiling {
-  std::vector<int64_t> shape;  // the output's merged dims (the first permuting view's)
+  std::vector<int64_t> shape;  // the first permuting view's merged dims (in the output's element order)
   size_t j = 0;                // the merged dim that view reads at stride +-1
-  int64_t tj = 0, tc = 0;      // tile along j and along the last dim: up to 1024 elements, a side
-                               // under 32 lending the rest to the other
+  int64_t tj = 0, tc = 0;      // tile along j and along the c-run (every dim after j, flattened: a
+                               // contiguous run of the output): up to 1024 elements, a side under
+                               // 32 lending the rest to the other
+  int64_t c_extent() const;    // the c-run's length
   std::string name() const;    // "elementwise_permute_<tj>x<tc>"
 };
 // The tiling of the first permuting view the body reads (statement order), if any.
