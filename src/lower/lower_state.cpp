@@ -143,7 +143,11 @@ void LowerState::mark_dead_ops(bool note) {
   for (size_t i = ops.size(); i-- > 0;) {
     const problem::Op& op = ops[i];
     bool used = false;
-    for (const auto& o : op.outputs) used = used || live.count(o);
+    for (const auto& o : op.outputs) {
+      used = used || live.count(o);
+      // a slice of a tensor read through views (a strided transposed conv's phase) is live with it
+      if (auto it = strided.find(o); it != strided.end()) used = used || live.count(it->second.base);
+    }
     dead[i] = !used;
     if (!used) {
       if (note) notes.push_back(op_label(op.id) + " does not reach an output and is not lowered");

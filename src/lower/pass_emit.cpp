@@ -754,8 +754,16 @@ class Emitter {
         if (Status st = add(t.name, dsl::TensorRole::param); !st) return st;
     for (const auto& n : s_.problem.outputs)
       if (Status st = add(s_.resolve(n).base, dsl::TensorRole::out); !st) return st;
-    for (const auto& n : written_)
+    for (const auto& n : written_) {
+      // a slice (a strided transposed conv's phase, pass_match_conv): its tensor is the tmp, the
+      // slice a view of it, declared with the views below
+      if (auto it = s_.strided.find(n); it != s_.strided.end()) {
+        if (Status st = add(it->second.base, dsl::TensorRole::tmp); !st) return st;
+        touched_.insert(n);
+        continue;
+      }
       if (Status st = add(n, dsl::TensorRole::tmp); !st) return st;
+    }
     for (const auto& n : touched_) {  // views, after the tensors they read
       auto it = s_.strided.find(n);
       if (it == s_.strided.end() || !done.insert(n).second) continue;

@@ -9,7 +9,10 @@
 //     K*C*R*S elements, small beside the activations; a prepared parameter would need the kernel
 //     library to own a relaid-out copy of a parameter, which it does not), the `conv` op (a conv
 //     draft; bias and the per-channel ops are its epilogue's v[col]) writing NHWC, then one copy
-//     back to NCHW of the chain's last value, under the name the problem gives it.
+//     back to NCHW of the chain's last value, under the name the problem gives it;
+//   - a transposed conv of stride 1: the conv of the flipped weight; of stride > 1: one conv per
+//     output phase writing slices of one phase-major tensor, read back by one copy
+//     (strided_transposed).
 // The epilogue chain: from the conv's output, while the value has one reader and is not returned,
 // an elementwise op of the output's shape whose other operands are numbers or parameters holding one
 // value per channel ([K, 1, ..], [1, K, 1, ..], eval batch_norm's statistics). Ops after the chain
@@ -26,8 +29,10 @@
 // here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
 // conv3d_mish_tanh.json, conv1d.json, conv_pointwise.json, conv_batchnorm_scale.json,
 // conv_grouped_unsupported.json, depthwise_conv2d.json, conv2d_bf16_policy.json, conv_channel_min.json,
-// conv_channel_logsumexp.json.
+// conv_channel_logsumexp.json, conv_transpose2d_strided.json, conv_transpose1d_s3.json,
+// conv_transpose3d_s2.json, conv_transpose2d_dilated_unreached.json.
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -339,15 +344,10 @@ class ConvMatcher {
     // a transposed conv (weight [C, K, ..]) of stride 1 is the conv of the flipped, in/out-swapped
     // weight with padding dilation·(f - 1) - padding (output_padding on the high side)
     std::vector<int64_t> pad_hi = *pad;
+    if (transposed && std::any_of(stride->begin(), stride->end(), [](int64_t v) { return v != 1; }))
+      return strided_transposed(id, x, w, bias, xs, ws, ys, *stride, *pad, *dil);
     if (transposed) {
       const auto out_pad = spatial_attr(op, "output_padding", rank, 0);
-      for (size_t i = 0; i < rank; ++i)
-        if ((*stride)[i] != 1)
-          return s_.unsupported(id, "a transposed conv with stride " + std::to_string((*stride)[i]) +
-                                        " is not lowered (stride 1 is: the conv of the flipped weight; a stride needs "
-                                        "a zero-upsampled input or one conv per output phase, neither built yet); "
-                                        "it runs in a torch stage",
-                                "nothing to change: it stays on PyTorch (cuDNN)");
       for (size_t i = 0; i < rank; ++i) {
         const int64_t lo = (*dil)[i] * (ws[2 + i] - 1) - (*pad)[i];
         if (lo < 0 || !out_pad)
@@ -501,6 +501,178 @@ class ConvMatcher {
       for (size_t j = at; j < at + count; ++j)
         if (s_.cls[j] == OpClass::unsupported && s_.ops[j].op == "batch_norm") s_.cls[j] = OpClass::elementwise;
     }
+    return ok_status();
+  }
+
+  // A transposed conv of stride s > 1 (groups 1) by output phases: the outputs o = q·s + φ of one
+  // phase φ (per spatial dim) are a stride-1 conv of x with the taps t where (φ + padding - t·dilation)
+  // is a multiple of s, every s / gcd(s, dilation)-th tap, flipped, at dilation dilation / gcd(s,
+  // dilation), each phase writing its NHWC slice of one phase-major tensor z [phases, N, Q.., K];
+  // one copy reads z back as the NCHW output (a view of its element count, [N, K, Q1, s1, ..]: the
+  // permuting form tiles it). x's NHWC copy is shared. The bias is each phase conv's epilogue;
+  // ops after the conv join the copy's stage. Refused (a torch stage, with the reason): an output
+  // size off a multiple of the stride, a phase with no tap (a kernel smaller than the stride), and
+  // a phase that would crop its input (negative padding).
+  Status strided_transposed(int id, const std::string& x, const std::string& w, const std::string& bias,
+                            const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
+                            const std::vector<int64_t>& ys, const std::vector<int64_t>& stride,
+                            const std::vector<int64_t>& pad, const std::vector<int64_t>& dil) {
+    const problem::Op op = s_.ops[static_cast<size_t>(id)];
+    const std::string label = s_.op_label(id);
+    const size_t rank = xs.size() - 2;
+    const problem::DType dt = s_.need(x).dtype;
+    if (s_.options.policy == sol::Policy::exact && dt == problem::DType::f32)
+      return s_.unsupported(id, "the exact policy needs fp32-faithful math, and the sm90 conv runs TF32 at best; it runs "
+                                "in a torch stage",
+                            "use the tf32 policy to run it as conv stages");
+    const int64_t n = xs[0], c = xs[1], k = ws[1];
+    // per dim and phase: the taps (largest first: the correlation's order), the conv's padding
+    struct Phase {
+      int64_t tmax = 0, taps = 0, step = 0, dilation = 0, lo = 0, hi = 0;
+    };
+    std::vector<std::vector<Phase>> phases(rank);
+    std::vector<int64_t> q(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t s = stride[i], o = ys[2 + i], in = xs[2 + i], f = ws[2 + i];
+      if (o % s != 0)
+        return s_.unsupported(id, "a transposed conv with stride " + std::to_string(s) + " whose output size " +
+                                      std::to_string(o) + " is not a multiple of it: not lowered (its output phases "
+                                      "differ in size); it runs in a torch stage",
+                              "nothing to change: it stays on PyTorch (cuDNN)");
+      q[i] = o / s;
+      const int64_t g = std::gcd(s, dil[i]);
+      for (int64_t ph = 0; ph < s; ++ph) {
+        Phase P;
+        int64_t cmin = 0;
+        for (int64_t t = f - 1; t >= 0; --t) {
+          const int64_t v = ph + pad[i] - t * dil[i];
+          if (((v % s) + s) % s != 0) continue;
+          if (P.taps == 0) P.tmax = t, cmin = v / s;
+          ++P.taps;
+        }
+        if (P.taps == 0)
+          return s_.unsupported(id, "a transposed conv with stride " + std::to_string(s) + " and a " + std::to_string(f) +
+                                        "-tap kernel has an output phase no tap reaches: not lowered; it runs in a "
+                                        "torch stage",
+                                "nothing to change: it stays on PyTorch (cuDNN)");
+        P.step = s / g;
+        P.dilation = dil[i] / g;
+        P.lo = -cmin;
+        P.hi = q[i] - in + cmin + P.dilation * (P.taps - 1);
+        if (P.lo < 0 || P.hi < 0)
+          return s_.unsupported(id, "a transposed conv whose output phase would crop its input (padding " +
+                                        std::to_string(pad[i]) + ", stride " + std::to_string(s) +
+                                        "): not lowered; it runs in a torch stage",
+                                "nothing to change: it stays on PyTorch (cuDNN)");
+        phases[i].push_back(P);
+      }
+    }
+    const bool to_bf16 = s_.options.policy == sol::Policy::bf16 && dt == problem::DType::f32;
+    const problem::DType od = to_bf16 ? problem::DType::bf16 : dt;
+    const int64_t align = dsl::conv_align(od == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
+    const int64_t cp = c % align == 0 || c > kMaxPaddedChannels ? c : (c + align - 1) / align * align;
+    int64_t count = 1, per = n * k;  // phases; elements of one phase's slice
+    for (size_t i = 0; i < rank; ++i) count *= stride[i], per *= q[i];
+    // every phase against the conv stage's rules first: a refusal makes nothing
+    std::vector<int64_t> xp = xs, yq{n, k};
+    xp[1] = cp;
+    yq.insert(yq.end(), q.begin(), q.end());
+    std::vector<std::vector<size_t>> all;  // phase multi-indices, outermost dim first
+    for (int64_t f = 0; f < count; ++f) {
+      std::vector<size_t> at(rank);
+      for (size_t i = rank, rest = static_cast<size_t>(f); i-- > 0;) {
+        at[i] = rest % static_cast<size_t>(stride[i]);
+        rest /= static_cast<size_t>(stride[i]);
+      }
+      std::vector<int64_t> wp{k, cp}, ones(rank, 1), lo, hi, dl;
+      for (size_t i = 0; i < rank; ++i) {
+        const Phase& P = phases[i][at[i]];
+        wp.push_back(P.taps);
+        lo.push_back(P.lo);
+        hi.push_back(P.hi);
+        dl.push_back(P.dilation);
+      }
+      if (Status st = check_rules(id, xp, wp, yq, ones, lo, hi, dl, od, dt, !bias.empty(), {}); !st) return st;
+      all.push_back(at);
+    }
+    std::vector<problem::Op> pre;
+    const std::string xh =
+        relayout(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0}, cp, pre, op.line, od);
+    std::vector<int64_t> zshape{count, n};
+    zshape.insert(zshape.end(), q.begin(), q.end());
+    zshape.push_back(k);
+    const problem::DType yt = s_.need(op.outputs[0]).dtype;
+    const std::string z = s_.add_tensor(op.outputs[0] + "_phases", yt, zshape);
+    std::vector<int64_t> slice{n};
+    slice.insert(slice.end(), q.begin(), q.end());
+    slice.push_back(k);
+    const auto wst = lower_contiguous_strides(ws);  // w [C, K, R..]
+    if (!bias.empty()) s_.decl_shape[bias] = {k};
+    for (int64_t f = 0; f < count; ++f) {
+      const std::vector<size_t>& at = all[static_cast<size_t>(f)];
+      std::string tag = "_phase";
+      Strided wv{w, {k}, {wst[1]}, 0};
+      for (size_t i = 0; i < rank; ++i) {
+        const Phase& P = phases[i][at[i]];
+        tag += std::to_string(at[i]);
+        wv.shape.push_back(P.taps);  // tap m at t = tmax - m·step: the correlation's order
+        wv.strides.push_back(-P.step * wst[2 + i]);
+        wv.offset += P.tmax * wst[2 + i];
+      }
+      wv.shape.push_back(c);
+      wv.strides.push_back(wst[0]);
+      const std::string wh = relayout(w, w + tag + "_krsc", wv, cp, pre, op.line, od);
+      const std::string zf = s_.add_tensor(z + tag.substr(6), yt, slice);  // z's slice
+      s_.strided[zf] = Strided{z, slice, lower_contiguous_strides(slice), f * per};  // no alias: written, not read
+      problem::Op cv;
+      cv.op = "conv";
+      cv.inputs = {tensor_operand(xh), tensor_operand(wh)};
+      if (!bias.empty()) cv.inputs.push_back(tensor_operand(bias));
+      cv.outputs = {zf};
+      std::vector<int64_t> lo, hi, dl;
+      for (size_t i = 0; i < rank; ++i) {
+        const Phase& P = phases[i][at[i]];
+        lo.push_back(P.lo);
+        hi.push_back(P.hi);
+        dl.push_back(P.dilation);
+      }
+      cv.attrs = {{"stride", std::vector<int64_t>(rank, 1)}, {"padding", lo}, {"dilation", dl}};
+      if (hi != lo) cv.attrs["padding_hi"] = hi;
+      cv.line = op.line;
+      pre.push_back(std::move(cv));
+    }
+    // back to NCHW: y [N, K, O..] read from z as [N, K, Q1, s1, ..] (its element order)
+    std::vector<int64_t> vshape{n, k}, vstr{per / n, 1};
+    int64_t phase_stride = per, q_stride = k;
+    std::vector<int64_t> qs(rank), ps(rank);
+    for (size_t i = rank; i-- > 0;) {
+      qs[i] = q_stride;
+      q_stride *= q[i];
+      ps[i] = phase_stride;
+      phase_stride *= stride[i];
+    }
+    for (size_t i = 0; i < rank; ++i) {
+      vshape.push_back(q[i]);
+      vstr.push_back(qs[i]);
+      vshape.push_back(stride[i]);
+      vstr.push_back(ps[i]);
+    }
+    const std::string view = s_.add_tensor(z + "_nchw_v", yt, vshape);
+    s_.strided[view] = Strided{z, vshape, vstr, 0};
+    s_.views[view] = View{z, false};
+    problem::Op c2;
+    c2.op = "strided_copy";
+    c2.inputs = {tensor_operand(view)};
+    c2.outputs = {op.outputs[0]};
+    c2.line = op.line;
+    pre.push_back(std::move(c2));
+    s_.replace_op(id, std::move(pre));
+    std::string sizes;
+    for (size_t i = 0; i < rank; ++i) sizes += (i ? "x" : "") + std::to_string(stride[i]);
+    s_.notes.push_back(label + ": a transposed conv of stride " + sizes + " as " + std::to_string(count) +
+                       " conv stages, one per output phase (each the stride-1 conv of its taps of the flipped "
+                       "weight), writing slices of one phase-major NHWC tensor; x copied NCHW -> NHWC once" +
+                       (to_bf16 ? " (bf16: the bf16 policy)" : "") + ", the result read back to NCHW in one copy");
     return ok_status();
   }
 
