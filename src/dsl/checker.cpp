@@ -304,11 +304,11 @@ std::optional<Program> Checker::run(const std::string& default_name) {
               "write the size of the dimension");
         good = false;
       }
-    // a view stores nothing: up to 8 dims (a 3-D transposed conv's phases read back as NCHW,
-    // [N, K, Q, s, Q, s, Q, s])
-    const size_t max_rank = t.role == TensorRole::view ? 8 : 6;
+    // a view stores nothing: up to 10 dims (a grouped 3-D transposed conv read back as NCHW,
+    // [N, G, K/G, Q, s, Q, s, Q, s])
+    const size_t max_rank = t.role == TensorRole::view ? 10 : 6;
     if (d.shape.size() > max_rank) {
-      error(d.shape_span, (t.role == TensorRole::view ? "views have at most 8 dimensions, found "
+      error(d.shape_span, (t.role == TensorRole::view ? "views have at most 10 dimensions, found "
                                                       : "tensors have at most 6 dimensions, found ") +
                               std::to_string(d.shape.size()),
             "reshape the tensor in the PyTorch program");

@@ -44,6 +44,7 @@ Lowered lower_fixture(const std::string& name, sol::Policy policy = sol::Policy:
 // PyTorch's conv (NC.., weights KC.., zero padding on both sides) in double.
 struct ConvSpec {
   std::vector<int64_t> x, w, stride, pad, dil;
+  int64_t groups = 1;
 };
 
 std::vector<int64_t> conv_out_shape(const ConvSpec& c) {
@@ -69,7 +70,7 @@ std::vector<double> direct_conv(const ConvSpec& c, const std::vector<double>& x,
     const size_t j = 3 - r + i;
     in[j] = c.x[2 + i], f[j] = c.w[2 + i], out[j] = o[2 + i], sd[j] = c.stride[i], dl[j] = c.dil[i], pd[j] = c.pad[i];
   }
-  const int64_t N = c.x[0], C = c.x[1], K = c.w[0];
+  const int64_t N = c.x[0], C = c.x[1], K = c.w[0], CG = C / c.groups, KG = K / c.groups;
   std::vector<double> y(static_cast<size_t>(count(o)));
   size_t at = 0;
   for (int64_t n = 0; n < N; ++n)
@@ -78,7 +79,7 @@ std::vector<double> direct_conv(const ConvSpec& c, const std::vector<double>& x,
         for (int64_t b = 0; b < out[1]; ++b)
           for (int64_t e = 0; e < out[2]; ++e, ++at) {
             double acc = bias ? (*bias)[static_cast<size_t>(k)] : 0;
-            for (int64_t ch = 0; ch < C; ++ch)
+            for (int64_t ch = k / KG * CG; ch < (k / KG + 1) * CG; ++ch)
               for (int64_t t = 0; t < f[0]; ++t)
                 for (int64_t u = 0; u < f[1]; ++u)
                   for (int64_t v = 0; v < f[2]; ++v) {
@@ -86,7 +87,7 @@ std::vector<double> direct_conv(const ConvSpec& c, const std::vector<double>& x,
                                   i2 = e * sd[2] + v * dl[2] - pd[2];
                     if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
                     acc += x[static_cast<size_t>((((n * C + ch) * in[0] + i0) * in[1] + i1) * in[2] + i2)] *
-                           w[static_cast<size_t>((((k * C + ch) * f[0] + t) * f[1] + u) * f[2] + v)];
+                           w[static_cast<size_t>((((k * CG + ch % CG) * f[0] + t) * f[1] + u) * f[2] + v)];
                   }
             y[at] = acc;
           }
@@ -103,14 +104,14 @@ std::vector<double> direct_conv_transpose(const ConvSpec& c, const std::vector<i
     const size_t j = 3 - r + i;
     in[j] = c.x[2 + i], f[j] = c.w[2 + i], out[j] = o[2 + i], sd[j] = c.stride[i], dl[j] = c.dil[i], pd[j] = c.pad[i];
   }
-  const int64_t N = c.x[0], C = c.x[1], K = c.w[1];
+  const int64_t N = c.x[0], C = c.x[1], KG = c.w[1], K = KG * c.groups, CG = C / c.groups;
   std::vector<double> y(static_cast<size_t>(count(o)), 0.0);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t ch = 0; ch < C; ++ch)
       for (int64_t a = 0; a < in[0]; ++a)
         for (int64_t b = 0; b < in[1]; ++b)
           for (int64_t e = 0; e < in[2]; ++e)
-            for (int64_t k = 0; k < K; ++k)
+            for (int64_t k = ch / CG * KG; k < (ch / CG + 1) * KG; ++k)
               for (int64_t t = 0; t < f[0]; ++t)
                 for (int64_t u = 0; u < f[1]; ++u)
                   for (int64_t v = 0; v < f[2]; ++v) {
@@ -119,7 +120,7 @@ std::vector<double> direct_conv_transpose(const ConvSpec& c, const std::vector<i
                     if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2]) continue;
                     y[static_cast<size_t>((((n * K + k) * out[0] + o0) * out[1] + o1) * out[2] + o2)] +=
                         x[static_cast<size_t>((((n * C + ch) * in[0] + a) * in[1] + b) * in[2] + e)] *
-                        w[static_cast<size_t>((((ch * K + k) * f[0] + t) * f[1] + u) * f[2] + v)];
+                        w[static_cast<size_t>((((ch * KG + k % KG) * f[0] + t) * f[1] + u) * f[2] + v)];
                   }
   return y;
 }
@@ -333,7 +334,7 @@ TEST(LowerConv, StridedConvTransposeByOutputPhases) {
   for (const auto& st : l.lowered.program.stages) convs += std::holds_alternative<dsl::ConvStage>(st.body);
   EXPECT_EQ(convs, 4) << l.lowered.text;
   bool noted = false;
-  for (const auto& n : l.lowered.notes) noted = noted || n.find("as 4 conv stages, one per output phase") != std::string::npos;
+  for (const auto& n : l.lowered.notes) noted = noted || n.find("as 4 conv stages (one per output phase") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 
@@ -345,6 +346,13 @@ TEST(LowerConv, StridedConvTransposePhasesIn1dAnd3d) {
                    [](double v) { return v; });
   check_transposed("conv_transpose3d_s2", {{2, 4, 3, 4, 5}, {4, 8, 3, 4, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}},
                    {2, 8, 6, 8, 10}, true, 18, [](double v) { return std::tanh(v); });
+}
+
+// An output size off a multiple of the stride (9 x 11 at stride 2): phases of 5 x 6 outputs, the
+// copy back into a 10 x 12 result, a second copy (with the scale) cropping it.
+TEST(LowerConv, StridedConvTransposeWithAnOddOutputIsCropped) {
+  check_transposed("conv_transpose2d_s2_odd", {{2, 4, 5, 6}, {4, 8, 3, 3}, {2, 2}, {1, 1}, {1, 1}}, {2, 8, 9, 11}, true,
+                   11, [](double v) { return v * 2.0; });
 }
 
 // A phase no tap reaches (stride 2, dilation 2: the odd outputs get nothing) stays a torch stage.
@@ -402,24 +410,14 @@ TEST(LowerConv, DepthwiseIsOneWindowStageOnNchw) {
   for (size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(got[i], std::min(std::max(y[i], 0.0), 6.0), 1e-12) << i;
 }
 
-// A grouped conv runs in a torch stage, the note saying why; the ReLU after it stays a kernel.
-TEST(LowerConv, GroupedConvStaysATorchStageWithItsReason) {
-  auto p = problem::problem_parse(
-      [] {
-        std::ifstream f(kDir / "conv_grouped_unsupported.json");
-        std::stringstream ss;
-        ss << f.rdbuf();
-        return ss.str();
-      }(),
-      "conv_grouped_unsupported.json");
-  ASSERT_TRUE(p);
-  auto r = lower_problem(*p, LowerOptions{});
-  ASSERT_TRUE(r) << r.error().render();
-  ASSERT_EQ(r->program.stages.size(), 2u);
-  EXPECT_TRUE(std::holds_alternative<dsl::TorchStage>(r->program.stages[0].body));
-  bool noted = false;
-  for (const auto& n : r->notes) noted = noted || n.find("groups = 4 of 16 input channels: conv stages run groups = 1 only") != std::string::npos;
-  EXPECT_TRUE(noted);
+// A grouped conv (groups 4) as one conv stage per group, each on its own NHWC copy of its channels,
+// writing slices of one tensor; the bias and the ReLU in the copy back: 4 x (x copy, weight copy,
+// conv) + the copy. And a grouped strided transposed conv: 2 groups x 4 phases.
+TEST(LowerConv, GroupedConvsBySlices) {
+  check("conv_grouped", {{2, 16, 8, 8}, {32, 4, 3, 3}, {1, 1}, {0, 0}, {1, 1}, 4}, true, 13,
+        [](double v, size_t, int64_t, const dsl::InterpTensors&) { return std::max(v, 0.0); });
+  check_transposed("conv_transpose2d_grouped_s2", {{2, 8, 5, 6}, {8, 8, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 2},
+                   {2, 16, 10, 12}, true, 2 + 2 * 4 * 2 + 1, [](double v) { return std::max(v, 0.0); });
 }
 
 }  // namespace

@@ -10,9 +10,9 @@
 //     library to own a relaid-out copy of a parameter, which it does not), the `conv` op (a conv
 //     draft; bias and the per-channel ops are its epilogue's v[col]) writing NHWC, then one copy
 //     back to NCHW of the chain's last value, under the name the problem gives it;
-//   - a transposed conv of stride 1: the conv of the flipped weight; of stride > 1: one conv per
-//     output phase writing slices of one phase-major tensor, read back by one copy
-//     (strided_transposed).
+//   - a transposed conv of stride 1: the conv of the flipped weight; of stride > 1, and any grouped
+//     conv (1 < groups < C), by slices: one conv per output phase and group writing slices of one
+//     tensor, read back by one copy (by_slices).
 // The epilogue chain: from the conv's output, while the value has one reader and is not returned,
 // an elementwise op of the output's shape whose other operands are numbers or parameters holding one
 // value per channel ([K, 1, ..], [1, K, 1, ..], eval batch_norm's statistics). Ops after the chain
@@ -28,7 +28,7 @@
 // conv runs bf16. Runs after pass_strided_copies, before pass_check_ops; the conv drafts are made
 // here, the GEMMs by pass_match_gemm. Golden tests: tests/golden/lower/conv2d_bias_relu.json,
 // conv3d_mish_tanh.json, conv1d.json, conv_pointwise.json, conv_batchnorm_scale.json,
-// conv_grouped_unsupported.json, depthwise_conv2d.json, conv2d_bf16_policy.json, conv_channel_min.json,
+// conv_grouped.json, conv_transpose2d_grouped_s2.json, depthwise_conv2d.json, conv2d_bf16_policy.json, conv_channel_min.json,
 // conv_channel_logsumexp.json, conv_transpose2d_strided.json, conv_transpose1d_s3.json,
 // conv_transpose3d_s2.json, conv_transpose2d_dilated_unreached.json.
 #include <algorithm>
@@ -51,6 +51,8 @@ bool is_transposed(const std::string& n) {
 // The most channels a padded layout copy selects among (one view each, read per element): a
 // larger C off the alignment stays refused (conv_align_c) rather than copied that slowly.
 constexpr int64_t kMaxPaddedChannels = 16;
+// A grouped conv runs as one conv stage per group (by_slices): at most this many.
+constexpr int64_t kMaxSliceGroups = 16;
 
 bool is_conv(const std::string& n) { return n == "conv1d" || n == "conv2d" || n == "conv3d" || is_transposed(n); }
 
@@ -329,12 +331,9 @@ class ConvMatcher {
     const bool transposed = is_transposed(op.op);
     const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
     if (groups != 1 && !transposed && groups == xs[1]) return depthwise(id, ws, ys);
-    if (groups != 1)
-      return s_.unsupported(id, "groups = " + std::to_string(groups) + " of " + std::to_string(xs[1]) +
-                                    " input channels: conv stages run groups = 1 only (CUTLASS 4.2's sm90 conv has no "
-                                    "grouped convolution) and window stages depthwise convs (groups = C) only; it "
-                                    "runs in a torch stage",
-                            "nothing to change: a grouped conv stays on PyTorch (cuDNN)");
+    if (groups < 1 || xs[1] % groups != 0 || (transposed ? ws[0] != xs[1] : ws[1] * groups != xs[1]))
+      return s_.unsupported(id, "groups = " + std::to_string(groups) + " does not split the " + std::to_string(xs[1]) +
+                                " input channels as the weight " + shape_str(ws) + " says");
     auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
          dil = spatial_attr(op, "dilation", rank, 1);
     if (!stride || !pad || !dil)
@@ -344,8 +343,8 @@ class ConvMatcher {
     // a transposed conv (weight [C, K, ..]) of stride 1 is the conv of the flipped, in/out-swapped
     // weight with padding dilation·(f - 1) - padding (output_padding on the high side)
     std::vector<int64_t> pad_hi = *pad;
-    if (transposed && std::any_of(stride->begin(), stride->end(), [](int64_t v) { return v != 1; }))
-      return strided_transposed(id, x, w, bias, xs, ws, ys, *stride, *pad, *dil);
+    if (groups != 1 || (transposed && std::any_of(stride->begin(), stride->end(), [](int64_t v) { return v != 1; })))
+      return by_slices(id, x, w, bias, xs, ws, ys, *stride, *pad, *dil, groups, transposed);
     if (transposed) {
       const auto out_pad = spatial_attr(op, "output_padding", rank, 0);
       for (size_t i = 0; i < rank; ++i) {
@@ -504,42 +503,57 @@ class ConvMatcher {
     return ok_status();
   }
 
-  // A transposed conv of stride s > 1 (groups 1) by output phases: the outputs o = q·s + φ of one
-  // phase φ (per spatial dim) are a stride-1 conv of x with the taps t where (φ + padding - t·dilation)
-  // is a multiple of s, every s / gcd(s, dilation)-th tap, flipped, at dilation dilation / gcd(s,
-  // dilation), each phase writing its NHWC slice of one phase-major tensor z [phases, N, Q.., K];
-  // one copy reads z back as the NCHW output (a view of its element count, [N, K, Q1, s1, ..]: the
-  // permuting form tiles it). x's NHWC copy is shared. The bias is each phase conv's epilogue;
-  // ops after the conv join the copy's stage. Refused (a torch stage, with the reason): an output
-  // size off a multiple of the stride, a phase with no tap (a kernel smaller than the stride), and
-  // a phase that would crop its input (negative padding).
-  Status strided_transposed(int id, const std::string& x, const std::string& w, const std::string& bias,
-                            const std::vector<int64_t>& xs, const std::vector<int64_t>& ws,
-                            const std::vector<int64_t>& ys, const std::vector<int64_t>& stride,
-                            const std::vector<int64_t>& pad, const std::vector<int64_t>& dil) {
+  // A conv by slices: one conv stage per group and, for a transposed conv, per output phase, each
+  // writing its NHWC slice of one tmp z [G·phases, N, Q.., K/G], read back as the NCHW output by one
+  // copy (a view of its element count, [N, (G,) K/G, Q1, (s1,) ..]: the permuting form tiles it).
+  //  - groups: group g's conv reads its channels of x (an NHWC copy of its own) and its rows of the
+  //    weight; the bias is added in the copy back (a view of it per group is no tensor);
+  //  - a transposed conv: the outputs o = q·s + φ of one phase φ (per spatial dim) are a stride-1
+  //    conv of x with the taps t where (φ + padding - t·dilation) is a multiple of s (every
+  //    s / gcd(s, dilation)-th tap, flipped, at dilation dilation / gcd(s, dilation)); stride 1 is
+  //    one phase of every tap. The bias (groups 1) is each phase conv's epilogue.
+  // An output size off a multiple of the stride: each phase makes ceil(O / s) outputs and a second
+  // copy crops the result. Ops after the conv join the last copy's stage. Refused (a torch stage,
+  // with the reason): more than 16 groups, a phase no tap reaches (a kernel
+  // smaller than the stride, or stride and dilation sharing a factor), a phase that would crop its
+  // input, and what the conv stage's rules refuse (channels per group off the alignment).
+  Status by_slices(int id, const std::string& x, const std::string& w, const std::string& bias,
+                   const std::vector<int64_t>& xs, const std::vector<int64_t>& ws, const std::vector<int64_t>& ys,
+                   const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
+                   const std::vector<int64_t>& dil, int64_t groups, bool transposed) {
     const problem::Op op = s_.ops[static_cast<size_t>(id)];
     const std::string label = s_.op_label(id);
     const size_t rank = xs.size() - 2;
     const problem::DType dt = s_.need(x).dtype;
+    const std::string what = transposed ? "a transposed conv" : "a grouped conv";
     if (s_.options.policy == sol::Policy::exact && dt == problem::DType::f32)
       return s_.unsupported(id, "the exact policy needs fp32-faithful math, and the sm90 conv runs TF32 at best; it runs "
                                 "in a torch stage",
                             "use the tf32 policy to run it as conv stages");
-    const int64_t n = xs[0], c = xs[1], k = ws[1];
-    // per dim and phase: the taps (largest first: the correlation's order), the conv's padding
+    if (groups > kMaxSliceGroups)
+      return s_.unsupported(id, "groups = " + std::to_string(groups) + ": more than " + std::to_string(kMaxSliceGroups) +
+                                    " groups would be as many conv stages; it runs in a torch stage",
+                            "nothing to change: it stays on PyTorch (cuDNN)");
+    const int64_t n = xs[0], c = xs[1], cg = c / groups, kg = transposed ? ws[1] : ws[0] / groups;
+    // per dim, per phase: the taps (tap m at t = tmax - m·step), the conv's stride, dilation, padding
     struct Phase {
-      int64_t tmax = 0, taps = 0, step = 0, dilation = 0, lo = 0, hi = 0;
+      int64_t tmax = 0, taps = 0, step = 0, cstride = 1, dilation = 0, lo = 0, hi = 0;
     };
     std::vector<std::vector<Phase>> phases(rank);
-    std::vector<int64_t> q(rank);
+    std::vector<int64_t> q(rank), sp(rank, 1);  // each phase's output size; phases per dim
+    bool cropped = false;
     for (size_t i = 0; i < rank; ++i) {
       const int64_t s = stride[i], o = ys[2 + i], in = xs[2 + i], f = ws[2 + i];
-      if (o % s != 0)
-        return s_.unsupported(id, "a transposed conv with stride " + std::to_string(s) + " whose output size " +
-                                      std::to_string(o) + " is not a multiple of it: not lowered (its output phases "
-                                      "differ in size); it runs in a torch stage",
-                              "nothing to change: it stays on PyTorch (cuDNN)");
-      q[i] = o / s;
+      if (!transposed) {  // one phase: the conv itself, taps in order
+        q[i] = o;
+        phases[i].push_back(Phase{0, f, -1, s, dil[i], pad[i], pad[i]});
+        continue;
+      }
+      // an output size off a multiple of the stride: every phase makes ceil(o / s) outputs (the
+      // last ones of some phases past the output, cropped by a second copy)
+      q[i] = (o + s - 1) / s;
+      cropped = cropped || o % s != 0;
+      sp[i] = s;
       const int64_t g = std::gcd(s, dil[i]);
       for (int64_t ph = 0; ph < s; ++ph) {
         Phase P;
@@ -570,92 +584,104 @@ class ConvMatcher {
     const bool to_bf16 = s_.options.policy == sol::Policy::bf16 && dt == problem::DType::f32;
     const problem::DType od = to_bf16 ? problem::DType::bf16 : dt;
     const int64_t align = dsl::conv_align(od == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
-    const int64_t cp = c % align == 0 || c > kMaxPaddedChannels ? c : (c + align - 1) / align * align;
-    int64_t count = 1, per = n * k;  // phases; elements of one phase's slice
-    for (size_t i = 0; i < rank; ++i) count *= stride[i], per *= q[i];
-    // every phase against the conv stage's rules first: a refusal makes nothing
-    std::vector<int64_t> xp = xs, yq{n, k};
+    const int64_t cp = cg % align == 0 || cg > kMaxPaddedChannels ? cg : (cg + align - 1) / align * align;
+    int64_t count = 1, per = n * kg;  // phases; elements of one slice
+    for (size_t i = 0; i < rank; ++i) count *= sp[i], per *= q[i];
+    // every sub-conv against the conv stage's rules first: a refusal makes nothing
+    std::vector<int64_t> xp = xs, yq{n, kg};
     xp[1] = cp;
     yq.insert(yq.end(), q.begin(), q.end());
     std::vector<std::vector<size_t>> all;  // phase multi-indices, outermost dim first
     for (int64_t f = 0; f < count; ++f) {
       std::vector<size_t> at(rank);
       for (size_t i = rank, rest = static_cast<size_t>(f); i-- > 0;) {
-        at[i] = rest % static_cast<size_t>(stride[i]);
-        rest /= static_cast<size_t>(stride[i]);
+        at[i] = rest % static_cast<size_t>(sp[i]);
+        rest /= static_cast<size_t>(sp[i]);
       }
-      std::vector<int64_t> wp{k, cp}, ones(rank, 1), lo, hi, dl;
+      std::vector<int64_t> wp{kg, cp}, cs, lo, hi, dl;
       for (size_t i = 0; i < rank; ++i) {
         const Phase& P = phases[i][at[i]];
         wp.push_back(P.taps);
+        cs.push_back(P.cstride);
         lo.push_back(P.lo);
         hi.push_back(P.hi);
         dl.push_back(P.dilation);
       }
-      if (Status st = check_rules(id, xp, wp, yq, ones, lo, hi, dl, od, dt, !bias.empty(), {}); !st) return st;
+      if (Status st = check_rules(id, xp, wp, yq, cs, lo, hi, dl, od, dt, !bias.empty() && groups == 1, {}); !st)
+        return st;
       all.push_back(at);
     }
     std::vector<problem::Op> pre;
-    const std::string xh =
-        relayout(x, x + "_nhwc", Strided{x, channels_last_shape(xs), channels_last_strides(xs), 0}, cp, pre, op.line, od);
-    std::vector<int64_t> zshape{count, n};
-    zshape.insert(zshape.end(), q.begin(), q.end());
-    zshape.push_back(k);
     const problem::DType yt = s_.need(op.outputs[0]).dtype;
-    const std::string z = s_.add_tensor(op.outputs[0] + "_phases", yt, zshape);
+    std::vector<int64_t> zshape{groups * count, n};
+    zshape.insert(zshape.end(), q.begin(), q.end());
+    zshape.push_back(kg);
+    const std::string z = s_.add_tensor(op.outputs[0] + (transposed ? "_phases" : "_groups"), yt, zshape);
     std::vector<int64_t> slice{n};
     slice.insert(slice.end(), q.begin(), q.end());
-    slice.push_back(k);
-    const auto wst = lower_contiguous_strides(ws);  // w [C, K, R..]
-    if (!bias.empty()) s_.decl_shape[bias] = {k};
-    for (int64_t f = 0; f < count; ++f) {
-      const std::vector<size_t>& at = all[static_cast<size_t>(f)];
-      std::string tag = "_phase";
-      Strided wv{w, {k}, {wst[1]}, 0};
-      for (size_t i = 0; i < rank; ++i) {
-        const Phase& P = phases[i][at[i]];
-        tag += std::to_string(at[i]);
-        wv.shape.push_back(P.taps);  // tap m at t = tmax - m·step: the correlation's order
-        wv.strides.push_back(-P.step * wst[2 + i]);
-        wv.offset += P.tmax * wst[2 + i];
+    slice.push_back(kg);
+    const auto wst = lower_contiguous_strides(ws);
+    const int64_t spatial = shape_numel(xs) / (n * c);
+    if (!bias.empty() && groups == 1) s_.decl_shape[bias] = {kg};
+    for (int64_t g = 0; g < groups; ++g) {
+      std::vector<int64_t> xg = xs;
+      xg[1] = cg;
+      const std::string gtag = groups > 1 ? "_g" + std::to_string(g) : "";
+      const std::string xh = relayout(x, x + gtag + "_nhwc",
+                                      Strided{x, channels_last_shape(xg), channels_last_strides(xs), g * cg * spatial},
+                                      cp, pre, op.line, od);
+      for (int64_t f = 0; f < count; ++f) {
+        const std::vector<size_t>& at = all[static_cast<size_t>(f)];
+        std::string tag = gtag + (transposed ? "_phase" : "");
+        // KRSC of the group's weight: rows kk, taps m.., channels cc
+        Strided wv{w, {kg}, {transposed ? wst[1] : wst[0]}, transposed ? g * cg * wst[0] : g * kg * wst[0]};
+        for (size_t i = 0; i < rank; ++i) {
+          const Phase& P = phases[i][at[i]];
+          if (transposed) tag += std::to_string(at[i]);
+          wv.shape.push_back(P.taps);
+          wv.strides.push_back(-P.step * wst[2 + i]);
+          wv.offset += P.tmax * wst[2 + i];
+        }
+        wv.shape.push_back(cg);
+        wv.strides.push_back(transposed ? wst[0] : wst[1]);
+        const std::string wh = relayout(w, w + tag + (transposed ? "_flipped_krsc" : "_krsc"), wv, cp, pre, op.line, od);
+        const std::string zf = s_.add_tensor(z + tag, yt, slice);  // z's slice: written, never read as such
+        s_.strided[zf] = Strided{z, slice, lower_contiguous_strides(slice), (g * count + f) * per};
+        problem::Op cv;
+        cv.op = "conv";
+        cv.inputs = {tensor_operand(xh), tensor_operand(wh)};
+        if (!bias.empty() && groups == 1) cv.inputs.push_back(tensor_operand(bias));
+        cv.outputs = {zf};
+        std::vector<int64_t> cs, lo, hi, dl;
+        for (size_t i = 0; i < rank; ++i) {
+          const Phase& P = phases[i][at[i]];
+          cs.push_back(P.cstride);
+          lo.push_back(P.lo);
+          hi.push_back(P.hi);
+          dl.push_back(P.dilation);
+        }
+        cv.attrs = {{"stride", cs}, {"padding", lo}, {"dilation", dl}};
+        if (hi != lo) cv.attrs["padding_hi"] = hi;
+        cv.line = op.line;
+        pre.push_back(std::move(cv));
       }
-      wv.shape.push_back(c);
-      wv.strides.push_back(wst[0]);
-      const std::string wh = relayout(w, w + tag + "_krsc", wv, cp, pre, op.line, od);
-      const std::string zf = s_.add_tensor(z + tag.substr(6), yt, slice);  // z's slice
-      s_.strided[zf] = Strided{z, slice, lower_contiguous_strides(slice), f * per};  // no alias: written, not read
-      problem::Op cv;
-      cv.op = "conv";
-      cv.inputs = {tensor_operand(xh), tensor_operand(wh)};
-      if (!bias.empty()) cv.inputs.push_back(tensor_operand(bias));
-      cv.outputs = {zf};
-      std::vector<int64_t> lo, hi, dl;
-      for (size_t i = 0; i < rank; ++i) {
-        const Phase& P = phases[i][at[i]];
-        lo.push_back(P.lo);
-        hi.push_back(P.hi);
-        dl.push_back(P.dilation);
-      }
-      cv.attrs = {{"stride", std::vector<int64_t>(rank, 1)}, {"padding", lo}, {"dilation", dl}};
-      if (hi != lo) cv.attrs["padding_hi"] = hi;
-      cv.line = op.line;
-      pre.push_back(std::move(cv));
     }
-    // back to NCHW: y [N, K, O..] read from z as [N, K, Q1, s1, ..] (its element order)
-    std::vector<int64_t> vshape{n, k}, vstr{per / n, 1};
-    int64_t phase_stride = per, q_stride = k;
+    // back to NCHW: y [N, K, O..] read from z as [N, (G,) K/G, Q1, (s1,) ..] (its element order)
+    std::vector<int64_t> vshape{n}, vstr{per / n};
+    if (groups > 1) vshape.push_back(groups), vstr.push_back(count * per);
+    vshape.push_back(kg);
+    vstr.push_back(1);
     std::vector<int64_t> qs(rank), ps(rank);
-    for (size_t i = rank; i-- > 0;) {
-      qs[i] = q_stride;
-      q_stride *= q[i];
-      ps[i] = phase_stride;
-      phase_stride *= stride[i];
+    for (size_t i = rank, qst = kg, pst = per; i-- > 0;) {
+      qs[i] = static_cast<int64_t>(qst);
+      qst *= static_cast<size_t>(q[i]);
+      ps[i] = static_cast<int64_t>(pst);
+      pst *= static_cast<size_t>(sp[i]);
     }
     for (size_t i = 0; i < rank; ++i) {
       vshape.push_back(q[i]);
       vstr.push_back(qs[i]);
-      vshape.push_back(stride[i]);
-      vstr.push_back(ps[i]);
+      if (sp[i] > 1) vshape.push_back(sp[i]), vstr.push_back(ps[i]);
     }
     const std::string view = s_.add_tensor(z + "_nchw_v", yt, vshape);
     s_.strided[view] = Strided{z, vshape, vstr, 0};
@@ -663,16 +689,55 @@ class ConvMatcher {
     problem::Op c2;
     c2.op = "strided_copy";
     c2.inputs = {tensor_operand(view)};
-    c2.outputs = {op.outputs[0]};
     c2.line = op.line;
-    pre.push_back(std::move(c2));
+    if (cropped) {  // the phases' outputs in full, [N, K, Q1·s1, ..], then their first O.. of each dim
+      std::vector<int64_t> full{n, groups * kg};
+      for (size_t i = 0; i < rank; ++i) full.push_back(q[i] * sp[i]);
+      const std::string padded = s_.add_tensor(op.outputs[0] + "_uncropped", yt, full);
+      c2.outputs = {padded};
+      pre.push_back(std::move(c2));
+      const std::string crop = s_.add_tensor(padded + "_v", yt, ys);
+      s_.strided[crop] = Strided{padded, ys, lower_contiguous_strides(full), 0};
+      s_.views[crop] = View{padded, false};
+      c2 = problem::Op{};
+      c2.op = "strided_copy";
+      c2.inputs = {tensor_operand(crop)};
+      c2.line = op.line;
+    }
+    if (!bias.empty() && groups > 1) {  // the bias after the copy, one value per channel
+      const std::string copied = s_.add_tensor(op.outputs[0] + "_nobias", yt, ys);
+      c2.outputs = {copied};
+      pre.push_back(std::move(c2));
+      std::vector<int64_t> bshape(rank + 1, 1);
+      bshape[0] = groups * kg;
+      s_.decl_shape[bias] = bshape;  // declared [K, 1, ..], as batch_norm's vectors (pass_expand_ops)
+      const std::string b = s_.add_tensor(bias + "_per_channel", s_.need(bias).dtype, bshape);
+      s_.views[b] = View{bias, false};
+      problem::Op add;
+      add.op = "add";
+      add.inputs = {tensor_operand(copied), tensor_operand(b)};
+      add.outputs = {op.outputs[0]};
+      add.line = op.line;
+      pre.push_back(std::move(add));
+    } else {
+      c2.outputs = {op.outputs[0]};
+      pre.push_back(std::move(c2));
+    }
     s_.replace_op(id, std::move(pre));
     std::string sizes;
     for (size_t i = 0; i < rank; ++i) sizes += (i ? "x" : "") + std::to_string(stride[i]);
-    s_.notes.push_back(label + ": a transposed conv of stride " + sizes + " as " + std::to_string(count) +
-                       " conv stages, one per output phase (each the stride-1 conv of its taps of the flipped "
-                       "weight), writing slices of one phase-major NHWC tensor; x copied NCHW -> NHWC once" +
-                       (to_bf16 ? " (bf16: the bf16 policy)" : "") + ", the result read back to NCHW in one copy");
+    const int64_t stages = groups * count;
+    s_.notes.push_back(label + ": " + what + (transposed ? " of stride " + sizes : std::string()) +
+                       (groups > 1 ? " with " + std::to_string(groups) + " groups" : std::string()) + " as " +
+                       std::to_string(stages) + " conv stages (" +
+                       (groups > 1 ? "one per group" + std::string(count > 1 ? " and " : "") : std::string()) +
+                       (count > 1 ? "one per output phase, each the stride-1 conv of its taps of the flipped weight"
+                                  : std::string()) +
+                       ") writing slices of one NHWC tensor; x copied NCHW -> NHWC " +
+                       (groups > 1 ? "per group" : "once") + (to_bf16 ? " (bf16: the bf16 policy)" : "") +
+                       ", the result read back to NCHW in one copy" +
+                       (cropped ? " (and a second cropping it: an output size off a multiple of the stride)" : "") +
+                       (!bias.empty() && groups > 1 ? " with the bias" : ""));
     return ok_status();
   }
 
