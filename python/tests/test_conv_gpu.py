@@ -27,6 +27,8 @@ CATEGORIES = [
     "cv2_conv2d_batchnorm_scale",        # eval BatchNorm folded into the epilogue
     "cv2_conv2d_hardswish_maxpool_mish",  # epilogue, then a pool in a torch stage
     "cv2_conv2d_min_tanh_tanh",          # a min over the channels reading the NHWC rows (no copy back)
+    "cv2_convt2d_bias_clamp_scale",      # stride-2 transposed: four output phases writing slices
+    "cv1_convt3d_strided_grouped",       # grouped and strided transposed 3-D: 4 groups x 8 phases
 ]
 
 
