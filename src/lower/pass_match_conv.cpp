@@ -591,25 +591,32 @@ class ConvMatcher {
     std::vector<int64_t> xp = xs, yq{n, kg};
     xp[1] = cp;
     yq.insert(yq.end(), q.begin(), q.end());
-    std::vector<std::vector<size_t>> all;  // phase multi-indices, outermost dim first
+    struct Sub {  // one phase: its index per dim (outermost first) and its conv's per-dim settings
+      std::vector<size_t> at;
+      std::vector<int64_t> cs, lo, hi, dl;
+    };
+    std::vector<Sub> all;
     for (int64_t f = 0; f < count; ++f) {
-      std::vector<size_t> at(rank);
+      Sub sub;
+      sub.at.resize(rank);
       for (size_t i = rank, rest = static_cast<size_t>(f); i-- > 0;) {
-        at[i] = rest % static_cast<size_t>(sp[i]);
+        sub.at[i] = rest % static_cast<size_t>(sp[i]);
         rest /= static_cast<size_t>(sp[i]);
       }
-      std::vector<int64_t> wp{kg, cp}, cs, lo, hi, dl;
+      std::vector<int64_t> wp{kg, cp};
       for (size_t i = 0; i < rank; ++i) {
-        const Phase& P = phases[i][at[i]];
+        const Phase& P = phases[i][sub.at[i]];
         wp.push_back(P.taps);
-        cs.push_back(P.cstride);
-        lo.push_back(P.lo);
-        hi.push_back(P.hi);
-        dl.push_back(P.dilation);
+        sub.cs.push_back(P.cstride);
+        sub.lo.push_back(P.lo);
+        sub.hi.push_back(P.hi);
+        sub.dl.push_back(P.dilation);
       }
-      if (Status st = check_rules(id, xp, wp, yq, cs, lo, hi, dl, od, dt, !bias.empty() && groups == 1, {}); !st)
+      if (Status st = check_rules(id, xp, wp, yq, sub.cs, sub.lo, sub.hi, sub.dl, od, dt, !bias.empty() && groups == 1,
+                                  {});
+          !st)
         return st;
-      all.push_back(at);
+      all.push_back(std::move(sub));
     }
     std::vector<problem::Op> pre;
     const problem::DType yt = s_.need(op.outputs[0]).dtype;
@@ -631,7 +638,8 @@ class ConvMatcher {
                                       Strided{x, channels_last_shape(xg), channels_last_strides(xs), g * cg * spatial},
                                       cp, pre, op.line, od);
       for (int64_t f = 0; f < count; ++f) {
-        const std::vector<size_t>& at = all[static_cast<size_t>(f)];
+        const Sub& sub = all[static_cast<size_t>(f)];
+        const std::vector<size_t>& at = sub.at;
         std::string tag = gtag + (transposed ? "_phase" : "");
         // KRSC of the group's weight: rows kk, taps m.., channels cc
         Strided wv{w, {kg}, {transposed ? wst[1] : wst[0]}, transposed ? g * cg * wst[0] : g * kg * wst[0]};
@@ -652,16 +660,8 @@ class ConvMatcher {
         cv.inputs = {tensor_operand(xh), tensor_operand(wh)};
         if (!bias.empty() && groups == 1) cv.inputs.push_back(tensor_operand(bias));
         cv.outputs = {zf};
-        std::vector<int64_t> cs, lo, hi, dl;
-        for (size_t i = 0; i < rank; ++i) {
-          const Phase& P = phases[i][at[i]];
-          cs.push_back(P.cstride);
-          lo.push_back(P.lo);
-          hi.push_back(P.hi);
-          dl.push_back(P.dilation);
-        }
-        cv.attrs = {{"stride", cs}, {"padding", lo}, {"dilation", dl}};
-        if (hi != lo) cv.attrs["padding_hi"] = hi;
+        cv.attrs = {{"stride", sub.cs}, {"padding", sub.lo}, {"dilation", sub.dl}};
+        if (sub.hi != sub.lo) cv.attrs["padding_hi"] = sub.hi;
         cv.line = op.line;
         pre.push_back(std::move(cv));
       }
