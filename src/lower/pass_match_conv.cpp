@@ -513,10 +513,11 @@ class ConvMatcher {
   //    s / gcd(s, dilation)-th tap, flipped, at dilation dilation / gcd(s, dilation)); stride 1 is
   //    one phase of every tap. The bias (groups 1) is each phase conv's epilogue.
   // An output size off a multiple of the stride: each phase makes ceil(O / s) outputs and a second
-  // copy crops the result. Ops after the conv join the last copy's stage. Refused (a torch stage,
-  // with the reason): more than 16 groups, a phase no tap reaches (a kernel
-  // smaller than the stride, or stride and dilation sharing a factor), a phase that would crop its
-  // input, and what the conv stage's rules refuse (channels per group off the alignment).
+  // copy crops the result. A phase no tap reaches (a kernel smaller than the stride, or stride and
+  // dilation sharing a factor) is a fill of its slice: the bias, or zeros. Ops after the conv join the
+  // last copy's stage. Refused (a torch stage, with the reason): more than 16 groups, a phase that
+  // would crop its input, and what the conv stage's rules refuse (channels per group off the
+  // alignment).
   Status by_slices(int id, const std::string& x, const std::string& w, const std::string& bias,
                    const std::vector<int64_t>& xs, const std::vector<int64_t>& ws, const std::vector<int64_t>& ys,
                    const std::vector<int64_t>& stride, const std::vector<int64_t>& pad,
@@ -564,11 +565,10 @@ class ConvMatcher {
           if (P.taps == 0) P.tmax = t, cmin = v / s;
           ++P.taps;
         }
-        if (P.taps == 0)
-          return s_.unsupported(id, "a transposed conv with stride " + std::to_string(s) + " and a " + std::to_string(f) +
-                                        "-tap kernel has an output phase no tap reaches: not lowered; it runs in a "
-                                        "torch stage",
-                                "nothing to change: it stays on PyTorch (cuDNN)");
+        if (P.taps == 0) {  // no tap reaches this phase: its outputs are the bias alone (a fill)
+          phases[i].push_back(P);
+          continue;
+        }
         P.step = s / g;
         P.dilation = dil[i] / g;
         P.lo = -cmin;
@@ -594,6 +594,7 @@ class ConvMatcher {
     struct Sub {  // one phase: its index per dim (outermost first) and its conv's per-dim settings
       std::vector<size_t> at;
       std::vector<int64_t> cs, lo, hi, dl;
+      bool empty = false;  // a dim's phase no tap reaches: no conv, a fill
     };
     std::vector<Sub> all;
     for (int64_t f = 0; f < count; ++f) {
@@ -606,18 +607,24 @@ class ConvMatcher {
       std::vector<int64_t> wp{kg, cp};
       for (size_t i = 0; i < rank; ++i) {
         const Phase& P = phases[i][sub.at[i]];
+        sub.empty = sub.empty || P.taps == 0;
         wp.push_back(P.taps);
         sub.cs.push_back(P.cstride);
         sub.lo.push_back(P.lo);
         sub.hi.push_back(P.hi);
         sub.dl.push_back(P.dilation);
       }
-      if (Status st = check_rules(id, xp, wp, yq, sub.cs, sub.lo, sub.hi, sub.dl, od, dt, !bias.empty() && groups == 1,
-                                  {});
-          !st)
-        return st;
+      if (!sub.empty)
+        if (Status st = check_rules(id, xp, wp, yq, sub.cs, sub.lo, sub.hi, sub.dl, od, dt,
+                                    !bias.empty() && groups == 1, {});
+            !st)
+          return st;
       all.push_back(std::move(sub));
     }
+    int64_t fills = 0;
+    for (const Sub& sub : all) fills += sub.empty;
+    if (fills == count)
+      return s_.unsupported(id, "no output phase of this transposed conv has a tap; it runs in a torch stage");
     std::vector<problem::Op> pre;
     const problem::DType yt = s_.need(op.outputs[0]).dtype;
     std::vector<int64_t> zshape{groups * count, n};
@@ -640,6 +647,22 @@ class ConvMatcher {
       for (int64_t f = 0; f < count; ++f) {
         const Sub& sub = all[static_cast<size_t>(f)];
         const std::vector<size_t>& at = sub.at;
+        if (sub.empty) {  // the slice holds the bias (groups 1) or zeros (the copy back adds a group's bias)
+          std::string tag = gtag + "_phase";
+          for (size_t i = 0; i < rank; ++i) tag += std::to_string(at[i]);
+          const std::string zf = s_.add_tensor(z + tag, yt, slice);
+          s_.strided[zf] = Strided{z, slice, lower_contiguous_strides(slice), (g * count + f) * per};
+          const std::string zero = s_.add_tensor(z + tag + "_zero", yt, {1});
+          s_.tensors.back().kind = problem::TensorKind::constant;
+          s_.tensors.back().value = 0.0;
+          problem::Op fill;
+          fill.op = "add";
+          fill.inputs = {tensor_operand(zero), tensor_operand(!bias.empty() && groups == 1 ? bias : zero)};
+          fill.outputs = {zf};
+          fill.line = op.line;
+          pre.push_back(std::move(fill));
+          continue;
+        }
         std::string tag = gtag + (transposed ? "_phase" : "");
         // KRSC of the group's weight: rows kk, taps m.., channels cc
         Strided wv{w, {kg}, {transposed ? wst[1] : wst[0]}, transposed ? g * cg * wst[0] : g * kg * wst[0]};
@@ -726,10 +749,13 @@ class ConvMatcher {
     s_.replace_op(id, std::move(pre));
     std::string sizes;
     for (size_t i = 0; i < rank; ++i) sizes += (i ? "x" : "") + std::to_string(stride[i]);
-    const int64_t stages = groups * count;
+    const int64_t stages = groups * (count - fills);
     s_.notes.push_back(label + ": " + what + (transposed ? " of stride " + sizes : std::string()) +
                        (groups > 1 ? " with " + std::to_string(groups) + " groups" : std::string()) + " as " +
-                       std::to_string(stages) + " conv stages (" +
+                       std::to_string(stages) + " conv stages" +
+                       (fills > 0 ? " and " + std::to_string(groups * fills) + " fills (output phases no tap reaches)"
+                                  : std::string()) +
+                       " (" +
                        (groups > 1 ? "one per group" + std::string(count > 1 ? " and " : "") : std::string()) +
                        (count > 1 ? "one per output phase, each the stride-1 conv of its taps of the flipped weight"
                                   : std::string()) +
