@@ -749,11 +749,11 @@ class ConvMatcher {
     s_.replace_op(id, std::move(pre));
     std::string sizes;
     for (size_t i = 0; i < rank; ++i) sizes += (i ? "x" : "") + std::to_string(stride[i]);
-    const int64_t stages = groups * (count - fills);
+    auto many = [](int64_t v, const std::string& what) { return std::to_string(v) + " " + what + (v == 1 ? "" : "s"); };
     s_.notes.push_back(label + ": " + what + (transposed ? " of stride " + sizes : std::string()) +
                        (groups > 1 ? " with " + std::to_string(groups) + " groups" : std::string()) + " as " +
-                       std::to_string(stages) + " conv stages" +
-                       (fills > 0 ? " and " + std::to_string(groups * fills) + " fills (output phases no tap reaches)"
+                       many(groups * (count - fills), "conv stage") +
+                       (fills > 0 ? " and " + many(groups * fills, "fill") + " (output phases no tap reaches)"
                                   : std::string()) +
                        " (" +
                        (groups > 1 ? "one per group" + std::string(count > 1 ? " and " : "") : std::string()) +
