@@ -61,6 +61,19 @@ std::string params_struct(const std::string& pre, const std::vector<std::string>
   return d + "};\n";
 }
 
+// The launcher's opening: the params struct filled from StageArgs (inputs, scalars, outputs).
+std::string bind_params(const dsl::Program& program, const std::string& pre, const std::vector<std::string>& fields,
+                        const std::vector<std::string>& scalars, const std::vector<std::string>& outputs) {
+  std::string d = fmt::format("  {}params p{{}};\n", pre);
+  for (size_t i = 0; i < fields.size(); ++i)
+    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
+  for (size_t i = 0; i < scalars.size(); ++i)
+    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, outputs[i]));
+  return d;
+}
+
 std::vector<std::string> names_of(const std::vector<const dsl::Tensor*>& ts) {
   std::vector<std::string> out;
   for (const auto* t : ts) out.push_back(t->name);
@@ -121,13 +134,7 @@ Result<StageCode> emit_transposed(const dsl::Program& program, int stage_index, 
   for (size_t i = 0; i < fields.size(); ++i) d += fmt::format("      const float t{0}x = t{0}s[tx][ty + k];\n", i);
   d += "      {\n" + body + "      }\n    }\n  }\n}\n";
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
-  d += fmt::format("  {}params p{{}};\n", pre);
-  for (size_t i = 0; i < fields.size(); ++i)
-    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
-  for (size_t i = 0; i < scalars.size(); ++i)
-    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
-  for (size_t i = 0; i < stores.size(); ++i)
-    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, stores[i]->name));
+  d += bind_params(program, pre, fields, scalars, names_of(stores));
   d += fmt::format("  {}kernel<<<{}, 256, 0, args.stream>>>(p);\n", pre, batch * tiles_r * tiles_c);
   d += simt_launch_check(label);
   d += "  return 0;\n}\n";
@@ -174,7 +181,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   std::map<std::string, std::vector<int64_t>> tiled;  // field -> merged strides
   for (const auto& [f, li] : loads)
     if (li.mode == dsl::LoadMode::full)
-      if (auto s = dsl::simt_permute_strides(*li.tensor, oshape, pt)) tiled[f] = *s;
+      if (auto s = dsl::simt_permute_strides(*li.tensor, out0, pt)) tiled[f] = *s;
   if (tiled.empty()) return make_error(ErrorCode::internal, label + ": a permuting stage without a permuting read");
   int64_t outer = 1;
   for (size_t d = 0; d < j; ++d) outer *= pt.shape[d];
@@ -230,9 +237,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
     } else if (li.mode == dsl::LoadMode::col) {
       at = fmt::format("at % {}LL", last);
     } else if (t.role == dsl::TensorRole::view) {
-      bool bc = t.shape.size() <= oshape.size();
-      for (size_t k = 0; bc && k < t.shape.size(); ++k)
-        bc = t.shape[t.shape.size() - 1 - k] == 1 || t.shape[t.shape.size() - 1 - k] == oshape[oshape.size() - 1 - k];
+      const bool bc = dsl::simt_broadcasts_to(t.shape, oshape);
       at = simt_element_offset(bc ? oshape : t.shape, t.shape, t.view_strides, small, "at");
     } else {
       at = t.numel() == numel ? "at" : simt_broadcast_offset(oshape, t.shape, "at");
@@ -241,19 +246,13 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   }
   d += "      {\n" + body + "      }\n    }\n  }\n}\n";
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
-  d += fmt::format("  {}params p{{}};\n", pre);
+  d += bind_params(program, pre, fields, scalars, names_of(stores));
   std::string align_check;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
+  for (size_t i = 0; i < fields.size(); ++i)
     align_check += fmt::format(" || !ucut_simt::aligned(p.t{}, {})", i,
                                dsl::dtype_bytes(program.find_tensor(fields[i])->dtype));
-  }
-  for (size_t i = 0; i < scalars.size(); ++i)
-    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
-  for (size_t i = 0; i < stores.size(); ++i) {
-    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, stores[i]->name));
+  for (size_t i = 0; i < stores.size(); ++i)
     align_check += fmt::format(" || !ucut_simt::aligned(p.o{}, {})", i, dsl::dtype_bytes(stores[i]->dtype));
-  }
   d += fmt::format("  if (false{}) {{\n    ucut_rt::set_error(\"{}: tensors must be aligned to their element size\");\n"
                    "    return 2;\n  }}\n", align_check, label);
   d += fmt::format("  {}kernel<<<{}, 256, 0, args.stream>>>(p);\n", pre, outer * tiles_j * tiles_c);
@@ -384,9 +383,7 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
       const auto& vs = li.tensor->view_strides;
       // broadcast to the output, or (the output's element count in another shape) read in the
       // output's element order: then the view's own dims index it
-      bool bc = ts.size() <= oshape.size();
-      for (size_t k = 0; bc && k < ts.size(); ++k)
-        bc = ts[ts.size() - 1 - k] == 1 || ts[ts.size() - 1 - k] == oshape[oshape.size() - 1 - k];
+      const bool bc = dsl::simt_broadcasts_to(ts, oshape);
       const std::vector<int64_t>& walk = bc ? oshape : ts;
       // 32-bit division by constants where every position fits (a few instructions, where 64-bit
       // division costs tens: the copy stays memory-bound)
@@ -454,21 +451,16 @@ Result<StageCode> codegen_emit_elementwise(const dsl::Program& program, int stag
   d += "    }\n  }\n}\n";
   // launcher
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
-  d += fmt::format("  {}params p{{}};\n", pre);
+  d += bind_params(program, pre, fields, scalars, outs);
   std::string align_check;
   for (size_t i = 0; i < fields.size(); ++i) {
     const LoadInfo& li = loads["t" + std::to_string(i)];
-    d += fmt::format("  p.t{} = args.tensors[{}];\n", i, simt_tensor_index(program, fields[i]));
     const auto vv = view_vec.find("t" + std::to_string(i));
     const int lanes = vv != view_vec.end() && !vv->second ? 1 : V;  // a view read element by element
     align_check += fmt::format(" || !ucut_simt::aligned(p.t{}, {})", i, lanes * dsl::dtype_bytes(li.tensor->dtype));
   }
-  for (size_t i = 0; i < scalars.size(); ++i)
-    d += fmt::format("  p.s{} = static_cast<float>(args.scalars[{}]);\n", i, simt_scalar_index(program, scalars[i]));
-  for (size_t i = 0; i < stores.size(); ++i) {
-    d += fmt::format("  p.o{} = args.tensors[{}];\n", i, simt_tensor_index(program, stores[i].first->name));
+  for (size_t i = 0; i < stores.size(); ++i)
     align_check += fmt::format(" || !ucut_simt::aligned(p.o{}, {})", i, V * dsl::dtype_bytes(stores[i].first->dtype));
-  }
   d += fmt::format(
       "  if (false{}) {{\n    ucut_rt::set_error(\"{}: tensors must be aligned to {} elements\");\n"
       "    return 2;\n  }}\n", align_check, label, V);

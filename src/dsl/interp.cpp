@@ -501,12 +501,8 @@ Status run_elementwise(const Program& p, const Stage& st, const ElementwiseStage
       return (**t).at(idx / mat * mat + j * rows + i);
     }
     // a view of the output's element count that does not broadcast: the output's element order
-    if (td->role == TensorRole::view && td->numel() == numel && td->shape != os) {
-      bool bc = td->shape.size() <= os.size();
-      for (size_t k = 0; bc && k < td->shape.size(); ++k)
-        bc = td->shape[td->shape.size() - 1 - k] == 1 || td->shape[td->shape.size() - 1 - k] == os[os.size() - 1 - k];
-      if (!bc) return (**t).at(idx);
-    }
+    if (td->role == TensorRole::view && td->numel() == numel && td->shape != os && !simt_broadcasts_to(td->shape, os))
+      return (**t).at(idx);
     int64_t off = 0, stride = 1, rem = idx;
     for (size_t k = 0; k < os.size(); ++k) {
       int64_t c = rem % os[os.size() - 1 - k];

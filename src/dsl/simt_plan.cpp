@@ -491,15 +491,21 @@ std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, con
   return found;
 }
 
-std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const std::vector<int64_t>& out_shape,
-                                                         const PermuteTiling& pt) {
-  int64_t numel = 1;
-  for (int64_t d : out_shape) numel *= d;
-  if (t.role != TensorRole::view || t.numel() != numel || t.view_strides.size() != t.shape.size())
+std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const Tensor& out, const PermuteTiling& pt) {
+  if (t.role != TensorRole::view || t.numel() != out.numel() || t.view_strides.size() != t.shape.size())
     return std::nullopt;
   MergedView m = simt_merge_view(t.shape, t.view_strides);
   if (m.shape != pt.shape || !unit(m.strides[pt.j])) return std::nullopt;
   return m.strides;
+}
+
+bool simt_broadcasts_to(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+  if (shape.size() > out.size()) return false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const int64_t te = shape[shape.size() - 1 - k];
+    if (te != 1 && te != out[out.size() - 1 - k]) return false;
+  }
+  return true;
 }
 
 Result<ElementwisePlan> simt_plan_elementwise(int64_t numel, int64_t last_dim, int out_bytes,

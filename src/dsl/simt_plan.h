@@ -166,10 +166,14 @@ struct PermuteTiling {
 // The tiling of the first permuting view the body reads (statement order), if any.
 std::optional<PermuteTiling> simt_permute_tiling(const ElementwiseStage& es, const Tensor& out,
                                                  const std::function<const Tensor*(const std::string&)>& find);
-// Whether view `t` is read through `pt`'s tile (the output's shape, the same merged dims, stride
-// +-1 at j), and its merged strides.
-std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const std::vector<int64_t>& out_shape,
-                                                         const PermuteTiling& pt);
+// Whether view `t` is read through `pt`'s tile (the output's element count, the same merged dims,
+// stride +-1 at j), and its merged strides.
+std::optional<std::vector<int64_t>> simt_permute_strides(const Tensor& t, const Tensor& out, const PermuteTiling& pt);
+
+// Whether a tensor of `shape` broadcasts to `out` NumPy-style (right-aligned, each dim equal or 1).
+// A full read of a view that does not, of the output's element count, reads in the output's
+// element order (a reshape; docs/language.md, "Views").
+bool simt_broadcasts_to(const std::vector<int64_t>& shape, const std::vector<int64_t>& out);
 
 // The plan a checked non-GEMM stage gets from its knobs (the same call the code generator
 // makes), or why there is none; nullopt for GEMM stages and stages without a planned kernel.

@@ -234,6 +234,22 @@ class ConvMatcher {
     return pad.outputs[0];
   }
 
+  // The conv operands' layout copies: their dtype, the data's or bf16 under the bf16 policy on f32
+  // data (converted in the copies, which are made anyway: no pass of their own, and half the bytes
+  // written), and their channels, `c` or, off the conv stage's 16-byte channel alignment (C = 3),
+  // padded with zero channels up to it.
+  struct Operands {
+    bool to_bf16;
+    problem::DType dtype;
+    int64_t channels;
+  };
+  Operands operands(problem::DType data, int64_t c) const {
+    const bool to_bf16 = s_.options.policy == sol::Policy::bf16 && data == problem::DType::f32;
+    const problem::DType od = to_bf16 ? problem::DType::bf16 : data;
+    const int64_t align = dsl::conv_align(od == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
+    return {to_bf16, od, c % align == 0 || c > kMaxPaddedChannels ? c : (c + align - 1) / align * align};
+  }
+
   // A reduction over the channels alone (dim 1: sum, mean, max, min, amax, amin, logsumexp; a max/min's
   // indices unread), the only reader of the conv chain's NCHW result `last`, reads the channels-last
   // `value` instead, over its last dim: a rowwise stage over K contiguous values, and no copy back to
@@ -414,13 +430,7 @@ class ConvMatcher {
         return s_.unsupported(id, "the exact policy needs fp32-faithful math, and the sm90 conv runs TF32 at best "
                                   "(CUTLASS 4.2 has no 3xTF32 or FP32 convolution for sm90); it runs in a torch stage",
                               "use the tf32 policy to run it as a conv stage");
-      // the operands' dtype: the data's, or bf16 under the bf16 policy on f32 data (converted in the
-      // layout copies, which are made anyway: no pass of their own, and half the bytes written)
-      const bool to_bf16 = s_.options.policy == sol::Policy::bf16 && dt == problem::DType::f32;
-      const problem::DType od = to_bf16 ? problem::DType::bf16 : dt;
-      // C off the stage's channel alignment (Cin = 3): x and w copied with zero channels up to it
-      const int64_t align = dsl::conv_align(od == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
-      const int64_t cp = c % align == 0 || c > kMaxPaddedChannels ? c : (c + align - 1) / align * align;
+      const auto [to_bf16, od, cp] = operands(dt, c);
       std::vector<int64_t> wk = ws;  // the fprop weight's KCRS shape
       if (transposed) std::swap(wk[0], wk[1]);
       std::vector<int64_t> xp = xs, wp = wk;
@@ -581,10 +591,7 @@ class ConvMatcher {
         phases[i].push_back(P);
       }
     }
-    const bool to_bf16 = s_.options.policy == sol::Policy::bf16 && dt == problem::DType::f32;
-    const problem::DType od = to_bf16 ? problem::DType::bf16 : dt;
-    const int64_t align = dsl::conv_align(od == problem::DType::f32 ? dsl::DType::f32 : dsl::DType::bf16);
-    const int64_t cp = cg % align == 0 || cg > kMaxPaddedChannels ? cg : (cg + align - 1) / align * align;
+    const auto [to_bf16, od, cp] = operands(dt, cg);
     int64_t count = 1, per = n * kg;  // phases; elements of one slice
     for (size_t i = 0; i < rank; ++i) count *= sp[i], per *= q[i];
     // every sub-conv against the conv stage's rules first: a refusal makes nothing
