@@ -55,11 +55,100 @@ def _nvidia_smi(query: str, gpu: str = "0") -> str:
     return lines[0] if lines else ""
 
 
-def other_gpu_processes(gpu: str = "0") -> int:
-    """How many processes besides this one hold a CUDA context on ``gpu`` (nvidia-smi's compute
-    apps less one for this worker; 0 when nvidia-smi lists none, e.g. in a container that hides
-    them, or is missing)."""
-    return max(0, len(_smi_lines(["--query-compute-apps=pid", "--format=csv,noheader"], gpu)) - 1)
+class Nvml:
+    """The two readings a baseline takes while the GPU worker is held (the SM clock, and how many
+    processes hold a context on the GPU), through NVML itself (libnvidia-ml, which nvidia-smi
+    reads too) instead of an nvidia-smi process each: a process start costs 0.1-1 s, three of them
+    a measured baseline, 80 problems a suite, all while every other problem waits for the worker.
+    Any NVML failure (no library, an old driver without the entry point, an unknown GPU) makes the
+    caller fall back to nvidia-smi. ``lib`` replaces the library (tests)."""
+
+    SUCCESS, INSUFFICIENT_SIZE, CLOCK_SM = 0, 7, 1
+
+    def __init__(self, lib: Any = None):
+        self.lib = lib
+        self.failed = False
+        self.handles: Dict[str, Any] = {}
+
+    def _lib(self) -> Any:
+        if self.lib is None and not self.failed:
+            try:
+                import ctypes
+                lib = ctypes.CDLL("libnvidia-ml.so.1")
+                if lib.nvmlInit_v2() != self.SUCCESS:
+                    raise OSError("nvmlInit_v2 failed")
+                self.lib = lib
+            except (OSError, AttributeError):
+                self.failed = True
+        return None if self.failed else self.lib
+
+    def _handle(self, gpu: str) -> Any:
+        import ctypes
+        lib = self._lib()
+        if lib is None:
+            return None
+        if gpu not in self.handles:
+            handle = ctypes.c_void_p()
+            try:
+                if gpu.startswith("GPU-"):
+                    rc = lib.nvmlDeviceGetHandleByUUID(gpu.encode(), ctypes.pointer(handle))
+                else:
+                    rc = lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(int(gpu)), ctypes.pointer(handle))
+            except (AttributeError, ValueError):
+                rc = -1
+            self.handles[gpu] = handle if rc == self.SUCCESS else None
+        return self.handles[gpu]
+
+    def sm_clock_mhz(self, gpu: str) -> Optional[str]:
+        """The SM clock now, in MHz, as nvidia-smi's clocks.sm prints it; None when NVML cannot say."""
+        import ctypes
+        handle = self._handle(gpu)
+        if handle is None:
+            return None
+        mhz = ctypes.c_uint()
+        try:
+            rc = self.lib.nvmlDeviceGetClockInfo(handle, ctypes.c_int(self.CLOCK_SM), ctypes.pointer(mhz))
+        except AttributeError:
+            return None
+        return str(mhz.value) if rc == self.SUCCESS else None
+
+    def compute_processes(self, gpu: str) -> Optional[int]:
+        """How many processes hold a compute context on ``gpu`` (nvidia-smi's compute apps); None
+        when NVML cannot say. Asked with no room for the list, NVML answers with the count alone."""
+        import ctypes
+        handle = self._handle(gpu)
+        if handle is None:
+            return None
+        for name in ("nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+                     "nvmlDeviceGetComputeRunningProcesses"):
+            fn = getattr(self.lib, name, None)
+            if fn is None:
+                continue
+            count = ctypes.c_uint(0)
+            rc = fn(handle, ctypes.pointer(count), None)
+            if rc in (self.SUCCESS, self.INSUFFICIENT_SIZE):
+                return int(count.value)
+            return None
+        return None
+
+
+_NVML = Nvml()
+
+
+def sm_clock_mhz(gpu: str = "0", nvml: Optional[Nvml] = None) -> str:
+    """The SM clock of ``gpu`` now (MHz; "" when neither NVML nor nvidia-smi can say)."""
+    mhz = (nvml or _NVML).sm_clock_mhz(gpu)
+    return mhz if mhz is not None else _nvidia_smi("clocks.sm", gpu)
+
+
+def other_gpu_processes(gpu: str = "0", nvml: Optional[Nvml] = None) -> int:
+    """How many processes besides this one hold a CUDA context on ``gpu`` (the compute apps less
+    one for this worker; 0 when none are listed, e.g. in a container that hides them, or neither
+    NVML nor nvidia-smi can say)."""
+    n = (nvml or _NVML).compute_processes(gpu)
+    if n is None:
+        n = len(_smi_lines(["--query-compute-apps=pid", "--format=csv,noheader"], gpu))
+    return max(0, n - 1)
 
 
 def smi_id(props: Any) -> str:
@@ -80,7 +169,7 @@ def environment(device: torch.device) -> Dict[str, Any]:
         props = torch.cuda.get_device_properties(device)
         gpu = smi_id(props)
         env.update(gpu=props.name, sm=f"{props.major}{props.minor}", l2_bytes=int(getattr(props, "L2_cache_size", 0)),
-                   driver=_nvidia_smi("driver_version", gpu), sm_clock_mhz=_nvidia_smi("clocks.sm", gpu),
+                   driver=_nvidia_smi("driver_version", gpu), sm_clock_mhz=sm_clock_mhz(gpu),
                    sm_clock_max_mhz=_nvidia_smi("clocks.max.sm", gpu), smi_gpu=gpu)
     else:
         env.update(gpu="cpu", sm="", l2_bytes=0, driver="", sm_clock_mhz="", sm_clock_max_mhz="")
@@ -404,7 +493,7 @@ class Worker:
                 if self.flusher is None:
                     self.flusher = timing.L2Flusher(self.device)
                 kw["flusher"] = self.flusher
-            clock = (lambda: _nvidia_smi("clocks.sm", self.env.get("smi_gpu", "0"))) if self.device.type == "cuda" else None
+            clock = (lambda: sm_clock_mhz(self.env.get("smi_gpu", "0"))) if self.device.type == "cuda" else None
             others = (lambda: other_gpu_processes(self.env.get("smi_gpu", "0"))) if self.device.type == "cuda" else None
             out[mode] = baselines.measure(self.model, inputs, mode, self.device, self.loaded.source_sha256,
                                           self.env.get("gpu", ""), cache_dir if self.device.type == "cuda" else None,
