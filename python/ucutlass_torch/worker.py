@@ -58,8 +58,9 @@ def _nvidia_smi(query: str, gpu: str = "0") -> str:
 class Nvml:
     """The two readings a baseline takes while the GPU worker is held (the SM clock, and how many
     processes hold a context on the GPU), through NVML itself (libnvidia-ml, which nvidia-smi
-    reads too) instead of an nvidia-smi process each: a process start costs 0.1-1 s, three of them
-    a measured baseline, 80 problems a suite, all while every other problem waits for the worker.
+    reads too) instead of an nvidia-smi process each: about 22 ms a process on the H100 of
+    docs/benchmarks.md (run CM) against 0.02 ms a reading, three of them a measured baseline, all
+    while every other problem waits for the worker.
     Any NVML failure (no library, an old driver without the entry point, an unknown GPU) makes the
     caller fall back to nvidia-smi. ``lib`` replaces the library (tests)."""
 
