@@ -120,6 +120,15 @@ Result<std::vector<ZooUnit>> warmup_zoo_units(const ZooOptions& o, const sol::Hw
   return out;
 }
 
+std::vector<ZooUnit> warmup_union(std::vector<std::vector<ZooUnit>> lists) {
+  std::vector<ZooUnit> out;
+  std::set<std::string> seen;
+  for (auto& list : lists)
+    for (auto& u : list)
+      if (seen.insert(u.unit.name).second) out.push_back(std::move(u));
+  return out;
+}
+
 Result<std::vector<ZooUnit>> warmup_suite_units(
     const SuiteZooOptions& o,
     const std::function<void(const std::string& problem, int units, const std::string& error)>& on_problem) {
@@ -160,12 +169,7 @@ Result<std::vector<ZooUnit>> warmup_suite_units(
     std::lock_guard<std::mutex> lock(mu);
     if (on_problem) on_problem(name, static_cast<int>(per[i].size()), error);
   });
-  std::vector<ZooUnit> out;
-  std::set<std::string> seen;
-  for (auto& v : per)
-    for (auto& u : v)
-      if (seen.insert(u.unit.name).second) out.push_back(std::move(u));
-  return out;
+  return warmup_union(std::move(per));
 }
 
 }  // namespace ucut::app

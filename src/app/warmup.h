@@ -47,6 +47,10 @@ struct ZooUnit {
 // Errors: the tier is unknown, or a form does not check (a ucutlass bug).
 Result<std::vector<ZooUnit>> warmup_zoo_units(const ZooOptions& options, const sol::HwSpec& hw);
 
+// The union of several lists of zoo units (one per GPU the zoo is ranked for), each unit once, in
+// the order first found: a zoo meant for the H100 and the H200 holds both rankings' openings.
+std::vector<ZooUnit> warmup_union(std::vector<std::vector<ZooUnit>> lists);
+
 // A suite's own zoo: each problem file is extracted and lowered (pipeline_prepare) and ranked as
 // the search opens it (pipeline_plan: the start rung the contract's tolerance leaves, the faster
 // rung's shapes, the diverse top-k); the stored units of those candidates. Problems are prepared

@@ -42,6 +42,36 @@ TEST(Warmup, TheZooIsDistinctStoredUnitsOfEveryForm) {
   EXPECT_FALSE(warmup_zoo_units(bad, *hw).ok());
 }
 
+// A zoo for two GPUs is the union of their rankings' units: each unit once, the first list's
+// order first, and nothing of either list missing.
+TEST(Warmup, AZooForTwoGpusHoldsBothRankings) {
+  auto unit = [](const std::string& name, const std::string& form) {
+    ZooUnit u;
+    u.unit.name = name;
+    u.unit.stored = true;
+    u.form = form;
+    return u;
+  };
+  auto merged = warmup_union({{unit("ucut_ka", "h100"), unit("ucut_kb", "h100")},
+                              {unit("ucut_kb", "h200"), unit("ucut_kc", "h200")}});
+  ASSERT_EQ(merged.size(), 3u);
+  EXPECT_EQ(merged[0].unit.name, "ucut_ka");
+  EXPECT_EQ(merged[1].unit.name, "ucut_kb");
+  EXPECT_EQ(merged[1].form, "h100") << "the first ranking that found a unit names it";
+  EXPECT_EQ(merged[2].unit.name, "ucut_kc");
+
+  ZooOptions one;
+  one.top = 1;
+  auto h100 = warmup_zoo_units(one, *sol::hw_lookup("h100"));
+  auto h200 = warmup_zoo_units(one, *sol::hw_lookup("h200"));
+  ASSERT_TRUE(h100.ok() && h200.ok());
+  std::set<std::string> both;
+  for (const auto& u : warmup_union({*h100, *h200})) both.insert(u.unit.name);
+  for (const auto* list : {&*h100, &*h200})
+    for (const auto& u : *list) EXPECT_TRUE(both.count(u.unit.name)) << u.unit.name;
+  EXPECT_GE(both.size(), std::max(h100->size(), h200->size()));
+}
+
 TEST(Warmup, StoreBuildsWhatIsMissingSkipsWhatIsStoredAndPins) {
   const std::string dir = std::filesystem::temp_directory_path() / ("ucut-warmup-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);

@@ -39,7 +39,9 @@ constexpr double kUnitCoreSeconds = 45;
 struct WarmupArgs {
   std::string tier = "v1";
   int top = 0;
-  std::string gpu = "h200";
+  // The GPUs whose rankings pick the configurations (comma-separated): the zoo is the union, so it
+  // serves whichever of them the search runs on (their rankings differ: docs/benchmarks.md, run CM).
+  std::string gpu = "h100,h200";
   int jobs = 0;
   bool dry_run = false;
   bool list = false;
@@ -49,6 +51,22 @@ struct WarmupArgs {
   std::string cutlass_dir = paths_cutlass_dir();
   ExecutorArgs exec;  // --executor and --ray-address (no evaluation here: --eval-executor is not offered)
 };
+
+// "h100, h200" -> {"h100", "h200"}: the comma-separated names, trimmed, empty ones dropped.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= text.size()) {
+    size_t e = text.find(',', b);
+    if (e == std::string::npos) e = text.size();
+    std::string item = text.substr(b, e - b);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+    b = e + 1;
+  }
+  return out;
+}
 
 std::string store_dir() { return fs_cache_dir() + "/kernels/stage"; }
 
@@ -142,8 +160,15 @@ int run_warmup(const WarmupArgs& a) {
   if (!a.export_path.empty()) return run_export(a);
   if (!a.import_path.empty()) return run_import(a);
   if (int rc = cli_check_executor("warmup", a.exec); rc != kExitOk) return rc;
-  auto hw = sol::hw_lookup(a.gpu);
-  if (!hw) return cli_fail("warmup", hw.error(), kExitUsage);
+  std::vector<sol::HwSpec> hws;
+  for (const auto& name : split_list(a.gpu)) {
+    auto hw = sol::hw_lookup(name);
+    if (!hw) return cli_fail("warmup", hw.error(), kExitUsage);
+    hws.push_back(*hw);
+  }
+  if (hws.empty()) return cli_usage("warmup", "--gpu names no GPU", "give one or more, comma-separated: --gpu h100,h200");
+  std::string gpus;
+  for (const auto& hw : hws) gpus += (gpus.empty() ? "" : ", ") + hw.name;
   Result<std::vector<app::ZooUnit>> units = std::vector<app::ZooUnit>{};
   std::string what;
   if (!a.suite.empty()) {
@@ -158,22 +183,42 @@ int run_warmup(const WarmupArgs& a) {
                       kExitUsage);
     so.policy = cli_policy(a.policy);
     so.profile = a.profile;
-    so.gpu = a.gpu;
     so.top = a.top_k;
     so.out_dir = fs_cache_dir() + "/zoo-suite";
-    std::fprintf(stderr, "warmup: ranking the opening of %zu problems (%s, profile %s, top %d)\n", so.files.size(),
-                 a.policy.c_str(), a.profile.c_str(), a.top_k);
-    units = app::warmup_suite_units(so, [](const std::string& problem, int n, const std::string& error) {
-      if (error.empty()) std::fprintf(stderr, "  %s: %d stored unit%s\n", problem.c_str(), n, n == 1 ? "" : "s");
-      else std::fprintf(stderr, "  %s: left out: %s\n", problem.c_str(), app::suite_error_line(error, 160).c_str());
-    });
-    what = "suite " + a.suite + (a.match.empty() ? "" : " (" + a.match + ")") + ", top " + std::to_string(a.top_k);
+    std::vector<std::vector<app::ZooUnit>> per_gpu;
+    for (const auto& hw : hws) {
+      so.gpu = hw.name;
+      std::fprintf(stderr, "warmup: ranking the opening of %zu problems for the %s (%s, profile %s, top %d)\n",
+                   so.files.size(), hw.name.c_str(), a.policy.c_str(), a.profile.c_str(), a.top_k);
+      auto found = app::warmup_suite_units(so, [](const std::string& problem, int n, const std::string& error) {
+        if (error.empty()) std::fprintf(stderr, "  %s: %d stored unit%s\n", problem.c_str(), n, n == 1 ? "" : "s");
+        else std::fprintf(stderr, "  %s: left out: %s\n", problem.c_str(), app::suite_error_line(error, 160).c_str());
+      });
+      if (!found) {
+        units = found.error();
+        break;
+      }
+      per_gpu.push_back(std::move(*found));
+    }
+    if (units) units = app::warmup_union(std::move(per_gpu));
+    what = "suite " + a.suite + (a.match.empty() ? "" : " (" + a.match + ")") + ", top " + std::to_string(a.top_k) +
+           ", ranked for " + gpus;
   } else {
     app::ZooOptions zo;
     zo.tier = a.tier;
     zo.top = a.top;
-    units = app::warmup_zoo_units(zo, *hw);
-    what = fmt::format("zoo {}: {} forms x {} shapes", a.tier, app::warmup_zoo_forms().size(), app::warmup_zoo_shapes().size());
+    std::vector<std::vector<app::ZooUnit>> per_gpu;
+    for (const auto& hw : hws) {
+      auto found = app::warmup_zoo_units(zo, hw);
+      if (!found) {
+        units = found.error();
+        break;
+      }
+      per_gpu.push_back(std::move(*found));
+    }
+    if (units) units = app::warmup_union(std::move(per_gpu));
+    what = fmt::format("zoo {}: {} forms x {} shapes, ranked for {}", a.tier, app::warmup_zoo_forms().size(),
+                       app::warmup_zoo_shapes().size(), gpus);
   }
   if (!units) return cli_fail("warmup", units.error(), units.error().code == ErrorCode::invalid_input ? kExitUsage : -1);
   const int jobs = a.jobs > 0 ? a.jobs : build::build_default_jobs();
@@ -243,7 +288,7 @@ CommandRun cmd_warmup(CLI::App& sub) {
       ->check(CLI::IsMember({"v1", "full"}))
       ->capture_default_str();
   sub.add_option("--top", a->top, "configurations per form and shape (overrides the tier)")->check(CLI::PositiveNumber);
-  sub.add_option("--gpu", a->gpu, "the GPU whose ranking picks the configurations")->capture_default_str();
+  sub.add_option("--gpu", a->gpu, "the GPUs whose rankings pick the configurations, comma-separated (the zoo is their union)")->capture_default_str();
   sub.add_option("--jobs,-j", a->jobs, "parallel nvcc jobs (default: by cores and memory, ~3.5 GB each)")
       ->envname("UCUTLASS_JOBS");
   sub.add_flag("--dry-run", a->dry_run, "count the units and the compile time they need; build nothing");

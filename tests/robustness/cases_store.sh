@@ -115,6 +115,9 @@ wait "$silent_pid" 2> /dev/null
 # an empty store to export; the dry run counts without building.
 expect 2 "--tier: v9 not in {v1,full}" -- "$bin" warmup --tier v9 --dry-run
 expect 0 "stored units" -- "$bin" warmup --dry-run --top 1
+expect 0 "ranked for h100-sxm, h200" -- "$bin" warmup --dry-run --top 1 --gpu 'h100, h200'
+expect 2 "h999" -- "$bin" warmup --dry-run --gpu h100,h999
+expect 2 "--gpu names no GPU" -- "$bin" warmup --dry-run --gpu ,
 expect 2 "$work/none.tar.xz: no such archive" -- "$bin" warmup --import "$work/none.tar.xz"
 printf 'not an archive' > "$work/zoo-bad.tar.xz"
 expect 1 "not a readable .tar.xz archive" -- "$bin" warmup --import "$work/zoo-bad.tar.xz"
