@@ -136,12 +136,17 @@ class GraphCall(torch.nn.Module):
         self.roles = [(a["name"], a["role"]) for a in spec.args]
         self.outputs = spec.outputs
         self.multi = spec.multi_output
+        # Read once, not on every forward (a model calls this on each of its own calls).
+        self.input_at = [i for i, (_, role) in enumerate(self.roles) if role == "input"]
+        self.param_at = [(name, i) for i, (name, role) in enumerate(self.roles) if role == "param"]
+        self.out_as = [(torch.Size(r["shape"]), runtime.DTYPES[r["dtype"]]) for r in self.outputs]
 
     def forward(self, *args):
-        inputs = [x for x, (_, role) in zip(args, self.roles) if role == "input"]
-        params = {name: x for x, (name, role) in zip(args, self.roles) if role == "param"}
+        inputs = [args[i] for i in self.input_at]
+        params = {name: args[i] for name, i in self.param_at}
         outs = self.library_op(inputs, params)
-        outs = [runtime.as_reference(o, r["shape"], r["dtype"]) for o, r in zip(outs, self.outputs)]
+        outs = [o if o.shape == shape and o.dtype == dt else runtime.as_reference(o, r["shape"], r["dtype"])
+                for o, (shape, dt), r in zip(outs, self.out_as, self.outputs)]
         return tuple(outs) if self.multi else outs[0]
 
 

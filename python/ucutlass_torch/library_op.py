@@ -62,6 +62,7 @@ class LibraryOp:
         self.tensors = lib.tensors
         self.ins = sorted((t for t in self.tensors if t["role"] == "in"), key=lambda t: t["index"])
         self.params = [t for t in self.tensors if t["role"] == "param"]
+        self.param_keys = [t["binding"] for t in self.params]
         self.outs = runtime.outputs_of(self.tensors)
         if not self.outs:
             raise runtime.BindError(f"{name}: the library has no out tensor")
@@ -73,10 +74,11 @@ class LibraryOp:
         return f"{NAMESPACE}::{self.name}"
 
     def arguments(self, inputs: Sequence[torch.Tensor], params: Dict[str, torch.Tensor]) -> List[torch.Tensor]:
-        missing = [t["binding"] for t in self.params if t["binding"] not in params]
-        if missing:
-            raise runtime.BindError(f"{self.qualname}: no tensor for the param binding(s) {missing}")
-        return list(inputs) + [params[t["binding"]] for t in self.params]
+        try:
+            return list(inputs) + [params[key] for key in self.param_keys]
+        except KeyError:
+            missing = [key for key in self.param_keys if key not in params]
+            raise runtime.BindError(f"{self.qualname}: no tensor for the param binding(s) {missing}") from None
 
     def __call__(self, inputs: Sequence[torch.Tensor], params: Dict[str, torch.Tensor]) -> List[torch.Tensor]:
         return self.op(self.arguments(inputs, params))
@@ -86,7 +88,7 @@ class LibraryOp:
         if len(tensors) != n + len(self.params):
             raise runtime.BindError(f"{self.qualname} takes {n} input(s) and {len(self.params)} param(s), "
                                     f"{len(tensors)} tensor(s) given")
-        return list(tensors[:n]), {t["binding"]: x for t, x in zip(self.params, tensors[n:])}
+        return list(tensors[:n]), dict(zip(self.param_keys, tensors[n:]))
 
     def impl(self, tensors: Sequence[torch.Tensor]) -> List[torch.Tensor]:
         inputs, params = self.split(tensors)

@@ -98,28 +98,51 @@ def outputs_of(tensors):
     return sorted((t for t in tensors if t["role"] == "out"), key=lambda t: t["index"])
 
 
+class Binder:
+    """:func:`bind_arguments` for one library's declared tensors, with each spec read once: a call
+    then costs a shape, dtype and contiguity test per tensor that already binds as it is (the
+    common case: a model's own contiguous tensors), and only the others go through
+    :func:`as_declared` and its messages. A library called from a model's forward pays this on every
+    call (docs/python.md)."""
+
+    def __init__(self, tensors, what_param="tensor "):
+        self.what_param = what_param
+        self.n_in = sum(1 for t in tensors if t["role"] == "in")
+        # (role, index or binding key, declared shape, dtype, spec) in ucut_run's order
+        self.plan = [(t["role"], t["binding"] if t["role"] == "param" else t["index"], tuple(t["shape"]),
+                      DTYPES[t["dtype"]], t) for t in tensors]
+        outs = [i for i, t in enumerate(tensors) if t["role"] == "out"]
+        self.out_order = sorted(outs, key=lambda i: tensors[i]["index"])  # positions in args, output order
+
+    def bind(self, inputs, params, device):
+        if len(inputs) != self.n_in:
+            raise BindError("the kernel takes %d input tensor(s), it was given %d" % (self.n_in, len(inputs)))
+        args = []
+        for role, key, shape, dt, spec in self.plan:
+            if role == "out":
+                args.append(torch.empty(shape, dtype=dt, device=device))
+                continue
+            if role == "in":
+                t = inputs[key]
+            else:
+                t = params.get(key)
+                if t is None:
+                    raise BindError(self.what_param + spec["name"] + ": no tensor for its binding " + repr(key))
+                if t.requires_grad:
+                    t = t.detach()
+            if t.shape == shape and t.dtype == dt and t.is_contiguous():
+                args.append(t)
+            else:
+                what = self.what_param + spec["name"] + ("" if role == "in" else " (" + key + ")")
+                args.append(as_declared(spec, t, what))
+        return args, [args[i] for i in self.out_order]
+
+
 def bind_arguments(tensors, inputs, params, device, what_param="tensor "):
     """ucut_run's tensor list: ``inputs`` (by ``in`` index) and ``params`` (binding key -> tensor)
     viewed in their declared shapes, outputs allocated on ``device``. Returns (args, outputs in
     output order)."""
-    n_in = sum(1 for t in tensors if t["role"] == "in")
-    if len(inputs) != n_in:
-        raise BindError("the kernel takes %d input tensor(s), it was given %d" % (n_in, len(inputs)))
-    args = []
-    outs = {}
-    for t in tensors:
-        what = what_param + t["name"]
-        if t["role"] == "in":
-            x = as_declared(t, inputs[t["index"]], what)
-        elif t["role"] == "param":
-            if t["binding"] not in params:
-                raise BindError(what + ": no tensor for its binding " + repr(t["binding"]))
-            x = as_declared(t, params[t["binding"]].detach(), what + " (" + t["binding"] + ")")
-        else:
-            x = torch.empty(t["shape"], dtype=DTYPES[t["dtype"]], device=device)
-            outs[t["index"]] = x
-        args.append(x)
-    return args, [outs[i] for i in sorted(outs)]
+    return Binder(tensors, what_param).bind(inputs, params, device)
 
 
 class Workspaces:
@@ -260,6 +283,11 @@ def call(lib, inputs, params, workspaces):
     the current stream and returns its outputs in their declared shapes, in output order."""
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     device = tensors[0].device if tensors else next(iter(params.values())).device
-    args, outs = bind_arguments(lib.tensors, tensors, params, device)
+    binder = getattr(lib, "_ucut_binder", None)
+    if binder is None or binder.source is not lib.tensors:
+        binder = Binder(lib.tensors)
+        binder.source = lib.tensors
+        lib._ucut_binder = binder
+    args, outs = binder.bind(tensors, params, device)
     lib.run(args, workspaces.get(device))
     return outs
