@@ -203,6 +203,37 @@ def table(rows) -> str:
     return "\n".join(out)
 
 
+def record_problems(args) -> None:
+    """--record-problems DIR: the problem files the backend writes for each configuration's
+    subgraphs, copied into DIR with their weights, without searching (a runner that records the
+    `ucutlass optimize` call and answers as a failed search, so every part falls back). On a CPU
+    (`--device cpu`) this is the input of `ucutlass warmup --suite DIR --match 'g_*'`: the zoo of
+    these models' openings, built before the GPU call."""
+    import shutil
+    import torch
+    from ucutlass_torch import backend, tool
+    os.makedirs(args.record_problems, exist_ok=True)
+
+    def runner(argv):
+        if len(argv) > 2 and argv[1] == "optimize":
+            src = os.path.dirname(argv[2])
+            for f in os.listdir(src):
+                if os.path.isfile(os.path.join(src, f)):
+                    shutil.copy(os.path.join(src, f), args.record_problems)
+            print("recorded", os.path.basename(argv[2]), flush=True)
+        return 1, "recording only: nothing searched"
+
+    for spec in args.configs.split(","):
+        name, dtype_name, batch = spec.split(":")
+        torch._dynamo.reset()
+        m, x = build(name, dtype_name, int(batch), args.device, args.tiny)
+        options = tool.SearchOptions(budget=args.budget, minutes=args.minutes, profile=args.profile, policy=args.policy)
+        be = backend.Backend(options, cache_dir=os.path.join(args.out, "record-cache", spec.replace(":", "_")),
+                             runner=runner, fallback="eager")
+        with torch.no_grad():
+            torch.compile(m, backend=be)(x)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -220,6 +251,8 @@ def main() -> int:
     ap.add_argument("--fallback", default="inductor", choices=["inductor", "eager"])
     ap.add_argument("--binary", default=None)
     ap.add_argument("--tiny", action="store_true", help="small models (the plumbing on a CPU)")
+    ap.add_argument("--record-problems", default=None, metavar="DIR",
+                    help="write the backend's problem files for each configuration to DIR and stop (no search)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--warm-ms", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -227,6 +260,9 @@ def main() -> int:
     os.makedirs(args.out, exist_ok=True)
     if args.child:
         child(args)
+        return 0
+    if args.record_problems:
+        record_problems(args)
         return 0
     started = time.perf_counter()
     rows = []
