@@ -8,6 +8,7 @@
 
 #include "dsl/dsl.h"
 #include "dsl/names.h"
+#include "dsl/window_rules.h"
 #include "support/hash.h"
 
 namespace ucut::app {
@@ -250,6 +251,17 @@ std::string RealSpace::summation_class(const search::Candidate& c) {
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
     else if (in_torch_order(sc))
       key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments
+    else if (!sc.is_gemm && std::holds_alternative<dsl::ElementwiseStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
+      // each output element is the same expression of its own loads, whatever the block, the
+      // vector width, the items a thread or the permuting tile: no configuration changes a value
+      // (run CN's six TF32 conv mismatches each spent 7 more attempts on layout copies' knobs)
+      key += stages_[s].name + ":elementwise";
+    else if (!sc.is_gemm && std::holds_alternative<dsl::WindowStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body) &&
+             dsl::window_max_taps(std::get<dsl::WindowStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body)) <
+                 dsl::kWindowWarpTaps)
+      // a thread sums each output's taps in the window's order whatever the block and the items
+      // (a window a warp may reduce, dsl/window_rules.h, keeps its configurations apart)
+      key += stages_[s].name + ":window";
     else if (!sc.is_gemm && std::holds_alternative<dsl::ScanStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
       // fp64 scans round the exact prefix once: two plans differ only where their double sums,
       // carried in other groupings, fall on opposite sides of an fp32 rounding boundary

@@ -227,6 +227,38 @@ TEST(RealSpace, SummationClassesOfTheSm80Gemms) {
   EXPECT_EQ(rung0.size(), top.size());  // tf32 on wgmma: every configuration its own class
 }
 
+// Layout copies (elementwise stages) and windows a thread reduces compute the same values in every
+// configuration: candidates that differ only there are one class, so a rounding mismatch of the
+// GEMM between them rules out its layout-copy variants, not its other tiles.
+TEST(RealSpace, ElementwiseAndWindowKnobsAreOneSummationClass) {
+  const SourceFile src{"copy_gemm.ucut",
+                       "ucut 1\nin x : f32[512, 512]\nin b : f32[256, 512]\nin z : f32[8, 64, 1024]\n"
+                       "tmp a : f32[512, 512]\nout y : f32[512, 256]\nout q : f32[8, 64, 512]\n"
+                       "stage a = elementwise {\n  body {\n    a = x * 2.0\n  }\n}\n"
+                       "stage y = gemm(a, b.T) {\n  precision tf32\n}\n"
+                       "stage q = window avg(z, window=[2], stride=[2], padding=[0]) {\n  epilogue {\n    q = acc\n  }\n}\n"};
+  auto r = dsl::dsl_compile(src);
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(src, r.diagnostics);
+  auto s = RealSpace::create(*r.program, *sol::hw_lookup("h200"), space::SpaceOptions{});
+  ASSERT_TRUE(s.ok()) << s.error().render();
+  std::map<std::string, std::set<std::string>> copies_by_class;  // class -> the copy stage's configurations
+  std::map<std::string, std::set<std::string>> gemms_by_class;
+  for (const auto& c : (*s)->ranked(256)) {
+    const std::string cls = (*s)->summation_class(c);
+    const auto first = c.name.find('+'), last = c.name.rfind('+');
+    ASSERT_NE(first, last) << c.name;  // copy+gemm+window
+    copies_by_class[cls].insert(c.name.substr(0, first) + "+" + c.name.substr(last + 1));
+    gemms_by_class[cls].insert(c.name.substr(first + 1, last - first - 1));
+    EXPECT_NE(cls.find(":elementwise"), std::string::npos) << cls;
+    EXPECT_NE(cls.find(":window"), std::string::npos) << cls;
+  }
+  size_t largest = 0;
+  for (const auto& [cls, copies] : copies_by_class) largest = std::max(largest, copies.size());
+  EXPECT_GE(largest, 2u) << "several copy and window configurations share a class";
+  for (const auto& [cls, gemms] : gemms_by_class) EXPECT_EQ(gemms.size(), 1u) << cls;  // each TF32 tile its own
+  EXPECT_GE(gemms_by_class.size(), 2u);
+}
+
 // A one-column fp32 GEMM: the FP32 rung offers the gemv schedules (cuBLAS's GEMV orders) in one
 // chunk per SM of the GPU, a quarter of that and one chunk; each group size and chunk count is its
 // own summation class, apart from the CUTLASS SIMT kernels' classes.
