@@ -217,11 +217,11 @@ bool BuiltinStrategy::in_failed_class(const Candidate& c) const {
 }
 
 bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
-  return (c.rung >= floor_rung_ || is_probe(c)) && !in_failed_class(c);
+  return (c.rung >= floor_rung_ || is_probe(c)) && !in_failed_class(c) && !rung_exhausted(c);
 }
 
 bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
-  return !state.proposed.count(c.hash) && !passed_over_.count(c.hash) && !in_failed_class(c);
+  return !state.proposed.count(c.hash) && !passed_over_.count(c.hash) && !in_failed_class(c) && !rung_exhausted(c);
 }
 
 std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
@@ -303,6 +303,12 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   } else {
     // the next rung this program has (a stage without f32x3s, K not a multiple of 4, skips it)
     for (; nr <= r + 4 && !next; ++nr) next = space_.at_rung(attempt.cand, nr);
+    const std::string precision = attempt.cand.config.is_object() ? attempt.cand.config.value("precision", "") : "";
+    if (!next && attempt.rounding_mismatch && (precision == "tf32" || precision == "bf16" || precision == "f16")) {
+      auto& classes = precision_failed_[r];
+      classes.insert(space_.summation_class(attempt.cand));
+      if (static_cast<int>(classes.size()) >= kPrecisionFailures) exhausted_rungs_.insert(r);
+    }
   }
   if (!next) return;
   floor_rung_ = nr - 1;

@@ -149,6 +149,14 @@ class BuiltinStrategy final : public Strategy {
   std::string probe_hash_;  // the probe below the floor (BuiltinOptions::probe_rung), if any
   int refinements_ = 0;
   std::set<std::string> failed_classes_;  // summation classes of rounding mismatches
+  // The most precise rung a candidate could reach, where rounding mismatches of a reduced
+  // precision (tf32, bf16, f16) failed in kPrecisionFailures classes with nothing correct: the
+  // precision, not the order, misses the tolerance (a TF32 conv against cuDNN in fp32), so its
+  // other tiles are not measured (the search ends, space_exhausted, and the problem falls back).
+  static constexpr int kPrecisionFailures = 2;
+  std::map<int, std::set<std::string>> precision_failed_;  // rung -> failed classes there
+  std::set<int> exhausted_rungs_;
+  bool rung_exhausted(const Candidate& c) const { return exhausted_rungs_.count(c.rung) > 0; }
   std::deque<Candidate> speed_;            // the speed probe's candidates (rungs above the floor)
   bool speed_probed_ = false;
   // After a correct attempt: queue the speed probe when the best is still slower than eager.

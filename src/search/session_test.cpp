@@ -247,6 +247,24 @@ TEST(Session, TheLadderSkipsARungTheProgramDoesNotHave) {
   EXPECT_EQ(r.strategy.floor_rung(), 2);
 }
 
+// No more precise rung (a conv has TF32 only): two TF32 rounding mismatches in two summation
+// classes with nothing correct say the precision misses the tolerance, not the order; the search
+// ends there instead of measuring the rung's other tiles (run CN: eight attempts each).
+TEST(Session, ReducedPrecisionWithNoRungAboveEndsAfterTwoClassesFail) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  spec.missing_rungs = {1, 2};
+  Rig r(spec, {}, no_stop_rules(8));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 2u);
+  for (const auto& a : at) {
+    EXPECT_EQ(a.status, RunStatus::mismatch);
+    EXPECT_EQ(a.cand.rung, 0);
+  }
+  EXPECT_EQ(r.session->stop_reason(), StopReason::space_exhausted);
+}
+
 // Compiling far ahead (lookahead 8 of a budget of 8) must not spend the budget on candidates
 // proposed before the first mismatch came back: they are dropped once the floor rises.
 TEST(Session, CandidatesBelowARaisedFloorAreDroppedNotEvaluated) {
