@@ -99,14 +99,15 @@ def outputs_of(tensors):
 
 
 class Binder:
-    """:func:`bind_arguments` for one library's declared tensors, with each spec read once: a call
-    then costs a shape, dtype and contiguity test per tensor that already binds as it is (the
-    common case: a model's own contiguous tensors), and only the others go through
-    :func:`as_declared` and its messages. A library called from a model's forward pays this on every
-    call (docs/python.md)."""
+    """ucut_run's tensor list for one library's declared tensors: ``inputs`` (by ``in`` index) and
+    ``params`` (binding key -> tensor) in their declared shapes, outputs allocated on ``device``;
+    :meth:`bind` returns (args, outputs in output order). Each spec is read once, so a call costs a
+    shape, dtype and contiguity test per tensor that already binds as it is (the common case: a
+    model's own contiguous tensors), and only the others go through :func:`as_declared` and its
+    messages. A library called from a model's forward pays this on every call (docs/python.md)."""
 
-    def __init__(self, tensors, what_param="tensor "):
-        self.what_param = what_param
+    def __init__(self, tensors):
+        self.source = tensors  # the declared tensors it was made for (call() makes another if they change)
         self.n_in = sum(1 for t in tensors if t["role"] == "in")
         # (role, index or binding key, declared shape, dtype, spec) in ucut_run's order
         self.plan = [(t["role"], t["binding"] if t["role"] == "param" else t["index"], tuple(t["shape"]),
@@ -127,22 +128,15 @@ class Binder:
             else:
                 t = params.get(key)
                 if t is None:
-                    raise BindError(self.what_param + spec["name"] + ": no tensor for its binding " + repr(key))
+                    raise BindError("tensor " + spec["name"] + ": no tensor for its binding " + repr(key))
                 if t.requires_grad:
                     t = t.detach()
             if t.shape == shape and t.dtype == dt and t.is_contiguous():
                 args.append(t)
             else:
-                what = self.what_param + spec["name"] + ("" if role == "in" else " (" + key + ")")
+                what = "tensor " + spec["name"] + ("" if role == "in" else " (" + key + ")")
                 args.append(as_declared(spec, t, what))
         return args, [args[i] for i in self.out_order]
-
-
-def bind_arguments(tensors, inputs, params, device, what_param="tensor "):
-    """ucut_run's tensor list: ``inputs`` (by ``in`` index) and ``params`` (binding key -> tensor)
-    viewed in their declared shapes, outputs allocated on ``device``. Returns (args, outputs in
-    output order)."""
-    return Binder(tensors, what_param).bind(inputs, params, device)
 
 
 class Workspaces:
@@ -285,9 +279,7 @@ def call(lib, inputs, params, workspaces):
     device = tensors[0].device if tensors else next(iter(params.values())).device
     binder = getattr(lib, "_ucut_binder", None)
     if binder is None or binder.source is not lib.tensors:
-        binder = Binder(lib.tensors)
-        binder.source = lib.tensors
-        lib._ucut_binder = binder
+        binder = lib._ucut_binder = Binder(lib.tensors)
     args, outs = binder.bind(tensors, params, device)
     lib.run(args, workspaces.get(device))
     return outs

@@ -10,6 +10,7 @@ with stand-in kernels (kernel.PyKernel).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import shutil
@@ -74,7 +75,6 @@ class Nvml:
     def _lib(self) -> Any:
         if self.lib is None and not self.failed:
             try:
-                import ctypes
                 lib = ctypes.CDLL("libnvidia-ml.so.1")
                 if lib.nvmlInit_v2() != self.SUCCESS:
                     raise OSError("nvmlInit_v2 failed")
@@ -84,7 +84,6 @@ class Nvml:
         return None if self.failed else self.lib
 
     def _handle(self, gpu: str) -> Any:
-        import ctypes
         lib = self._lib()
         if lib is None:
             return None
@@ -102,7 +101,6 @@ class Nvml:
 
     def sm_clock_mhz(self, gpu: str) -> Optional[str]:
         """The SM clock now, in MHz, as nvidia-smi's clocks.sm prints it; None when NVML cannot say."""
-        import ctypes
         handle = self._handle(gpu)
         if handle is None:
             return None
@@ -116,7 +114,6 @@ class Nvml:
     def compute_processes(self, gpu: str) -> Optional[int]:
         """How many processes hold a compute context on ``gpu`` (nvidia-smi's compute apps); None
         when NVML cannot say. Asked with no room for the list, NVML answers with the count alone."""
-        import ctypes
         handle = self._handle(gpu)
         if handle is None:
             return None

@@ -243,6 +243,8 @@ std::string RealSpace::summation_class(const search::Candidate& c) {
     }
     const space::StageConfig& sc = stages_[s].ranked[static_cast<size_t>((*ch)[s])].config;
     const auto& k = sc.gemm;
+    const auto& body = base_.stages.at(static_cast<size_t>(sc.stage)).body;
+    const auto* window = std::get_if<dsl::WindowStage>(&body);
     if (sc.is_gemm && (k.precision == dsl::Precision::f32 || k.precision == dsl::Precision::f32x3))
       // (schedules gemv16 / gemv32 add in their own orders: "s0:f32:gemv16:k132:auto")
       key += fmt::format("{}:{}{}:k{}:{}", stages_[s].name, dsl::dsl_precision_str(k.precision),
@@ -251,18 +253,16 @@ std::string RealSpace::summation_class(const search::Candidate& c) {
                          k.split_k ? std::to_string(*k.split_k) : std::string("auto"), dsl::dsl_math_str(k.math));
     else if (in_torch_order(sc))
       key += stages_[s].name + ":torch";  // PyTorch's order, whatever the block and the segments
-    else if (!sc.is_gemm && std::holds_alternative<dsl::ElementwiseStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
+    else if (!sc.is_gemm && std::holds_alternative<dsl::ElementwiseStage>(body))
       // each output element is the same expression of its own loads, whatever the block, the
       // vector width, the items a thread or the permuting tile: no configuration changes a value
       // (run CN's six TF32 conv mismatches each spent 7 more attempts on layout copies' knobs)
       key += stages_[s].name + ":elementwise";
-    else if (!sc.is_gemm && std::holds_alternative<dsl::WindowStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body) &&
-             dsl::window_max_taps(std::get<dsl::WindowStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body)) <
-                 dsl::kWindowWarpTaps)
+    else if (!sc.is_gemm && window && dsl::window_max_taps(*window) < dsl::kWindowWarpTaps)
       // a thread sums each output's taps in the window's order whatever the block and the items
       // (a window a warp may reduce, dsl/window_rules.h, keeps its configurations apart)
       key += stages_[s].name + ":window";
-    else if (!sc.is_gemm && std::holds_alternative<dsl::ScanStage>(base_.stages.at(static_cast<size_t>(sc.stage)).body))
+    else if (!sc.is_gemm && std::holds_alternative<dsl::ScanStage>(body))
       // fp64 scans round the exact prefix once: two plans differ only where their double sums,
       // carried in other groupings, fall on opposite sides of an fp32 rounding boundary
       key += stages_[s].name + ":fp64";

@@ -52,22 +52,6 @@ struct WarmupArgs {
   ExecutorArgs exec;  // --executor and --ray-address (no evaluation here: --eval-executor is not offered)
 };
 
-// "h100, h200" -> {"h100", "h200"}: the comma-separated names, trimmed, empty ones dropped.
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  size_t b = 0;
-  while (b <= text.size()) {
-    size_t e = text.find(',', b);
-    if (e == std::string::npos) e = text.size();
-    std::string item = text.substr(b, e - b);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) out.push_back(item);
-    b = e + 1;
-  }
-  return out;
-}
-
 std::string store_dir() { return fs_cache_dir() + "/kernels/stage"; }
 
 std::string toolchain(build::Compiler& nvcc) {
@@ -161,7 +145,10 @@ int run_warmup(const WarmupArgs& a) {
   if (!a.import_path.empty()) return run_import(a);
   if (int rc = cli_check_executor("warmup", a.exec); rc != kExitOk) return rc;
   std::vector<sol::HwSpec> hws;
-  for (const auto& name : split_list(a.gpu)) {
+  for (std::string name : cli_split_commas(a.gpu)) {  // "h100, h200": each name trimmed
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty()) continue;
     auto hw = sol::hw_lookup(name);
     if (!hw) return cli_fail("warmup", hw.error(), kExitUsage);
     hws.push_back(*hw);
@@ -169,6 +156,16 @@ int run_warmup(const WarmupArgs& a) {
   if (hws.empty()) return cli_usage("warmup", "--gpu names no GPU", "give one or more, comma-separated: --gpu h100,h200");
   std::string gpus;
   for (const auto& hw : hws) gpus += (gpus.empty() ? "" : ", ") + hw.name;
+  // The units each GPU's ranking picks (units_for), one list: their union, or the first error.
+  auto union_over_gpus = [&](const auto& units_for) -> Result<std::vector<app::ZooUnit>> {
+    std::vector<std::vector<app::ZooUnit>> per_gpu;
+    for (const auto& hw : hws) {
+      Result<std::vector<app::ZooUnit>> found = units_for(hw);
+      if (!found) return found.error();
+      per_gpu.push_back(std::move(*found));
+    }
+    return app::warmup_union(std::move(per_gpu));
+  };
   Result<std::vector<app::ZooUnit>> units = std::vector<app::ZooUnit>{};
   std::string what;
   if (!a.suite.empty()) {
@@ -185,38 +182,22 @@ int run_warmup(const WarmupArgs& a) {
     so.profile = a.profile;
     so.top = a.top_k;
     so.out_dir = fs_cache_dir() + "/zoo-suite";
-    std::vector<std::vector<app::ZooUnit>> per_gpu;
-    for (const auto& hw : hws) {
+    units = union_over_gpus([&](const sol::HwSpec& hw) {
       so.gpu = hw.name;
       std::fprintf(stderr, "warmup: ranking the opening of %zu problems for the %s (%s, profile %s, top %d)\n",
                    so.files.size(), hw.name.c_str(), a.policy.c_str(), a.profile.c_str(), a.top_k);
-      auto found = app::warmup_suite_units(so, [](const std::string& problem, int n, const std::string& error) {
+      return app::warmup_suite_units(so, [](const std::string& problem, int n, const std::string& error) {
         if (error.empty()) std::fprintf(stderr, "  %s: %d stored unit%s\n", problem.c_str(), n, n == 1 ? "" : "s");
         else std::fprintf(stderr, "  %s: left out: %s\n", problem.c_str(), app::suite_error_line(error, 160).c_str());
       });
-      if (!found) {
-        units = found.error();
-        break;
-      }
-      per_gpu.push_back(std::move(*found));
-    }
-    if (units) units = app::warmup_union(std::move(per_gpu));
+    });
     what = "suite " + a.suite + (a.match.empty() ? "" : " (" + a.match + ")") + ", top " + std::to_string(a.top_k) +
            ", ranked for " + gpus;
   } else {
     app::ZooOptions zo;
     zo.tier = a.tier;
     zo.top = a.top;
-    std::vector<std::vector<app::ZooUnit>> per_gpu;
-    for (const auto& hw : hws) {
-      auto found = app::warmup_zoo_units(zo, hw);
-      if (!found) {
-        units = found.error();
-        break;
-      }
-      per_gpu.push_back(std::move(*found));
-    }
-    if (units) units = app::warmup_union(std::move(per_gpu));
+    units = union_over_gpus([&](const sol::HwSpec& hw) { return app::warmup_zoo_units(zo, hw); });
     what = fmt::format("zoo {}: {} forms x {} shapes, ranked for {}", a.tier, app::warmup_zoo_forms().size(),
                        app::warmup_zoo_shapes().size(), gpus);
   }

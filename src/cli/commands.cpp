@@ -58,18 +58,23 @@ const std::vector<CommandSpec>& cli_commands() {
 // Whether a problem file's name, or its name without ".py", matches one of the comma-separated
 // shell patterns (empty: all): `--match gemm_tn_4096x4096x8192` names one problem as the
 // report does.
+std::vector<std::string> cli_split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= text.size()) {
+    size_t e = text.find(',', b);
+    if (e == std::string::npos) e = text.size();
+    if (e > b) out.push_back(text.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
 bool cli_name_matches(const std::string& file, const std::string& patterns) {
   if (patterns.empty()) return true;
   const std::string stem = file.size() > 3 && file.ends_with(".py") ? file.substr(0, file.size() - 3) : file;
-  size_t b = 0;
-  while (b <= patterns.size()) {
-    size_t e = patterns.find(',', b);
-    if (e == std::string::npos) e = patterns.size();
-    const std::string pat = patterns.substr(b, e - b);
-    if (!pat.empty() && (::fnmatch(pat.c_str(), file.c_str(), 0) == 0 || ::fnmatch(pat.c_str(), stem.c_str(), 0) == 0))
-      return true;
-    b = e + 1;
-  }
+  for (const auto& pat : cli_split_commas(patterns))
+    if (::fnmatch(pat.c_str(), file.c_str(), 0) == 0 || ::fnmatch(pat.c_str(), stem.c_str(), 0) == 0) return true;
   return false;
 }
 

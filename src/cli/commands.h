@@ -63,6 +63,9 @@ int cli_main(int argc, char** argv);
 // what it removed (build/cache_gc.h).
 void cli_apply_cache_cap();
 
+// A comma-separated list's items, empty ones dropped (`--match a,b`, `warmup --gpu h100,h200`).
+std::vector<std::string> cli_split_commas(const std::string& text);
+
 // Whether a problem file's name, or its name without ".py", matches one of the comma-separated
 // shell patterns (empty: all), and a suite folder's problem files (or the one file given) whose
 // names match, sorted: `bench DIR --match` and `warmup --suite DIR --match`.

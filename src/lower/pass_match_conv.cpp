@@ -654,11 +654,17 @@ class ConvMatcher {
       for (int64_t f = 0; f < count; ++f) {
         const Sub& sub = all[static_cast<size_t>(f)];
         const std::vector<size_t>& at = sub.at;
-        if (sub.empty) {  // the slice holds the bias (groups 1) or zeros (the copy back adds a group's bias)
-          std::string tag = gtag + "_phase";
+        std::string tag = gtag + (transposed ? "_phase" : "");
+        if (transposed)
           for (size_t i = 0; i < rank; ++i) tag += std::to_string(at[i]);
+        // z's slice of this group and phase: written, never read as such
+        auto slice_of = [&] {
           const std::string zf = s_.add_tensor(z + tag, yt, slice);
           s_.strided[zf] = Strided{z, slice, lower_contiguous_strides(slice), (g * count + f) * per};
+          return zf;
+        };
+        if (sub.empty) {  // the slice holds the bias (groups 1) or zeros (the copy back adds a group's bias)
+          const std::string zf = slice_of();
           const std::string zero = s_.add_tensor(z + tag + "_zero", yt, {1});
           s_.tensors.back().kind = problem::TensorKind::constant;
           s_.tensors.back().value = 0.0;
@@ -670,12 +676,10 @@ class ConvMatcher {
           pre.push_back(std::move(fill));
           continue;
         }
-        std::string tag = gtag + (transposed ? "_phase" : "");
         // KRSC of the group's weight: rows kk, taps m.., channels cc
         Strided wv{w, {kg}, {transposed ? wst[1] : wst[0]}, transposed ? g * cg * wst[0] : g * kg * wst[0]};
         for (size_t i = 0; i < rank; ++i) {
           const Phase& P = phases[i][at[i]];
-          if (transposed) tag += std::to_string(at[i]);
           wv.shape.push_back(P.taps);
           wv.strides.push_back(-P.step * wst[2 + i]);
           wv.offset += P.tmax * wst[2 + i];
@@ -683,8 +687,7 @@ class ConvMatcher {
         wv.shape.push_back(cg);
         wv.strides.push_back(transposed ? wst[0] : wst[1]);
         const std::string wh = relayout(w, w + tag + (transposed ? "_flipped_krsc" : "_krsc"), wv, cp, pre, op.line, od);
-        const std::string zf = s_.add_tensor(z + tag, yt, slice);  // z's slice: written, never read as such
-        s_.strided[zf] = Strided{z, slice, lower_contiguous_strides(slice), (g * count + f) * per};
+        const std::string zf = slice_of();
         problem::Op cv;
         cv.op = "conv";
         cv.inputs = {tensor_operand(xh), tensor_operand(wh)};

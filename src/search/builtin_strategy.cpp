@@ -304,11 +304,8 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
     // the next rung this program has (a stage without f32x3s, K not a multiple of 4, skips it)
     for (; nr <= r + 4 && !next; ++nr) next = space_.at_rung(attempt.cand, nr);
     const std::string precision = attempt.cand.config.is_object() ? attempt.cand.config.value("precision", "") : "";
-    if (!next && attempt.rounding_mismatch && (precision == "tf32" || precision == "bf16" || precision == "f16")) {
-      auto& classes = precision_failed_[r];
-      classes.insert(space_.summation_class(attempt.cand));
-      if (static_cast<int>(classes.size()) >= kPrecisionFailures) exhausted_rungs_.insert(r);
-    }
+    if (!next && attempt.rounding_mismatch && (precision == "tf32" || precision == "bf16" || precision == "f16"))
+      precision_failed_[r].insert(space_.summation_class(attempt.cand));
   }
   if (!next) return;
   floor_rung_ = nr - 1;

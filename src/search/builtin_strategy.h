@@ -155,8 +155,10 @@ class BuiltinStrategy final : public Strategy {
   // other tiles are not measured (the search ends, space_exhausted, and the problem falls back).
   static constexpr int kPrecisionFailures = 2;
   std::map<int, std::set<std::string>> precision_failed_;  // rung -> failed classes there
-  std::set<int> exhausted_rungs_;
-  bool rung_exhausted(const Candidate& c) const { return exhausted_rungs_.count(c.rung) > 0; }
+  bool rung_exhausted(const Candidate& c) const {
+    auto it = precision_failed_.find(c.rung);
+    return it != precision_failed_.end() && static_cast<int>(it->second.size()) >= kPrecisionFailures;
+  }
   std::deque<Candidate> speed_;            // the speed probe's candidates (rungs above the floor)
   bool speed_probed_ = false;
   // After a correct attempt: queue the speed probe when the best is still slower than eager.
