@@ -32,9 +32,11 @@ running statistics.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -90,6 +92,45 @@ class Comparison:
     atol: float
     rtol: float
     message: str = ""
+
+
+class PhaseClock:
+    """Host seconds of an evaluation by phase ("inputs", "reference", "candidate", "checks", ...),
+    each exclusive of the phases nested in it. A phase that ends normally ends with ``sync``, so
+    the GPU work it queued is counted in it, not in the next one; one that raises is counted
+    without it (a failed launch must not fail again in the bookkeeping)."""
+
+    def __init__(self, sync: Callable[[], None] = lambda: None):
+        self.sync = sync
+        self.seconds: Dict[str, float] = {}
+        self._nested: List[float] = []
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        start = time.perf_counter()
+        self._nested.append(0.0)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            if ok:
+                self.sync()
+            dt = time.perf_counter() - start
+            inner = self._nested.pop()
+            self.seconds[name] = self.seconds.get(name, 0.0) + dt - inner
+            if self._nested:
+                self._nested[-1] += dt
+
+
+class _NoClock:
+    """A PhaseClock that keeps nothing (callers that do not ask for the phases)."""
+
+    def phase(self, name: str):
+        return contextlib.nullcontext()
+
+
+NO_CLOCK = _NoClock()
 
 
 def _verdict(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float):
@@ -156,16 +197,17 @@ def _nanmax(a: float, b: float) -> float:
 
 
 def abs_max(t: torch.Tensor, chunk: Optional[int] = None) -> float:
-    """max|t| over every element (NaN when any is NaN; 0 for an empty tensor), piece by piece."""
-    m = 0.0
-    for index, _ in pieces(tuple(t.shape), chunk):
-        if t[index].numel():
-            m = _nanmax(m, float(t[index].abs().max().item()))
-    return m
+    """max|t| over every element (NaN when any is NaN; 0 for an empty tensor), piece by piece, read
+    once."""
+    parts = [t[index].abs().max().to(torch.float64) for index, _ in pieces(tuple(t.shape), chunk) if t[index].numel()]
+    return float(torch.stack(parts).max().item()) if parts else 0.0
 
 
 def all_finite(t: torch.Tensor, chunk: Optional[int] = None) -> bool:
-    return all(bool(torch.isfinite(t[index]).all()) for index, _ in pieces(tuple(t.shape), chunk))
+    """Every element finite, piece by piece, read once."""
+    if not t.numel():
+        return True
+    return bool(torch.stack([torch.isfinite(t[index]).all() for index, _ in pieces(tuple(t.shape), chunk)]).all())
 
 
 _FP_MASKS: Dict[Any, torch.Tensor] = {}
@@ -185,20 +227,36 @@ def _fp_mask(n: int, word: torch.dtype, device: torch.device) -> torch.Tensor:
     return m[:n]
 
 
-def fingerprint(t: torch.Tensor, chunk: Optional[int] = None) -> tuple:
-    """A digest of ``t``'s bits, to tell whether the determinism run repeated the first run bit
-    for bit (and whether memory a candidate was not given changed) without keeping a copy: its
+def fingerprints(tensors: Sequence[torch.Tensor], chunk: Optional[int] = None) -> List[tuple]:
+    """A digest of each tensor's bits, to tell whether the determinism run repeated the first run
+    bit for bit (and whether memory a candidate was not given changed) without keeping a copy: its
     words (32-bit, else 16-bit, else bytes) summed, and summed after an XOR with a fixed
     position-dependent mask, each piece's second sum weighted by its place, so a swap of two
-    elements changes it. Sums are int64 on the device (wrapping alike for equal inputs), read once."""
-    word = torch.int32 if t.element_size() % 4 == 0 else torch.int16 if t.element_size() % 2 == 0 else torch.uint8
-    total = torch.zeros((), dtype=torch.int64, device=t.device)
-    weighted = torch.zeros((), dtype=torch.int64, device=t.device)
-    for k, (index, _) in enumerate(pieces(tuple(t.shape), chunk or FP_PIECE)):
-        w = t[index].reshape(-1).view(word)
-        total += w.sum(dtype=torch.int64)
-        weighted += torch.bitwise_xor(w, _fp_mask(w.numel(), word, w.device)).sum(dtype=torch.int64) * (k + 1)
-    return (tuple(t.shape), t.dtype, int(total), int(weighted))
+    elements changes it. Sums are int64 on the device (wrapping alike for equal inputs); all the
+    tensors' sums are read in one transfer."""
+    sums = []
+    for t in tensors:
+        word = torch.int32 if t.element_size() % 4 == 0 else torch.int16 if t.element_size() % 2 == 0 else torch.uint8
+        total = torch.zeros((), dtype=torch.int64, device=t.device)
+        weighted = torch.zeros((), dtype=torch.int64, device=t.device)
+        for k, (index, _) in enumerate(pieces(tuple(t.shape), chunk or FP_PIECE)):
+            w = t[index].reshape(-1).view(word)
+            total += w.sum(dtype=torch.int64)
+            weighted += torch.bitwise_xor(w, _fp_mask(w.numel(), word, w.device)).sum(dtype=torch.int64) * (k + 1)
+        sums.append(torch.stack([total, weighted]))
+    by_device: Dict[Any, List[int]] = {}
+    for i, t in enumerate(tensors):
+        by_device.setdefault(t.device, []).append(i)
+    read: Dict[int, List[int]] = {}
+    for idx in by_device.values():
+        for i, pair in zip(idx, torch.stack([sums[i] for i in idx]).tolist()):
+            read[i] = pair
+    return [(tuple(t.shape), t.dtype, read[i][0], read[i][1]) for i, t in enumerate(tensors)]
+
+
+def fingerprint(t: torch.Tensor, chunk: Optional[int] = None) -> tuple:
+    """:func:`fingerprints` of one tensor."""
+    return fingerprints([t], chunk)[0]
 
 
 def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
@@ -222,38 +280,51 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
         return Comparison(True, 0.0, 0.0, [], 0.0, 0.0, 0, 0, atol, rtol)
     wide = torch.float64 if ref.dtype == torch.float64 else torch.float32
     out, ref = out.detach(), ref.detach()
-    n_bad = n_nan = 0
-    max_abs, max_rel, any_nz = 0.0, 0.0, False
-    worst = None  # (score, flat index, out value, ref value)
+    dev = out.device
+    # Every statistic stays on the device, piece by piece, and is read once at the end: a 6 GiB
+    # output is about 400 pieces, and a host read after each (six of them) held the GPU idle.
+    n_bad = torch.zeros((), dtype=torch.int64, device=dev)
+    n_nan = torch.zeros((), dtype=torch.int64, device=dev)
+    max_abs = torch.zeros((), dtype=wide, device=dev)
+    max_rel = torch.zeros((), dtype=wide, device=dev)
+    any_nz = torch.zeros((), dtype=torch.bool, device=dev)
+    scores, places, got, expected = [], [], [], []  # each piece's worst element
     for index, offset in pieces(tuple(ref.shape), chunk):
-        o = _piece(out, index, out.device, wide)
-        r = _piece(ref, index, out.device, wide)
+        o = _piece(out, index, dev, wide)
+        r = _piece(ref, index, dev, wide)
         ok, diff, bound, ref_finite, same_special = _verdict(o, r, atol, rtol)
-        n_bad += int((~ok).sum().item())
+        n_bad += (~ok).sum()
         del ok
         unwritten = ref_finite & ~torch.isfinite(o)
-        n_nan += int(unwritten.sum().item())
+        n_nan += unwritten.sum()
         # Violation score: how far past the bound (NaN/inf in out counts as infinitely far).
         score = torch.where(unwritten, torch.full_like(diff, math.inf), diff - bound)
         del unwritten, bound
         score = torch.where(same_special, torch.full_like(diff, -math.inf), score)
         score = torch.nan_to_num(score, nan=math.inf)
-        at = int(torch.argmax(score).item())
-        s = float(score[at].item())
+        at = torch.argmax(score)
+        scores.append(score[at])
+        places.append(at + offset)
+        got.append(o[at])
+        expected.append(r[at])
         del score, same_special
-        if worst is None or s > worst[0]:
-            worst = (s, offset + at, o[at].item(), r[at].item())
         finite_diff = torch.nan_to_num(torch.where(ref_finite, diff, torch.zeros_like(diff)), nan=math.inf,
                                        posinf=math.inf)
         del diff
-        max_abs = max(max_abs, float(finite_diff.max().item()))
+        max_abs = torch.maximum(max_abs, finite_diff.max())
         nz = ref_finite & (r != 0)
-        if bool(nz.any()):
-            any_nz = True
-            max_rel = max(max_rel, float(torch.where(nz, finite_diff / r.abs(), torch.zeros_like(r)).max().item()))
+        any_nz |= nz.any()
+        max_rel = torch.maximum(max_rel, torch.where(nz, finite_diff / r.abs(), torch.zeros_like(r)).max())
+    # The worst element is the first of the highest score (torch.argmax picks the first maximum).
+    k = torch.argmax(torch.stack(scores))
+    stats = torch.stack([n_bad.to(torch.float64), n_nan.to(torch.float64), max_abs.to(torch.float64),
+                         max_rel.to(torch.float64), any_nz.to(torch.float64), torch.stack(places)[k].to(torch.float64),
+                         torch.stack(got)[k].to(torch.float64), torch.stack(expected)[k].to(torch.float64)]).tolist()
+    n_bad, n_nan = int(stats[0]), int(stats[1])
+    max_abs, max_rel, any_nz = float(stats[2]), float(stats[3]), bool(stats[4])
+    flat, ov, rv = int(stats[5]), stats[6], stats[7]
     if not any_nz:
         max_rel = 0.0 if max_abs == 0 else math.inf
-    _, flat, ov, rv = worst
     idx = list(_unravel(flat, tuple(out.shape)))
     msg = ""
     if n_bad:
@@ -407,13 +478,15 @@ class Judgement:
 
 def judge(outs: List[torch.Tensor], refs: List[torch.Tensor], inputs: List[Any], profile: str,
           reference64: Optional[Callable[[List[Any]], Any]], chunk: Optional[int] = None,
-          diagnose: bool = True, allow_float64: bool = True) -> Judgement:
+          diagnose: bool = True, allow_float64: bool = True, clock: Any = NO_CLOCK) -> Judgement:
     """One run's verdict. ``refs`` are the fp32 reference's outputs on ``inputs`` (kept where no
     candidate could write); ``reference64`` evaluates the model in float64 on them when the
     elementwise check fails, for the reference-class pass (unless ``allow_float64`` is off: the
     verdict is already decided) and, with ``diagnose``, the diagnosis. A float64 evaluation that
-    cannot run (memory, an error) passes nothing and says so."""
-    ok, comps = _compare_all(outs, refs, profile, chunk)
+    cannot run (memory, an error) passes nothing and says so. ``clock`` (a PhaseClock) counts the
+    comparison as "checks" and the float64 evaluation as "float64"."""
+    with clock.phase("checks"):
+        ok, comps = _compare_all(outs, refs, profile, chunk)
     if ok:
         return Judgement(True, "allclose", comps)
     want = allow_float64 and float64_pass(profile) and len(outs) == len(refs)
@@ -421,7 +494,8 @@ def judge(outs: List[torch.Tensor], refs: List[torch.Tensor], inputs: List[Any],
         return Judgement(False, "", comps)
     what = "pass or diagnosis" if want and diagnose else "pass" if want else "diagnosis"
     try:
-        r64 = float64.evaluate(reference64, inputs)
+        with clock.phase("float64"):
+            r64 = float64.evaluate(reference64, inputs)
         details, why = [], ""
         if want:
             passed, details, why = float64.reference_class(outs, refs, r64, [c.passed for c in comps], profile, chunk)
@@ -511,13 +585,13 @@ class _Sentinel:
     def __init__(self, inputs: Sequence[Any], chunk: Optional[int]):
         self.chunk = chunk
         self.named = {f"input {i}": x for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)}
-        self.snap = guard.snapshot(self.named, self._fingerprint)
+        self.snap = guard.snapshot(self.named, self._fingerprints)
 
-    def _fingerprint(self, t: torch.Tensor) -> tuple:
-        return fingerprint(t, self.chunk)
+    def _fingerprints(self, ts: List[torch.Tensor]) -> List[tuple]:
+        return fingerprints(ts, self.chunk)
 
     def verify(self) -> None:
-        bad = guard.changed(self.named, self.snap, self._fingerprint)
+        bad = guard.changed(self.named, self.snap, self._fingerprints)
         if bad:
             raise guard.OutOfBounds(
                 f"rejected: wrote outside its outputs: the trial's {', '.join(bad)} changed while the candidate ran "
@@ -527,23 +601,28 @@ class _Sentinel:
 class _Protocol:
     """What every trial of :func:`check` shares: the callables, the options and the degenerate watch."""
 
-    def __init__(self, reference, candidate, make_inputs, profile, determinism, sync, chunk, ref_home, reference64):
+    def __init__(self, reference, candidate, make_inputs, profile, determinism, sync, chunk, ref_home, reference64,
+                 clock):
         self.reference, self.candidate, self.make_inputs = reference, candidate, make_inputs
         self.profile, self.determinism, self.sync, self.chunk = profile, determinism, sync, chunk
         self.ref_home, self.reference64 = ref_home, reference64
+        self.clock = clock
         self.watch = DegenerateWatch(profile, chunk, sampled=ref_home == "after")
 
     def run_candidate(self, inputs: List[Any], sentinel: _Sentinel) -> List[torch.Tensor]:
         # Each party gets its own clone, so a kernel (or a model) that writes its inputs cannot
         # change what the other sees; the clone is dropped as soon as the call returns.
-        outs = as_list(self.candidate(_clone(inputs)))
-        self.sync()
-        sentinel.verify()
+        with self.clock.phase("candidate"):
+            outs = as_list(self.candidate(_clone(inputs)))
+            self.sync()
+            with self.clock.phase("checks"):
+                sentinel.verify()
         return outs
 
     def run_reference(self, inputs: List[Any]) -> List[torch.Tensor]:
-        refs = as_list(self.reference(_clone(inputs)))
-        self.sync()
+        with self.clock.phase("reference"):
+            refs = as_list(self.reference(_clone(inputs)))
+            self.sync()
         return [r.detach() for r in refs]
 
     @property
@@ -557,7 +636,8 @@ class _Protocol:
         stay where they are: no candidate runs before they are compared and dropped."""
         if self.ref_home is None or self.after:
             return refs
-        return [r.to(self.ref_home, copy=True) for r in refs]
+        with self.clock.phase("reference"):
+            return [r.to(self.ref_home, copy=True) for r in refs]
 
 
 def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
@@ -566,19 +646,22 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
     run gets the float64 diagnosis, and the float64 pass is tried (after a failed trial the
     verdict is decided: later trials are judged elementwise only, sparing their float64 runs). Everything it allocates (its inputs and their clones,
     the reference's outputs, the candidate's) is released when it returns: trials never stack up."""
-    inputs = p.make_inputs(seed)
-    if kind == "rescaled":
-        if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs):
-            return "skipped: no floating-point inputs"
-        inputs = rescale_inputs(inputs)
-    sentinel = _Sentinel(inputs, p.chunk)
+    with p.clock.phase("inputs"):
+        inputs = p.make_inputs(seed)
+        if kind == "rescaled":
+            if not any(isinstance(x, torch.Tensor) and x.is_floating_point() for x in inputs):
+                return "skipped: no floating-point inputs"
+            inputs = rescale_inputs(inputs)
+    with p.clock.phase("checks"):
+        sentinel = _Sentinel(inputs, p.chunk)
     cand_first = (k % 2 == 1)
     outs = p.run_candidate(inputs, sentinel) if cand_first else None
     made = p.run_reference(inputs)
-    if kind == "rescaled" and not all(all_finite(r, p.chunk) for r in made if r.is_floating_point()):
-        return "skipped: reference not finite on rescaled inputs"
-    if kind == "random":
-        p.watch.add(made)
+    with p.clock.phase("checks"):
+        if kind == "rescaled" and not all(all_finite(r, p.chunk) for r in made if r.is_floating_point()):
+            return "skipped: reference not finite on rescaled inputs"
+        if kind == "random":
+            p.watch.add(made)
     if p.after and outs is None:
         # Reference first, then the candidate: the reference's outputs are dropped before the
         # candidate runs and made again (same inputs, fingerprinted) once it has finished, so the
@@ -592,23 +675,25 @@ def _trial(p: _Protocol, k: int, seed: int, kind: str, diagnose: bool) -> Any:
         p.watch.moved(refs)
     if outs is None:
         outs = p.run_candidate(inputs, sentinel)
-    j1 = judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose, allow_float64=diagnose)
+    j1 = judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose, allow_float64=diagnose, clock=p.clock)
     runs, j2, rep = 1, j1, True
     if p.determinism:
         # The second run may write into the same buffers (the worker reuses them, NaN-filled
         # again), so the first run is remembered by a fingerprint of its bits, not a copy.
-        first = [fingerprint(o, p.chunk) for o in outs]
+        with p.clock.phase("checks"):
+            first = fingerprints(outs, p.chunk)
         del outs
         if p.after:
             del refs  # not kept while the candidate runs again; made again if the bits differ
         outs = p.run_candidate(inputs, sentinel)
         runs = 2
-        rep = first == [fingerprint(o, p.chunk) for o in outs]
+        with p.clock.phase("checks"):
+            rep = first == fingerprints(outs, p.chunk)
         # The same bits get the same verdict; other bits are judged again (no diagnosis).
         if not rep and p.after:
             refs = p.run_reference(inputs)
         j2 = j1 if rep else judge(outs, refs, inputs, p.profile, p.reference64, p.chunk, diagnose=False,
-                                  allow_float64=diagnose)
+                                  allow_float64=diagnose, clock=p.clock)
     passed = j1.passed and j2.passed
     second_only = j1.passed and not j2.passed
     comps = j2.comps if second_only else j1.comps
@@ -630,7 +715,8 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
           rescaled: bool = True, determinism: bool = True,
           sync: Callable[[], None] = lambda: None,
           reference64: Optional[Callable[[List[Any]], Any]] = None,
-          ref_home: Optional[Any] = None, chunk: Optional[int] = None) -> CorrectnessReport:
+          ref_home: Optional[Any] = None, chunk: Optional[int] = None,
+          clock: Any = NO_CLOCK) -> CorrectnessReport:
     """Runs the correctness protocol. The reference's outputs move to ``ref_home`` (e.g. "cpu"
     when the candidate runs on a GPU) before any candidate run follows them; with ``ref_home="after"``
     none is kept across a candidate run: every reference output a verdict rests on is made after
@@ -639,10 +725,12 @@ def check(reference: Callable[[List[Any]], Any], candidate: Callable[[List[Any]]
     ``candidate`` (a launch failure, guard.OutOfBounds) propagate to the caller, which records
     them. ``reference64`` (the model in float64), when given, decides the reference-class pass of
     profiles that have it and diagnoses the first failing trial (:func:`judge`). Comparisons run
-    in pieces of ``chunk`` elements (CHUNK)."""
+    in pieces of ``chunk`` elements (CHUNK). ``clock`` (a PhaseClock) gets the seconds of each phase:
+    inputs, reference, candidate, checks (comparisons, fingerprints, the degenerate watch), float64."""
     tolerance(profile, torch.float32)  # validates the profile name
     trials = max(MIN_TRIALS, int(trials))
-    proto = _Protocol(reference, candidate, make_inputs, profile, determinism, sync, chunk, ref_home, reference64)
+    proto = _Protocol(reference, candidate, make_inputs, profile, determinism, sync, chunk, ref_home, reference64,
+                      clock)
     results: List[TrialResult] = []
     all_pass = True
     deterministic = True

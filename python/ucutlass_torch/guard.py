@@ -144,12 +144,15 @@ def named_state(model: torch.nn.Module) -> Dict[str, torch.Tensor]:
     return out
 
 
-def snapshot(named: Dict[str, torch.Tensor], fingerprint: Callable[[torch.Tensor], tuple]) -> Dict[str, tuple]:
-    """Fingerprints of ``named``'s tensors (correctness.fingerprint: a digest of their bits)."""
-    return {k: fingerprint(t) for k, t in named.items()}
+def snapshot(named: Dict[str, torch.Tensor],
+             fingerprints: Callable[[List[torch.Tensor]], List[tuple]]) -> Dict[str, tuple]:
+    """Fingerprints of ``named``'s tensors (correctness.fingerprints: a digest of their bits, all
+    read at once)."""
+    return dict(zip(named, fingerprints(list(named.values()))))
 
 
 def changed(named: Dict[str, torch.Tensor], snap: Dict[str, tuple],
-            fingerprint: Callable[[torch.Tensor], tuple]) -> List[str]:
+            fingerprints: Callable[[List[torch.Tensor]], List[tuple]]) -> List[str]:
     """The names whose bits differ from ``snap``."""
-    return [k for k, t in named.items() if k in snap and fingerprint(t) != snap[k]]
+    keys = [k for k in named if k in snap]
+    return [k for k, fp in zip(keys, fingerprints([named[k] for k in keys])) if fp != snap[k]]

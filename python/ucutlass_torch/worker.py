@@ -357,21 +357,27 @@ class Worker:
         # they are large (memplan.STASH_MAX_BYTES), are made again after each candidate run.
         ref_home = None if self.device.type != "cuda" else "after" if self.memory.keep_on == "after" else "cpu"
         phase = "bind"
+        # Seconds by phase (correctness.PhaseClock), in the result's "seconds" beside "total".
+        clock = correctness.PhaseClock(self.sync)
         try:
-            bound = kernel.bind(k, self.model, self.device, scalars)
+            with clock.phase("bind"):
+                bound = kernel.bind(k, self.model, self.device, scalars)
         except kernel.BindError as e:
-            return self._result("mismatch", phase, f"binding the kernel to the problem: {e}", kernel_info=info, t0=t0)
+            return self._result("mismatch", phase, f"binding the kernel to the problem: {e}", kernel_info=info, t0=t0,
+                                seconds=clock.seconds)
         stream = self.stream()
         state = guard.named_state(self.model)
 
         def guarded(launch: Callable[[], Any]) -> Any:
             """A candidate's launch, then (synchronized) the guard zones around its buffers and the
             reference model's state: a write outside its outputs raises guard.OutOfBounds."""
-            snap = guard.snapshot(state, correctness.fingerprint)
+            with clock.phase("guards"):
+                snap = guard.snapshot(state, correctness.fingerprints)
             out = launch()
             self.sync()
-            bound.check_guards()
-            bad = guard.changed(state, snap, correctness.fingerprint)
+            with clock.phase("guards"):
+                bound.check_guards()
+                bad = guard.changed(state, snap, correctness.fingerprints)
             if bad:
                 raise guard.OutOfBounds(f"rejected: wrote outside its outputs: the reference model's {', '.join(bad[:4])}"
                                         f"{' and more' if len(bad) > 4 else ''} changed while the candidate ran")
@@ -380,23 +386,21 @@ class Worker:
         def candidate(inputs: List[Any]) -> List[torch.Tensor]:
             return guarded(lambda: bound.run(bound.check_inputs(inputs), stream))
 
-        seconds: Dict[str, float] = {}
+        seconds = clock.seconds
         report = None
         stats = None
         try:
             phase = "correctness"
-            tc = time.perf_counter()
             report = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
                                        rescaled=rescaled, determinism=True, sync=self.sync,
-                                       reference64=self.reference64, ref_home=ref_home)
-            seconds["correctness"] = time.perf_counter() - tc
+                                       reference64=self.reference64, ref_home=ref_home, clock=clock)
             if not report.passed:
                 return self._result("mismatch", phase, report.message, kernel_info=info, corr=report, t0=t0,
                                     seconds=seconds)
             if do_timing:
                 phase = "timing"
-                tt = time.perf_counter()
-                tin = bound.check_inputs(self.inputs(TIMING_SEED))
+                with clock.phase("inputs"):
+                    tin = bound.check_inputs(self.inputs(TIMING_SEED))
                 launch = bound.launcher(tin, stream)
                 if self.device.type == "cuda" and self.flusher is None:
                     self.flusher = timing.L2Flusher(self.device)
@@ -405,12 +409,13 @@ class Worker:
                     kw["flusher"] = self.flusher
                 # Outputs are overwritten with NaN before every repetition, outside the timed
                 # events: no repetition can reuse what an earlier one left.
-                stats = guarded(lambda: timing.time_fn(launch, self.device, prepare=bound.poison_outputs, **kw))
+                with clock.phase("timing"):
+                    stats = guarded(lambda: timing.time_fn(launch, self.device, prepare=bound.poison_outputs, **kw))
                 del launch, tin
-                seconds["timing"] = time.perf_counter() - tt
                 phase = "recheck"
-                recheck = correctness.recheck(bound.outputs, self.reference, self.inputs, TIMING_SEED, profile,
-                                              sync=self.sync, reference64=self.reference64)
+                with clock.phase("recheck"):
+                    recheck = correctness.recheck(bound.outputs, self.reference, self.inputs, TIMING_SEED, profile,
+                                                  sync=self.sync, reference64=self.reference64)
                 report.recheck = recheck
                 if not recheck["passed"]:
                     report.passed_by = ""

@@ -162,6 +162,9 @@ search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
   e.rounding_mismatch = e.status == RunStatus::mismatch && r.phase == "correctness" && r.deterministic &&
                         r.correctness.is_object() && r.correctness.value("bitwise_repeatable", false);
   e.gpu_seconds = finite_or(r.eval_seconds, 0);
+  if (r.eval_phases.is_object())
+    for (const auto& [phase, secs] : r.eval_phases.items())
+      if (secs.is_number()) e.gpu_phases[phase] = secs.get<double>();
   return e;
 }
 

@@ -61,6 +61,21 @@ double headline_compile_busy(const CostFigures& c) {
   return c.compile_slots > 0 && c.wall_s > 0 ? std::min(1.0, c.nvcc_s / (c.compile_slots * c.wall_s)) : 0.0;
 }
 
+std::string headline_phases(const CostFigures& c) {
+  if (c.gpu_phases.empty()) return "";
+  std::vector<std::pair<std::string, double>> by(c.gpu_phases.begin(), c.gpu_phases.end());
+  std::stable_sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  double named = 0;
+  std::string s;
+  for (const auto& [phase, secs] : by) {
+    named += secs;
+    s += fmt::format("{}{} {:.0f}", s.empty() ? "" : ", ", phase, secs);
+  }
+  // What no phase holds: opening the library, the worker's bookkeeping.
+  if (c.gpu_s - named >= 0.5) s += fmt::format(", other {:.0f}", c.gpu_s - named);
+  return " (" + s + ")";
+}
+
 double headline_gpu_busy(const CostFigures& c) { return c.wall_s > 0 ? std::min(1.0, c.gpu_s / c.wall_s) : 0.0; }
 
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
@@ -181,6 +196,7 @@ nlohmann::json headline_to_json(const Headline& h) {
             {"worker_load_s", h.cost.worker_load_s},
             {"worker_loads", h.cost.worker_loads},
             {"worker_baseline_s", h.cost.worker_baseline_s},
+            {"gpu_phases", h.cost.gpu_phases},
             {"modelled", h.simulated},
             {"run_wall_s", h.simulated ? h.run_wall_s : h.cost.wall_s}}}};
 }
@@ -249,10 +265,10 @@ std::string headline_render(const Headline& h) {
                        h.cost.stored_built, h.cost.stored_reused, 100 * headline_compile_busy(h.cost),
                        h.cost.compile_slots, 100 * headline_gpu_busy(h.cost));
     if (h.cost.worker_busy_s > 0)
-      s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s), evaluations {:.0f} s, baselines "
+      s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s), evaluations {:.0f} s{}, baselines "
                        "{:.0f} s, the rest {:.0f} s\n",
                        h.cost.worker_busy_s, h.cost.worker_loads, h.cost.worker_load_s, h.cost.gpu_s,
-                       h.cost.worker_baseline_s,
+                       headline_phases(h.cost), h.cost.worker_baseline_s,
                        std::max(0.0, h.cost.worker_busy_s - h.cost.worker_load_s - h.cost.gpu_s -
                                          h.cost.worker_baseline_s));
   }

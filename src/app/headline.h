@@ -88,6 +88,7 @@ struct CostFigures {
   int compiled = 0;
   double compile_s = 0;
   double gpu_s = 0;
+  std::map<std::string, double> gpu_phases;  // gpu_s by phase (the worker's; empty where not reported)
   long long tokens_in = 0, tokens_out = 0;
   // The compiler's side (build::BuildStats; 0 where not measured, e.g. a simulated run):
   int attempts = 0;                 // evaluated attempts
@@ -151,6 +152,9 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
 // wall time (0 when unknown).
 double headline_compile_busy(const CostFigures& cost);
 double headline_gpu_busy(const CostFigures& cost);
+// The evaluations' seconds by phase, largest first, as " (candidate 40, checks 22, ...)"; ""
+// when the worker reported none.
+std::string headline_phases(const CostFigures& cost);
 nlohmann::json headline_to_json(const Headline& h);
 // A few lines for the terminal and report.md.
 std::string headline_render(const Headline& h);

@@ -337,6 +337,12 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
                                     "25 s, the rest 5 s"),
             std::string::npos) << headline_render(h);
   EXPECT_EQ(headline_to_json(h)["cost"]["worker_loads"], 45);
+  // The evaluations by phase, largest first, and what no phase holds.
+  h.cost.gpu_phases = {{"checks", 120}, {"candidate", 60}, {"reference", 90}, {"timing", 40}};
+  EXPECT_NE(headline_render(h).find("evaluations 320 s (checks 120, reference 90, candidate 60, timing 40, other 10), "
+                                    "baselines 25 s"),
+            std::string::npos) << headline_render(h);
+  EXPECT_EQ(headline_to_json(h)["cost"]["gpu_phases"]["checks"], 120.0);
 }
 
 }  // namespace

@@ -180,6 +180,7 @@ void cost_add(CostFigures& total, const search::SessionCost& problem) {
   total.compiled += problem.compiled;
   total.compile_s += problem.compile_s;
   total.gpu_s += problem.gpu_s;
+  for (const auto& [phase, secs] : problem.gpu_phases) total.gpu_phases[phase] += secs;
   total.tokens_in += problem.llm.tokens_in;
   total.tokens_out += problem.llm.tokens_out;
 }

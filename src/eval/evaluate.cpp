@@ -122,6 +122,9 @@ void record_apply_result(RunRecord& r, const nlohmann::json& result) {
   }
   const auto& s = result.value("seconds", nlohmann::json::object());
   r.eval_seconds = num(s, "total");
+  r.eval_phases = nlohmann::json::object();
+  for (const auto& [phase, secs] : s.items())
+    if (phase != "total" && secs.is_number()) r.eval_phases[phase] = secs;
 }
 
 void record_finish(RunRecord& r, const ProblemContext& ctx) {

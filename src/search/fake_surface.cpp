@@ -181,6 +181,7 @@ EvalOutcome FakeEvaluator::evaluate(const Candidate& c, const CompileOutcome&) {
   if (clock_) clock_->advance(space_.spec().eval_seconds);
   EvalOutcome e;
   e.gpu_seconds = 0.5;
+  e.gpu_phases = {{"candidate", 0.125}, {"checks", 0.25}, {"reference", 0.125}};
   auto it = space_.spec().fail.find(c.name);
   if (it != space_.spec().fail.end() && it->second != RunStatus::compile_error) {
     e.status = it->second;

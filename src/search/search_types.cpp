@@ -32,6 +32,7 @@ nlohmann::json attempt_to_json(const Attempt& a) {
           {"frac_sol", a.frac_sol},
           {"compile_s", a.compile_s},
           {"gpu_s", a.gpu_s},
+          {"gpu_phases", a.gpu_phases},
           {"at_s", a.at_s},
           {"max_abs_err", a.max_abs_err},
           {"max_rel_err", a.max_rel_err},
@@ -54,6 +55,9 @@ Attempt attempt_from_json(const nlohmann::json& j) {
   a.frac_sol = j.value("frac_sol", 0.0);
   a.compile_s = j.value("compile_s", 0.0);
   a.gpu_s = j.value("gpu_s", 0.0);
+  if (auto p = j.find("gpu_phases"); p != j.end() && p->is_object())
+    for (const auto& [phase, secs] : p->items())
+      if (secs.is_number()) a.gpu_phases[phase] = secs.get<double>();
   a.at_s = j.value("at_s", 0.0);
   a.max_abs_err = j.value("max_abs_err", 0.0);
   a.max_rel_err = j.value("max_rel_err", 0.0);

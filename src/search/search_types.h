@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,10 @@ struct CompileOutcome {
   bool cached = false;
 };
 
+// Seconds of an evaluation by phase (the worker's: bind, inputs, reference, candidate, guards,
+// checks, float64, timing, recheck; docs/results-schema.md eval_phases).
+using GpuPhases = std::map<std::string, double>;
+
 struct EvalOutcome {
   RunStatus status = RunStatus::launch_error;
   double time_s = 0;         // median kernel time when status == ok
@@ -54,6 +59,7 @@ struct EvalOutcome {
   double max_abs_err = 0;
   double max_rel_err = 0;
   double gpu_seconds = 0;    // GPU time this evaluation used (correctness + timing)
+  GpuPhases gpu_phases;      // gpu_seconds by phase, where the evaluator reports them
   bool reference_limited = false;  // mismatch: the fp32 reference's rounding, not the kernel (RunRecord)
   // ok only by the reference-class pass: some trial failed elementwise but the kernel is no
   // further from float64 than the fp32 reference (RunRecord passed_by float64)
@@ -80,6 +86,7 @@ struct Attempt {
   double frac_sol = 0;       // t_SOL / time when ok and t_SOL is known
   double compile_s = 0;
   double gpu_s = 0;
+  GpuPhases gpu_phases;      // gpu_s by phase (EvalOutcome); empty in journals older than it
   // Seconds from the start of the search (its first start, across --resume) to this result:
   // the best attempt's is the problem's time to best (issue 6). 0 in journals older than it.
   double at_s = 0;

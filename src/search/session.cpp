@@ -144,6 +144,7 @@ void SearchSession::record(Attempt a) {
   }
   cost_.compile_s += a.compile_s;
   cost_.gpu_s += a.gpu_s;
+  for (const auto& [phase, secs] : a.gpu_phases) cost_.gpu_phases[phase] += secs;
   state_.attempts.push_back(a);
   strategy_.observe(state_.attempts.back(), state_);
   if (cb_.on_attempt) cb_.on_attempt(state_.attempts.back(), state_);
@@ -222,6 +223,7 @@ bool SearchSession::step() {
       a.message = e.message;
       a.time_s = e.status == RunStatus::ok ? e.time_s : 0;
       a.gpu_s = e.gpu_seconds;
+      a.gpu_phases = e.gpu_phases;
       a.max_abs_err = e.max_abs_err;
       a.max_rel_err = e.max_rel_err;
       a.reference_limited = e.reference_limited;

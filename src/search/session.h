@@ -51,6 +51,7 @@ struct SessionCost {
   int compiled = 0;        // compiles that ran (cache hits and replays excluded)
   double compile_s = 0;
   double gpu_s = 0;
+  GpuPhases gpu_phases;    // gpu_s by phase (Attempt::gpu_phases)
   int replayed = 0;        // attempts taken from the journal on resume
   int dropped = 0;         // candidates compiled ahead but dropped before evaluation (no attempt)
   long long tokens = 0;     // in + out (Budget::tokens)

@@ -306,6 +306,21 @@ TEST(Session, ReferenceLimitedMismatchesStopWithoutClimbingTheLadder) {
   EXPECT_TRUE(attempt_from_json(attempt_to_json(at[0])).reference_limited);  // journals keep it
 }
 
+// An evaluation's seconds by phase reach its attempt, the journal and the session's cost.
+TEST(Session, EvaluationPhasesAreKeptAndSummed) {
+  Rig r(SurfaceSpec{}, {}, no_stop_rules(3));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_EQ(at.size(), 3u);
+  EXPECT_EQ(at[0].gpu_phases.at("checks"), 0.25);
+  EXPECT_EQ(attempt_from_json(attempt_to_json(at[0])).gpu_phases, at[0].gpu_phases);
+  EXPECT_TRUE(attempt_from_json(nlohmann::json{{"gpu_s", 1.0}}).gpu_phases.empty());  // older journals
+  const auto& cost = r.session->cost();
+  EXPECT_EQ(cost.gpu_phases.at("checks"), 0.75);
+  EXPECT_EQ(cost.gpu_phases.at("candidate") + cost.gpu_phases.at("reference") + cost.gpu_phases.at("checks"),
+            cost.gpu_s);
+}
+
 // Where the problem has a rung that sums in the reference's order (FP32 SIMT), a reference-limited
 // mismatch jumps straight to it (not one rung up: more precision cannot pass), and only
 // reference-limited mismatches on that rung count toward the stop rule.

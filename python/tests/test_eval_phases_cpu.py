@@ -1,0 +1,144 @@
+"""Where an evaluation's time goes (correctness.PhaseClock, the worker's "seconds" by phase), and
+checks that read the device once instead of once per piece (docs/eval-contract.md, "Memory"), on
+CPU with Python stand-in kernels."""
+
+import os
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from ucutlass_torch import correctness, guard, kernel  # noqa: E402
+from ucutlass_torch.worker import Worker  # noqa: E402
+
+RELU = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+def get_init_inputs():
+    return []
+'''
+
+DESC = {"abi": 1, "name": "relu", "tensors": [
+    {"name": "x", "role": "in", "dtype": "f32", "shape": [64, 256], "index": 0},
+    {"name": "y", "role": "out", "dtype": "f32", "shape": [64, 256], "index": 0}]}
+
+PHASES = {"bind", "inputs", "reference", "candidate", "guards", "checks", "timing", "recheck"}
+
+
+def test_a_phase_counts_its_own_time_not_the_phases_nested_in_it():
+    syncs = []
+    clock = correctness.PhaseClock(lambda: syncs.append(1))
+    with clock.phase("outer"):
+        time.sleep(0.02)
+        with clock.phase("inner"):
+            time.sleep(0.05)
+        with clock.phase("outer"):  # the same name nested: still counted once per second spent
+            time.sleep(0.01)
+    s = clock.seconds
+    assert s["inner"] >= 0.05
+    assert 0.03 <= s["outer"] < 0.05 + 0.02, s  # 0.02 + 0.01, not the inner 0.05 again
+    assert len(syncs) == 3  # every phase that ended normally synchronized
+
+
+def test_a_phase_that_raises_is_counted_without_synchronizing():
+    syncs = []
+    clock = correctness.PhaseClock(lambda: syncs.append(1))
+    with pytest.raises(RuntimeError):
+        with clock.phase("candidate"):
+            time.sleep(0.01)
+            raise RuntimeError("an illegal memory access")
+    assert clock.seconds["candidate"] >= 0.01
+    assert not syncs
+
+
+@pytest.fixture
+def relu(tmp_path, monkeypatch):
+    monkeypatch.setattr(guard, "GUARD_BYTES", 64 * 1024)
+    p = tmp_path / "relu.py"
+    p.write_text(textwrap.dedent(RELU))
+    w = Worker("cpu")
+    w.load(str(p))
+    return w
+
+
+def test_an_evaluation_reports_its_seconds_by_phase(relu):
+    calls = []
+
+    def slow(t, s):
+        calls.append(1)
+        time.sleep(0.01)
+        torch.clamp(t[0], min=0, out=t[1])
+    r = relu.evaluate(kernel.PyKernel(DESC, slow), min_reps=30)
+    assert r["verdict"] == "ok", r["error"]
+    sec = r["seconds"]
+    assert PHASES <= set(sec), sec
+    # Six trials, two candidate runs each, at 10 ms a run: the candidate's phase holds them.
+    assert sec["candidate"] >= 12 * 0.01
+    # The timing loop's runs (30 or more) are the timing phase's, not the candidate's.
+    assert sec["timing"] >= 30 * 0.01
+    assert sum(sec[k] for k in PHASES) <= sec["total"] + 1e-6
+
+
+def test_a_mismatch_reports_the_phases_it_reached(relu):
+    r = relu.evaluate(kernel.PyKernel(DESC, lambda t, s: t[1].fill_(1.0)), min_reps=30)
+    assert r["verdict"] == "mismatch"
+    assert {"bind", "inputs", "reference", "candidate", "checks"} <= set(r["seconds"])
+    assert "timing" not in r["seconds"]
+
+
+class HostReads:
+    """Counts the reads of a tensor's value into Python (each one a device synchronization on a GPU)."""
+
+    def __init__(self, monkeypatch):
+        self.n = 0
+        for name in ("item", "tolist", "__bool__", "__int__", "__float__"):
+            orig = getattr(torch.Tensor, name)
+
+            def counted(t, *a, _orig=orig, **kw):
+                self.n += 1
+                return _orig(t, *a, **kw)
+            monkeypatch.setattr(torch.Tensor, name, counted)
+
+
+def test_a_comparison_in_many_pieces_reads_the_device_once(monkeypatch):
+    torch.manual_seed(0)
+    ref = torch.randn(64, 1000)
+    out = ref + 1e-3 * torch.randn(64, 1000)
+    out[7, 3] = float("nan")
+    reads = HostReads(monkeypatch)
+    c = correctness.compare(out, ref, 1e-4, 1e-4, chunk=1000)  # 64 pieces
+    assert reads.n <= 2, reads.n
+    assert not c.passed and c.n_nan == 1 and c.worst_index == [7, 3]
+
+
+def test_fingerprints_of_many_tensors_read_the_device_once_and_equal_each_ones(monkeypatch):
+    ts = [torch.randn(100), torch.arange(10, dtype=torch.int16), torch.tensor([True, False]), torch.randn(3, 4)]
+    each = [correctness.fingerprint(t, 16) for t in ts]
+    reads = HostReads(monkeypatch)
+    together = correctness.fingerprints(ts, 16)
+    assert reads.n == 1
+    assert together == each
+    assert correctness.fingerprints([]) == []
+
+
+def test_abs_max_and_all_finite_read_the_device_once(monkeypatch):
+    t = torch.randn(50, 100)
+    t[10, 5] = -7.5
+    reads = HostReads(monkeypatch)
+    assert correctness.abs_max(t, chunk=100) == 7.5
+    assert correctness.all_finite(t, chunk=100)
+    assert reads.n == 2
+    t[40, 1] = float("inf")
+    assert not correctness.all_finite(t, chunk=100)
