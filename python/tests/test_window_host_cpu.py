@@ -59,7 +59,7 @@ def host_program(src, body, pre, grid, block, fields):
     """The harness of one stage's kernel: its inputs from <tensor>.bin, its output to <tensor>.out."""
     fns = "\n".join(l for l in src.splitlines() if l.startswith("static __device__ __forceinline__ float ucut_fn_"))
     groups = int(re.search(r"g < (\d+)LL", body).group(1))
-    items = int(re.search(r"base = g \* (\d+)", body).group(1))
+    items = int(re.search(r"base = (?:\([\w ]+\))?g \* (\d+)", body).group(1))
     c = SHIMS + fns + "\n" + body + "\nint main() {\n  " + pre + "params p{};\n"
     for field, tensor in fields:
         if field == "o":
@@ -77,13 +77,29 @@ def host_program(src, body, pre, grid, block, fields):
     return c, out
 
 
+def with_items(text, items):
+    """The lowered program with each window stage's items_per_thread set to ``items`` where it
+    divides the output's last dim (else 1): a thread's run of outputs, whose windows the kernel
+    walks together where they all lie inside x."""
+    last = {n: int(d.split(",")[-1]) for n, d in re.findall(r"^(?:out|tmp) (\w+) : \w+\[([^\]]*)\]", text, re.M)}
+
+    def one(m):
+        return m.group(1) + str(items if last[m.group(2)] % items == 0 else 1)
+    return re.sub(r"(stage (\w+) = window .*?\{\n  threads auto\n  items_per_thread )auto", one, text)
+
+
+@pytest.mark.parametrize("items", [1, 2, 4])
 @pytest.mark.parametrize("name", NAMES)
-def test_window_kernels_on_the_host_match_pytorch(tmp_path, name):
+def test_window_kernels_on_the_host_match_pytorch(tmp_path, name, items):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     path = os.path.join(PROBLEMS, name + ".py")
     run(BIN, "extract", path, "-o", str(tmp_path / "problem.json"), env=env)
     text = run(BIN, "lower", str(tmp_path / "problem.json"))
     assert "= torch {" not in text and " = window " in text, text
+    if items > 1:
+        text = with_items(text, items)
+        if f"items_per_thread {items}" not in text:
+            pytest.skip(f"no window stage's output rows divide by {items}")
     (tmp_path / "prog.ucut").write_text(text)
     run(BIN, "compile", str(tmp_path / "prog.ucut"), "-o", str(tmp_path / "lib"), "--emit-only")
     [cu] = [tmp_path / "lib" / f for f in os.listdir(tmp_path / "lib") if f.endswith(".cu")]

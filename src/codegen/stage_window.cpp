@@ -90,81 +90,130 @@ Result<StageCode> codegen_emit_window(const dsl::Program& program, int stage_ind
     d += fmt::format("  for (long long g = (long long)blockIdx.x * {0} + threadIdx.x; g < {1}LL; g += (long long)gridDim.x * {0}) {{\n",
                      pl.threads, pl.groups);
   }
+  // Index arithmetic in 32 bits where every offset fits (64-bit division and multiplication cost
+  // several instructions each, and a window's taps are a few instructions apiece).
+  const bool narrow = dsl::window_fits_int32(*w);
+  const std::string IT = narrow ? "int" : "long long", L = narrow ? "" : "LL";
   // the first output's position: (n, c, o0, o1, o2)
-  d += fmt::format("    const long long base = g * {};\n", I);
-  d += fmt::format("    const long long o2b = base % {0}LL, o1 = base / {0}LL % {1}LL, o0 = base / {2}LL % {3}LL;\n",
-                   o[2], o[1], o[2] * o[1], o[0]);
-  d += fmt::format("    const long long nc = base / {}LL, c = nc % {}LL;\n", o[0] * o[1] * o[2], w->out_channels);
-  d += fmt::format("    const {}* xp = static_cast<const {}*>(p.x) + (nc / {}LL * {}LL + c / {}LL) * {}LL;\n", xt, xt,
-                   w->out_channels, w->channels, w->mult, in[0] * in[1] * in[2]);
+  d += fmt::format("    const {0} base = ({0})g * {1};\n", IT, I);
+  d += fmt::format("    const {0} o2b = base % {1}{4}, o1 = base / {1}{4} % {2}{4}, o0 = base / {3}{4} % {5}{4};\n", IT,
+                   o[2], o[1], o[2] * o[1], L, o[0]);
+  d += fmt::format("    const {0} nc = base / {1}{3}, c = nc % {2}{3};\n", IT, o[0] * o[1] * o[2], w->out_channels, L);
+  d += fmt::format("    const {}* xp = static_cast<const {}*>(p.x) + (nc / {}{} * {}{} + c / {}{}) * {}{};\n", xt, xt,
+                   w->out_channels, L, w->channels, L, w->mult, L, in[0] * in[1] * in[2], L);
   if (bt) d += fmt::format("    const float bias = ucut_simt::ld<{}>(p.b, c);\n", simt_cuda_type(bt->dtype));
-  d += fmt::format("#pragma unroll\n    for (int u = 0; u < {}; ++u) {{\n", I);
-  d += "      const long long oi[3] = {o0, o1, o2b + u};\n";
-  // the window along each dim: its first input index, its taps [tlo, thi) inside x, the step
-  d += "      long long first[3], tlo[3], thi[3];\n";
   // avg's divisor with count_include_pad: the window inside the padded input
   const bool sized = w->op == "avg" && w->count_include_pad && w->divisor == 0;
-  if (sized) d += "      float size = 1.f;\n";
-  d += fmt::format("      const long long IN[3] = {{{}LL, {}LL, {}LL}};\n", in[0], in[1], in[2]);
-  if (adaptive) {
-    d += fmt::format("      const long long OUT[3] = {{{}LL, {}LL, {}LL}};\n", o[0], o[1], o[2]);
-    d += "#pragma unroll\n      for (int q = 0; q < 3; ++q) {\n"
-         "        first[q] = oi[q] * IN[q] / OUT[q];\n"
-         "        tlo[q] = 0;\n"
-         "        thi[q] = ((oi[q] + 1) * IN[q] + OUT[q] - 1) / OUT[q] - first[q];\n"
-         "      }\n";
+  const std::string init = w->op == "max" ? "-INFINITY" : "0.f";
+  // one tap into `acc`: v is x's element, (t0, t1, t2) its place in the window
+  auto tap = [&](const std::string& indent, const std::string& acc) {
+    if (w->op == "max")
+      return indent + acc + " = (v > " + acc + " || isnan(v)) ? v : " + acc + ";  // NaN propagates, as PyTorch's max_pool\n";
+    if (w->op == "sum")
+      return indent + fmt::format("{0} = fmaf(v, ucut_simt::ld<{1}>(p.w, ((c * {2}{5} + t0) * {3}{5} + t1) * {4}{5} + t2), {0});\n",
+                                  acc, simt_cuda_type(wt->dtype), k[0], k[1], k[2], L);
+    return indent + acc + " += v;\n";
+  };
+  const std::string consts =
+      fmt::format("    const {0} IN[3] = {{{1}{4}, {2}{4}, {3}{4}}};\n", IT, in[0], in[1], in[2], L) +
+      (adaptive ? fmt::format("    const {0} OUT[3] = {{{1}{4}, {2}{4}, {3}{4}}};\n", IT, o[0], o[1], o[2], L)
+                : fmt::format("    const {0} K[3] = {{{1}{4}, {2}{4}, {3}{4}}}, S[3] = {{{5}{4}, {6}{4}, {7}{4}}};\n", IT, k[0],
+                              k[1], k[2], L, sd[0], sd[1], sd[2]) +
+                      fmt::format("    const {0} D[3] = {{{1}{4}, {2}{4}, {3}{4}}}, LO[3] = {{{5}{4}, {6}{4}, {7}{4}}};\n", IT,
+                                  dl[0], dl[1], dl[2], L, lo[0], lo[1], lo[2]) +
+                      (sized ? fmt::format("    const {0} HI[3] = {{{1}{4}, {2}{4}, {3}{4}}};\n", IT, hi[0], hi[1], hi[2], L)
+                             : std::string()));
+  // Output u of the thread's run, one window at a time, its taps inside x only (padding costs no
+  // test): the window's first input index along each dim, its taps [tlo, thi), the step; leaves
+  // the result, divided for avg, in `a`.
+  auto clipped = [&](const std::string& n) {
+    std::string t = n + fmt::format("const {} oi[3] = {{o0, o1, o2b + u}};\n", IT);
+    t += n + fmt::format("{} first[3], tlo[3], thi[3];\n", IT);
+    if (sized) t += n + "float size = 1.f;\n";
+    t += "#pragma unroll\n" + n + "for (int q = 0; q < 3; ++q) {\n";
+    if (adaptive) {
+      t += n + "  first[q] = oi[q] * IN[q] / OUT[q];\n" + n + "  tlo[q] = 0;\n" + n +
+           "  thi[q] = ((oi[q] + 1) * IN[q] + OUT[q] - 1) / OUT[q] - first[q];\n";
+    } else {
+      t += n + "  first[q] = oi[q] * S[q] - LO[q];\n" + n + "  // taps t with 0 <= first + t*D < IN\n" + n +
+           "  tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;\n" + n +
+           "  thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);\n";
+      if (sized) t += n + "  size *= (float)(min(first[q] + K[q], IN[q] + HI[q]) - first[q]);\n";
+    }
+    t += n + "}\n" + n + "float a = " + init + ";\n";
+    t += n + fmt::format("for ({} t0 = tlo[0]; t0 < thi[0]; ++t0) {{\n", IT);
+    t += n + fmt::format("  const {} r0 = (first[0] + t0 * {}{}) * {}{};\n", IT, adaptive ? 1 : dl[0], L, in[1], L);
+    t += n + fmt::format("  for ({} t1 = tlo[1]; t1 < thi[1]; ++t1) {{\n", IT);
+    t += n + fmt::format("    const {} r1 = (r0 + first[1] + t1 * {}{}) * {}{} + first[2];\n", IT, adaptive ? 1 : dl[1], L,
+                         in[2], L);
+    // a warp's lanes split each row of the window (consecutive inputs: coalesced)
+    t += n + (warp ? fmt::format("    for ({} t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {{\n", IT)
+                   : fmt::format("    for ({} t2 = tlo[2]; t2 < thi[2]; ++t2) {{\n", IT));
+    t += n + fmt::format("      const float v = ucut_simt::to_f<{}>(xp[r1 + t2 * {}{}]);\n", xt, adaptive ? 1 : dl[2], L);
+    t += tap(n + "      ", "a");
+    t += n + "    }\n" + n + "  }\n" + n + "}\n";
+    if (warp) {
+      t += "#pragma unroll\n" + n + "for (int m = 16; m > 0; m >>= 1) {\n" + n +
+           "  const float b = __shfl_xor_sync(0xffffffffu, a, m);\n";
+      t += n + (w->op == "max" ? "  a = (b > a || isnan(b)) ? b : a;\n" : "  a += b;\n");
+      t += n + "}\n" + n + "if (lane != 0) continue;  // lane 0 writes the output\n";
+    }
+    if (w->op == "avg" && w->divisor == 0)
+      t += n + (w->count_include_pad ? "a /= size;\n" : "a /= (float)((thi[0] - tlo[0]) * (thi[1] - tlo[1]) * (thi[2] - tlo[2]));\n");
+    if (adaptive) t += n + "a /= (float)(thi[0] * thi[1] * thi[2]);\n";
+    return t;
+  };
+  // the rest of output u from `a`: divisor_override, the bias, the epilogue and the store
+  auto finish = [&](const std::string& n) {
+    std::string t;
+    if (w->op == "avg" && w->divisor > 0) t += n + fmt::format("a /= {}.f;  // divisor_override\n", w->divisor);
+    if (bt) t += n + "a += bias;\n";
+    t += n + fmt::format("const {} at = base + u;\n", IT);
+    t += n + "{\n" + epi;
+    t += n + fmt::format("  static_cast<{0}*>(p.o)[at] = ucut_simt::from_f<{0}>({1});\n", simt_cuda_type(out->dtype), result);
+    t += n + "}\n";
+    return t;
+  };
+  if (adaptive || warp) {
+    d += consts;
+    d += fmt::format("#pragma unroll\n    for (int u = 0; u < {}; ++u) {{\n", I);
+    d += clipped("      ") + finish("      ");
+    d += "    }\n";
   } else {
-    d += fmt::format("      const long long K[3] = {{{}LL, {}LL, {}LL}}, S[3] = {{{}LL, {}LL, {}LL}}, D[3] = {{{}LL, {}LL, {}LL}};\n",
-                     k[0], k[1], k[2], sd[0], sd[1], sd[2], dl[0], dl[1], dl[2]);
-    d += fmt::format("      const long long LO[3] = {{{}LL, {}LL, {}LL}};\n", lo[0], lo[1], lo[2]);
-    if (sized) d += fmt::format("      const long long HI[3] = {{{}LL, {}LL, {}LL}};\n", hi[0], hi[1], hi[2]);
-    d += "#pragma unroll\n      for (int q = 0; q < 3; ++q) {\n"
-         "        first[q] = oi[q] * S[q] - LO[q];\n"
-         "        // taps t with 0 <= first + t*D < IN\n"
-         "        tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;\n"
-         "        thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);\n";
-    if (sized) d += "        size *= (float)(min(first[q] + K[q], IN[q] + HI[q]) - first[q]);\n";
-    d += "      }\n";
+    // Where the windows of all the thread's outputs lie wholly inside x (most of them), their taps
+    // sit at offsets fixed in the text from one base: one load a tap, no bounds, and a load two
+    // outputs share (overlapping windows) is made once, as nothing is stored in between. The
+    // others take the clipped walk.
+    const int64_t taps = k[0] * k[1] * k[2];
+    d += consts;
+    d += fmt::format("    const {} f0 = o0 * S[0] - LO[0], f1 = o1 * S[1] - LO[1], f2 = o2b * S[2] - LO[2];\n", IT);
+    d += fmt::format("    float acc[{}];\n", I);
+    d += fmt::format("    if (f0 >= 0 && f0 + (K[0] - 1) * D[0] < IN[0] && f1 >= 0 && f1 + (K[1] - 1) * D[1] < IN[1] &&\n"
+                     "        f2 >= 0 && f2 + {} * S[2] + (K[2] - 1) * D[2] < IN[2]) {{\n", I - 1);
+    d += fmt::format("      const {}* xq = xp + (f0 * {}{} + f1) * {}{} + f2;\n", xt, in[1], L, in[2], L);
+    d += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) acc[u] = {};\n", I, init);
+    // straight-line code where the window is small enough
+    const std::string outer = taps <= 64 ? "#pragma unroll\n" : "#pragma unroll 1\n";
+    const std::string inner = k[2] * I <= 128 ? "#pragma unroll\n" : "#pragma unroll 4\n";
+    d += outer + fmt::format("      for (int t0 = 0; t0 < {}; ++t0) {{\n", k[0]);
+    d += outer + fmt::format("        for (int t1 = 0; t1 < {}; ++t1) {{\n", k[1]);
+    d += fmt::format("#pragma unroll\n          for (int u = 0; u < {}; ++u) {{\n", I);
+    d += inner + fmt::format("            for (int t2 = 0; t2 < {}; ++t2) {{\n", k[2]);
+    d += fmt::format("              const float v = ucut_simt::to_f<{}>(xq[(t0 * {}{} + t1 * {}{}) * {}{} + u * {}{} + t2 * {}{}]);\n",
+                     xt, dl[0] * in[1], L, dl[1], L, in[2], L, sd[2], L, dl[2], L);
+    d += tap("              ", "acc[u]");
+    d += "            }\n          }\n        }\n      }\n";
+    if (w->op == "avg" && w->divisor == 0)
+      d += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) acc[u] /= {}.f;  // every tap is inside x\n", I,
+                       taps);
+    d += "    } else {\n";
+    d += fmt::format("#pragma unroll\n      for (int u = 0; u < {}; ++u) {{\n", I);
+    d += clipped("        ") + "        acc[u] = a;\n      }\n    }\n";
+    d += fmt::format("#pragma unroll\n    for (int u = 0; u < {}; ++u) {{\n      float a = acc[u];\n", I);
+    d += finish("      ");
+    d += "    }\n";
   }
-  d += std::string("      float a = ") + (w->op == "max" ? "-INFINITY" : "0.f") + ";\n";
-  d += "      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {\n";
-  d += fmt::format("        const long long r0 = (first[0] + t0 * {}LL) * {}LL;\n", adaptive ? 1 : dl[0], in[1]);
-  d += "        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {\n";
-  d += fmt::format("          const long long r1 = (r0 + first[1] + t1 * {}LL) * {}LL + first[2];\n", adaptive ? 1 : dl[1], in[2]);
-  // a warp's lanes split each row of the window (consecutive inputs: coalesced)
-  d += warp ? "          for (long long t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {\n"
-            : "          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {\n";
-  d += fmt::format("            const float v = ucut_simt::to_f<{}>(xp[r1 + t2 * {}LL]);\n", xt, adaptive ? 1 : dl[2]);
-  if (w->op == "max") {
-    d += "            a = (v > a || isnan(v)) ? v : a;  // NaN propagates, as PyTorch's max_pool\n";
-  } else if (w->op == "sum") {
-    d += fmt::format("            a = fmaf(v, ucut_simt::ld<{}>(p.w, ((c * {}LL + t0) * {}LL + t1) * {}LL + t2), a);\n",
-                     simt_cuda_type(wt->dtype), k[0], k[1], k[2]);
-  } else {
-    d += "            a += v;\n";
-  }
-  d += "          }\n        }\n      }\n";
-  if (warp) {
-    d += "#pragma unroll\n      for (int m = 16; m > 0; m >>= 1) {\n"
-         "        const float b = __shfl_xor_sync(0xffffffffu, a, m);\n";
-    d += w->op == "max" ? "        a = (b > a || isnan(b)) ? b : a;\n" : "        a += b;\n";
-    d += "      }\n      if (lane != 0) continue;  // lane 0 writes the output\n";
-  }
-  if (w->op == "avg") {
-    if (w->divisor > 0)
-      d += fmt::format("      a /= {}.f;  // divisor_override\n", w->divisor);
-    else if (w->count_include_pad)
-      d += "      a /= size;\n";
-    else
-      d += "      a /= (float)((thi[0] - tlo[0]) * (thi[1] - tlo[1]) * (thi[2] - tlo[2]));\n";
-  } else if (adaptive) {
-    d += "      a /= (float)(thi[0] * thi[1] * thi[2]);\n";
-  }
-  if (bt) d += "      a += bias;\n";
-  d += "      const long long at = base + u;\n";
-  d += "      {\n" + epi;
-  d += fmt::format("        static_cast<{0}*>(p.o)[at] = ucut_simt::from_f<{0}>({1});\n", simt_cuda_type(out->dtype), result);
-  d += "      }\n    }\n  }\n}\n";
+  d += "  }\n}\n";
   // launcher
   d += fmt::format("int {}(const ucut_rt::StageArgs& args) {{\n", code.launcher);
   d += fmt::format("  {}params p{{}};\n", pre);

@@ -25,6 +25,17 @@ int64_t window_max_taps(const WindowStage& w) {
   return taps;
 }
 
+bool window_fits_int32(const WindowStage& w) {
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  int64_t x = w.batch * w.channels, out = w.batch * w.out_channels;
+  for (size_t i = 0; i < w.in_size.size(); ++i) {
+    x *= w.in_size[i];
+    out *= w.out_size[i];
+    if (w.op == "adaptive_avg" && (w.out_size[i] + 1) * w.in_size[i] >= kMax) return false;
+  }
+  return x < kMax && out < kMax;
+}
+
 Result<WindowPlan> window_plan(const WindowStage& w) {
   WindowPlan p;
   p.threads = w.knobs.threads.value_or(256);

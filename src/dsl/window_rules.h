@@ -38,5 +38,9 @@ struct WindowPlan {
 // The most taps one output's window has (adaptive: the longest window along each dim).
 int64_t window_max_taps(const WindowStage& w);
 Result<WindowPlan> window_plan(const WindowStage& w);
+// Whether every index the window kernel computes fits in 32 bits (x and the output under 2^31
+// elements; for adaptive windows also (out + 1) * in along each dim): its index arithmetic is
+// then 32-bit, else 64-bit.
+bool window_fits_int32(const WindowStage& w);
 
 }  // namespace ucut::dsl

@@ -152,38 +152,66 @@ struct ucut_s0_params {
 };
 __global__ void __launch_bounds__(256) ucut_s0_kernel(ucut_s0_params p) {
   for (long long g = (long long)blockIdx.x * 256 + threadIdx.x; g < 802816LL; g += (long long)gridDim.x * 256) {
-    const long long base = g * 2;
-    const long long o2b = base % 56LL, o1 = base / 56LL % 56LL, o0 = base / 3136LL % 1LL;
-    const long long nc = base / 3136LL, c = nc % 64LL;
-    const float* xp = static_cast<const float*>(p.x) + (nc / 64LL * 32LL + c / 2LL) * 3136LL;
+    const int base = (int)g * 2;
+    const int o2b = base % 56, o1 = base / 56 % 56, o0 = base / 3136 % 1;
+    const int nc = base / 3136, c = nc % 64;
+    const float* xp = static_cast<const float*>(p.x) + (nc / 64 * 32 + c / 2) * 3136;
     const float bias = ucut_simt::ld<float>(p.b, c);
+    const int IN[3] = {1, 56, 56};
+    const int K[3] = {1, 3, 3}, S[3] = {1, 1, 1};
+    const int D[3] = {1, 1, 1}, LO[3] = {0, 1, 1};
+    const int f0 = o0 * S[0] - LO[0], f1 = o1 * S[1] - LO[1], f2 = o2b * S[2] - LO[2];
+    float acc[2];
+    if (f0 >= 0 && f0 + (K[0] - 1) * D[0] < IN[0] && f1 >= 0 && f1 + (K[1] - 1) * D[1] < IN[1] &&
+        f2 >= 0 && f2 + 1 * S[2] + (K[2] - 1) * D[2] < IN[2]) {
+      const float* xq = xp + (f0 * 56 + f1) * 56 + f2;
 #pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const long long oi[3] = {o0, o1, o2b + u};
-      long long first[3], tlo[3], thi[3];
-      const long long IN[3] = {1LL, 56LL, 56LL};
-      const long long K[3] = {1LL, 3LL, 3LL}, S[3] = {1LL, 1LL, 1LL}, D[3] = {1LL, 1LL, 1LL};
-      const long long LO[3] = {0LL, 1LL, 1LL};
+      for (int u = 0; u < 2; ++u) acc[u] = 0.f;
 #pragma unroll
-      for (int q = 0; q < 3; ++q) {
-        first[q] = oi[q] * S[q] - LO[q];
-        // taps t with 0 <= first + t*D < IN
-        tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;
-        thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
-      }
-      float a = 0.f;
-      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {
-        const long long r0 = (first[0] + t0 * 1LL) * 56LL;
-        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {
-          const long long r1 = (r0 + first[1] + t1 * 1LL) * 56LL + first[2];
-          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {
-            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1LL]);
-            a = fmaf(v, ucut_simt::ld<float>(p.w, ((c * 1LL + t0) * 3LL + t1) * 3LL + t2), a);
+      for (int t0 = 0; t0 < 1; ++t0) {
+#pragma unroll
+        for (int t1 = 0; t1 < 3; ++t1) {
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+#pragma unroll
+            for (int t2 = 0; t2 < 3; ++t2) {
+              const float v = ucut_simt::to_f<float>(xq[(t0 * 56 + t1 * 1) * 56 + u * 1 + t2 * 1]);
+              acc[u] = fmaf(v, ucut_simt::ld<float>(p.w, ((c * 1 + t0) * 3 + t1) * 3 + t2), acc[u]);
+            }
           }
         }
       }
+    } else {
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        const int oi[3] = {o0, o1, o2b + u};
+        int first[3], tlo[3], thi[3];
+#pragma unroll
+        for (int q = 0; q < 3; ++q) {
+          first[q] = oi[q] * S[q] - LO[q];
+          // taps t with 0 <= first + t*D < IN
+          tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;
+          thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
+        }
+        float a = 0.f;
+        for (int t0 = tlo[0]; t0 < thi[0]; ++t0) {
+          const int r0 = (first[0] + t0 * 1) * 56;
+          for (int t1 = tlo[1]; t1 < thi[1]; ++t1) {
+            const int r1 = (r0 + first[1] + t1 * 1) * 56 + first[2];
+            for (int t2 = tlo[2]; t2 < thi[2]; ++t2) {
+              const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1]);
+              a = fmaf(v, ucut_simt::ld<float>(p.w, ((c * 1 + t0) * 3 + t1) * 3 + t2), a);
+            }
+          }
+        }
+        acc[u] = a;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 2; ++u) {
+      float a = acc[u];
       a += bias;
-      const long long at = base + u;
+      const int at = base + u;
       {
         static_cast<float*>(p.o)[at] = ucut_simt::from_f<float>(ucut_fn_hardtanh(a, 0.0f, 6.0f));
       }

@@ -150,36 +150,64 @@ struct ucut_s0_params {
 };
 __global__ void __launch_bounds__(256) ucut_s0_kernel(ucut_s0_params p) {
   for (long long g = (long long)blockIdx.x * 256 + threadIdx.x; g < 492032LL; g += (long long)gridDim.x * 256) {
-    const long long base = g * 1;
-    const long long o2b = base % 31LL, o1 = base / 31LL % 31LL, o0 = base / 961LL % 1LL;
-    const long long nc = base / 961LL, c = nc % 32LL;
-    const float* xp = static_cast<const float*>(p.x) + (nc / 32LL * 32LL + c / 1LL) * 4096LL;
+    const int base = (int)g * 1;
+    const int o2b = base % 31, o1 = base / 31 % 31, o0 = base / 961 % 1;
+    const int nc = base / 961, c = nc % 32;
+    const float* xp = static_cast<const float*>(p.x) + (nc / 32 * 32 + c / 1) * 4096;
+    const int IN[3] = {1, 64, 64};
+    const int K[3] = {1, 3, 3}, S[3] = {1, 2, 2};
+    const int D[3] = {1, 2, 2}, LO[3] = {0, 1, 1};
+    const int f0 = o0 * S[0] - LO[0], f1 = o1 * S[1] - LO[1], f2 = o2b * S[2] - LO[2];
+    float acc[1];
+    if (f0 >= 0 && f0 + (K[0] - 1) * D[0] < IN[0] && f1 >= 0 && f1 + (K[1] - 1) * D[1] < IN[1] &&
+        f2 >= 0 && f2 + 0 * S[2] + (K[2] - 1) * D[2] < IN[2]) {
+      const float* xq = xp + (f0 * 64 + f1) * 64 + f2;
 #pragma unroll
-    for (int u = 0; u < 1; ++u) {
-      const long long oi[3] = {o0, o1, o2b + u};
-      long long first[3], tlo[3], thi[3];
-      const long long IN[3] = {1LL, 64LL, 64LL};
-      const long long K[3] = {1LL, 3LL, 3LL}, S[3] = {1LL, 2LL, 2LL}, D[3] = {1LL, 2LL, 2LL};
-      const long long LO[3] = {0LL, 1LL, 1LL};
+      for (int u = 0; u < 1; ++u) acc[u] = -INFINITY;
 #pragma unroll
-      for (int q = 0; q < 3; ++q) {
-        first[q] = oi[q] * S[q] - LO[q];
-        // taps t with 0 <= first + t*D < IN
-        tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;
-        thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
-      }
-      float a = -INFINITY;
-      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {
-        const long long r0 = (first[0] + t0 * 1LL) * 64LL;
-        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {
-          const long long r1 = (r0 + first[1] + t1 * 2LL) * 64LL + first[2];
-          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {
-            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 2LL]);
-            a = (v > a || isnan(v)) ? v : a;  // NaN propagates, as PyTorch's max_pool
+      for (int t0 = 0; t0 < 1; ++t0) {
+#pragma unroll
+        for (int t1 = 0; t1 < 3; ++t1) {
+#pragma unroll
+          for (int u = 0; u < 1; ++u) {
+#pragma unroll
+            for (int t2 = 0; t2 < 3; ++t2) {
+              const float v = ucut_simt::to_f<float>(xq[(t0 * 64 + t1 * 2) * 64 + u * 2 + t2 * 2]);
+              acc[u] = (v > acc[u] || isnan(v)) ? v : acc[u];  // NaN propagates, as PyTorch's max_pool
+            }
           }
         }
       }
-      const long long at = base + u;
+    } else {
+#pragma unroll
+      for (int u = 0; u < 1; ++u) {
+        const int oi[3] = {o0, o1, o2b + u};
+        int first[3], tlo[3], thi[3];
+#pragma unroll
+        for (int q = 0; q < 3; ++q) {
+          first[q] = oi[q] * S[q] - LO[q];
+          // taps t with 0 <= first + t*D < IN
+          tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;
+          thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
+        }
+        float a = -INFINITY;
+        for (int t0 = tlo[0]; t0 < thi[0]; ++t0) {
+          const int r0 = (first[0] + t0 * 1) * 64;
+          for (int t1 = tlo[1]; t1 < thi[1]; ++t1) {
+            const int r1 = (r0 + first[1] + t1 * 2) * 64 + first[2];
+            for (int t2 = tlo[2]; t2 < thi[2]; ++t2) {
+              const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 2]);
+              a = (v > a || isnan(v)) ? v : a;  // NaN propagates, as PyTorch's max_pool
+            }
+          }
+        }
+        acc[u] = a;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 1; ++u) {
+      float a = acc[u];
+      const int at = base + u;
       {
         static_cast<float*>(p.o)[at] = ucut_simt::from_f<float>(a);
       }
@@ -212,37 +240,67 @@ struct ucut_s1_params {
 };
 __global__ void __launch_bounds__(128) ucut_s1_kernel(ucut_s1_params p) {
   for (long long g = (long long)blockIdx.x * 128 + threadIdx.x; g < 23328LL; g += (long long)gridDim.x * 128) {
-    const long long base = g * 1;
-    const long long o2b = base % 9LL, o1 = base / 9LL % 9LL, o0 = base / 81LL % 9LL;
-    const long long nc = base / 729LL, c = nc % 8LL;
-    const float* xp = static_cast<const float*>(p.x) + (nc / 8LL * 8LL + c / 1LL) * 4096LL;
+    const int base = (int)g * 1;
+    const int o2b = base % 9, o1 = base / 9 % 9, o0 = base / 81 % 9;
+    const int nc = base / 729, c = nc % 8;
+    const float* xp = static_cast<const float*>(p.x) + (nc / 8 * 8 + c / 1) * 4096;
+    const int IN[3] = {16, 16, 16};
+    const int K[3] = {3, 3, 3}, S[3] = {2, 2, 2};
+    const int D[3] = {1, 1, 1}, LO[3] = {1, 1, 1};
+    const int f0 = o0 * S[0] - LO[0], f1 = o1 * S[1] - LO[1], f2 = o2b * S[2] - LO[2];
+    float acc[1];
+    if (f0 >= 0 && f0 + (K[0] - 1) * D[0] < IN[0] && f1 >= 0 && f1 + (K[1] - 1) * D[1] < IN[1] &&
+        f2 >= 0 && f2 + 0 * S[2] + (K[2] - 1) * D[2] < IN[2]) {
+      const float* xq = xp + (f0 * 16 + f1) * 16 + f2;
 #pragma unroll
-    for (int u = 0; u < 1; ++u) {
-      const long long oi[3] = {o0, o1, o2b + u};
-      long long first[3], tlo[3], thi[3];
-      const long long IN[3] = {16LL, 16LL, 16LL};
-      const long long K[3] = {3LL, 3LL, 3LL}, S[3] = {2LL, 2LL, 2LL}, D[3] = {1LL, 1LL, 1LL};
-      const long long LO[3] = {1LL, 1LL, 1LL};
+      for (int u = 0; u < 1; ++u) acc[u] = 0.f;
 #pragma unroll
-      for (int q = 0; q < 3; ++q) {
-        first[q] = oi[q] * S[q] - LO[q];
-        // taps t with 0 <= first + t*D < IN
-        tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;
-        thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
-      }
-      float a = 0.f;
-      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {
-        const long long r0 = (first[0] + t0 * 1LL) * 16LL;
-        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {
-          const long long r1 = (r0 + first[1] + t1 * 1LL) * 16LL + first[2];
-          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {
-            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1LL]);
-            a += v;
+      for (int t0 = 0; t0 < 3; ++t0) {
+#pragma unroll
+        for (int t1 = 0; t1 < 3; ++t1) {
+#pragma unroll
+          for (int u = 0; u < 1; ++u) {
+#pragma unroll
+            for (int t2 = 0; t2 < 3; ++t2) {
+              const float v = ucut_simt::to_f<float>(xq[(t0 * 16 + t1 * 1) * 16 + u * 2 + t2 * 1]);
+              acc[u] += v;
+            }
           }
         }
       }
-      a /= (float)((thi[0] - tlo[0]) * (thi[1] - tlo[1]) * (thi[2] - tlo[2]));
-      const long long at = base + u;
+#pragma unroll
+      for (int u = 0; u < 1; ++u) acc[u] /= 27.f;  // every tap is inside x
+    } else {
+#pragma unroll
+      for (int u = 0; u < 1; ++u) {
+        const int oi[3] = {o0, o1, o2b + u};
+        int first[3], tlo[3], thi[3];
+#pragma unroll
+        for (int q = 0; q < 3; ++q) {
+          first[q] = oi[q] * S[q] - LO[q];
+          // taps t with 0 <= first + t*D < IN
+          tlo[q] = first[q] < 0 ? (-first[q] + D[q] - 1) / D[q] : 0;
+          thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
+        }
+        float a = 0.f;
+        for (int t0 = tlo[0]; t0 < thi[0]; ++t0) {
+          const int r0 = (first[0] + t0 * 1) * 16;
+          for (int t1 = tlo[1]; t1 < thi[1]; ++t1) {
+            const int r1 = (r0 + first[1] + t1 * 1) * 16 + first[2];
+            for (int t2 = tlo[2]; t2 < thi[2]; ++t2) {
+              const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1]);
+              a += v;
+            }
+          }
+        }
+        a /= (float)((thi[0] - tlo[0]) * (thi[1] - tlo[1]) * (thi[2] - tlo[2]));
+        acc[u] = a;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < 1; ++u) {
+      float a = acc[u];
+      const int at = base + u;
       {
         static_cast<float*>(p.o)[at] = ucut_simt::from_f<float>(a);
       }
@@ -275,16 +333,16 @@ struct ucut_s2_params {
 };
 __global__ void __launch_bounds__(256) ucut_s2_kernel(ucut_s2_params p) {
   for (long long g = (long long)blockIdx.x * 256 + threadIdx.x; g < 512LL; g += (long long)gridDim.x * 256) {
-    const long long base = g * 1;
-    const long long o2b = base % 1LL, o1 = base / 1LL % 1LL, o0 = base / 1LL % 1LL;
-    const long long nc = base / 1LL, c = nc % 64LL;
-    const __nv_bfloat16* xp = static_cast<const __nv_bfloat16*>(p.x) + (nc / 64LL * 64LL + c / 1LL) * 196LL;
+    const int base = (int)g * 1;
+    const int o2b = base % 1, o1 = base / 1 % 1, o0 = base / 1 % 1;
+    const int nc = base / 1, c = nc % 64;
+    const __nv_bfloat16* xp = static_cast<const __nv_bfloat16*>(p.x) + (nc / 64 * 64 + c / 1) * 196;
+    const int IN[3] = {1, 14, 14};
+    const int OUT[3] = {1, 1, 1};
 #pragma unroll
     for (int u = 0; u < 1; ++u) {
-      const long long oi[3] = {o0, o1, o2b + u};
-      long long first[3], tlo[3], thi[3];
-      const long long IN[3] = {1LL, 14LL, 14LL};
-      const long long OUT[3] = {1LL, 1LL, 1LL};
+      const int oi[3] = {o0, o1, o2b + u};
+      int first[3], tlo[3], thi[3];
 #pragma unroll
       for (int q = 0; q < 3; ++q) {
         first[q] = oi[q] * IN[q] / OUT[q];
@@ -292,18 +350,18 @@ __global__ void __launch_bounds__(256) ucut_s2_kernel(ucut_s2_params p) {
         thi[q] = ((oi[q] + 1) * IN[q] + OUT[q] - 1) / OUT[q] - first[q];
       }
       float a = 0.f;
-      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {
-        const long long r0 = (first[0] + t0 * 1LL) * 14LL;
-        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {
-          const long long r1 = (r0 + first[1] + t1 * 1LL) * 14LL + first[2];
-          for (long long t2 = tlo[2]; t2 < thi[2]; ++t2) {
-            const float v = ucut_simt::to_f<__nv_bfloat16>(xp[r1 + t2 * 1LL]);
+      for (int t0 = tlo[0]; t0 < thi[0]; ++t0) {
+        const int r0 = (first[0] + t0 * 1) * 14;
+        for (int t1 = tlo[1]; t1 < thi[1]; ++t1) {
+          const int r1 = (r0 + first[1] + t1 * 1) * 14 + first[2];
+          for (int t2 = tlo[2]; t2 < thi[2]; ++t2) {
+            const float v = ucut_simt::to_f<__nv_bfloat16>(xp[r1 + t2 * 1]);
             a += v;
           }
         }
       }
       a /= (float)(thi[0] * thi[1] * thi[2]);
-      const long long at = base + u;
+      const int at = base + u;
       {
         static_cast<__nv_bfloat16*>(p.o)[at] = ucut_simt::from_f<__nv_bfloat16>(a);
       }
@@ -337,16 +395,16 @@ struct ucut_s3_params {
 __global__ void __launch_bounds__(256) ucut_s3_kernel(ucut_s3_params p) {
   const int lane = threadIdx.x & 31;
   for (long long g = ((long long)blockIdx.x * 256 + threadIdx.x) >> 5; g < 64LL; g += (long long)gridDim.x * 8) {
-    const long long base = g * 1;
-    const long long o2b = base % 1LL, o1 = base / 1LL % 1LL, o0 = base / 1LL % 1LL;
-    const long long nc = base / 1LL, c = nc % 16LL;
-    const float* xp = static_cast<const float*>(p.x) + (nc / 16LL * 16LL + c / 1LL) * 4096LL;
+    const int base = (int)g * 1;
+    const int o2b = base % 1, o1 = base / 1 % 1, o0 = base / 1 % 1;
+    const int nc = base / 1, c = nc % 16;
+    const float* xp = static_cast<const float*>(p.x) + (nc / 16 * 16 + c / 1) * 4096;
+    const int IN[3] = {1, 64, 64};
+    const int OUT[3] = {1, 1, 1};
 #pragma unroll
     for (int u = 0; u < 1; ++u) {
-      const long long oi[3] = {o0, o1, o2b + u};
-      long long first[3], tlo[3], thi[3];
-      const long long IN[3] = {1LL, 64LL, 64LL};
-      const long long OUT[3] = {1LL, 1LL, 1LL};
+      const int oi[3] = {o0, o1, o2b + u};
+      int first[3], tlo[3], thi[3];
 #pragma unroll
       for (int q = 0; q < 3; ++q) {
         first[q] = oi[q] * IN[q] / OUT[q];
@@ -354,12 +412,12 @@ __global__ void __launch_bounds__(256) ucut_s3_kernel(ucut_s3_params p) {
         thi[q] = ((oi[q] + 1) * IN[q] + OUT[q] - 1) / OUT[q] - first[q];
       }
       float a = 0.f;
-      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {
-        const long long r0 = (first[0] + t0 * 1LL) * 64LL;
-        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {
-          const long long r1 = (r0 + first[1] + t1 * 1LL) * 64LL + first[2];
-          for (long long t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {
-            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1LL]);
+      for (int t0 = tlo[0]; t0 < thi[0]; ++t0) {
+        const int r0 = (first[0] + t0 * 1) * 64;
+        for (int t1 = tlo[1]; t1 < thi[1]; ++t1) {
+          const int r1 = (r0 + first[1] + t1 * 1) * 64 + first[2];
+          for (int t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {
+            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1]);
             a += v;
           }
         }
@@ -371,7 +429,7 @@ __global__ void __launch_bounds__(256) ucut_s3_kernel(ucut_s3_params p) {
       }
       if (lane != 0) continue;  // lane 0 writes the output
       a /= (float)(thi[0] * thi[1] * thi[2]);
-      const long long at = base + u;
+      const int at = base + u;
       {
         static_cast<float*>(p.o)[at] = ucut_simt::from_f<float>((a * 2.0f));
       }
@@ -405,17 +463,17 @@ struct ucut_s4_params {
 __global__ void __launch_bounds__(256) ucut_s4_kernel(ucut_s4_params p) {
   const int lane = threadIdx.x & 31;
   for (long long g = ((long long)blockIdx.x * 256 + threadIdx.x) >> 5; g < 1024LL; g += (long long)gridDim.x * 8) {
-    const long long base = g * 1;
-    const long long o2b = base % 4LL, o1 = base / 4LL % 4LL, o0 = base / 16LL % 1LL;
-    const long long nc = base / 16LL, c = nc % 16LL;
-    const float* xp = static_cast<const float*>(p.x) + (nc / 16LL * 16LL + c / 1LL) * 4096LL;
+    const int base = (int)g * 1;
+    const int o2b = base % 4, o1 = base / 4 % 4, o0 = base / 16 % 1;
+    const int nc = base / 16, c = nc % 16;
+    const float* xp = static_cast<const float*>(p.x) + (nc / 16 * 16 + c / 1) * 4096;
+    const int IN[3] = {1, 64, 64};
+    const int K[3] = {1, 16, 16}, S[3] = {1, 16, 16};
+    const int D[3] = {1, 1, 1}, LO[3] = {0, 0, 0};
 #pragma unroll
     for (int u = 0; u < 1; ++u) {
-      const long long oi[3] = {o0, o1, o2b + u};
-      long long first[3], tlo[3], thi[3];
-      const long long IN[3] = {1LL, 64LL, 64LL};
-      const long long K[3] = {1LL, 16LL, 16LL}, S[3] = {1LL, 16LL, 16LL}, D[3] = {1LL, 1LL, 1LL};
-      const long long LO[3] = {0LL, 0LL, 0LL};
+      const int oi[3] = {o0, o1, o2b + u};
+      int first[3], tlo[3], thi[3];
 #pragma unroll
       for (int q = 0; q < 3; ++q) {
         first[q] = oi[q] * S[q] - LO[q];
@@ -424,12 +482,12 @@ __global__ void __launch_bounds__(256) ucut_s4_kernel(ucut_s4_params p) {
         thi[q] = IN[q] - first[q] <= 0 ? 0 : min(K[q], (IN[q] - first[q] + D[q] - 1) / D[q]);
       }
       float a = -INFINITY;
-      for (long long t0 = tlo[0]; t0 < thi[0]; ++t0) {
-        const long long r0 = (first[0] + t0 * 1LL) * 64LL;
-        for (long long t1 = tlo[1]; t1 < thi[1]; ++t1) {
-          const long long r1 = (r0 + first[1] + t1 * 1LL) * 64LL + first[2];
-          for (long long t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {
-            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1LL]);
+      for (int t0 = tlo[0]; t0 < thi[0]; ++t0) {
+        const int r0 = (first[0] + t0 * 1) * 64;
+        for (int t1 = tlo[1]; t1 < thi[1]; ++t1) {
+          const int r1 = (r0 + first[1] + t1 * 1) * 64 + first[2];
+          for (int t2 = tlo[2] + lane; t2 < thi[2]; t2 += 32) {
+            const float v = ucut_simt::to_f<float>(xp[r1 + t2 * 1]);
             a = (v > a || isnan(v)) ? v : a;  // NaN propagates, as PyTorch's max_pool
           }
         }
@@ -440,7 +498,7 @@ __global__ void __launch_bounds__(256) ucut_s4_kernel(ucut_s4_params p) {
         a = (b > a || isnan(b)) ? b : a;
       }
       if (lane != 0) continue;  // lane 0 writes the output
-      const long long at = base + u;
+      const int at = base + u;
       {
         static_cast<float*>(p.o)[at] = ucut_simt::from_f<float>(a);
       }
