@@ -142,3 +142,18 @@ def test_abs_max_and_all_finite_read_the_device_once(monkeypatch):
     assert reads.n == 2
     t[40, 1] = float("inf")
     assert not correctness.all_finite(t, chunk=100)
+
+
+def test_a_workers_library_copies_leave_nothing_behind(tmp_path):
+    import gc
+
+    w = Worker("cpu")
+    folder = w.tmpdir
+    bad = tmp_path / "not_a_library.so"
+    bad.write_bytes(b"not an ELF file")
+    with pytest.raises(kernel.KernelError):
+        w.open_kernel(str(bad))
+    assert os.listdir(folder) == []  # the private copy is gone, loaded or not
+    del w
+    gc.collect()
+    assert not os.path.exists(folder)

@@ -10,6 +10,7 @@ with stand-in kernels (kernel.PyKernel).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import platform
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import time
 import traceback
+import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
@@ -190,7 +192,10 @@ class Worker:
         self.problem_info: Dict[str, Any] = {}
         self.memory: Optional[memplan.MemoryPlan] = None
         self.flusher = None
+        # Private copies of the libraries it loads (open_kernel), each removed once loaded; the
+        # folder goes when the worker does.
         self.tmpdir = tempfile.mkdtemp(prefix="ucut-worker-")
+        weakref.finalize(self, shutil.rmtree, self.tmpdir, True)
         self.n_loaded = 0
         self.fatal = False
         self._model64 = None  # the float64 model, built once per evaluation when first needed
@@ -326,7 +331,13 @@ class Worker:
             raise kernel.KernelError(f"{so}: no such kernel library")
         copy = os.path.join(self.tmpdir, f"{self.n_loaded}_{os.path.basename(so)}")
         shutil.copyfile(so, copy)
-        return kernel.CtypesKernel(copy)
+        try:
+            return kernel.CtypesKernel(copy)
+        finally:
+            # A loaded library stays mapped after its file is gone: nothing is left in /tmp per
+            # candidate (a suite evaluates hundreds, each a copy of up to a few MB).
+            with contextlib.suppress(OSError):
+                os.unlink(copy)
 
     def evaluate_path(self, so: str, **kw) -> Dict[str, Any]:
         t0 = time.perf_counter()

@@ -13,6 +13,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <vector>
 #include <thread>
 
 #include "dsl/dsl.h"
@@ -29,10 +30,20 @@ namespace {
 
 const std::string kGolden = std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/lower/";
 
+// A fresh folder for one test, removed when the test program ends.
 std::string temp_dir(const std::string& name) {
+  struct Made {
+    std::vector<std::filesystem::path> dirs;
+    ~Made() {
+      std::error_code ec;
+      for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+    }
+  };
+  static Made made;
   auto d = std::filesystem::temp_directory_path() / ("ucut-adapters-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  made.dirs.push_back(d);
   return d.string();
 }
 

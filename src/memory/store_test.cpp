@@ -7,15 +7,29 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace ucut::memory {
 namespace {
 
+// A fresh database path for one test; its files are removed when the test program ends.
 std::string temp_db(const char* name) {
+  struct Made {
+    std::vector<std::string> paths;
+    static void remove(const std::string& p) {
+      std::remove(p.c_str());
+      std::remove((p + "-wal").c_str());
+      std::remove((p + "-shm").c_str());
+    }
+    ~Made() {
+      for (const auto& p : paths) remove(p);
+    }
+  };
+  static Made made;
   std::string p = ::testing::TempDir() + "/" + name + std::to_string(::getpid()) + ".db";
-  std::remove(p.c_str());
-  std::remove((p + "-wal").c_str());
-  std::remove((p + "-shm").c_str());
+  Made::remove(p);
+  made.paths.push_back(p);
   return p;
 }
 
