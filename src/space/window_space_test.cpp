@@ -48,6 +48,22 @@ stage y = window sum(x, weight=w, bias=b, padding=[1, 1]) { epilogue { y = relu(
   EXPECT_TRUE(again.program.has_value());
 }
 
+// Overlapping windows (stride below the window) share a thread's loads: more outputs a thread
+// rank first. Windows that do not overlap share nothing: one output a thread ranks first.
+TEST(WindowSpace, ItemsRankFirstOnlyWhereWindowsOverlap) {
+  auto first_items = [](const std::string& stage) {
+    const dsl::Program p = compile("ucut 1\nin x : f32[16, 64, 512, 512]\nout y : f32[16, 64, " + stage);
+    if (p.stages.empty()) return 0;
+    auto cands = space_enumerate(p, 0, {});
+    EXPECT_TRUE(cands.ok());
+    if (!cands.ok()) return 0;
+    auto ranked = space_rank(p, *cands, *sol::hw_lookup("h200"));
+    return ranked.empty() ? 0 : ranked.front().config.simt.items_per_thread.value_or(1);
+  };
+  EXPECT_EQ(first_items("512, 512]\nstage y = window max(x, window=[3, 3], stride=[1, 1], padding=[1, 1])\n"), 4);
+  EXPECT_EQ(first_items("64, 64]\nstage y = window avg(x, window=[8, 8])\n"), 1);
+}
+
 // Rows of 5 outputs take one or five a thread: the space offers 1 only, and the launch plan
 // refuses 2 where it is written.
 TEST(WindowSpace, ItemsDivideTheOutputRows) {
