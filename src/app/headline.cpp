@@ -81,7 +81,7 @@ double headline_gpu_busy(const CostFigures& c) { return c.wall_s > 0 ? std::min(
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
   Headline h;
   h.cost = cost;
-  std::vector<double> eager, compile, frac, to_best, first, ceil_eager, ceil_compile, ceil_frac;
+  std::vector<double> eager, compile, frac, to_best, first, attempts, ceil_eager, ceil_compile, ceil_frac;
   const double ps[] = {1.0, 1.5, 2.0};
   const char* pnames[] = {"fast_1", "fast_1.5", "fast_2"};
   int fast[3] = {0, 0, 0};
@@ -117,6 +117,8 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
     if (p.correct() && p.time_to_best_s > 0) to_best.push_back(p.time_to_best_s);
     if (p.first_s > 0) first.push_back(p.first_s);
     if (p.attempts == 0) ++h.without_attempt;
+    attempts.push_back(p.attempts);
+    if (p.attempts >= 3) ++h.three_attempts;
     if (p.ceiling_eager() > 0) {
       ceil_eager.push_back(p.ceiling_eager());
       if (p.ceiling_compile() > 0) ceil_compile.push_back(p.ceiling_compile());
@@ -127,6 +129,11 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
   h.ceiling_eager = geomean(ceil_eager);
   h.ceiling_compile = geomean(ceil_compile);
   h.ceiling_frac_sol = geomean(ceil_frac);
+  if (!attempts.empty()) {
+    std::sort(attempts.begin(), attempts.end());
+    const size_t n = attempts.size();
+    h.median_attempts = n % 2 ? attempts[n / 2] : 0.5 * (attempts[n / 2 - 1] + attempts[n / 2]);
+  }
   if (!first.empty()) {
     std::sort(first.begin(), first.end());
     const size_t n = first.size();
@@ -171,6 +178,8 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"median_first_attempt_s", h.median_first_s},
           {"max_first_attempt_s", h.max_first_s},
           {"without_attempt", h.without_attempt},
+          {"median_attempts", h.median_attempts},
+          {"three_attempts", h.three_attempts},
           {"ceiling_counted", h.ceiling_counted},
           {"ceiling_geomean_speedup_eager", h.ceiling_eager},
           {"ceiling_geomean_speedup_compile", h.ceiling_compile},
@@ -274,8 +283,9 @@ std::string headline_render(const Headline& h) {
   }
   if (h.median_first_s > 0 || h.without_attempt > 0)
     s += fmt::format("first measured attempt: median {:.0f} s, last {:.0f} s into the search; {} problem{} without "
-                     "any attempt\n",
-                     h.median_first_s, h.max_first_s, h.without_attempt, h.without_attempt == 1 ? "" : "s");
+                     "any attempt; attempts a problem: median {:g}, 3 or more on {} of {}\n",
+                     h.median_first_s, h.max_first_s, h.without_attempt, h.without_attempt == 1 ? "" : "s",
+                     h.median_attempts, h.three_attempts, h.counted);
   return s;
 }
 

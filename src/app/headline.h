@@ -135,6 +135,10 @@ struct Headline {
   // median and largest over the problems that have one, and the problems without any attempt.
   double median_first_s = 0, max_first_s = 0;
   int without_attempt = 0;
+  // Evaluated attempts a problem (all problems, those without one at 0): the median, and how many
+  // problems had at least three (the search got past its opening).
+  double median_attempts = 0;
+  int three_attempts = 0;
   // The ceiling (ProblemOutcome::ceiling_*), geomeans over the counted problems where it is known.
   double ceiling_eager = 0, ceiling_compile = 0, ceiling_frac_sol = 0;
   int ceiling_counted = 0;

@@ -319,7 +319,8 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
   EXPECT_DOUBLE_EQ(headline_compile_busy(cost), 0.9);
   EXPECT_DOUBLE_EQ(headline_gpu_busy(cost), 0.8);
   const std::string text = headline_render(h);
-  EXPECT_NE(text.find("first measured attempt: median 31 s, last 50 s into the search; 1 problem without any attempt"),
+  EXPECT_NE(text.find("first measured attempt: median 31 s, last 50 s into the search; 1 problem without any attempt; "
+                      "attempts a problem: median 3, 3 or more on 2 of 3"),
             std::string::npos) << text;
   EXPECT_NE(text.find("40 nvcc jobs, 5760 core-s (720.0 per evaluated attempt), stored units 10 built / 30 taken from "
                       "the store; compile slots 90% busy of 16, GPU 80% busy"),
