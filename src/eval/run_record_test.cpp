@@ -151,6 +151,13 @@ TEST(RecordApply, MapsWorkerResult) {
   EXPECT_EQ(g.status, "rejected");
   EXPECT_EQ(g.error.rfind("rejected: wrote outside its outputs", 0), 0u);
   EXPECT_FALSE(g.counted);
+  // The evaluation's seconds: the total, and each phase apart (docs/results-schema.md eval_phases).
+  RunRecord t;
+  record_apply_result(t, {{"verdict", "ok"},
+                          {"seconds", {{"total", 2.5}, {"checks", 1.25}, {"candidate", 0.5}, {"note", "x"}}}});
+  EXPECT_EQ(t.eval_seconds, 2.5);
+  EXPECT_EQ(t.eval_phases, (nlohmann::json{{"checks", 1.25}, {"candidate", 0.5}}));
+  EXPECT_EQ(run_record_from_json(run_record_to_json(t))->eval_phases, t.eval_phases);
 }
 
 }  // namespace
