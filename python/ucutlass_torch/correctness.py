@@ -281,6 +281,9 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
     wide = torch.float64 if ref.dtype == torch.float64 else torch.float32
     out, ref = out.detach(), ref.detach()
     dev = out.device
+    quick = _compare_finite(out, ref, atol, rtol, wide, chunk)
+    if quick is not None:
+        return quick
     # Every statistic stays on the device, piece by piece, and is read once at the end: a 6 GiB
     # output is about 400 pieces, and a host read after each (six of them) held the GPU idle.
     n_bad = torch.zeros((), dtype=torch.int64, device=dev)
@@ -332,6 +335,50 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
                f"{f' ({n_nan} NaN/inf, e.g. never written)' if n_nan else ''}; worst at {idx}: "
                f"got {ov!r}, expected {rv!r}")
     return Comparison(n_bad == 0, max_abs, max_rel, idx, float(ov), float(rv), n_bad, n_nan, atol, rtol, msg)
+
+
+def _compare_finite(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, wide: torch.dtype,
+                    chunk: Optional[int]) -> Optional[Comparison]:
+    """:func:`compare` of the common case, every element of both finite and within tolerance, in a
+    third of its operations and, in float32, pieces three times larger (the same scratch: a few
+    temporaries an element instead of a dozen): the GPU is not held waiting for the host's op
+    dispatch (a 6 GiB output took about 0.3 s a comparison in 4 Mi-element pieces, run CR).
+    Returns None when some element is not finite or fails: the full pass then counts, places and
+    scores them. Where it returns, every statistic equals the full pass's (same expressions)."""
+    dev = out.device
+    d_max = torch.zeros((), dtype=wide, device=dev)
+    r_max = torch.zeros((), dtype=wide, device=dev)
+    rel_max = torch.zeros((), dtype=wide, device=dev)
+    scores, places, got, expected = [], [], [], []
+    step = (chunk or CHUNK) * (3 if wide == torch.float32 else 1)
+    for index, offset in pieces(tuple(ref.shape), step):
+        o = _piece(out, index, dev, wide)
+        r = _piece(ref, index, dev, wide)
+        d = torch.sub(o, r).abs_()
+        ra = r.abs()
+        score = ra.mul(rtol).add_(atol).neg_().add_(d)  # |o - r| - (atol + rtol |r|), as the full pass
+        at = torch.argmax(score)
+        scores.append(score[at])
+        del score
+        places.append(at + offset)
+        got.append(o[at])
+        expected.append(r[at])
+        d_max = torch.maximum(d_max, d.max())  # NaN where any o or r is NaN (or inf - inf)
+        r_max = torch.maximum(r_max, ra.max())
+        nz = ra > 0
+        rel_max = torch.maximum(rel_max, torch.where(nz, d.div_(ra), 0).max())
+        del d, ra, nz, o, r
+    k = torch.argmax(torch.stack(scores))
+    stats = torch.stack([d_max.to(torch.float64), torch.stack(scores)[k].to(torch.float64),
+                         r_max.to(torch.float64), rel_max.to(torch.float64), torch.stack(places)[k].to(torch.float64),
+                         torch.stack(got)[k].to(torch.float64), torch.stack(expected)[k].to(torch.float64)]).tolist()
+    max_abs, worst, ref_max, max_rel = stats[0], stats[1], stats[2], stats[3]
+    if not (math.isfinite(max_abs) and math.isfinite(ref_max) and worst <= 0):
+        return None  # a value not finite, or an element out of tolerance: the full pass
+    if ref_max == 0:
+        max_rel = 0.0 if max_abs == 0 else math.inf
+    idx = list(_unravel(int(stats[4]), tuple(out.shape)))
+    return Comparison(True, max_abs, max_rel, idx, stats[5], stats[6], 0, 0, atol, rtol, "")
 
 
 def _unravel(flat: int, shape: tuple):
