@@ -199,7 +199,9 @@ def _nanmax(a: float, b: float) -> float:
 def abs_max(t: torch.Tensor, chunk: Optional[int] = None) -> float:
     """max|t| over every element (NaN when any is NaN; 0 for an empty tensor), piece by piece, read
     once."""
-    parts = [t[index].abs().max().to(torch.float64) for index, _ in pieces(tuple(t.shape), chunk) if t[index].numel()]
+    # one temporary an element: pieces of FP_PIECE unless told
+    parts = [t[index].abs().max().to(torch.float64) for index, _ in pieces(tuple(t.shape), chunk or FP_PIECE)
+             if t[index].numel()]
     return float(torch.stack(parts).max().item()) if parts else 0.0
 
 
@@ -207,7 +209,7 @@ def all_finite(t: torch.Tensor, chunk: Optional[int] = None) -> bool:
     """Every element finite, piece by piece, read once."""
     if not t.numel():
         return True
-    return bool(torch.stack([torch.isfinite(t[index]).all() for index, _ in pieces(tuple(t.shape), chunk)]).all())
+    return bool(torch.stack([torch.isfinite(t[index]).all() for index, _ in pieces(tuple(t.shape), chunk or FP_PIECE)]).all())
 
 
 _FP_MASKS: Dict[Any, torch.Tensor] = {}
