@@ -18,7 +18,7 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
                                                sizes: {inputs, outputs, params, forward_peak},
                                                message}}}
   {"id": 3, "cmd": "evaluate", "so": "k.so", "profile": "default", "trials": 5,
-   "rescaled": true, "min_reps": 30, "target_s": 0.25, "timing": true, "scalars": null}
+   "rescaled": true, "min_reps": 30, "target_s": 0.1, "timing": true, "scalars": null}
       -> {"status": "ok", "result": {verdict, error, phase, kernel, correctness, timing,
                                      recheck, seconds}, "fatal": false}
   {"id": 4, "cmd": "baseline", "modes": ["eager", "compile"], "cache_dir": "/path"|null,
