@@ -4,7 +4,6 @@ CPU with Python stand-in kernels."""
 
 import os
 import sys
-import textwrap
 import time
 
 import pytest
@@ -12,27 +11,11 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from ucutlass_torch import correctness, guard, kernel  # noqa: E402
+from ucutlass_torch import correctness, kernel  # noqa: E402
 from ucutlass_torch.worker import Worker  # noqa: E402
 
-RELU = '''
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.relu(x)
-
-def get_inputs():
-    return [torch.randn(64, 256)]
-
-def get_init_inputs():
-    return []
-'''
-
-DESC = {"abi": 1, "name": "relu", "tensors": [
-    {"name": "x", "role": "in", "dtype": "f32", "shape": [64, 256], "index": 0},
-    {"name": "y", "role": "out", "dtype": "f32", "shape": [64, 256], "index": 0}]}
+# The guard tests' ReLU problem, its library's description and its CPU worker (a fixture).
+from test_eval_guards_cpu import DESC, relu  # noqa: E402,F401
 
 PHASES = {"bind", "inputs", "reference", "candidate", "guards", "checks", "timing", "recheck"}
 
@@ -61,16 +44,6 @@ def test_a_phase_that_raises_is_counted_without_synchronizing():
             raise RuntimeError("an illegal memory access")
     assert clock.seconds["candidate"] >= 0.01
     assert not syncs
-
-
-@pytest.fixture
-def relu(tmp_path, monkeypatch):
-    monkeypatch.setattr(guard, "GUARD_BYTES", 64 * 1024)
-    p = tmp_path / "relu.py"
-    p.write_text(textwrap.dedent(RELU))
-    w = Worker("cpu")
-    w.load(str(p))
-    return w
 
 
 def test_an_evaluation_reports_its_seconds_by_phase(relu):
