@@ -159,3 +159,21 @@ def test_a_passing_comparison_takes_few_operations_and_says_the_same():
     assert not full.passed and full.n_nan == 1
     assert (quick.max_abs, quick.max_rel) == (correctness.compare(out, ref, 1e-4, 1e-4, chunk=7).max_abs,
                                               correctness.compare(out, ref, 1e-4, 1e-4, chunk=7).max_rel)
+
+
+def test_a_comparison_in_many_pieces_stays_within_its_scratch():
+    """Each piece's temporaries go before the next: 300 Ki elements in pieces of 4 Ki (quick pass:
+    16 or 24 Ki) hold one piece's scratch, passing or failing (the full pass)."""
+    from test_eval_memory_cpu import LiveBytes
+
+    cases = []
+    for ref, flat in ((torch.randn(300, 1000), True), (torch.randn(1000, 300).t(), False)):
+        cases.append((ref, ref + 1e-6, flat))
+        bad = ref + 1e-6
+        bad[5, 5] = float("nan")
+        cases.append((ref, bad, flat))
+    for ref, out, flat in cases:
+        with LiveBytes() as live:
+            correctness.compare(out, ref, 1e-4, 1e-4, chunk=1 << 12)
+        # the comparison's own share of the scratch (scratch_bytes adds the fingerprints' masks)
+        assert 0 < live.peak <= (1 << 12) * correctness.SCRATCH_PER_ELEMENT, (flat, live.peak)

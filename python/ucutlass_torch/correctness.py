@@ -155,12 +155,12 @@ SCRATCH_PER_ELEMENT = 96
 # Pieces of a fingerprint (elements): larger than CHUNK, as a fingerprint holds one word-sized
 # temporary per element and a cached mask, not a comparison's float64 temporaries; a 6 GiB output
 # is about 100 pieces instead of 400 (each piece cost launches and a host sync).
-FP_PIECE = 1 << 24
+FP_PIECE = 1 << 26
 
 
 def scratch_bytes(chunk: Optional[int] = None) -> int:
     """A comparison's scratch, and the fingerprints' masks the worker keeps once made (32-, 16- and
-    8-bit words of FP_PIECE positions: 112 MiB)."""
+    8-bit words of FP_PIECE positions: 448 MiB)."""
     return (chunk or CHUNK) * SCRATCH_PER_ELEMENT + FP_PIECE * (4 + 2 + 1)
 
 
@@ -235,17 +235,24 @@ def fingerprints(tensors: Sequence[torch.Tensor], chunk: Optional[int] = None) -
     words (32-bit, else 16-bit, else bytes) summed, and summed after an XOR with a fixed
     position-dependent mask, each piece's second sum weighted by its place, so a swap of two
     elements changes it. Sums are int64 on the device (wrapping alike for equal inputs); all the
-    tensors' sums are read in one transfer."""
+    tensors' sums are read in one transfer. A contiguous tensor is cut into slices of its words
+    (five operations a piece: the op dispatch, not the GPU, was the cost, run CS)."""
+    step = chunk or FP_PIECE
     sums = []
     for t in tensors:
         word = torch.int32 if t.element_size() % 4 == 0 else torch.int16 if t.element_size() % 2 == 0 else torch.uint8
-        total = torch.zeros((), dtype=torch.int64, device=t.device)
-        weighted = torch.zeros((), dtype=torch.int64, device=t.device)
-        for k, (index, _) in enumerate(pieces(tuple(t.shape), chunk or FP_PIECE)):
-            w = t[index].reshape(-1).view(word)
-            total += w.sum(dtype=torch.int64)
-            weighted += torch.bitwise_xor(w, _fp_mask(w.numel(), word, w.device)).sum(dtype=torch.int64) * (k + 1)
-        sums.append(torch.stack([total, weighted]))
+        if t.is_contiguous():
+            w = t.detach().reshape(-1).view(word)
+            parts = [w[a:a + step] for a in range(0, w.numel(), step)]
+        else:
+            parts = [t[index].reshape(-1).view(word) for index, _ in pieces(tuple(t.shape), step)]
+        plain = [p.sum(dtype=torch.int64) for p in parts]
+        mixed = [torch.bitwise_xor(p, _fp_mask(p.numel(), word, p.device)).sum(dtype=torch.int64) for p in parts]
+        if not parts:
+            sums.append(torch.zeros(2, dtype=torch.int64, device=t.device))
+            continue
+        place = torch.arange(1, len(parts) + 1, dtype=torch.int64, device=t.device)
+        sums.append(torch.stack([torch.stack(plain).sum(), (torch.stack(mixed) * place).sum()]))
     by_device: Dict[Any, List[int]] = {}
     for i, t in enumerate(tensors):
         by_device.setdefault(t.device, []).append(i)
@@ -308,10 +315,11 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
         score = torch.where(same_special, torch.full_like(diff, -math.inf), score)
         score = torch.nan_to_num(score, nan=math.inf)
         at = torch.argmax(score)
-        scores.append(score[at])
+        # copies, not views (indexing by a 0-d tensor is a view that would keep the piece alive)
+        scores.append(score.take(at))
         places.append(at + offset)
-        got.append(o[at])
-        expected.append(r[at])
+        got.append(o.take(at))
+        expected.append(r.take(at))
         del score, same_special
         finite_diff = torch.nan_to_num(torch.where(ref_finite, diff, torch.zeros_like(diff)), nan=math.inf,
                                        posinf=math.inf)
@@ -341,46 +349,50 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
 
 def _compare_finite(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, wide: torch.dtype,
                     chunk: Optional[int]) -> Optional[Comparison]:
-    """:func:`compare` of the common case, every element of both finite and within tolerance, in a
-    third of its operations and, in float32, pieces three times larger (the same scratch: a few
-    temporaries an element instead of a dozen): the GPU is not held waiting for the host's op
-    dispatch (a 6 GiB output took about 0.3 s a comparison in 4 Mi-element pieces, run CR).
-    Returns None when some element is not finite or fails: the full pass then counts, places and
-    scores them. Where it returns, every statistic equals the full pass's (same expressions)."""
+    """:func:`compare` of the common case, every element of both finite and within tolerance, in
+    about 18 operations a piece instead of 55 and, in float32, pieces four to six times larger
+    within the same scratch (three temporaries an element instead of a dozen): the GPU is not held waiting for
+    the host's op dispatch (a 6 GiB output took about 0.3 s a comparison in 4 Mi-element pieces,
+    run CR). Returns None when some element is not finite or fails: the full pass then counts,
+    places and scores them. Where it returns, every statistic equals the full pass's (the same
+    expressions)."""
     dev = out.device
-    d_max = torch.zeros((), dtype=wide, device=dev)
-    r_max = torch.zeros((), dtype=wide, device=dev)
-    rel_max = torch.zeros((), dtype=wide, device=dev)
-    scores, places, got, expected = [], [], [], []
-    step = (chunk or CHUNK) * (3 if wide == torch.float32 else 1)
-    for index, offset in pieces(tuple(ref.shape), step):
-        o = _piece(out, index, dev, wide)
-        r = _piece(ref, index, dev, wide)
+    flat = all(t.is_contiguous() and t.device == dev and t.dtype == wide for t in (out, ref))
+    # float32 scratch an element: three temporaries (12 bytes), and the two pieces' copies where
+    # they are not slices (8 more): within CHUNK x SCRATCH_PER_ELEMENT either way
+    step = (chunk or CHUNK) * ((6 if flat else 4) if wide == torch.float32 else 1)
+    if flat:  # slices of the flat views, no copies
+        of, rf = out.reshape(-1), ref.reshape(-1)
+        cut = ((a, of[a:a + step], rf[a:a + step]) for a in range(0, of.numel(), step))
+    else:  # pieces of whole rows, each copied to the device in the wide dtype
+        cut = ((offset, _piece(out, index, dev, wide), _piece(ref, index, dev, wide))
+               for index, offset in pieces(tuple(ref.shape), step))
+    scores, places, d_max, r_max, rel_max = [], [], [], [], []
+    for offset, o, r in cut:
         d = torch.sub(o, r).abs_()
         ra = r.abs()
         score = ra.mul(rtol).add_(atol).neg_().add_(d)  # |o - r| - (atol + rtol |r|), as the full pass
         at = torch.argmax(score)
-        scores.append(score[at])
-        del score
+        scores.append(score.take(at))  # a copy: score[at] would be a view keeping the piece alive
         places.append(at + offset)
-        got.append(o[at])
-        expected.append(r[at])
-        d_max = torch.maximum(d_max, d.max())  # NaN where any o or r is NaN (or inf - inf)
-        r_max = torch.maximum(r_max, ra.max())
-        nz = ra > 0
-        rel_max = torch.maximum(rel_max, torch.where(nz, d.div_(ra), 0).max())
-        del d, ra, nz, o, r
-    k = torch.argmax(torch.stack(scores))
-    stats = torch.stack([d_max.to(torch.float64), torch.stack(scores)[k].to(torch.float64),
-                         r_max.to(torch.float64), rel_max.to(torch.float64), torch.stack(places)[k].to(torch.float64),
-                         torch.stack(got)[k].to(torch.float64), torch.stack(expected)[k].to(torch.float64)]).tolist()
+        del score
+        d_max.append(d.max())  # NaN where any o or r is NaN (or inf - inf)
+        r_max.append(ra.max())
+        rel_max.append(d.div_(ra).masked_fill_(ra == 0, 0).max())
+        del d, ra, o, r
+    scores_t = torch.stack(scores)
+    k = torch.argmax(scores_t)
+    stats = torch.stack([torch.stack(d_max).max().to(torch.float64), scores_t[k].to(torch.float64),
+                         torch.stack(r_max).max().to(torch.float64), torch.stack(rel_max).max().to(torch.float64),
+                         torch.stack(places)[k].to(torch.float64)]).tolist()
     max_abs, worst, ref_max, max_rel = stats[0], stats[1], stats[2], stats[3]
     if not (math.isfinite(max_abs) and math.isfinite(ref_max) and worst <= 0):
         return None  # a value not finite, or an element out of tolerance: the full pass
     if ref_max == 0:
         max_rel = 0.0 if max_abs == 0 else math.inf
     idx = list(_unravel(int(stats[4]), tuple(out.shape)))
-    return Comparison(True, max_abs, max_rel, idx, stats[5], stats[6], 0, 0, atol, rtol, "")
+    ov, rv = (t[tuple(idx)].to(wide).item() for t in (out, ref))
+    return Comparison(True, max_abs, max_rel, idx, ov, rv, 0, 0, atol, rtol, "")
 
 
 def _unravel(flat: int, shape: tuple):
