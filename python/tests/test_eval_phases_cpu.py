@@ -2,7 +2,9 @@
 checks that read the device once instead of once per piece (docs/eval-contract.md, "Memory"), on
 CPU with Python stand-in kernels."""
 
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -177,3 +179,21 @@ def test_a_comparison_in_many_pieces_stays_within_its_scratch():
             correctness.compare(out, ref, 1e-4, 1e-4, chunk=1 << 12)
         # the comparison's own share of the scratch (scratch_bytes adds the fingerprints' masks)
         assert 0 < live.peak <= (1 << 12) * correctness.SCRATCH_PER_ELEMENT, (flat, live.peak)
+
+
+def test_the_bench_script_itemizes_a_problems_evaluation_on_the_cpu(tmp_path):
+    # bench/harness/eval_phases.py: the problem's own model stands in for the kernel, so the
+    # verdict is ok and every phase the protocol reaches is itemized; a broken stand-in (outputs
+    # not written) would be a mismatch.
+    problem = tmp_path / "tiny_relu.py"
+    problem.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                       "    def forward(self, x):\n        return torch.relu(x)\n\n\n"
+                       "def get_inputs():\n    return [torch.randn(64, 256)]\n\n\n"
+                       "def get_init_inputs():\n    return []\n")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "harness", "eval_phases.py")
+    out = subprocess.run([sys.executable, script, str(problem), "--repeat", "1"], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert len(rows) == 1 and rows[0]["verdict"] == "ok", rows
+    assert {"reference", "candidate", "checks", "timing", "total"} <= set(rows[0]["seconds"]), rows[0]
