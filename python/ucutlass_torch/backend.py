@@ -266,7 +266,8 @@ class Backend:
         now = time.monotonic()
         if self._deadline is None:
             self._deadline = now + 60 * self.options.minutes
-        left = max(0.0, self._deadline - now) / 60
+        # (now + 60 m) - now can round a hair above 60 m: never more than the model's minutes
+        left = min(float(self.options.minutes), max(0.0, self._deadline - now) / 60)
         return dataclasses.replace(self.options, minutes=max(0.5, left / max(1, parts_left)))
 
     def _search(self, key: str, spec: subgraph.Spec, values: List[torch.Tensor],
