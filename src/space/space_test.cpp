@@ -6,6 +6,7 @@
 
 #include "dsl/dsl.h"
 #include "space/space.h"
+#include "space/stage_facts.h"
 
 namespace ucut::space {
 namespace {
@@ -537,6 +538,51 @@ TEST(Space, ScansOfferPyTorchsOrderWhereItIsEmulated) {
   EXPECT_FALSE(names(square, "cumprod(x, exclusive=true)").count(torch));  // PyTorch has none
   EXPECT_FALSE(names("in x : f32[4, 16384]\nout y : f32[4, 16384]\n", "cumsum(x)").count(torch));  // 1024-element chunks
   EXPECT_FALSE(names("in x : f16[16384, 16384]\nout y : f16[16384, 16384]\n", "cumsum(x)").count(torch));
+}
+
+// A long-row scan opens with PyTorch's order on its shared-memory ring: the fp64 row kernel walks
+// a row longer than its tile with no load ahead (kb1_cumsum, 32 K-long rows: 0.43x eager, the
+// ring 2.03x). On rows of one tile both are bandwidth kernels, and the fp64 kernel stays near them.
+TEST(Space, LongRowScansOpenWithTheTorchRing) {
+  auto ranked = [](const std::string& shape, const std::string& call) {
+    auto p = compile("ucut 1\nin x : f32" + shape + "\nout y : f32" + shape + "\nstage y = scan " + call + " {\n}\n");
+    auto v = space_valid(p, 0, {});
+    EXPECT_TRUE(v);
+    return v ? space_rank(p, *v, h200()) : std::vector<RankedConfig>{};
+  };
+  for (const std::string call : {"cumsum(x)", "cumprod(x)", "cumsum(x, reverse=true)", "cumsum(x, exclusive=true)"}) {
+    auto r = ranked("[32768, 32768]", call);
+    ASSERT_FALSE(r.empty());
+    EXPECT_EQ(r.front().config.simt.order, dsl::ScanOrder::torch) << call << ": " << r.front().config.name;
+    EXPECT_EQ(r.front().config.name, "scan_torch_th128_u16") << call;
+    for (const auto& c : r)
+      if (c.config.simt.order != dsl::ScanOrder::torch) {
+        EXPECT_GT(c.t_est, 3 * r.front().t_est) << c.config.name;
+      }
+  }
+  // 1 Ki-long rows fit one tile of a 128-thread fp64 plan (scan_cumsum_rows_1k: 92% of SOL)
+  auto shortrows = ranked("[262144, 1024]", "cumsum(x)");
+  ASSERT_FALSE(shortrows.empty());
+  for (const auto& c : shortrows)
+    if (c.config.simt.order != dsl::ScanOrder::torch && c.config.simt.threads == 1024) {
+      EXPECT_LT(c.t_est, 1.2 * shortrows.front().t_est) << c.config.name;
+    }
+}
+
+// group_norm's rows are (sample, group) pairs of C/groups x H x W elements, not the last dim:
+// kb1_groupnorm (112 x 64 x 512 x 512, 8 groups: 896 rows of 2 Mi) opens with one row a block,
+// every SM busy (1.49x eager, run BN), not with 8 rows a block (112 blocks: 0.77x, runs CD, CR).
+TEST(Space, GroupNormRanksByItsGroups) {
+  auto p = compile("ucut 1\nin x : f32[112, 64, 512, 512]\nparam w : f32[64] = \"w\"\nparam b : f32[64] = \"b\"\n"
+                   "out y : f32[112, 64, 512, 512]\nstage y = rowwise group_norm(x, weight=w, bias=b, eps=1e-05, groups=8)\n");
+  auto v = space_valid(p, 0, {});
+  ASSERT_TRUE(v);
+  auto r = space_rank(p, *v, h200());
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r.front().config.simt.rows_per_block.value_or(1), 1) << r.front().config.name;
+  EXPECT_EQ(r.front().config.simt.vector_width.value_or(1), 4) << r.front().config.name;
+  EXPECT_EQ(simt_facts(p, p.stages[0]).row_len, 8 * 512 * 512);
+  EXPECT_EQ(simt_facts(p, p.stages[0]).last_dim, 512);
 }
 
 }  // namespace

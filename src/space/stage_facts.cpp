@@ -62,9 +62,12 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
   kind.io(p, st, data, reads);
   if (const dsl::Tensor* t = p.find_tensor(data)) {
     f.last_dim = t->shape.empty() ? 1 : t->shape.back();
+    f.row_len = f.last_dim;
     f.total = t->numel();
     f.elem_bytes = dsl::dtype_bytes(t->dtype);
   }
+  if (kind.row_length)
+    if (const int64_t n = kind.row_length(p, st); n > 0) f.row_len = n;
   std::sort(reads.begin(), reads.end());
   reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
   for (const auto& r : reads) f.bytes += tensor_bytes(p, r);

@@ -23,6 +23,7 @@ struct SimtFacts {
   std::string kind;           // the stage kind's word: rowwise, reduce, scan, elementwise, ...
   bool rows_kind = false;     // rowwise/reduce: rows_per_block applies
   int64_t last_dim = 1;       // the data's last dimension
+  int64_t row_len = 1;        // a row kernel's row: the last dimension, or the kind's own (group_norm)
   int64_t total = 0;          // elements of the data
   int elem_bytes = 4;
   int64_t bytes = 0;          // every tensor the stage reads and writes, once

@@ -34,6 +34,9 @@ struct SpaceStageKind {
   // The tensors a row or column reduction of this stage reads (space_tf32_bound: a GEMM result
   // they read is normalized or summed before it reaches an output); most kinds add none.
   void (*reduction_reads)(const dsl::Stage& st, std::set<std::string>& out);
+  // The elements of one row of a row kernel where that is not the data's last dimension
+  // (SimtFacts::row_len; group_norm's rows are (sample, group) pairs); null or 0: the last dimension.
+  int64_t (*row_length)(const dsl::Program& p, const dsl::Stage& st) = nullptr;
 };
 
 const SpaceStageKind& space_stage_kind(dsl::StageKind k);

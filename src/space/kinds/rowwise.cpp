@@ -1,5 +1,6 @@
 // The space's entry for rowwise stages: the SIMT grid with rows per block, and rows longer than a
 // 512-thread block caches split across a cluster (single-input ops only).
+#include "dsl/names.h"
 #include "dsl/simt_plan.h"
 #include "space/kinds/kinds.h"
 
@@ -35,11 +36,23 @@ void reduction_reads(const dsl::Stage& st, std::set<std::string>& out) {
   out.insert(w.operands.begin(), w.operands.end());
 }
 
+// group_norm's row is a (sample, group) pair: C/groups channels of every position, not the last
+// dimension. Ranked by the last dimension, kb1_groupnorm's 512-wide rows looked short, the
+// short-row rule (rank.cpp) put 8 rows a block first, and the suite opened with 112 blocks for
+// 132 SMs: 0.77x eager (runs CD, CR), where one row a block had run 1.49x (run BN).
+int64_t row_length(const dsl::Program& p, const dsl::Stage& st) {
+  const auto& r = std::get<dsl::RowwiseStage>(st.body);
+  const dsl::Tensor* t = p.find_tensor(r.input);
+  if (!t) return 0;
+  const auto g = r.attrs.find("groups");
+  return dsl::dsl_rowwise_geometry(r.op, t->shape, g == r.attrs.end() ? 0 : static_cast<int64_t>(g->second)).cols;
+}
+
 }  // namespace
 
 extern const SpaceStageKind space_kind_rowwise = {
     dsl::StageKind::rowwise, true, enumerate, io, space_validate_simt, space_rank_simt,
-    space_apply_knobs<dsl::RowwiseStage>, space_simt_name, reduction_reads,
+    space_apply_knobs<dsl::RowwiseStage>, space_simt_name, reduction_reads, row_length,
 };
 
 }  // namespace ucut::space
