@@ -243,6 +243,8 @@ RankedConfig space_rank_attention(const dsl::Program& p, const dsl::Stage& st, c
   return r;
 }
 
+double space_access_eff(int bytes) { return access_eff(bytes); }
+
 RankedConfig space_rank_torch(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
                               const sol::HwSpec& hw) {
   const auto& t = std::get<dsl::TorchStage>(st.body);

@@ -585,5 +585,36 @@ TEST(Space, GroupNormRanksByItsGroups) {
   EXPECT_EQ(simt_facts(p, p.stages[0]).last_dim, 512);
 }
 
+// A column reduction reading 4-byte columns (an odd kept run) is also offered 16 reduced rows
+// loaded ahead, 64 bytes a thread as 8-byte columns 8 rows ahead have (98% of the bandwidth), and
+// opens with it in 512 threads without a cluster (the tiles fill the GPU); a value with its index
+// (argmax) is not (it spills), nor is a column wide enough for 8-byte vectors (they rank first).
+TEST(Space, NarrowColumnReductionsLoadSixteenRowsAhead) {
+  auto opening = [](const std::string& decl, const std::string& op) {
+    auto p = compile("ucut 1\n" + decl + "stage y = reduce " + op + "(x, dims=[1])\n");
+    auto v = space_valid(p, 0, {});
+    EXPECT_TRUE(v);
+    std::set<int> items;
+    if (v)
+      for (const auto& c : *v) items.insert(c.simt.items_per_thread.value_or(0));
+    auto r = v ? space_rank(p, *v, h200()) : std::vector<RankedConfig>{};
+    return std::make_pair(r.empty() ? StageConfig{} : r.front().config, items);
+  };
+  const std::string odd = "in x : f32[128, 4096, 4095]\nout y : f32[128, 4095]\n";
+  for (const std::string op : {"sum", "mean", "max"}) {
+    auto [c, items] = opening(odd, op);
+    EXPECT_EQ(items, (std::set<int>{0, 16})) << op;
+    EXPECT_EQ(c.name, "reduce_th512_rpb1_v1_u16") << op;
+  }
+  auto [am, am_items] = opening("in x : f32[128, 4096, 4095]\nout y : i64[128, 4095]\n", "argmax");
+  EXPECT_EQ(am_items, (std::set<int>{0})) << am.name;
+  EXPECT_EQ(am.simt.threads, 512) << am.name;
+  EXPECT_FALSE(am.simt.cluster.has_value()) << am.name;
+  auto [even_c, even_items] = opening("in x : f32[128, 4096, 4096]\nout y : f32[128, 4096]\n", "sum");
+  EXPECT_TRUE(even_items.count(16));  // its 4-byte configurations
+  EXPECT_FALSE(even_c.simt.items_per_thread.has_value()) << even_c.name;  // 8- or 16-byte vectors first
+  EXPECT_GE(even_c.simt.vector_width.value_or(1), 2) << even_c.name;
+}
+
 }  // namespace
 }  // namespace ucut::space

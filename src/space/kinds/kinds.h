@@ -78,6 +78,8 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
                              const sol::HwSpec& hw);
 RankedConfig space_rank_attention(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
                                   const sol::HwSpec& hw);
+// The access-width efficiency of the SIMT model (bytes one access moves).
+double space_access_eff(int bytes);
 RankedConfig space_rank_torch(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
                               const sol::HwSpec& hw);
 
