@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One device call of the suite measurements (bench/suite/README.md): run on the GPU machine from
+# the repository root, with .carry/ prepared by `bench/suite/call.sh prepare` on the CPU machine.
+#   bench/suite/call.sh prepare              CPU: scripts/carry, and the kb zoo into .carry/zoo-kb.tar.xz
+#   bench/suite/call.sh kb PROFILE MINUTES   GPU: the evaluation's phases on a 6 GiB problem, then the
+#                                            kb* suite under PROFILE (kb-v01 or default) with the zoo
+#   bench/suite/call.sh window MINUTES       GPU: the window problems (pools, depthwise) under kb-v01
+# A baselines archive from an earlier call (its results.tgz's suite-state.tgz, unpacked to
+# .carry/baselines-<gpu>.tgz) is reused when present: eager and torch.compile times do not depend
+# on the profile, and a call then spends its minutes on the search. They are keyed by GPU name,
+# so an H100's do not serve an H200.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+what="${1:-}"
+case "$what" in
+  prepare)
+    scripts/carry || exit 1
+    # The openings of the kb suite under both profiles, ranked for both GPUs (about 200 units: on
+    # 2 cores a few hours from nothing; the store keeps what an earlier run built).
+    for prof in kb-v01 default; do
+      build/ucutlass warmup --suite problems --match 'kb*' --profile "$prof" --gpu h100,h200 || exit 1
+    done
+    build/ucutlass warmup --export .carry/zoo-kb.tar.xz
+    ;;
+  kb)
+    prof="${2:-kb-v01}" minutes="${3:-8}"
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr ' ' '_')
+    echo "== $(date -u +%FT%TZ) $gpu, binary $(cat .carry/COMMIT 2>/dev/null)"
+    # What one evaluation of a 6 GiB problem costs, by phase (the checks were 58% of run CS's).
+    PYTHONPATH=python timeout 120 python3 bench/harness/eval_phases.py problems/kb1_relu.py --profile "$prof" --repeat 2
+    base=".carry/baselines-$gpu.tgz"
+    GPU_STEPS=suite GPU_SUITE_MATCH='kb*' GPU_SUITE_MINUTES="$minutes" GPU_SUITE_ARGS="--profile $prof" \
+      GPU_SUITE_ZOO=.carry/zoo-kb.tar.xz UCUTLASS_JOBS=16 \
+      GPU_SUITE_BASELINES="$([ -f "$base" ] && echo "$base")" scripts/gpu-check
+    ;;
+  window)
+    minutes="${2:-2}"
+    GPU_STEPS=suite GPU_SUITE_MATCH='cv1_*pool*,cv1_depthwise*' GPU_SUITE_MINUTES="$minutes" \
+      GPU_SUITE_ARGS='--profile kb-v01' UCUTLASS_JOBS=16 scripts/gpu-check
+    ;;
+  *)
+    echo "usage: bench/suite/call.sh prepare | kb PROFILE MINUTES | window MINUTES" >&2
+    exit 2
+    ;;
+esac
