@@ -76,6 +76,12 @@ std::string headline_phases(const CostFigures& c) {
   return " (" + s + ")";
 }
 
+double headline_compile_busy_waiting(const CostFigures& c) {
+  return c.compile_slots > 0 && c.compile_waiting_s > 0
+             ? std::min(1.0, c.compile_slot_s_waiting / (c.compile_slots * c.compile_waiting_s))
+             : 0.0;
+}
+
 double headline_gpu_busy(const CostFigures& c) { return c.wall_s > 0 ? std::min(1.0, c.gpu_s / c.wall_s) : 0.0; }
 
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
@@ -200,6 +206,8 @@ nlohmann::json headline_to_json(const Headline& h) {
             {"stored_units_reused", h.cost.stored_reused},
             {"compile_slots", h.cost.compile_slots},
             {"compile_slots_busy", headline_compile_busy(h.cost)},
+            {"compile_waiting_s", h.cost.compile_waiting_s},
+            {"compile_slots_busy_while_waiting", headline_compile_busy_waiting(h.cost)},
             {"gpu_busy", headline_gpu_busy(h.cost)},
             {"worker_busy_s", h.cost.worker_busy_s},
             {"worker_load_s", h.cost.worker_load_s},
@@ -269,10 +277,15 @@ std::string headline_render(const Headline& h) {
                      h.cost.tokens_in, h.cost.tokens_out);
     if (h.cost.nvcc_jobs > 0 || h.cost.stored_reused > 0)
       s += fmt::format("compiles: {} nvcc jobs, {:.0f} core-s ({:.1f} per evaluated attempt), stored units {} built / "
-                       "{} taken from the store; compile slots {:.0f}% busy of {}, GPU {:.0f}% busy\n",
+                       "{} taken from the store; compile slots {:.0f}% busy of {}{}, GPU {:.0f}% busy\n",
                        h.cost.nvcc_jobs, h.cost.nvcc_s, h.cost.attempts ? h.cost.nvcc_s / h.cost.attempts : 0.0,
                        h.cost.stored_built, h.cost.stored_reused, 100 * headline_compile_busy(h.cost),
-                       h.cost.compile_slots, 100 * headline_gpu_busy(h.cost));
+                       h.cost.compile_slots,
+                       h.cost.compile_waiting_s > 0
+                           ? fmt::format(" ({:.0f}% while a candidate waited for one, {:.0f} s)",
+                                         100 * headline_compile_busy_waiting(h.cost), h.cost.compile_waiting_s)
+                           : std::string(" (no candidate waited for one)"),
+                       100 * headline_gpu_busy(h.cost));
     if (h.cost.worker_busy_s > 0)
       s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s), evaluations {:.0f} s{}, baselines "
                        "{:.0f} s, the rest {:.0f} s\n",

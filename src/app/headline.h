@@ -96,6 +96,10 @@ struct CostFigures {
   double nvcc_s = 0;                // nvcc core-seconds of the whole run
   long long stored_built = 0, stored_reused = 0;  // stored kernel units compiled / taken from the store
   int compile_slots = 0;            // the compile gate's width
+  // The compile gate's usage (CompileGate::Usage): the time a candidate waited for a compile slot,
+  // and the slot-seconds held meanwhile (issue 37: every slot busy while any candidate waits).
+  double compile_waiting_s = 0;
+  double compile_slot_s_waiting = 0;
   // The GPU workers' side (GpuWorkers::usage; 0 where not measured): time a worker was held, of
   // which loading problems (each switch of problem on a worker loads it again).
   double worker_busy_s = 0;
@@ -155,6 +159,8 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
 // nvcc core-seconds over the compile slots' seconds of the run, and GPU seconds over the run's
 // wall time (0 when unknown).
 double headline_compile_busy(const CostFigures& cost);
+// The compile slots' busy share while a candidate waited for one (0 when none waited).
+double headline_compile_busy_waiting(const CostFigures& cost);
 double headline_gpu_busy(const CostFigures& cost);
 // The evaluations' seconds by phase, largest first, as " (candidate 40, checks 22, ...)"; ""
 // when the worker reported none.

@@ -323,8 +323,16 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
                       "attempts a problem: median 3, 3 or more on 2 of 3"),
             std::string::npos) << text;
   EXPECT_NE(text.find("40 nvcc jobs, 5760 core-s (720.0 per evaluated attempt), stored units 10 built / 30 taken from "
-                      "the store; compile slots 90% busy of 16, GPU 80% busy"),
+                      "the store; compile slots 90% busy of 16 (no candidate waited for one), GPU 80% busy"),
             std::string::npos) << text;
+  // The slots while a candidate waited for one (the compile gate's usage): 60 s, 15 of 16 held.
+  Headline w = h;
+  w.cost.compile_waiting_s = 60;
+  w.cost.compile_slot_s_waiting = 15 * 60;
+  EXPECT_DOUBLE_EQ(headline_compile_busy_waiting(w.cost), 15.0 / 16);
+  EXPECT_NE(headline_render(w).find("compile slots 90% busy of 16 (94% while a candidate waited for one, 60 s), GPU 80%"),
+            std::string::npos) << headline_render(w);
+  EXPECT_DOUBLE_EQ(headline_to_json(w)["cost"]["compile_slots_busy_while_waiting"].get<double>(), 15.0 / 16);
   const auto j = headline_to_json(h);
   EXPECT_EQ(j["cost"]["nvcc_core_s_per_attempt"], 720.0);
   EXPECT_EQ(j["without_attempt"], 1);

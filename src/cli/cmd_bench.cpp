@@ -100,6 +100,7 @@ int plan_suite(const BenchArgs& a, const std::vector<std::string>& files, const 
 int run_bench(const BenchArgs& a) {
   if (int rc = cli_check_executor("bench", a.exec); rc != kExitOk) return rc;
   const auto started = std::chrono::steady_clock::now();
+  search::compile_gate().reset_usage();  // the headline's compile-slot figures are this run's
   // Python processes (extraction, ~4 s each; model_new.py exports, ~2 s) run this many at once.
   const unsigned python_width = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 8u);
   const bool synthetic = app::ProblemRun::is_synthetic(a.dir);
@@ -284,6 +285,9 @@ int run_bench(const BenchArgs& a) {
     cost.stored_built = bs.stored_built;
     cost.stored_reused = bs.stored_reused;
     cost.compile_slots = search::compile_gate().width();
+    const search::CompileGate::Usage gate = search::compile_gate().usage();
+    cost.compile_waiting_s = gate.waiting_s;
+    cost.compile_slot_s_waiting = gate.slot_s_waiting;
     for (const auto& oc : outcomes) cost.attempts += oc.attempts;
     if (workers) {
       const auto use = workers->usage();

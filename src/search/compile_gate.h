@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -40,6 +41,20 @@ class CompileGate : public build::JobSlots {
   int running() const;
   int waiting() const;  // callers inside acquire() that hold no slot yet
 
+  // How the slots were used since the last reset_usage() (or the gate's creation): slot-seconds
+  // held, and the same over only the time a candidate waited in acquire() for a slot (issue 37's
+  // "compile cores busy while any candidate waits"; the headline prints both).
+  struct Usage {
+    double wall_s = 0;            // since the reset
+    double slot_s = 0;            // slot-seconds held (candidates and their libraries' other units)
+    double waiting_s = 0;         // time with at least one waiter
+    double slot_s_waiting = 0;    // slot-seconds held during that time
+  };
+  Usage usage() const;
+  void reset_usage();
+  // Seconds from any fixed origin (tests give a fake clock; default: the steady clock).
+  void set_clock(std::function<double()> now);
+
  private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -47,6 +62,11 @@ class CompileGate : public build::JobSlots {
   int running_ = 0;
   uint64_t next_ticket_ = 0;
   std::set<std::pair<int, uint64_t>> queue_;  // waiters: (0 urgent / 1 not, ticket), next first
+  std::function<double()> now_;
+  mutable double since_ = -1, last_ = -1;  // usage's start and last accounting (-1: at the first call)
+  mutable Usage use_;
+  double now_s() const;
+  void account() const;  // adds the time since the last state change, at its state; under mu_
 };
 
 // The gate every SearchSession compiles through.

@@ -158,5 +158,38 @@ TEST(CompileGate, AbortedCompilesLeaveTheGate) {
   EXPECT_TRUE(g.acquire());
 }
 
+// The gate's usage on a fake clock: slot-seconds held over the whole time, and over only the time
+// a candidate waited for a slot (where the headline's "busy while a candidate waited" comes from).
+TEST(CompileGate, CountsSlotSecondsAndThoseWhileACandidateWaits) {
+  CompileGate g;
+  std::atomic<double> t{0};
+  g.set_clock([&] { return t.load(); });
+  g.set_width(2);
+  ASSERT_TRUE(g.acquire());         // t 0: one slot of two held
+  t = 10;
+  ASSERT_TRUE(g.try_acquire());     // t 10: both held (a library's other unit)
+  t = 12;
+  std::thread waiter([&] {          // t 12: a candidate waits for a slot
+    ASSERT_TRUE(g.acquire());
+  });
+  wait_until([&] { return g.waiting() == 1; });
+  t = 15;
+  g.release();                      // t 15: the waiter gets it, both held again
+  waiter.join();
+  t = 20;
+  g.release();
+  g.release();                      // t 20: none held
+  t = 30;
+  const CompileGate::Usage u = g.usage();
+  EXPECT_DOUBLE_EQ(u.wall_s, 30);
+  EXPECT_DOUBLE_EQ(u.slot_s, 1 * 10 + 2 * 2 + 2 * 3 + 2 * 5);  // 0-10, 10-12, 12-15, 15-20
+  EXPECT_DOUBLE_EQ(u.waiting_s, 3);                            // 12-15
+  EXPECT_DOUBLE_EQ(u.slot_s_waiting, 2 * 3);                   // both held while it waited
+  g.reset_usage();
+  t = 40;
+  EXPECT_DOUBLE_EQ(g.usage().slot_s, 0);
+  EXPECT_DOUBLE_EQ(g.usage().wall_s, 10);
+}
+
 }  // namespace
 }  // namespace ucut::search
