@@ -28,6 +28,15 @@ dsl::Program gemm_program(int64_t m, int64_t n, int64_t k, const std::string& dt
 
 sol::HwSpec h200() { return *sol::hw_lookup("h200"); }
 
+// Stage 0's valid configurations of `p`, ranked for the H200 (empty, with a failure, if none).
+std::vector<RankedConfig> rank_stage0(const dsl::Program& p) {
+  auto v = space_valid(p, 0, {});
+  EXPECT_TRUE(v);
+  auto r = v ? space_rank(p, *v, h200()) : std::vector<RankedConfig>{};
+  EXPECT_FALSE(r.empty());
+  return r;
+}
+
 const RankedConfig* find_tile(const std::vector<RankedConfig>& r, int m, int n, size_t& pos) {
   for (size_t i = 0; i < r.size(); ++i) {
     const auto& t = r[i].config.gemm.tile;
@@ -440,9 +449,7 @@ TEST(Space, AttentionOffersTheBlocks) {
 TEST(Space, ElementwiseRanksEightByteAccessesIn128ThreadsFirst) {
   auto p = compile("ucut 1\nin x : f32[16384, 16384]\nout y : f32[16384, 16384]\n"
                    "stage y = elementwise { body { y = relu(x) } }\n");
-  auto v = space_valid(p, 0, {});
-  ASSERT_TRUE(v);
-  auto r = space_rank(p, *v, h200());
+  auto r = rank_stage0(p);
   ASSERT_FALSE(r.empty());
   EXPECT_EQ(r.front().config.simt.vector_width, 2);
   EXPECT_EQ(r.front().config.simt.threads, 128);
@@ -458,9 +465,7 @@ TEST(Space, ShortRowsRankSmallerBlocksFirst) {
   auto sm = compile("ucut 1\nin x : f32[32768, 4096]\nout y : f32[32768, 4096]\n"
                     "stage y = rowwise softmax(x)\n");
   for (const dsl::Program* p : {&ce, &sm}) {
-    auto v = space_valid(*p, 0, {});
-    ASSERT_TRUE(v);
-    auto r = space_rank(*p, *v, h200());
+    auto r = rank_stage0(*p);
     ASSERT_FALSE(r.empty());
     EXPECT_LT(r.front().config.simt.threads.value_or(256), 1024) << r.front().config.name;
     for (const auto& c : r)  // a 1024-thread block of one vector a thread is predicted slower
@@ -545,10 +550,7 @@ TEST(Space, ScansOfferPyTorchsOrderWhereItIsEmulated) {
 // ring 2.03x). On rows of one tile both are bandwidth kernels, and the fp64 kernel stays near them.
 TEST(Space, LongRowScansOpenWithTheTorchRing) {
   auto ranked = [](const std::string& shape, const std::string& call) {
-    auto p = compile("ucut 1\nin x : f32" + shape + "\nout y : f32" + shape + "\nstage y = scan " + call + " {\n}\n");
-    auto v = space_valid(p, 0, {});
-    EXPECT_TRUE(v);
-    return v ? space_rank(p, *v, h200()) : std::vector<RankedConfig>{};
+    return rank_stage0(compile("ucut 1\nin x : f32" + shape + "\nout y : f32" + shape + "\nstage y = scan " + call + " {\n}\n"));
   };
   for (const std::string call : {"cumsum(x)", "cumprod(x)", "cumsum(x, reverse=true)", "cumsum(x, exclusive=true)"}) {
     auto r = ranked("[32768, 32768]", call);
@@ -575,9 +577,7 @@ TEST(Space, LongRowScansOpenWithTheTorchRing) {
 TEST(Space, GroupNormRanksByItsGroups) {
   auto p = compile("ucut 1\nin x : f32[112, 64, 512, 512]\nparam w : f32[64] = \"w\"\nparam b : f32[64] = \"b\"\n"
                    "out y : f32[112, 64, 512, 512]\nstage y = rowwise group_norm(x, weight=w, bias=b, eps=1e-05, groups=8)\n");
-  auto v = space_valid(p, 0, {});
-  ASSERT_TRUE(v);
-  auto r = space_rank(p, *v, h200());
+  auto r = rank_stage0(p);
   ASSERT_FALSE(r.empty());
   EXPECT_EQ(r.front().config.simt.rows_per_block.value_or(1), 1) << r.front().config.name;
   EXPECT_EQ(r.front().config.simt.vector_width.value_or(1), 4) << r.front().config.name;
