@@ -55,6 +55,13 @@ double geomean(const std::vector<double>& v) {
   for (double x : v) s += std::log(x);
   return std::exp(s / static_cast<double>(v.size()));
 }
+
+// The median of a non-empty list (the mean of the two middle values of an even one).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 }  // namespace
 
 double headline_compile_busy(const CostFigures& c) {
@@ -135,23 +142,13 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
   h.ceiling_eager = geomean(ceil_eager);
   h.ceiling_compile = geomean(ceil_compile);
   h.ceiling_frac_sol = geomean(ceil_frac);
-  if (!attempts.empty()) {
-    std::sort(attempts.begin(), attempts.end());
-    const size_t n = attempts.size();
-    h.median_attempts = n % 2 ? attempts[n / 2] : 0.5 * (attempts[n / 2 - 1] + attempts[n / 2]);
-  }
+  if (!attempts.empty()) h.median_attempts = median(attempts);
   if (!first.empty()) {
-    std::sort(first.begin(), first.end());
-    const size_t n = first.size();
-    h.median_first_s = n % 2 ? first[n / 2] : 0.5 * (first[n / 2 - 1] + first[n / 2]);
-    h.max_first_s = first.back();
+    h.median_first_s = median(first);
+    h.max_first_s = *std::max_element(first.begin(), first.end());
   }
   h.time_to_best_counted = static_cast<int>(to_best.size());
-  if (!to_best.empty()) {
-    std::sort(to_best.begin(), to_best.end());
-    const size_t n = to_best.size();
-    h.median_time_to_best_s = n % 2 ? to_best[n / 2] : 0.5 * (to_best[n / 2 - 1] + to_best[n / 2]);
-  }
+  if (!to_best.empty()) h.median_time_to_best_s = median(to_best);
   if (!eager.empty()) h.geomean_eager = geomean(eager);
   if (!compile.empty()) h.geomean_compile = geomean(compile);
   h.compile_counted = static_cast<int>(compile.size());

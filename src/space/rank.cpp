@@ -301,10 +301,14 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
   int64_t slots = static_cast<int64_t>(hw.sms) * std::max(1, kThreadsPerSm / th);
   r.wave_eff = std::min(1.0, static_cast<double>(blocks) / static_cast<double>(std::min<int64_t>(slots, hw.sms * 4)));
   r.wave_eff = std::max(r.wave_eff, 0.05);
-  r.mainloop_eff = eff;
   r.t_sol = static_cast<double>(f.bytes) / hw.mem_bw;
-  r.t_est = r.t_sol / (eff * std::min(1.0, r.wave_eff * 2)) + kLaunchSeconds;
+  space_simt_set_eff(r, eff);
   return r;
+}
+
+void space_simt_set_eff(RankedConfig& r, double eff) {
+  r.mainloop_eff = eff;
+  r.t_est = r.t_sol / (eff * std::min(1.0, r.wave_eff * 2)) + kLaunchSeconds;
 }
 
 RankedConfig space_rank_gemm(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,

@@ -78,6 +78,9 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
                              const sol::HwSpec& hw);
 RankedConfig space_rank_attention(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,
                                   const sol::HwSpec& hw);
+// space_rank_simt's estimate of `r` again with the efficiency `eff` (its t_sol and wave_eff kept):
+// a kind's own rank that knows its kernel better than the generic model.
+void space_simt_set_eff(RankedConfig& r, double eff);
 // The access-width efficiency of the SIMT model (bytes one access moves).
 double space_access_eff(int bytes);
 RankedConfig space_rank_torch(const dsl::Program& p, const dsl::Stage& st, const StageConfig& c,

@@ -21,8 +21,9 @@ Result<std::vector<StageConfig>> enumerate(const dsl::Program& p, int si, const 
   const dsl::Stage& st = p.stages.at(static_cast<size_t>(si));
   const auto& r = std::get<dsl::ReduceStage>(st.body);
   const bool keep = o.keep_explicit;
+  const bool col = column(p, r);
   std::vector<int> clusters = {0};
-  if (column(p, r))
+  if (col)
     clusters = keep && r.knobs.cluster ? std::vector<int>{*r.knobs.cluster} : std::vector<int>{0, 2, 4, 8};
   std::vector<StageConfig> out;
   space_enumerate_simt_grid(si, r.knobs, /*rows=*/true, clusters, o, out);
@@ -31,7 +32,7 @@ Result<std::vector<StageConfig>> enumerate(const dsl::Program& p, int si, const 
   // same 64 bytes in flight a thread as the 8-byte vectors that ran at 98% of the bandwidth.
   // Not with a value and its index (argmax/argmin, two-output max/min): their 16 states spill
   // under the kernel's 64-register bound (ptxas: 272 bytes of spill stores at 512 threads).
-  if (column(p, r) && !(keep && r.knobs.items_per_thread) && dsl::simt_reduce_state_bytes(st) < 16) {
+  if (col && !(keep && r.knobs.items_per_thread) && dsl::simt_reduce_state_bytes(st) < 16) {
     const dsl::Tensor* in = p.find_tensor(r.inputs.at(0));
     const int bytes = in ? dsl::dtype_bytes(in->dtype) : 4;
     const size_t n = out.size();
@@ -68,9 +69,7 @@ RankedConfig rank(const dsl::Program& p, const dsl::Stage& st, const StageConfig
     const int64_t tiles = g.n_out / std::max<int64_t>(1, g.run) * ((g.run + cols - 1) / cols);
     if (tiles >= 8LL * hw.sms) factor *= 0.98;
   }
-  const double t_fixed = r.t_est - r.t_sol / (r.mainloop_eff * std::min(1.0, r.wave_eff * 2));
-  r.mainloop_eff = std::min(1.0, r.mainloop_eff * factor);
-  r.t_est = r.t_sol / (r.mainloop_eff * std::min(1.0, r.wave_eff * 2)) + std::max(0.0, t_fixed);
+  space_simt_set_eff(r, std::min(1.0, r.mainloop_eff * factor));
   return r;
 }
 
