@@ -144,6 +144,7 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
   h.ceiling_frac_sol = geomean(ceil_frac);
   if (!attempts.empty()) h.median_attempts = median(attempts);
   if (!first.empty()) {
+    h.min_first_s = *std::min_element(first.begin(), first.end());
     h.median_first_s = median(first);
     h.max_first_s = *std::max_element(first.begin(), first.end());
   }
@@ -178,6 +179,7 @@ nlohmann::json headline_to_json(const Headline& h) {
           {"float64_passes", h.float64_passes},
           {"median_time_to_best_s", h.median_time_to_best_s},
           {"time_to_best_counted", h.time_to_best_counted},
+          {"min_first_attempt_s", h.min_first_s},
           {"median_first_attempt_s", h.median_first_s},
           {"max_first_attempt_s", h.max_first_s},
           {"without_attempt", h.without_attempt},
@@ -292,9 +294,9 @@ std::string headline_render(const Headline& h) {
                                          h.cost.worker_baseline_s));
   }
   if (h.median_first_s > 0 || h.without_attempt > 0)
-    s += fmt::format("first measured attempt: median {:.0f} s, last {:.0f} s into the search; {} problem{} without "
-                     "any attempt; attempts a problem: median {:g}, 3 or more on {} of {}\n",
-                     h.median_first_s, h.max_first_s, h.without_attempt, h.without_attempt == 1 ? "" : "s",
+    s += fmt::format("first measured attempt: earliest {:.0f} s, median {:.0f} s, last {:.0f} s into the search; "
+                     "{} problem{} without any attempt; attempts a problem: median {:g}, 3 or more on {} of {}\n",
+                     h.min_first_s, h.median_first_s, h.max_first_s, h.without_attempt, h.without_attempt == 1 ? "" : "s",
                      h.median_attempts, h.three_attempts, h.counted);
   return s;
 }

@@ -294,7 +294,7 @@ TEST(Headline, CountsAndNamesThePassesByFloat64) {
 }
 
 // The figures that say whether the machine was kept busy: each problem's first measured attempt
-// (median, last, and problems that never got one), nvcc core-seconds per evaluated attempt, the
+// (earliest, median, last, and problems that never got one), nvcc core-seconds per evaluated attempt, the
 // stored units reused, and the compile slots' and GPU's busy shares.
 TEST(Headline, FirstAttemptsAndUtilisation) {
   std::vector<ProblemOutcome> ps = {ok("a", 4, 1, 2, 0.5), ok("b", 2, 2, 2, 1), ok("c", 3, 0, 3, 1)};
@@ -313,13 +313,14 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
   cost.stored_built = 10;
   cost.stored_reused = 30;
   Headline h = headline_compute(ps, cost);
+  EXPECT_DOUBLE_EQ(h.min_first_s, 12);
   EXPECT_DOUBLE_EQ(h.median_first_s, 31);
   EXPECT_DOUBLE_EQ(h.max_first_s, 50);
   EXPECT_EQ(h.without_attempt, 1);
   EXPECT_DOUBLE_EQ(headline_compile_busy(cost), 0.9);
   EXPECT_DOUBLE_EQ(headline_gpu_busy(cost), 0.8);
   const std::string text = headline_render(h);
-  EXPECT_NE(text.find("first measured attempt: median 31 s, last 50 s into the search; 1 problem without any attempt; "
+  EXPECT_NE(text.find("first measured attempt: earliest 12 s, median 31 s, last 50 s into the search; 1 problem without any attempt; "
                       "attempts a problem: median 3, 3 or more on 2 of 3"),
             std::string::npos) << text;
   EXPECT_NE(text.find("40 nvcc jobs, 5760 core-s (720.0 per evaluated attempt), stored units 10 built / 30 taken from "
