@@ -56,3 +56,8 @@ def test_conv_category_is_a_correct_kernel(name, policy, tmp_path):
         assert "precision bf16" in first["candidate"]["program"], first["candidate"]["program"]
     assert first["status"] == "ok", f"{first['status']}: {first.get('message', '')[:600]}"
     assert first["time_s"] > 0 and first["max_abs_err"] <= 1e-2
+    # The report's speed of light and memory key are the GPU measured on, not the hardware row the
+    # problem was prepared with (run CU, on an H100, printed the H200's SOL section).
+    report = json.load(open(folder / "report.json"))
+    assert report["sol"]["gpu"]["name"] == report["gpu"], (report["sol"]["gpu"], report["gpu"])
+    assert report["memory_key"]["gpu"] == report["gpu"], (report["memory_key"], report["gpu"])

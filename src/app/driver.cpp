@@ -141,7 +141,10 @@ Result<std::unique_ptr<ProblemRun>> ProblemRun::real(std::shared_ptr<const Prepa
   if (std::string row = sol::hw_match_device(*gpu); !row.empty() && row != hw.name) {
     if (auto h = sol::hw_lookup(row); h) {
       hw = *h;
-      if (auto rep = sol::sol_problem_report(problem->ir, hw, problem->policy)) sol = std::move(*rep);
+      if (auto rep = sol::sol_problem_report(problem->ir, hw, problem->policy)) {
+        sol = std::move(*rep);
+        r->sol_ = sol;
+      }
     }
   } else if (row.empty()) {
     gpu_note = "GPU '" + *gpu + "' is not in the hardware table: SOL and ranking assume " + hw.name;
@@ -312,8 +315,14 @@ Status ProblemRun::finish() {
                                   "PyTorch fallback (model_new.py runs the reference Model); best.ucut, best.cu and "
                                   "best.so are that kernel, for inspection",
                                   b->speedup));
-    if (auto s = pipeline_write_report(dir, r, pipeline_report_json(*prepared_, real_space_, nullptr, *files, notes),
-                                       pipeline_report_markdown(*prepared_, real_space_, nullptr, *files, notes));
+    // The report's speed of light and memory key are the measured GPU's (run CU, on an H100, printed
+    // the H200 row the problem was prepared with beside the H100's bound the search used).
+    PreparedProblem shown = *prepared_;
+    shown.hw = hw_;
+    shown.key = key_;
+    if (sol_) shown.sol = *sol_;
+    if (auto s = pipeline_write_report(dir, r, pipeline_report_json(shown, real_space_, nullptr, *files, notes),
+                                       pipeline_report_markdown(shown, real_space_, nullptr, *files, notes));
         !s)
       return s;
   }

@@ -117,6 +117,9 @@ class ProblemRun {
   std::unique_ptr<search::Strategy> strategy_;
   memory::MemorySeeds seeds_;    // what the memory retrieved (StrategyContext::memory)
   sol::HwSpec hw_;               // real problems: the hardware row the ranking uses
+  // Real problems on a GPU whose hardware row differs from the prepared one: the SOL report on
+  // that row (the report shows it, not the prepared problem's; empty: the prepared one holds).
+  std::optional<sol::SolReport> sol_;
   bool measured_ = true;         // false: the analytic evaluator (planning with a strategy)
   std::unique_ptr<search::FileJournal> journal_;
   std::unique_ptr<search::SearchSession> session_;
