@@ -28,3 +28,10 @@ zoo="${PY_ZOO:-.carry/zoo-kbcv.tar.xz}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null | tee "$out/gpu.txt"
 echo "commit ${UCUTLASS_COMMIT:-unknown}" | tee -a "$out/gpu.txt"
 "${PYTHON:-python3}" bench/python/run.py --out "$out" --binary "$bin" "$@" 2>&1 | tee "$out/log.txt"
+rc=${PIPESTATUS[0]}
+# The backend's searches (each subgraph's journal, report and problem file, not its libraries or
+# weights) as one archive: the device tool does not return files that deep, and a mismatch or a
+# slow part is diagnosed from them (run CY's two bf16 mismatches could not be).
+[ -d "$out/backend-cache" ] && tar czf "$out/backend-journals.tgz" -C "$out" \
+  --exclude='*.so' --exclude='*.pt' --exclude='*.o' --exclude='*.cu' backend-cache 2>/dev/null
+exit "$rc"
