@@ -1,6 +1,8 @@
 #include "search/suite.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -14,9 +16,16 @@ double suite_headroom(const HeadroomInputs& p) {
   return std::numeric_limits<double>::infinity();
 }
 
+double suite_priority(const HeadroomInputs& p) {
+  const double h = suite_headroom(p);
+  if (std::isinf(h)) return h;
+  return std::log(std::max(h, 1.0)) / (1.0 + std::max(0, p.since_improvement) / 4.0);
+}
+
 std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems) {
   // Tiers: 0 untried, 1 tried with nothing correct, 2 correct. Within a tier: the most headroom
-  // (tier 1: the fewest attempts first), then fewer attempts, then the earlier problem.
+  // (tier 1: the fewest attempts first; tier 2: the headroom discounted by stagnation), then
+  // fewer attempts, then the earlier problem.
   auto tier = [](const HeadroomInputs& p) { return p.attempts == 0 ? 0 : !p.t_best ? 1 : 2; };
   auto better = [&](const HeadroomInputs& a, double ha, const HeadroomInputs& b, double hb) {
     if (tier(a) != tier(b)) return tier(a) < tier(b);
@@ -29,7 +38,7 @@ std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems) {
   for (size_t i = 0; i < problems.size(); ++i) {
     const auto& p = problems[i];
     if (p.stopped) continue;
-    const double h = suite_headroom(p);
+    const double h = p.t_best ? suite_priority(p) : suite_headroom(p);
     if (!best || better(p, h, problems[*best], best_h)) {
       best = i;
       best_h = h;
@@ -91,7 +100,7 @@ int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
       // overlap: a session still compiling its next candidate waits its turn
       const bool skip = s->stopped() || (opt_.overlap && !s->ready());
       alive = alive || !s->stopped();
-      view.push_back({skip, in.attempts, in.t_best, in.t_eager, in.t_sol});
+      view.push_back({skip, in.attempts, in.t_best, in.t_eager, in.t_sol, in.since_improvement});
     }
     if (!alive) break;
     auto pick = suite_pick(view);

@@ -35,6 +35,7 @@ struct HeadroomInputs {
   std::optional<double> t_best;
   double t_eager = 0;
   double t_sol = 0;
+  int since_improvement = 0;  // attempts since the best last improved (StopInputs)
 };
 
 // Headroom: t_best / t_SOL, or t_eager / t_SOL before anything is correct (infinite when t_SOL
@@ -44,8 +45,13 @@ double suite_headroom(const HeadroomInputs& p);
 // without an attempt first (so a time budget never ends with a problem untried: run P's
 // epi_linear_gelu_tanh_bf16, whose small headroom left it behind 16 others), then a problem
 // with no correct candidate (fewest attempts, then headroom; correctness before speed), then
-// the most headroom; ties to fewer attempts, then the earlier problem.
+// the highest suite_priority; ties to fewer attempts, then the earlier problem.
 std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems);
+// A problem with a correct kernel: log(headroom), discounted by the attempts since its best last
+// improved (halved after 4, a quarter after 12): runs CU and CV gave 4-28 attempts to a dozen GEMM
+// problems, some stuck for 10-23 attempts, while 65 and 59 problems got one, among them problems
+// 2-4x from their bound (kb3_mingpt_causal_attention, kb1_layernorm, kb3_mingpt_block).
+double suite_priority(const HeadroomInputs& p);
 
 class SuiteScheduler {
  public:

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "search/builtin_strategy.h"
@@ -54,6 +55,28 @@ TEST(SuitePick, MostHeadroomFirstStoppedNeverTiesToFewerAttempts) {
   // Before anything is correct the eager gap counts, unknown SOL is never starved.
   EXPECT_DOUBLE_EQ(suite_headroom({false, 0, std::nullopt, 8.0, 2.0}), 4.0);
   EXPECT_TRUE(std::isinf(suite_headroom({false, 0, 1.0, 8.0, 0.0})));
+}
+
+// Runs CU and CV: a dozen GEMM problems took 4-28 attempts each, some stuck for 10-23 of them,
+// while 65 and 59 problems got one. A problem's headroom counts less the longer its best has not
+// improved, so a fresh problem 3x from its bound outranks a stuck one 6x from its bound.
+TEST(SuitePick, HeadroomCountsLessTheLongerTheBestHasNotImproved) {
+  std::vector<HeadroomInputs> v = {
+      {false, 14, 6.0, 7.0, 1.0, 0},  // gap 6, improving
+      {false, 1, 3.0, 4.0, 1.0, 0},   // gap 3, one attempt
+  };
+  EXPECT_EQ(suite_pick(v), 0u);
+  v[0].since_improvement = 3;  // log 6 / 1.75 = 1.02 < log 3 = 1.10
+  EXPECT_EQ(suite_pick(v), 1u);
+  v[1].since_improvement = 1;  // log 3 / 1.25 = 0.88
+  EXPECT_EQ(suite_pick(v), 0u);
+  EXPECT_DOUBLE_EQ(suite_priority({false, 5, 4.0, 5.0, 1.0, 4}), std::log(4.0) / 2);
+  EXPECT_DOUBLE_EQ(suite_priority({false, 5, 4.0, 5.0, 1.0, 12}), std::log(4.0) / 4);
+  EXPECT_DOUBLE_EQ(suite_priority({false, 5, 0.5, 5.0, 1.0, 0}), 0.0);  // faster than the bound: none
+  EXPECT_TRUE(std::isinf(suite_priority({false, 5, 4.0, 5.0, 0.0, 9})));  // SOL unknown: never starved
+  // Stagnation never moves a problem across tiers: nothing correct still goes first.
+  v.push_back({false, 9, std::nullopt, 1.2, 1.0, 9});
+  EXPECT_EQ(suite_pick(v), 2u);
 }
 
 struct P {
