@@ -202,8 +202,9 @@ bool epi_is_identity(const dsl::Epilogue& ep) {
   return st.kind == dsl::EpilogueStmt::Kind::store && st.value && st.value->kind == Expr::Kind::acc;
 }
 
-std::string epi_functor_header() {
-  return codegen_functors_source() +
+std::string epi_functor_header(const std::string& code) {
+  const std::string rounding = code.find("ucut_fn_round_") != std::string::npos ? codegen_rounding_source() : "";
+  return codegen_functors_source() + rounding +
       "// Float atomics for GEMM epilogue reductions across tiles. CUTLASS ships atomic_add and\n"
       "// atomic_maximum; this adds the minimum. Non-negative floats order like their int bits,\n"
       "// negative floats in reverse as unsigned bits.\n"

@@ -34,8 +34,9 @@ std::string epi_expr_cpp(const dsl::Expr& e, bool fast = false);
 
 // The device functor header: namespace ucut_fn with one __device__ float function per entry of
 // functions.def (with its constant parameters as trailing float arguments) and the atomic
-// reduction helpers. Emitted once per library.
-std::string epi_functor_header();
+// reduction helpers. Emitted once per library, and before each unit; `code` is what follows it:
+// where that calls a rounding to a 16-bit type (ucut_fn_round_*), their block is added.
+std::string epi_functor_header(const std::string& code);
 
 // A float literal spelled exactly ("static_cast<float>(0.5)").
 std::string epi_float(double v);

@@ -16,6 +16,10 @@ namespace ucut::codegen {
 // `ucut_fast_<name>` for the functions whose `math fast` form differs (hardware approximations
 // of exp, log, tanh, sqrt and division; same formulas).
 const std::string& codegen_functors_source();
+// `ucut_fn_round_bf16` and `ucut_fn_round_f16` (functions.def's roundings to a 16-bit type), in
+// their own guarded block: emitted only into code that calls them, so the block above, and with
+// it every stored unit's text and key, does not change when they are added.
+const std::string& codegen_rounding_source();
 
 // A call of function `fn` on already-rendered float operands, with its constant parameters
 // (defaults filled in by the checker) rendered as float literals. `fast`: the approximate form

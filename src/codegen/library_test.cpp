@@ -550,6 +550,19 @@ TEST(Library, StoredUnitsAreOneTextPerEpilogueForm) {
             gemm_units("y = (acc + b[col]) * (acc + b[col])", bias).first.name);
 }
 
+// The roundings to a 16-bit type come in their own block, only into code that calls them: a unit
+// without them keeps the text (and the store key) it had before they existed.
+TEST(Library, RoundingBlockOnlyWhereCalled) {
+  const std::string bias = "param b : f32[128] = \"b\"\n";
+  const auto [plain, abi1] = gemm_units("y = gelu(acc + b[col])", bias);
+  const auto [rounded, abi2] = gemm_units("y = gelu(round_bf16(acc) + b[col])", bias);
+  EXPECT_EQ(plain.source.find("UCUT_ROUNDING_DEFINED"), std::string::npos);
+  EXPECT_EQ(plain.source.find("ucut_fn_round_bf16"), std::string::npos);
+  EXPECT_NE(rounded.source.find("UCUT_ROUNDING_DEFINED"), std::string::npos);
+  EXPECT_NE(rounded.source.find("ucut_fn_round_bf16(acc)"), std::string::npos);
+  EXPECT_NE(plain.name, rounded.name);
+}
+
 // Inlining a let can change the order the leaves are read in (here the scalar before the bias):
 // the binding follows the unit's order, by name.
 TEST(Library, TheBindingFollowsTheCanonicalLeafOrder) {

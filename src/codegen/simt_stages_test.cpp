@@ -409,7 +409,7 @@ TEST(SimtElementwise, BroadcastBiasIsAVectorLoad) {
 }
 
 TEST(SimtFunctors, EveryFunctionHasADeviceBody) {
-  const std::string& s = codegen_functors_source();
+  const std::string s = codegen_functors_source() + codegen_rounding_source();
 #define UCUT_FN(id, name, arity, nparams, defaults, formula) \
   EXPECT_NE(s.find("float ucut_fn_" name "("), std::string::npos) << name;
 #include "dsl/functions.def"
@@ -526,6 +526,16 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
                                      0));
   }
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
+  {
+    // PyTorch's roundings of 16-bit intermediates (the lowering of a bf16 or f16 graph)
+    auto res = dsl::dsl_compile(
+        {"rounding.ucut",
+         "ucut 1\nin g : bf16[4096, 1024]\nin u : bf16[4096, 1024]\nout y : f16[4096, 1024]\n"
+         "stage y = elementwise {\n  body {\n    let s = round_bf16(silu(g))\n"
+         "    y = round_f16(s * u) + 1\n  }\n}\n"});
+    if (!res.program) ADD_FAILURE() << "rounding program refused";
+    if (res.program) v.emplace_back("elementwise_rounding_16bit", codegen_emit_elementwise(*res.program, 0));
+  }
   {
     // the element's position: attention's causal mask in a softmax prologue over batched fp32
     // scores (row modulo the matrix's 1024 rows), and a lower triangle in an elementwise body
@@ -673,7 +683,7 @@ TEST(SimtNvcc, OneStagePerKindCompiles) {
     // rename each case's stage prefix (ucut_s<index>_) so they coexist in one file
     defs += std::regex_replace(code->definitions, std::regex("ucut_s[0-9]+_"), "ucut_" + name + "_");
   }
-  std::ofstream(dir + "/stages.cu") << src << kPrelude << codegen_functors_source() << defs;
+  std::ofstream(dir + "/stages.cu") << src << kPrelude << codegen_functors_source() << codegen_rounding_source() << defs;
   const std::string cmd = "flock /tmp/ucut-nvcc.lock nvcc -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG "
                           "-gencode=arch=compute_90a,code=sm_90a -I " + simt_runtime_include_dir() +
                           " -c " + dir + "/stages.cu -o " + dir + "/stages.o > " + dir + "/nvcc.log 2>&1";

@@ -100,6 +100,30 @@ double interp_fn(Fn fn, double x, double y, double z, const std::vector<double>&
       std::memcpy(&r, &u, 4);
       return r;
     }
+    case Fn::round_bf16: {
+      // on the float value: round to nearest even at bit 16, as cvt.rn.bf16.f32 does
+      const float f = static_cast<float>(x);
+      if (std::isnan(f)) return x;
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      u += 0x7fffu + ((u >> 16) & 1u);
+      u &= 0xffff0000u;
+      float r;
+      std::memcpy(&r, &u, 4);
+      return r;
+    }
+    case Fn::round_f16: {
+      // on the float value: 11 significant bits (normal) or multiples of 2^-24 (subnormal),
+      // nearest even; beyond f16's largest finite value (65504) plus half a unit, infinity
+      const double f = static_cast<double>(static_cast<float>(x));
+      if (!std::isfinite(f) || f == 0) return f;
+      const double a = std::fabs(f);
+      if (a >= 65520.0) return std::copysign(std::numeric_limits<double>::infinity(), f);
+      int e = 0;
+      std::frexp(a, &e);  // a = m * 2^e, m in [0.5, 1)
+      const double q = a < std::ldexp(1.0, -14) ? std::ldexp(1.0, -24) : std::ldexp(1.0, e - 11);
+      return std::copysign(std::nearbyint(a / q) * q, f);
+    }
     case Fn::min: return std::min(x, y);
     case Fn::max: return std::max(x, y);
     case Fn::lt: return x < y ? 1 : 0;

@@ -198,6 +198,27 @@ TEST(Interp, Tf32RoundingAndTruncation) {
   EXPECT_LE(std::fabs(x - interp_fn(Fn::tf32, x, 0, 0, {})), 0.5 * ulp + 1e-9);
 }
 
+// round_bf16 / round_f16 round as PyTorch stores a bf16 / f16 result: nearest, ties to even, f16's
+// range and subnormals included.
+TEST(Interp, SixteenBitRoundingIsNearestEven) {
+  const double b = std::ldexp(1.0, -7);  // a bf16 unit in [1, 2)
+  EXPECT_EQ(interp_fn(Fn::round_bf16, 1 + 0.49 * b, 0, 0, {}), 1.0);
+  EXPECT_EQ(interp_fn(Fn::round_bf16, 1 + 0.5 * b, 0, 0, {}), 1.0);           // a tie: to even (1)
+  EXPECT_EQ(interp_fn(Fn::round_bf16, 1 + 1.5 * b, 0, 0, {}), 1 + 2 * b);     // a tie: to even (1 + 2b)
+  EXPECT_EQ(interp_fn(Fn::round_bf16, -(1 + 0.51 * b), 0, 0, {}), -(1 + b));
+  EXPECT_TRUE(std::isnan(interp_fn(Fn::round_bf16, NAN, 0, 0, {})));
+  EXPECT_TRUE(std::isinf(interp_fn(Fn::round_bf16, 3.4e38, 0, 0, {})));      // past bf16's largest value
+  const double h = std::ldexp(1.0, -10);  // an f16 unit in [1, 2)
+  EXPECT_EQ(interp_fn(Fn::round_f16, 1 + 0.5 * h, 0, 0, {}), 1.0);
+  EXPECT_EQ(interp_fn(Fn::round_f16, 1 + 1.5 * h, 0, 0, {}), 1 + 2 * h);
+  EXPECT_EQ(interp_fn(Fn::round_f16, 3.14159, 0, 0, {}), 3.140625);
+  EXPECT_EQ(interp_fn(Fn::round_f16, 65519.0, 0, 0, {}), 65504.0);            // f16's largest finite value
+  EXPECT_TRUE(std::isinf(interp_fn(Fn::round_f16, -65520.0, 0, 0, {})));
+  EXPECT_EQ(interp_fn(Fn::round_f16, std::ldexp(1.0, -25), 0, 0, {}), 0.0);   // half the smallest subnormal: even
+  EXPECT_EQ(interp_fn(Fn::round_f16, 3 * std::ldexp(1.0, -25), 0, 0, {}), std::ldexp(1.0, -23));
+  EXPECT_EQ(interp_fn(Fn::round_f16, 0.1, 0, 0, {}), 0.0999755859375);
+}
+
 // Two groups of two channels of two elements: each group normalized on its own, weight and
 // bias indexed by channel.
 TEST(Interp, GroupNormRowsAreGroupsAndWeightsChannels) {

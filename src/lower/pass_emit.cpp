@@ -179,6 +179,28 @@ class Emitter {
     return ex_load(use(p->tensor), m);
   }
 
+  // A value PyTorch rounds: the result of one of the problem's own ops (not a tensor a rewrite
+  // made up: a decomposed op's parts stay f32, as PyTorch's op computes them inside) held in f16
+  // or bf16. PyTorch rounds every such result before the next op reads it; a block computes in
+  // f32, so it rounds there too, or a more accurate fused chain would fail the reference's own
+  // rounding on large values (the rescaled trial of a bf16 MLP: 6% of elements 1.5% off).
+  ExprPtr as_torch_rounds(const std::string& base, ExprPtr e) {
+    const problem::Tensor* t = s_.problem.find_tensor(base);
+    if (t == nullptr) return e;
+    if (t->dtype == problem::DType::bf16) return ex_fn(dsl::Fn::round_bf16, {std::move(e)});
+    if (t->dtype == problem::DType::f16) return ex_fn(dsl::Fn::round_f16, {std::move(e)});
+    return e;
+  }
+
+  // The store of `stored` from `e`: a rounding to the stored tensor's own dtype is the store's.
+  ExprPtr unround_for_store(const std::string& stored, ExprPtr e) {
+    const problem::Tensor* t = s_.problem.find_tensor(stored);
+    if (t == nullptr || e->kind != dsl::Expr::Kind::unary || e->args.size() != 1) return e;
+    const bool same = (e->fn == dsl::Fn::round_bf16 && t->dtype == problem::DType::bf16) ||
+                      (e->fn == dsl::Fn::round_f16 && t->dtype == problem::DType::f16);
+    return same ? e->args[0] : e;
+  }
+
   // Statements for the draft's fused ops (and GEMM reductions) after the anchor value `v0`.
   Result<dsl::Epilogue> block(const Draft& d, const BlockCtx& ctx, ExprPtr v0, const std::string& stored) {
     std::map<std::string, ExprPtr> locals;
@@ -199,8 +221,9 @@ class Emitter {
     if (!d.value.empty()) {
       std::string vb = s_.resolve(d.value).base;
       bool plain = v0->kind == dsl::Expr::Kind::acc;
-      if (plain || (d.ops.empty() && d.reductions.empty())) locals[vb] = v0;
-      else bind(vb, v0);
+      if (d.ops.empty() && d.reductions.empty()) locals[vb] = v0;
+      else if (plain) locals[vb] = as_torch_rounds(vb, v0);
+      else bind(vb, as_torch_rounds(vb, v0));
     }
     for (int id : d.ops) {
       const problem::Op& op = s_.ops[static_cast<size_t>(id)];
@@ -223,7 +246,8 @@ class Emitter {
       };
       ExprPtr e = lower_expr_op(op, operand);
       if (err) return *err;
-      bind(s_.resolve(op.outputs.at(0)).base, e);
+      const std::string out = s_.resolve(op.outputs.at(0)).base;
+      bind(out, as_torch_rounds(out, e));
     }
     bool reduced_stored = false;
     for (int id : d.reductions) {
@@ -252,10 +276,10 @@ class Emitter {
     bool last_is_stored = !stmts.empty() && stmts.back().kind == EpilogueStmt::Kind::let &&
                           stmts.back().name == stored_let && !reduced_stored;
     if (last_is_stored) {
-      store.value = stmts.back().value;
+      store.value = unround_for_store(stored, stmts.back().value);
       stmts.pop_back();
     } else {
-      store.value = locals.count(stored) ? locals[stored] : v0;
+      store.value = unround_for_store(stored, locals.count(stored) ? locals[stored] : v0);
     }
     stmts.push_back(store);
     dsl::Epilogue ep;
@@ -323,9 +347,10 @@ class Emitter {
       ExprPtr e = lower_expr_op(op, operand);
       if (err) return *err;
       if (k + 1 == d.prologue_ops.size()) {
-        last = e;
+        last = e;  // stored as the input's dtype: the store rounds
         break;
       }
+      e = as_torch_rounds(s_.resolve(op.outputs.at(0)).base, e);
       EpilogueStmt st;
       st.kind = EpilogueStmt::Kind::let;
       st.name = let_name("p" + std::to_string(k));
