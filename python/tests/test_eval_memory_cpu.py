@@ -358,7 +358,10 @@ def test_memory_is_released_after_every_kind_of_candidate(tmp_path, small_chunks
         assert live.now() == 0  # the float64 model is dropped after its diagnosis
 
 
-def test_the_previous_problem_is_released_when_the_next_loads(tmp_path, small_chunks):
+def test_the_previous_problem_is_released_when_the_next_loads(tmp_path, small_chunks, monkeypatch):
+    # a problem above the worker's keeping size (worker.KEEP_ONE_BYTES; here every problem is)
+    from ucutlass_torch import worker as worker_mod
+    monkeypatch.setattr(worker_mod, "KEEP_ONE_BYTES", 0)
     w = Worker("cpu")
     with LiveBytes() as live:
         w.load(problem(tmp_path, "scale", SCALE, N=512))

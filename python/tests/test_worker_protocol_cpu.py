@@ -346,3 +346,51 @@ def test_fp64_diagnosis_names_an_inaccurate_reference():
     cand_off = [x * 2 + torch.where(x > 0.9, 1e-2, 0.0)]
     msg2, limited2 = correctness.fp64_diagnosis(exact, [x], cand_off, sloppy_ref, 0, "default")
     assert not limited2 and "reference-limited" not in msg2, msg2
+
+
+def test_a_small_problem_is_kept_when_the_worker_moves_on(tmp_path, monkeypatch):
+    """A, B, A: the second load of A takes back A's model and memory plan without building it (a
+    suite's scheduler alternates among problems); it still evaluates as before, and an edited file
+    or another seed is a new problem."""
+    from ucutlass_torch import worker as worker_mod
+    builds = []
+    real_build = worker_mod.build_model
+
+    def counting_build(loaded, seed, device):
+        builds.append(loaded.path)
+        return real_build(loaded, seed=seed, device=device)
+
+    monkeypatch.setattr(worker_mod, "build_model", counting_build)
+    w = Worker("cpu")
+    a = write(tmp_path, "affine.py", AFFINE)
+    b = write(tmp_path, "softmax.py", SOFTMAX.replace("COLS", "16"))
+    w.load(a)
+    model_a = w.model
+    w.load(b)
+    assert w.model is not model_a
+    info = w.load(a)
+    assert w.model is model_a and builds == [a, b]
+    assert info["name"] == w.problem_info["name"] and w.kept_hits == 1
+    assert evaluate(w, AFFINE_DESC, correct_affine)["verdict"] == "ok"
+    w.load(a)  # the loaded problem again: nothing built
+    assert builds == [a, b] and w.kept_hits == 2
+    w.load(a, seed=7)  # another seed: another model
+    assert builds == [a, b, a] and w.model is not model_a
+    os.utime(b, ns=(1, 1))  # B's file changed: built again
+    w.load(b)
+    assert builds == [a, b, a, b]
+
+
+def test_a_large_problem_is_not_kept(tmp_path, monkeypatch):
+    from ucutlass_torch import worker as worker_mod
+    monkeypatch.setattr(worker_mod, "KEEP_ONE_BYTES", 64)  # the affine model holds 256 bytes
+    w = Worker("cpu")
+    a = write(tmp_path, "affine.py", AFFINE)
+    w.load(a)
+    w.load(write(tmp_path, "softmax.py", SOFTMAX.replace("COLS", "16")))
+    assert not w.kept
+    assert not w.kept and w.key is not None
+    w.load(a)
+    # the softmax (no parameters) was kept, then dropped: a large problem plans its memory with the
+    # device to itself
+    assert w.kept_hits == 0 and not w.kept
