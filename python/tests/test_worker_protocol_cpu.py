@@ -364,13 +364,14 @@ def test_a_small_problem_is_kept_when_the_worker_moves_on(tmp_path, monkeypatch)
     w = Worker("cpu")
     a = write(tmp_path, "affine.py", AFFINE)
     b = write(tmp_path, "softmax.py", SOFTMAX.replace("COLS", "16"))
-    w.load(a)
+    assert "kept" not in w.load(a)
     model_a = w.model
     w.load(b)
     assert w.model is not model_a
     info = w.load(a)
     assert w.model is model_a and builds == [a, b]
-    assert info["name"] == w.problem_info["name"] and w.kept_hits == 1
+    assert info["name"] == w.problem_info["name"] and info["kept"] and w.kept_hits == 1
+    assert "kept" not in w.problem_info
     assert evaluate(w, AFFINE_DESC, correct_affine)["verdict"] == "ok"
     w.load(a)  # the loaded problem again: nothing built
     assert builds == [a, b] and w.kept_hits == 2

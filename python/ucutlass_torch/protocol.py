@@ -12,7 +12,8 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
       -> {"id": 1, "status": "ok", "env": {gpu, sm_clock_mhz, driver, cuda, torch, python,
                                           device, l2_bytes, matmul_tf32, cudnn_tf32, pid}}
   {"id": 2, "cmd": "load_problem", "problem": "path/to/problem.py", "seed": 42}
-      -> {"status": "ok", "problem": {name, path, source_sha256, doc, seed,
+      -> {"status": "ok", "problem": {name, path, source_sha256, doc, seed, [kept: true when the
+                                      worker had it loaded from before, KEEP_ONE_BYTES],
                                       outputs: [{shape, dtype}], inputs: [{shape, dtype}],
                                       memory: {fits, keep_on, need_bytes, free_bytes, total_bytes,
                                                sizes: {inputs, outputs, params, forward_peak},

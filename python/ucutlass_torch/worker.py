@@ -301,13 +301,13 @@ class Worker:
         key = self._key(path, seed)
         if key is not None and key == self.key and self.model is not None:
             self.kept_hits += 1
-            return self.problem_info
+            return dict(self.problem_info, kept=True)
         if key is not None and key in self.kept:
             self._keep_current()
             self.loaded, self.model, self.memory, self.problem_info, _ = self.kept.pop(key)
             self.key, self.seed, self._model64 = key, seed, None
             self.kept_hits += 1
-            return self.problem_info
+            return dict(self.problem_info, kept=True)
         loaded = load_problem(path)
         had_problem = self.loaded is not None
         self._keep_current()

@@ -112,6 +112,10 @@ Result<nlohmann::json> GpuWorkers::with_worker(const std::string& problem, std::
     std::lock_guard<std::mutex> lock(mu_);  // loaded() reads it from other threads
     usage_.load_s += load_s;
     ++usage_.loads;
+    if (info && info->is_object() && info->value("kept", false)) {
+      usage_.kept_load_s += load_s;
+      ++usage_.kept_loads;
+    }
     if (info) {
       loaded_[w] = problem;
       info_[w] = *info;

@@ -47,6 +47,10 @@ class GpuWorkers {
     double busy_s = 0;
     double load_s = 0;
     int loads = 0;
+    // of which the worker had the problem still loaded from before (its answer says "kept": the
+    // worker keeps small problems when it moves to another)
+    double kept_load_s = 0;
+    int kept_loads = 0;
     double baseline_s = 0;  // measuring baselines (eager, torch.compile) inside a held worker
   };
   Usage usage();

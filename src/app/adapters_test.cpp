@@ -758,9 +758,22 @@ TEST(GpuWorkers, FirstAttemptsThenTheLoadedProblemThenArrivalOrder) {
   // Loads: p0 p2 p1 p0 | (p0 still loaded) p1 | p0 p3 p1 p2; every hold counted as busy.
   const auto use = workers.usage();
   EXPECT_EQ(use.loads, 9);
+  EXPECT_EQ(use.kept_loads, 0);
   EXPECT_GT(use.busy_s, 0.0);
   EXPECT_LE(use.load_s, use.busy_s);
   std::filesystem::remove_all(dir);
+}
+
+// A load the worker answers from a problem it kept (its answer says "kept") is counted apart.
+TEST(GpuWorkers, LoadsOfKeptProblemsAreCountedApart) {
+  const auto ms = std::chrono::milliseconds(5000);
+  GpuWorkers workers({0}, fake_worker_options());
+  for (const char* p : {"/x/kept_a.py", "/x/b.py", "/x/kept_a.py", "/x/kept_a.py"})
+    ASSERT_TRUE(workers.with_worker(p, ms, [](eval::WorkerClient&) {}));
+  const auto use = workers.usage();
+  EXPECT_EQ(use.loads, 3);  // the last call found kept_a loaded: no request
+  EXPECT_EQ(use.kept_loads, 2);
+  EXPECT_LE(use.kept_load_s, use.load_s);
 }
 
 }  // namespace

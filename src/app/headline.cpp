@@ -211,6 +211,8 @@ nlohmann::json headline_to_json(const Headline& h) {
             {"worker_busy_s", h.cost.worker_busy_s},
             {"worker_load_s", h.cost.worker_load_s},
             {"worker_loads", h.cost.worker_loads},
+            {"worker_kept_loads", h.cost.worker_kept_loads},
+            {"worker_kept_load_s", h.cost.worker_kept_load_s},
             {"worker_baseline_s", h.cost.worker_baseline_s},
             {"gpu_phases", h.cost.gpu_phases},
             {"modelled", h.simulated},
@@ -286,9 +288,14 @@ std::string headline_render(const Headline& h) {
                            : std::string(" (no candidate waited for one)"),
                        100 * headline_gpu_busy(h.cost));
     if (h.cost.worker_busy_s > 0)
-      s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s), evaluations {:.0f} s{}, baselines "
+      s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s{}), evaluations {:.0f} s{}, baselines "
                        "{:.0f} s, the rest {:.0f} s\n",
-                       h.cost.worker_busy_s, h.cost.worker_loads, h.cost.worker_load_s, h.cost.gpu_s,
+                       h.cost.worker_busy_s, h.cost.worker_loads, h.cost.worker_load_s,
+                       h.cost.worker_kept_loads > 0
+                           ? fmt::format("; {} of them kept from before, {:.1f} s", h.cost.worker_kept_loads,
+                                         h.cost.worker_kept_load_s)
+                           : std::string(),
+                       h.cost.gpu_s,
                        headline_phases(h.cost), h.cost.worker_baseline_s,
                        std::max(0.0, h.cost.worker_busy_s - h.cost.worker_load_s - h.cost.gpu_s -
                                          h.cost.worker_baseline_s));

@@ -105,6 +105,8 @@ struct CostFigures {
   double worker_busy_s = 0;
   double worker_load_s = 0;
   int worker_loads = 0;
+  double worker_kept_load_s = 0;    // of the loads, those the worker answered from a kept problem
+  int worker_kept_loads = 0;
   double worker_baseline_s = 0;     // of which measuring baselines (eager, torch.compile)
 };
 

@@ -347,6 +347,14 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
                                     "25 s, the rest 5 s"),
             std::string::npos) << headline_render(h);
   EXPECT_EQ(headline_to_json(h)["cost"]["worker_loads"], 45);
+  // Loads the worker answered from a problem it kept are itemized.
+  h.cost.worker_kept_loads = 30;
+  h.cost.worker_kept_load_s = 0.6;
+  EXPECT_NE(headline_render(h).find("45 problem loads (30 s; 30 of them kept from before, 0.6 s), evaluations"),
+            std::string::npos) << headline_render(h);
+  EXPECT_EQ(headline_to_json(h)["cost"]["worker_kept_loads"], 30);
+  h.cost.worker_kept_loads = 0;
+  h.cost.worker_kept_load_s = 0;
   // The evaluations by phase, largest first, and what no phase holds.
   h.cost.gpu_phases = {{"checks", 120}, {"candidate", 60}, {"reference", 90}, {"timing", 40}};
   EXPECT_NE(headline_render(h).find("evaluations 320 s (checks 120, reference 90, candidate 60, timing 40, other 10), "

@@ -294,6 +294,8 @@ int run_bench(const BenchArgs& a) {
       cost.worker_busy_s = use.busy_s;
       cost.worker_load_s = use.load_s;
       cost.worker_loads = use.loads;
+      cost.worker_kept_load_s = use.kept_load_s;
+      cost.worker_kept_loads = use.kept_loads;
       cost.worker_baseline_s = use.baseline_s;
     }
   }

@@ -22,6 +22,7 @@ while IFS= read -r line; do
       case "$line" in
         *missing*) echo "{\"id\":$id,\"status\":\"error\",\"error\":\"missing.py: error: no such file\"}" ;;
         *huge*) huge=1; echo "{\"id\":$id,\"status\":\"ok\",\"problem\":{\"name\":\"huge\",\"source_sha256\":\"def456\",\"memory\":{\"fits\":false,\"message\":\"$refusal\"}}}" ;;
+        *kept_*) echo "{\"id\":$id,\"status\":\"ok\",\"problem\":{\"name\":\"fake\",\"source_sha256\":\"abc123\",\"kept\":true,\"outputs\":[{\"shape\":[4],\"dtype\":\"f32\"}]}}" ;;
         *) echo "{\"id\":$id,\"status\":\"ok\",\"problem\":{\"name\":\"fake\",\"source_sha256\":\"abc123\",\"outputs\":[{\"shape\":[4],\"dtype\":\"f32\"}]}}" ;;
       esac ;;
     baseline) [ -n "$huge" ] && { echo "{\"id\":$id,\"status\":\"error\",\"error\":\"$refusal\"}"; continue; }
