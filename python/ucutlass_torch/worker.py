@@ -290,8 +290,10 @@ class Worker:
             self.kept.popitem(last=False)
 
     def drop_kept(self) -> None:
-        """Every kept problem released (before a problem whose memory they could crowd)."""
+        """Every kept problem released, its memory given back (before a problem whose memory
+        they could crowd)."""
         self.kept.clear()
+        memplan.release(self.device, collect=True)
 
     def load(self, path: str, seed: int = MODEL_SEED) -> Dict[str, Any]:
         """Loads a problem, runs its eager forward once to measure it, and plans the memory of its
@@ -320,7 +322,6 @@ class Worker:
         except torch.cuda.OutOfMemoryError as e:
             if self.kept:  # the kept problems first: then the model alone
                 self.drop_kept()
-                memplan.release(self.device, collect=True)
                 return self.load(path, seed)
             self.loaded = None
             raise protocol.RequestError(f"{path}: the model's parameters do not fit in GPU memory "
@@ -328,7 +329,6 @@ class Worker:
         self.seed = seed
         if self.kept and self._model_bytes(self.model) > KEEP_ONE_BYTES:
             self.drop_kept()  # a large problem plans its memory with the device to itself
-            memplan.release(self.device, collect=True)
         m = memplan.measure(self.model, lambda: self.inputs(TIMING_SEED), self.device)
         memplan.release(self.device, collect=False)
         self.memory = self._plan(m)
