@@ -1,15 +1,15 @@
 // Device helpers shared by the non-GEMM stage templates (rowwise, reduce, scan, elementwise):
 // dtype conversion to and from the fp32 compute type, 16-byte vector loads and stores, warp and
-// block all-reductions of small structs (CUB BlockReduce underneath), and the reduction
-// operators. Generated code includes it; hand-written, no CUTLASS.
+// block all-reductions and block scans of small structs, thread-block cluster helpers, and the
+// reduction operators. Generated code includes it; hand-written, no CUTLASS. It includes neither
+// CUB nor cooperative_groups on purpose: their headers were ~3 of the ~4.5 s a SIMT unit took to
+// compile (docs/kernel-abi.md); the block reduction below sums in CUB's order, so results are the
+// same as with CUB's BlockReduce.
 #pragma once
 
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cub/block/block_reduce.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cooperative_groups.h>
 
 namespace ucut_simt {
 
@@ -161,6 +161,16 @@ __device__ __forceinline__ ArgVal shfl_xor(ArgVal v, int m) {
   return ArgVal{shfl_xor(v.v, m), __shfl_xor_sync(0xffffffffu, v.i, m)};
 }
 
+__device__ __forceinline__ float shfl_down(float v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+__device__ __forceinline__ double shfl_down(double v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+__device__ __forceinline__ MaxSum shfl_down(MaxSum v, int d) { return MaxSum{shfl_down(v.m, d), shfl_down(v.s, d)}; }
+__device__ __forceinline__ Welford shfl_down(Welford v, int d) {
+  return Welford{shfl_down(v.n, d), shfl_down(v.mean, d), shfl_down(v.m2, d)};
+}
+__device__ __forceinline__ ArgVal shfl_down(ArgVal v, int d) {
+  return ArgVal{shfl_down(v.v, d), __shfl_down_sync(0xffffffffu, v.i, d)};
+}
+
 // All-reduce among the GROUP consecutive lanes that own one row (GROUP a power of two <= 32).
 template <int GROUP, class T, class Op>
 __device__ __forceinline__ T group_allreduce(T v, Op op) {
@@ -169,19 +179,58 @@ __device__ __forceinline__ T group_allreduce(T v, Op op) {
   return v;
 }
 
-// All-reduce over the whole block of THREADS threads: CUB BlockReduce, then a broadcast
-// through shared memory. Every thread of the block must call it (uniform control flow).
+// All-reduce over the whole block of THREADS threads (a multiple of 32), in CUB BlockReduce's
+// (BLOCK_REDUCE_WARP_REDUCTIONS) order: each warp reduces down to its lane 0 with offsets 1, 2,
+// ..., 16 (lane i combines op(its value, lane i + offset's)), then the warps' results combine
+// left to right, warp 0 first. Every thread combines them itself (no broadcast step). Every
+// thread of the block must call it (uniform control flow).
 template <int THREADS, class T, class Op>
 __device__ __forceinline__ T block_allreduce(T v, Op op) {
-  using BR = cub::BlockReduce<T, THREADS, cub::BLOCK_REDUCE_WARP_REDUCTIONS>;
-  __shared__ typename BR::TempStorage tmp;
-  __shared__ T result;
-  T r = BR(tmp).Reduce(v, op);
-  if (threadIdx.x == 0) result = r;
+  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "a block reduction runs on whole warps");
+  constexpr int WARPS = THREADS / 32;
+  __shared__ T part[WARPS];
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    T o = shfl_down(v, d);
+    if ((threadIdx.x % 32) + d < 32) v = op(v, o);
+  }
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
   __syncthreads();
-  T out = result;
-  __syncthreads();  // tmp and result may be reused by the next call
+  T out = part[0];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w) out = op(out, part[w]);
+  __syncthreads();  // part may be reused by the next call
   return out;
+}
+
+// Exclusive scan over the whole block of THREADS threads (a multiple of 32) of one value each,
+// with identity `id`: `prefix` gets op over the lower threads' values, `total` the block's. A
+// warp scans with shuffles (Kogge-Stone), the warps' totals are scanned by every thread in warp
+// order. The caller synchronizes before the next call (the shared totals are reused).
+template <int THREADS, class T, class Op>
+__device__ __forceinline__ void block_exclusive_scan(T v, T id, Op op, T& prefix, T& total) {
+  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "a block scan runs on whole warps");
+  constexpr int WARPS = THREADS / 32;
+  __shared__ T warp_total[WARPS];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  T inc = v;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    T o = __shfl_up_sync(0xffffffffu, inc, d);
+    if (lane >= d) inc = op(o, inc);
+  }
+  if (lane == 31) warp_total[warp] = inc;
+  T ex = __shfl_up_sync(0xffffffffu, inc, 1);
+  if (lane == 0) ex = id;
+  __syncthreads();
+  T before = id, all = id;
+#pragma unroll
+  for (int w = 0; w < WARPS; ++w) {
+    if (w == warp) before = all;
+    all = op(all, warp_total[w]);
+  }
+  prefix = op(before, ex);
+  total = all;
 }
 
 // Row all-reduce: a block when GROUP == THREADS > 32, else lanes of a warp.
@@ -195,6 +244,19 @@ __device__ __forceinline__ T row_allreduce(T v, Op op) {
 }
 
 // ---- thread-block clusters: a row split across CLUSTER blocks --------------------------------
+// The sm_90 cluster built-ins (what cooperative_groups::this_cluster() calls): a barrier of all
+// threads of the cluster with release/acquire semantics, this block's rank, and a peer block's
+// copy of a shared variable.
+__device__ __forceinline__ void cluster_sync() {
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+}
+__device__ __forceinline__ unsigned cluster_rank() { return __clusterRelativeBlockRank(); }
+template <class T>
+__device__ __forceinline__ T* cluster_peer(T* p, unsigned rank) {
+  return static_cast<T*>(__cluster_map_shared_rank(static_cast<void*>(p), rank));
+}
+
 // All-reduce of a block-uniform value across the CLUSTER blocks of a cluster through distributed
 // shared memory. Every thread of every block calls it (uniform control flow); SLOT names the call
 // site, so two calls in one kernel use different shared slots and need no barrier in between.
@@ -207,12 +269,11 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op) {
     return v;
   } else {
     __shared__ T slot;
-    auto cluster = cooperative_groups::this_cluster();
     if (threadIdx.x == 0) slot = v;
-    cluster.sync();
+    cluster_sync();
     T part[CLUSTER];
 #pragma unroll
-    for (int r = 0; r < CLUSTER; ++r) part[r] = *cluster.map_shared_rank(&slot, r);
+    for (int r = 0; r < CLUSTER; ++r) part[r] = *cluster_peer(&slot, r);
     T out = part[0];
 #pragma unroll
     for (int r = 1; r < CLUSTER; ++r) out = op(out, part[r]);
@@ -222,12 +283,12 @@ __device__ __forceinline__ T cluster_allreduce(T v, Op op) {
 struct ClusterToken {};
 template <int CLUSTER>
 __device__ __forceinline__ ClusterToken cluster_arrive() {
-  if constexpr (CLUSTER > 1) cooperative_groups::this_cluster().barrier_arrive();
+  if constexpr (CLUSTER > 1) __cluster_barrier_arrive();
   return ClusterToken{};
 }
 template <int CLUSTER>
 __device__ __forceinline__ void cluster_leave(ClusterToken) {
-  if constexpr (CLUSTER > 1) cooperative_groups::this_cluster().barrier_wait();
+  if constexpr (CLUSTER > 1) __cluster_barrier_wait();
 }
 
 // Epilogue/prologue that leaves the value unchanged.

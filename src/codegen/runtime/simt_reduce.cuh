@@ -281,18 +281,17 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
       for (int y = 1; y < ROWS; ++y) a = red_combine_acc<OP, A>(a, sm[y][e]);
       part[e] = a;
     }
-    auto cluster = cooperative_groups::this_cluster();
-    cluster.sync();
+    cluster_sync();
     constexpr int SLICE = 32 * VEC / CLUSTER;
-    const int rank = (int)cluster.block_rank();
+    const int rank = (int)cluster_rank();
     for (int e = rank * SLICE + threadIdx.x; e < (rank + 1) * SLICE; e += THREADS) {
-      A a = *cluster.map_shared_rank(&part[e], 0);
+      A a = *cluster_peer(&part[e], 0);
 #pragma unroll
-      for (int r = 1; r < CLUSTER; ++r) a = red_combine_acc<OP, A>(a, *cluster.map_shared_rank(&part[e], r));
+      for (int r = 1; r < CLUSTER; ++r) a = red_combine_acc<OP, A>(a, *cluster_peer(&part[e], r));
       const i64 ii = ((blockIdx.x - oo * tiles) * 32) * VEC + e;
       if (ii < p.inner) red_store<OP>(p, epi, oo * p.inner + ii, a);
     }
-    cluster.sync();  // the peers have read this block's partials
+    cluster_sync();  // the peers have read this block's partials
     return;
   }
   // rows of threads combined in a fixed order: deterministic

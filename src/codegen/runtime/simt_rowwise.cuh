@@ -323,6 +323,9 @@ struct Sum3Op {
 __device__ __forceinline__ Sum3 shfl_xor(Sum3 v, int m) {
   return Sum3{shfl_xor(v.a, m), shfl_xor(v.b, m), shfl_xor(v.c, m)};
 }
+__device__ __forceinline__ Sum3 shfl_down(Sum3 v, int d) {
+  return Sum3{shfl_down(v.a, d), shfl_down(v.b, d), shfl_down(v.c, d)};
+}
 
 struct RowMultiParams {
   const void* x;  // [rows, cols]

@@ -2,7 +2,7 @@
 // with an optional mask (masked-out elements contribute the identity, like cumsum(x * mask)).
 //   scan_row_kernel: the scanned dimension is the last one. One block per row walks the row in
 //     tiles of THREADS*ITEMS elements; each thread scans its ITEMS consecutive elements in
-//     registers (loaded as VEC-wide vectors), CUB BlockScan scans the per-thread totals, and a
+//     registers (loaded as VEC-wide vectors), a block scan (block_exclusive_scan) scans the per-thread totals, and a
 //     running carry joins the tiles: one read and one write of the data.
 //   Both kernels accumulate in double: a 16K-long fp32 prefix sum carries partial sums ~100x
 //   larger than its elements, so fp32 accumulation (in any order) drifts past atol=1e-4 near the
@@ -43,8 +43,6 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
   static_assert(ITEMS % VEC == 0, "items per thread must be a multiple of the vector width");
   constexpr int TILE = THREADS * ITEMS;
   constexpr acc_t ID = OP == kCumprod ? 1.0 : 0.0;
-  using BlockScan = cub::BlockScan<acc_t, THREADS>;
-  __shared__ typename BlockScan::TempStorage tmp;
   const ScanCombine<OP> op;
   const i64 row = blockIdx.x;
   const i64 cols = p.cols;
@@ -78,8 +76,8 @@ __global__ void __launch_bounds__(THREADS) scan_row_kernel(ScanParams p) {
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) total = op(total, v[j]);
     acc_t prefix, tile_total;
-    BlockScan(tmp).ExclusiveScan(total, prefix, ID, op, tile_total);
-    __syncthreads();  // tmp is reused by the next tile
+    block_exclusive_scan<THREADS>(total, ID, op, prefix, tile_total);
+    __syncthreads();  // the warps' totals are reused by the next tile
     acc_t run = op(carry, prefix);
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
