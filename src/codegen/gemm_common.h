@@ -15,6 +15,9 @@ namespace ucut::codegen {
 // The version of the sm90 stored-unit emitter, written into every unit's text (so into its store
 // key): bump it whenever the unit's generated code changes for the same configuration.
 inline constexpr const char* kSm90UnitEmitter = "sm90-unit-1";
+// The same for the sm80-API GEMMs (f32x3, tf32m, f32): the CUTLASS 2.x kernel is the stored unit;
+// the epilogue pass stays in the stage's binding, its shapes constants (docs/kernel-abi.md).
+inline constexpr const char* kSm80UnitEmitter = "sm80-unit-1";
 
 struct GemmPlan {
   const dsl::GemmStage* stage = nullptr;

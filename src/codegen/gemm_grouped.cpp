@@ -1,8 +1,11 @@
 // Grouped GEMM emission. Each group is emitted as its own GEMM (same knobs, same epilogue form)
 // in a namespace ucut_s<i>_g<j>, and the launcher runs the groups in order on the stream. This
-// compiles one instantiation per group; CUTLASS's ptr-array grouped kernel (one launch for all
-// groups, KernelPtrArrayTmaWarpSpecialized*) is the planned replacement.
+// compiles one instantiation per group form: each group's stored kernel unit (groups of one form
+// share one) goes into the library with the stage; CUTLASS's ptr-array grouped kernel (one launch
+// for all groups, KernelPtrArrayTmaWarpSpecialized*) is the planned replacement.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "codegen/gemm_common.h"
 
@@ -39,6 +42,22 @@ Result<StageCode> codegen_emit_grouped_gemm(const dsl::Program& p, int i) {
       code.includes = c->includes;
       code.config_name = "grouped" + std::to_string(g->mnk.size()) + "_" + c->config_name;
     }
+    // Each group's stored unit (groups of one form share it): the binding calls them all.
+    if (!c->unit.empty()) {
+      const bool have = c->unit_name == code.unit_name ||
+                        std::any_of(code.more_units.begin(), code.more_units.end(),
+                                    [&](const auto& u) { return u.first == c->unit_name; });
+      if (code.unit.empty()) {
+        code.unit = c->unit;
+        code.unit_name = c->unit_name;
+      } else if (!have) {
+        code.more_units.emplace_back(c->unit_name, c->unit);
+      }
+    }
+    code.binding_device = code.binding_device || c->binding_device;
+    for (const auto& inc : c->binding_includes)
+      if (std::find(code.binding_includes.begin(), code.binding_includes.end(), inc) == code.binding_includes.end())
+        code.binding_includes.push_back(inc);
     code.definitions += c->definitions + "\n";
     launch += fmt::format("  if (int rc = {}(a)) return rc;\n", c->launcher);
     ws = "std::max<size_t>(" + ws + ", " + c->workspace_expr + ")";

@@ -9,11 +9,14 @@
 // generated SIMT kernel then applies the epilogue in one pass over the accumulators (kept in this
 // stage's workspace); max/min reductions are float atomics into outputs pre-filled with the
 // identity, sum reductions fp64 atomics (warp-aggregated along rows) into partials converted last.
-// Split-K is CUTLASS 2.x serial split-K (a semaphore in the workspace).
+// Split-K is CUTLASS 2.x serial split-K (a semaphore in the workspace). The CUTLASS kernel is a
+// stored kernel unit over ucut_rt::GemmArgs (docs/kernel-abi.md); the epilogue pass is in the binding.
 #include <fmt/format.h>
 
 #include "codegen/epilogue_expr.h"
 #include "codegen/gemm_common.h"
+#include "codegen/simt_common.h"
+#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -146,7 +149,6 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   code.config_name = g.config_name;
   code.includes = {"cutlass/cutlass.h", "cutlass/numeric_types.h", "cutlass/gemm/device/gemm_universal.h",
                    "cutlass/epilogue/thread/linear_combination.h"};
-  const std::string& ns = g.ns;
   // f32x3 (3xTF32) and tf32m (plain TF32) run TF32 mma.sync; f32 the SIMT FFMA kernel
   bool x3 = k.precision == dsl::Precision::f32x3 || k.precision == dsl::Precision::tf32m;
   // Threadblock and warp tiles: gemm_rules' table (the checker accepted the tile from it).
@@ -157,9 +159,13 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   int align = x3 ? k.align.value_or(1) : 1;
   int align_c = x3 ? (g.n % 4 == 0 ? 4 : g.n % 2 == 0 ? 2 : 1) : 1;
   const bool direct = gemm_epilogue_direct(g);
-  int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
 
-  std::string d = "namespace " + ns + " {\n";
+  // ---- the stored unit: the CUTLASS 2.x kernel and its cached host set-up, over ucut_rt::GemmArgs.
+  // Shapes, the batch count and the split-K count are runtime arguments (CUTLASS 2.x takes them at
+  // run time anyway, so the device code is the same as with them constant); the swizzle, the
+  // stages, the alignments and the layouts stay in the text.
+  const std::string NS = "UCUT_UNIT";  // replaced by the key-derived name below
+  std::string d = "namespace " + NS + " {\n";
   d += fmt::format(
       "using Gemm = cutlass::gemm::device::GemmUniversal<\n"
       "    float, cutlass::layout::{}, float, cutlass::layout::{}, float, cutlass::layout::RowMajor, float,\n"
@@ -174,84 +180,121 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
       // OpMultiplyAdd on float data with tensor ops: TF32, rounded to nearest on sm_90 (CUTLASS's
       // PreferredRoundingMode); OpMultiplyAddFastF32: the big + small TF32 split (3xTF32)
       k.precision == dsl::Precision::f32x3 ? "OpMultiplyAddFastF32" : "OpMultiplyAdd");
-  const GemmEpiPass epi = gemm_epilogue_pass(p, g, cutlass_element);
-  d += epi.constants;
-  int split = k.split_k.value_or(1);
-  d += "\ntypename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {\n";
-  d += direct ? fmt::format("  float* D = static_cast<float*>(a.tensors[{}]);\n", id)
-              : "  float* D = static_cast<float*>(a.workspace);\n";
+  d += "\ntypename Gemm::Arguments make_arguments(const ucut_rt::GemmArgs& a) {\n";
+  d += "  const long long M = a.m, N = a.n, K = a.k, L = a.l;\n";
+  d += "  float* D = static_cast<float*>(a.d);\n";
+  d += "  // a batch (L > 1) or serial split-K into a.splits slices (a semaphore in the workspace)\n";
   d += fmt::format(
       "  return typename Gemm::Arguments(\n"
-      "      cutlass::gemm::GemmUniversalMode::{}, {{int(M), int(N), int(K)}}, {},\n"
-      "      {{1.f, 0.f}}, a.tensors[{}], a.tensors[{}], D, D,\n"
+      "      L > 1 ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm,\n"
+      "      {{int(M), int(N), int(K)}}, L > 1 ? int(L) : (a.splits > 1 ? a.splits : 1),\n"
+      "      {{1.f, 0.f}}, a.a, a.b, D, D,\n"
       "      M * K, N * K, M * N, M * N,\n"
       "      {}, {}, N, N);\n}}\n\n",
-      g.l > 1 ? "kBatched" : "kGemm", g.l > 1 ? std::to_string(g.l) : std::to_string(split), ia, ib,
       s.a.transposed ? "M" : "K", s.b.transposed ? "K" : "N");
-  d += R"(size_t workspace_bytes() {
-  static void* null_tensors[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
-  ucut_rt::StageArgs none{null_tensors, nullptr, nullptr, 0, nullptr};
-  return kEpiBytes + Gemm::get_workspace_size(make_arguments(none));
-}
-)";
-
-  d += epi.code;
-
-  // ---- cached launcher
-  std::string ws_gemm = direct ? "a.workspace" : "static_cast<char*>(a.workspace) + kEpiBytes";
-  d += R"(// Host set-up runs once per pointer set and workspace (every call with serial split-K, whose
-// semaphores initialize() clears); later calls only launch.
-struct Cache {
-  std::mutex mu;
-  Gemm gemm;
+  d += R"(// Host set-up (can_implement, initialize) runs once per distinct GemmArgs and device; a few are
+// kept, so stages sharing this unit do not set up again on every call. Serial split-K runs
+// initialize() before every launch: it clears the slices' semaphores.
+struct Entry {
   bool ready = false;
   int device = -1;
-  void* key[)" + std::to_string(p.tensors.size() + 1) + R"(] = {};
-  void* workspace = nullptr;
+  ucut_rt::GemmArgs key;
+  Gemm gemm;
+  typename Gemm::Arguments args;
 };
+constexpr int kEntries = 4;
 
-int run(const ucut_rt::StageArgs& a) {
-  static Cache c;
-  std::lock_guard<std::mutex> lock(c.mu);
+int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
+  static std::mutex mu;
+  static Entry entries[kEntries];
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(mu);
   int device = 0;
   cudaGetDevice(&device);
-  bool same = )" + std::string(split > 1 ? "false" : "c.ready && c.device == device && c.workspace == a.workspace") + R"(;
-  for (int i = 0; same && i < )" + std::to_string(p.tensors.size()) + R"(; ++i) same = c.key[i] == a.tensors[i];
-  if (!same) {
-    c.ready = false;
-    typename Gemm::Arguments args = make_arguments(a);
-    cutlass::Status st = c.gemm.can_implement(args);
+  Entry* c = nullptr;
+  for (auto& e : entries)
+    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
+  if (c == nullptr || a.splits > 1) {
+    if (c == nullptr) {
+      c = &entries[next];
+      next = (next + 1) % kEntries;
+    }
+    c->ready = false;
+    c->args = make_arguments(a);
+    cutlass::Status st = c->gemm.can_implement(c->args);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error(")" + g.config_name + R"(: can_implement rejected the problem: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
+                         a.k, a.l, cutlassGetStatusString(st));
       return 2;
     }
-    size_t need = kEpiBytes + Gemm::get_workspace_size(args);
+    size_t need = Gemm::get_workspace_size(c->args);
     if (need > a.workspace_bytes) {
-      ucut_rt::set_error(")" + g.config_name + R"(: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
+      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
       return 5;
     }
-    st = c.gemm.initialize(args, )" + ws_gemm + R"(, a.stream);
+    st = c->gemm.initialize(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error(")" + g.config_name + R"(: initialize failed: %s", cutlassGetStatusString(st));
+      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
-    c.device = device;
-    c.workspace = a.workspace;
-    for (int i = 0; i < )" + std::to_string(p.tensors.size()) + R"(; ++i) c.key[i] = a.tensors[i];
-    c.ready = true;
+    c->device = device;
+    std::memcpy(&c->key, &a, sizeof a);
+    c->ready = true;
   }
-  cutlass::Status st = c.gemm.run(a.stream);
-  )" + std::string(direct ? "" : "if (st == cutlass::Status::kSuccess) run_epilogue(a);\n  ") + R"(cudaError_t e = cudaGetLastError();
+  cutlass::Status st = c->gemm.run(stream);
+  cudaError_t e = cudaGetLastError();
   if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error(")" + g.config_name + R"(: launch failed: %s / %s", cutlassGetStatusString(st), cudaGetErrorString(e));
+    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
     return 4;
   }
   return 0;
 }
-}  // namespace )" + ns + "\n";
-  code.definitions = std::move(d);
-  code.launcher = ns + "::run";
-  code.workspace_expr = ns + "::workspace_bytes()";
+}  // namespace )" + NS + "\n\n";
+  d += "extern \"C\" int " + NS + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return " + NS +
+       "::run(*a, stream); }\n";
+  d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::GemmArgs* a) {\n  return " + NS +
+       "::Gemm::get_workspace_size(" + NS + "::make_arguments(*a));\n}\n";
+  std::string unit = "// ucutlass stored kernel unit: CUTLASS 2.x sm80-API GEMM, emitter " +
+                     std::string(kSm80UnitEmitter) + "\n" + d;
+  code.unit_name = "ucut_k" + sha256_hex(unit).substr(0, 16);
+  for (size_t pos; (pos = unit.find(NS)) != std::string::npos;) unit.replace(pos, NS.size(), code.unit_name);
+  code.unit = std::move(unit);
+
+  // ---- the binding: this stage's shapes and tensors, and the epilogue pass over the accumulators
+  // (device code with the shapes constant: 32-bit division by constants), compiled with the SIMT
+  // stages; a direct stage (`out = acc` into f32) is host code only.
+  const std::string& u = code.unit_name;
+  const int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
+  const GemmEpiPass epi = gemm_epilogue_pass(p, g, simt_cuda_type);
+  code.binding_device = !direct;
+  if (!direct) code.binding_includes = {"cuda_fp16.h", "cuda_bf16.h"};
+  std::string b;
+  b += "extern \"C\" int " + u + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);\n";
+  b += "extern \"C\" size_t " + u + "_workspace(const ucut_rt::GemmArgs* a);\n";
+  b += "namespace " + g.ns + " {\n" + epi.constants;
+  b += "ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {\n  ucut_rt::GemmArgs g{};\n";
+  b += "  g.m = int(M); g.n = int(N); g.k = int(K); g.l = int(L);\n";
+  b += fmt::format("  g.a = a.tensors[{}];  // {}\n  g.b = a.tensors[{}];  // {}\n", ia, s.a.tensor, ib, s.b.tensor);
+  b += direct ? fmt::format("  g.d = a.tensors[{}];  // {}\n", id, g.out->name)
+              : "  g.d = a.workspace;  // the fp32 accumulators the epilogue pass reads\n";
+  b += fmt::format("  g.splits = {};\n", k.split_k.value_or(1));
+  b += "  g.workspace = a.workspace ? static_cast<char*>(a.workspace) + kEpiBytes : nullptr;\n";
+  b += "  g.workspace_bytes = a.workspace_bytes > kEpiBytes ? a.workspace_bytes - kEpiBytes : 0;\n";
+  b += "  g.name = \"" + g.config_name + "\";\n  return g;\n}\n";
+  b += "size_t workspace_bytes() {\n  static void* null_tensors[" + std::to_string(p.tensors.size() + 1) +
+       "] = {};\n  const ucut_rt::GemmArgs g = gemm_args({null_tensors, nullptr, nullptr, 0, nullptr});\n"
+       "  return kEpiBytes + " + u + "_workspace(&g);\n}\n\n";
+  b += epi.code;
+  b += "int run(const ucut_rt::StageArgs& a) {\n  const ucut_rt::GemmArgs g = gemm_args(a);\n";
+  b += "  if (int rc = " + u + "_run(&g, a.stream)) return rc;\n";
+  if (!direct)
+    b += "  run_epilogue(a);\n  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {\n"
+         "    ucut_rt::set_error(\"" + g.config_name + ": epilogue launch failed: %s\", cudaGetErrorString(e));\n"
+         "    return 4;\n  }\n";
+  b += "  return 0;\n}\n}  // namespace " + g.ns + "\n";
+  code.definitions = std::move(b);
+  code.launcher = g.ns + "::run";
+  code.workspace_expr = g.ns + "::workspace_bytes()";
   return code;
 }
 

@@ -576,5 +576,45 @@ TEST(Library, TheBindingFollowsTheCanonicalLeafOrder) {
   EXPECT_NE(abi.source.find("g.vec[2] = a.tensors[2];  // b"), std::string::npos) << abi.source;
 }
 
+// The sm80-API GEMM (f32x3 here) is a stored unit too: one text for every shape and split-K count
+// of its configuration, the epilogue pass (device code with the shapes constant) in the SIMT unit
+// with the binding, and `out = acc` into f32 a host-only binding in the ABI unit.
+TEST(Library, Sm80GemmIsAStoredUnitAtEveryShape) {
+  auto units_of = [](int64_t m, int64_t n, int64_t k, const std::string& epi, int split) {
+    const std::string text = "ucut 1\nin x : f32[" + std::to_string(m) + ", " + std::to_string(k) +
+                             "]\nparam w : f32[" + std::to_string(n) + ", " + std::to_string(k) +
+                             "] = \"w\"\nparam b : f32[" + std::to_string(n) + "] = \"b\"\nout y : f32[" +
+                             std::to_string(m) + ", " + std::to_string(n) +
+                             "]\nstage y = gemm(x, w.T) {\n  precision f32x3\n  tile 128x128x32\n  stages 3\n"
+                             "  split_k " + std::to_string(split) + "\n  epilogue { " + epi + " }\n}\n";
+    auto r = dsl::dsl_compile(SourceFile{"f.ucut", text});
+    EXPECT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"f.ucut", text}, r.diagnostics);
+    auto lib = codegen_emit_library(*r.program, {"f.ucut", "h"});
+    EXPECT_TRUE(lib.ok()) << lib.error().render();
+    return lib->units;
+  };
+  const auto a = units_of(1024, 512, 256, "y = acc + b[col]", 1);
+  const auto b = units_of(256, 2048, 1024, "y = acc + b[col]", 4);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_TRUE(a[0].stored);
+  EXPECT_NE(a[0].source.find("CUTLASS 2.x sm80-API GEMM, emitter sm80-unit-1"), std::string::npos);
+  EXPECT_EQ(a[0].name, b[0].name) << "shapes and the split-K count are runtime arguments";
+  EXPECT_EQ(a[0].source, b[0].source);
+  for (const char* absent : {"1024", "512", "ucut_s0", "epilogue<<<"}) EXPECT_EQ(a[0].source.find(absent), std::string::npos) << absent;
+  EXPECT_EQ(a[1].name, "simt");
+  EXPECT_NE(a[1].source.find("epilogue<<<"), std::string::npos) << "the epilogue pass compiles with the SIMT stages";
+  EXPECT_NE(a[1].source.find("constexpr long long M = 1024, N = 512, K = 256, L = 1;"), std::string::npos);
+  EXPECT_EQ(a[1].source.find("cutlass/"), std::string::npos) << "the binding does not parse CUTLASS";
+  EXPECT_NE(a[1].source.find(a[0].name + "_run(&g, a.stream)"), std::string::npos);
+  EXPECT_NE(b[1].source.find("g.splits = 4;"), std::string::npos);
+  EXPECT_EQ(a[2].source.find("epilogue<<<"), std::string::npos);
+  // `out = acc` into f32: no epilogue pass; the binding is host code in the ABI unit
+  const auto d = units_of(1024, 512, 256, "y = acc", 1);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].name, a[0].name) << "the epilogue is not in an sm80 unit: one unit serves every epilogue";
+  EXPECT_EQ(d[1].name, "abi");
+  EXPECT_NE(d[1].source.find("g.d = a.tensors["), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ucut::codegen

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dsl/program.h"
@@ -39,6 +40,14 @@ struct StageCode {
   // stage's shapes, knobs and tensors as GemmArgs, calling the unit. Empty: no stored unit.
   std::string unit;
   std::string unit_name;              // "ucut_k<16 hex digits of the unit text's SHA-256>"
+  // Further stored units the binding calls (a grouped GEMM: one per distinct group form), as
+  // (name, text) pairs like unit_name and unit.
+  std::vector<std::pair<std::string, std::string>> more_units;
+  // The binding holds device code (the sm80 GEMM's epilogue pass): it is compiled by nvcc with the
+  // SIMT stages (with `binding_includes`, not `includes`, which are the unit's), not as the ABI
+  // unit's host C++.
+  bool binding_device = false;
+  std::vector<std::string> binding_includes;
 };
 
 // `stage_index` is the stage's position in program.stages; emitted names must be unique per

@@ -1,7 +1,7 @@
 // The rowwise stage template: one operation per row of an input viewed as [rows, cols] (the
 // last dimension is the row). A row is owned by GROUP consecutive threads: a sub-warp or warp
 // (GROUP <= 32, THREADS/GROUP rows per block, shuffle reductions) for short rows, or the whole
-// block (GROUP == THREADS, CUB BlockReduce) for long rows.
+// block (GROUP == THREADS, block_allreduce) for long rows.
 //   CACHED: the row is loaded once into registers (ITEMS vectors of VEC elements per thread) and
 //           written from there: one read and one write of the data (the memory-bound optimum).
 //           Softmax reduces a (max, sum-exp) pair in one all-reduce (online softmax combine).

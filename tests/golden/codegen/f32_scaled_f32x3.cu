@@ -7,6 +7,8 @@
 #include "cutlass/numeric_types.h"
 #include "cutlass/gemm/device/gemm_universal.h"
 #include "cutlass/epilogue/thread/linear_combination.h"
+#include "cuda_fp16.h"
+#include "cuda_bf16.h"
 
 // ---- ucut_runtime.cuh: what every stage may use ----
 #include <cuda_runtime.h>
@@ -146,8 +148,9 @@ __device__ __forceinline__ void atomic_reduce_min(float* p, float v) {
 }  // namespace ucut_fn
 #endif
 
-// ==== stage 0 's0': gemm_f32x3_t128x128x32_s3_w1_a4 ====
-namespace ucut_s0 {
+// ==== stored kernel unit ucut_k3c2a8de8be3648f4 ====
+// ucutlass stored kernel unit: CUTLASS 2.x sm80-API GEMM, emitter sm80-unit-1
+namespace ucut_k3c2a8de8be3648f4 {
 using Gemm = cutlass::gemm::device::GemmUniversal<
     float, cutlass::layout::RowMajor, float, cutlass::layout::ColumnMajor, float, cutlass::layout::RowMajor, float,
     cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
@@ -155,25 +158,109 @@ using Gemm = cutlass::gemm::device::GemmUniversal<
     cutlass::epilogue::thread::LinearCombination<float, 4, float, float>,
     cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, 3, 4, 4,
     cutlass::arch::OpMultiplyAddFastF32>;
-constexpr long long M = 1024, N = 8192, K = 8192, L = 1;
-constexpr size_t kAccBytes = ucut_rt::round_up(8388608ull * 4, 256);  // fp32 accumulators the epilogue pass reads
-constexpr size_t kRedBytes = 0;  // fp64 partial sums of the sum reductions
-constexpr size_t kEpiBytes = kAccBytes + kRedBytes;
 
-typename Gemm::Arguments make_arguments(const ucut_rt::StageArgs& a) {
-  float* D = static_cast<float*>(a.workspace);
+typename Gemm::Arguments make_arguments(const ucut_rt::GemmArgs& a) {
+  const long long M = a.m, N = a.n, K = a.k, L = a.l;
+  float* D = static_cast<float*>(a.d);
+  // a batch (L > 1) or serial split-K into a.splits slices (a semaphore in the workspace)
   return typename Gemm::Arguments(
-      cutlass::gemm::GemmUniversalMode::kGemm, {int(M), int(N), int(K)}, 1,
-      {1.f, 0.f}, a.tensors[0], a.tensors[1], D, D,
+      L > 1 ? cutlass::gemm::GemmUniversalMode::kBatched : cutlass::gemm::GemmUniversalMode::kGemm,
+      {int(M), int(N), int(K)}, L > 1 ? int(L) : (a.splits > 1 ? a.splits : 1),
+      {1.f, 0.f}, a.a, a.b, D, D,
       M * K, N * K, M * N, M * N,
       K, K, N, N);
 }
 
+// Host set-up (can_implement, initialize) runs once per distinct GemmArgs and device; a few are
+// kept, so stages sharing this unit do not set up again on every call. Serial split-K runs
+// initialize() before every launch: it clears the slices' semaphores.
+struct Entry {
+  bool ready = false;
+  int device = -1;
+  ucut_rt::GemmArgs key;
+  Gemm gemm;
+  typename Gemm::Arguments args;
+};
+constexpr int kEntries = 4;
+
+int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
+  static std::mutex mu;
+  static Entry entries[kEntries];
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  int device = 0;
+  cudaGetDevice(&device);
+  Entry* c = nullptr;
+  for (auto& e : entries)
+    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
+  if (c == nullptr || a.splits > 1) {
+    if (c == nullptr) {
+      c = &entries[next];
+      next = (next + 1) % kEntries;
+    }
+    c->ready = false;
+    c->args = make_arguments(a);
+    cutlass::Status st = c->gemm.can_implement(c->args);
+    if (st != cutlass::Status::kSuccess) {
+      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
+                         a.k, a.l, cutlassGetStatusString(st));
+      return 2;
+    }
+    size_t need = Gemm::get_workspace_size(c->args);
+    if (need > a.workspace_bytes) {
+      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
+      return 5;
+    }
+    st = c->gemm.initialize(c->args, a.workspace, stream);
+    if (st != cutlass::Status::kSuccess) {
+      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
+      return 3;
+    }
+    c->device = device;
+    std::memcpy(&c->key, &a, sizeof a);
+    c->ready = true;
+  }
+  cutlass::Status st = c->gemm.run(stream);
+  cudaError_t e = cudaGetLastError();
+  if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
+    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
+    return 4;
+  }
+  return 0;
+}
+}  // namespace ucut_k3c2a8de8be3648f4
+
+extern "C" int ucut_k3c2a8de8be3648f4_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return ucut_k3c2a8de8be3648f4::run(*a, stream); }
+extern "C" size_t ucut_k3c2a8de8be3648f4_workspace(const ucut_rt::GemmArgs* a) {
+  return ucut_k3c2a8de8be3648f4::Gemm::get_workspace_size(ucut_k3c2a8de8be3648f4::make_arguments(*a));
+}
+
+// ==== stage 0 's0': gemm_f32x3_t128x128x32_s3_w1_a4 ====
+extern "C" int ucut_k3c2a8de8be3648f4_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);
+extern "C" size_t ucut_k3c2a8de8be3648f4_workspace(const ucut_rt::GemmArgs* a);
+namespace ucut_s0 {
+constexpr long long M = 1024, N = 8192, K = 8192, L = 1;
+constexpr size_t kAccBytes = ucut_rt::round_up(8388608ull * 4, 256);  // fp32 accumulators the epilogue pass reads
+constexpr size_t kRedBytes = 0;  // fp64 partial sums of the sum reductions
+constexpr size_t kEpiBytes = kAccBytes + kRedBytes;
+ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {
+  ucut_rt::GemmArgs g{};
+  g.m = int(M); g.n = int(N); g.k = int(K); g.l = int(L);
+  g.a = a.tensors[0];  // x
+  g.b = a.tensors[1];  // W
+  g.d = a.workspace;  // the fp32 accumulators the epilogue pass reads
+  g.splits = 1;
+  g.workspace = a.workspace ? static_cast<char*>(a.workspace) + kEpiBytes : nullptr;
+  g.workspace_bytes = a.workspace_bytes > kEpiBytes ? a.workspace_bytes - kEpiBytes : 0;
+  g.name = "gemm_f32x3_t128x128x32_s3_w1_a4";
+  return g;
+}
 size_t workspace_bytes() {
   static void* null_tensors[4] = {};
-  ucut_rt::StageArgs none{null_tensors, nullptr, nullptr, 0, nullptr};
-  return kEpiBytes + Gemm::get_workspace_size(make_arguments(none));
+  const ucut_rt::GemmArgs g = gemm_args({null_tensors, nullptr, nullptr, 0, nullptr});
+  return kEpiBytes + ucut_k3c2a8de8be3648f4_workspace(&g);
 }
+
 
 struct EpiParams {
   const float* acc;
@@ -204,52 +291,12 @@ int run_epilogue(const ucut_rt::StageArgs& a) {
   return 0;
 }
 
-// Host set-up runs once per pointer set and workspace (every call with serial split-K, whose
-// semaphores initialize() clears); later calls only launch.
-struct Cache {
-  std::mutex mu;
-  Gemm gemm;
-  bool ready = false;
-  int device = -1;
-  void* key[4] = {};
-  void* workspace = nullptr;
-};
-
 int run(const ucut_rt::StageArgs& a) {
-  static Cache c;
-  std::lock_guard<std::mutex> lock(c.mu);
-  int device = 0;
-  cudaGetDevice(&device);
-  bool same = c.ready && c.device == device && c.workspace == a.workspace;
-  for (int i = 0; same && i < 3; ++i) same = c.key[i] == a.tensors[i];
-  if (!same) {
-    c.ready = false;
-    typename Gemm::Arguments args = make_arguments(a);
-    cutlass::Status st = c.gemm.can_implement(args);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: can_implement rejected the problem: %s", cutlassGetStatusString(st));
-      return 2;
-    }
-    size_t need = kEpiBytes + Gemm::get_workspace_size(args);
-    if (need > a.workspace_bytes) {
-      ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: needs %zu workspace bytes, got %zu", need, a.workspace_bytes);
-      return 5;
-    }
-    st = c.gemm.initialize(args, static_cast<char*>(a.workspace) + kEpiBytes, a.stream);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: initialize failed: %s", cutlassGetStatusString(st));
-      return 3;
-    }
-    c.device = device;
-    c.workspace = a.workspace;
-    for (int i = 0; i < 3; ++i) c.key[i] = a.tensors[i];
-    c.ready = true;
-  }
-  cutlass::Status st = c.gemm.run(a.stream);
-  if (st == cutlass::Status::kSuccess) run_epilogue(a);
-  cudaError_t e = cudaGetLastError();
-  if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: launch failed: %s / %s", cutlassGetStatusString(st), cudaGetErrorString(e));
+  const ucut_rt::GemmArgs g = gemm_args(a);
+  if (int rc = ucut_k3c2a8de8be3648f4_run(&g, a.stream)) return rc;
+  run_epilogue(a);
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+    ucut_rt::set_error("gemm_f32x3_t128x128x32_s3_w1_a4: epilogue launch failed: %s", cudaGetErrorString(e));
     return 4;
   }
   return 0;
@@ -320,7 +367,7 @@ const Plan& plan() {
 UCUT_EXPORT int ucut_abi_version(void) { return 1; }
 
 UCUT_EXPORT const char* ucut_describe(void) {
-  return "{\"abi\":1,\"name\":\"f32_scaled_f32x3\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"shape\":[1024,8192],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"f32\",\"shape\":[8192,8192],\"binding\":\"linear.weight\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"f32\",\"shape\":[1024,8192],\"index\":0}],\"scalars\":[{\"name\":\"alpha\",\"default\":0.5}],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_f32x3_t128x128x32_s3_w1_a4\"}]}";
+  return "{\"abi\":1,\"name\":\"f32_scaled_f32x3\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"shape\":[1024,8192],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"f32\",\"shape\":[8192,8192],\"binding\":\"linear.weight\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"f32\",\"shape\":[1024,8192],\"index\":0}],\"scalars\":[{\"name\":\"alpha\",\"default\":0.5}],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_f32x3_t128x128x32_s3_w1_a4\",\"unit\":\"ucut_k3c2a8de8be3648f4\"}]}";
 }
 
 UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }

@@ -6,8 +6,10 @@
 # description and the workspace plan, which calls into every stage unit), that a second program
 # changing only the SIMT stage takes the GEMM's object from the kernel store, and that a program
 # whose GEMM stages are two stored units (one of them the first program's, at other shapes, used
-# by two stages) links both stored objects into one library. Skips (exit 77) without nvcc or
-# CUTLASS.
+# by two stages) links both stored objects into one library. Then the sm80-API fp32-faithful GEMM
+# (examples/fp32_faithful.ucut): its CUTLASS 2.x kernel is a stored unit, so the same program at
+# other shapes compiles only its binding (the epilogue pass, in the SIMT unit); and a grouped GEMM
+# links each group's stored unit. Skips (exit 77) without nvcc or CUTLASS.
 # Usage: units_test.sh UCUTLASS_BINARY CUTLASS_DIR
 set -u
 ucutlass=$1
@@ -107,4 +109,32 @@ assert lib.ucut_workspace_size(ctypes.byref(n)) == 0
 print("host ABI ok: two stored units, workspace", n.value, "bytes")
 PY
 fi
+# The sm80-API GEMM (3xTF32 on mma.sync): a stored unit over GemmArgs, its epilogue pass in the
+# binding (simt.cu). At other shapes only the binding and the ABI compile.
+mkdir -p "$out/d" "$out/e"
+"$ucutlass" compile "$root/examples/fp32_faithful.ucut" -o "$out/d" -j 2 > "$out/d.log" 2>&1 || {
+  cat "$out/d.log"; echo "FAIL: the sm80 compile failed"; exit 1; }
+cat "$out/d.log"
+units_d=$(cd "$out/d/fp32_faithful.units" && ls ucut_k*.cu 2>/dev/null | sed 's/\.cu$//')
+[ "$(echo "$units_d" | grep -c .)" = 1 ] || fail "expected one stored sm80 unit, found: $units_d"
+grep -q "CUTLASS 2.x sm80-API GEMM" "$out/d/fp32_faithful.units/$units_d.cu" || fail "the stored unit is not the sm80 GEMM"
+grep -q "epilogue<<<" "$out/d/fp32_faithful.units/simt.cu" || fail "the epilogue pass is not in the SIMT unit"
+grep -q "constexpr long long M = 1024" "$out/d/fp32_faithful.units/$units_d.cu" && fail "the stored unit holds the shapes"
+sed 's/1024, 8192/2048, 4096/g; s/8192, 8192/4096, 4096/; s/f32\[8192\] /f32[4096] /' \
+  "$root/examples/fp32_faithful.ucut" > "$out/e/other_shape.ucut"
+grep -q "2048, 4096" "$out/e/other_shape.ucut" || fail "the shape edit changed nothing"
+"$ucutlass" compile "$out/e/other_shape.ucut" -o "$out/e" -j 2 > "$out/e.log" 2>&1 || {
+  cat "$out/e.log"; echo "FAIL: the sm80 compile at other shapes failed"; exit 1; }
+cat "$out/e.log"
+grep -q "from 3 units (1 from cache)" "$out/e.log" || fail "the sm80 unit was compiled again at other shapes"
+nm "$out/e/other_shape.so" | grep -q " ${units_d}_run$" || fail "${units_d}_run is not linked into the library"
+
+# A grouped GEMM: each group's stored unit is in the library (before, the binding called units the
+# library did not hold, and the link failed).
+mkdir -p "$out/f"
+"$ucutlass" compile "$root/examples/grouped_gemm.ucut" -o "$out/f" -j 2 > "$out/f.log" 2>&1 || {
+  cat "$out/f.log"; echo "FAIL: the grouped GEMM compile failed"; exit 1; }
+units_f=$(cd "$out/f/grouped_gemm.units" && ls ucut_k*.cu | sed 's/\.cu$//')
+[ "$(echo "$units_f" | grep -c .)" -ge 1 ] || fail "the grouped GEMM has no stored unit"
+for u in $units_f; do nm "$out/f/grouped_gemm.so" | grep -q " ${u}_run$" || fail "${u}_run is not linked into the grouped library"; done
 exit $status
