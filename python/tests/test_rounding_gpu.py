@@ -67,5 +67,8 @@ def test_bf16_mlp_rounds_as_eager_and_passes_the_rescaled_trial(tmp_path):
     first = attempts[0]
     program = first["candidate"]["program"]
     assert "round_bf16(acc)" in program, program
+    # The contract judged it (atol and rtol 1e-2 under kb-v01, on the default and the rescaled
+    # trial): an absolute bound here would be wrong, the rescaled outputs reach a bf16 unit of
+    # 0.0625 (run DD's GPU tests, H100).
     assert first["status"] == "ok", f"{first['status']}: {first.get('message', '')[:600]}"
-    assert first["max_abs_err"] <= 1e-2
+    assert not first.get("rounding_mismatch"), first
