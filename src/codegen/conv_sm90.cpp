@@ -171,61 +171,15 @@ typename Conv::Arguments make_arguments(const ucut_rt::ConvArgs& a) {
   return args;
 }
 
-// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct
-// ConvArgs and device; a few are kept.
-struct Entry {
-  bool ready = false;
-  int device = -1;
-  ucut_rt::ConvArgs key;
-  Conv conv;
-  typename Conv::Arguments args;
-};
-constexpr int kEntries = 4;
-
-int run(const ucut_rt::ConvArgs& a, cudaStream_t stream) {
-  static std::mutex mu;
-  static Entry entries[kEntries];
-  static int next = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  int device = 0;
-  cudaGetDevice(&device);
-  Entry* c = nullptr;
-  for (auto& e : entries)
-    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
-  if (c == nullptr) {
-    c = &entries[next];
-    next = (next + 1) % kEntries;
-    c->ready = false;
-    c->args = make_arguments(a);
-    cutlass::Status st = c->conv.can_implement(c->args);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("%s: can_implement rejected the problem (N %d, C %d, K %d): %s", a.name, a.n, a.c_in, a.k,
-                         cutlassGetStatusString(st));
-      return 2;
-    }
-    size_t need = Conv::get_workspace_size(c->args);
-    if (need > a.workspace_bytes) {
-      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
-      return 5;
-    }
-    st = c->conv.initialize(c->args, a.workspace, stream);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
-      return 3;
-    }
-    c->device = device;
-    std::memcpy(&c->key, &a, sizeof a);
-    c->ready = true;
-  }
-  cutlass::Status st = c->conv.run(stream);
-  cudaError_t e = cudaGetLastError();
-  if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
-    return 4;
-  }
-  return 0;
-}
-}  // namespace )" + NS + "\n\n";
+)";
+  d += unit_cached_launcher(
+      {"// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct\n"
+       "// ConvArgs and device; a few are kept.\n",
+       "ucut_rt::ConvArgs", "Conv", "conv",
+       "\"%s: can_implement rejected the problem (N %d, C %d, K %d): %s\", a.name, a.n, a.c_in, a.k,\n"
+       "                         cutlassGetStatusString(st)",
+       ""});
+  d += "}  // namespace " + NS + "\n\n";
   d += "extern \"C\" int " + NS + "_run(const ucut_rt::ConvArgs* a, cudaStream_t stream) { return " + NS +
        "::run(*a, stream); }\n";
   d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::ConvArgs* a) {\n  return " + NS +

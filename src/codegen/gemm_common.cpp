@@ -66,4 +66,57 @@ Result<StageCode> codegen_emit_gemm(const dsl::Program& p, int i) {
   return gemm_emit_sm90(p, *plan);
 }
 
+std::string unit_cached_launcher(const UnitLauncher& l) {
+  const std::string& T = l.op_type;
+  const std::string& m = l.member;
+  std::string d = l.comment;
+  d += "struct Entry {\n  bool ready = false;\n  int device = -1;\n  " + l.args_type + " key;\n  " + T + " " + m +
+       ";\n  typename " + T + "::Arguments args;\n};\nconstexpr int kEntries = 4;\n\n";
+  d += "int run(const " + l.args_type + R"(& a, cudaStream_t stream) {
+  static std::mutex mu;
+  static Entry entries[kEntries];
+  static int next = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  int device = 0;
+  cudaGetDevice(&device);
+  Entry* c = nullptr;
+  for (auto& e : entries)
+    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
+  if (c == nullptr) {
+    c = &entries[next];
+    next = (next + 1) % kEntries;
+    c->ready = false;
+    c->args = make_arguments(a);
+    cutlass::Status st = c->)" + m + R"(.can_implement(c->args);
+    if (st != cutlass::Status::kSuccess) {
+      ucut_rt::set_error()" + l.rejected + R"();
+      return 2;
+    }
+    size_t need = )" + T + R"(::get_workspace_size(c->args);
+    if (need > a.workspace_bytes) {
+      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
+      return 5;
+    }
+    st = c->)" + m + R"(.initialize(c->args, a.workspace, stream);
+    if (st != cutlass::Status::kSuccess) {
+      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
+      return 3;
+    }
+    c->device = device;
+    std::memcpy(&c->key, &a, sizeof a);
+    c->ready = true;
+  })";
+  d += l.on_reuse.empty() ? "" : " else {\n" + l.on_reuse + "  }";
+  d += "\n  cutlass::Status st = c->" + m + R"(.run(stream);
+  cudaError_t e = cudaGetLastError();
+  if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
+    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
+    return 4;
+  }
+  return 0;
+}
+)";
+  return d;
+}
+
 }  // namespace ucut::codegen

@@ -64,6 +64,20 @@ struct Sm90EpilogueTree {
 Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& program, const dsl::Epilogue& epilogue,
                                             const Sm90EpilogueShape& shape, bool fast);
 Result<StageCode> gemm_emit_sm80(const dsl::Program& program, const GemmPlan& plan);
+
+// The cached host set-up and launch of a stored unit (`int run(const <args>& a, cudaStream_t)`),
+// shared by the sm90 and sm80 GEMM units and the conv unit: an Entry per distinct argument bytes
+// and device (four kept), can_implement, the workspace check, initialize, then run. The text
+// starts with `comment` (whole lines) and is part of each unit's text, so of its store key.
+struct UnitLauncher {
+  std::string comment;     // "// Host set-up ...\n"
+  std::string args_type;   // "ucut_rt::GemmArgs"
+  std::string op_type;     // "Gemm", "Conv": the device adapter type
+  std::string member;      // "gemm", "conv": its Entry field
+  std::string rejected;    // the can_implement message's format tail and arguments after a.name
+  std::string on_reuse;    // statements of an `else` after the set-up (a reused entry), or ""
+};
+std::string unit_cached_launcher(const UnitLauncher& launcher);
 // schedules gemv16 / gemv32 (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
 Result<StageCode> gemm_emit_gemv(const dsl::Program& program, const GemmPlan& plan);
 

@@ -192,64 +192,22 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
       "      M * K, N * K, M * N, M * N,\n"
       "      {}, {}, N, N);\n}}\n\n",
       s.a.transposed ? "M" : "K", s.b.transposed ? "K" : "N");
-  d += R"(// Host set-up (can_implement, initialize) runs once per distinct GemmArgs and device; a few are
-// kept, so stages sharing this unit do not set up again on every call. Serial split-K runs
-// initialize() before every launch: it clears the slices' semaphores.
-struct Entry {
-  bool ready = false;
-  int device = -1;
-  ucut_rt::GemmArgs key;
-  Gemm gemm;
-  typename Gemm::Arguments args;
-};
-constexpr int kEntries = 4;
-
-int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
-  static std::mutex mu;
-  static Entry entries[kEntries];
-  static int next = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  int device = 0;
-  cudaGetDevice(&device);
-  Entry* c = nullptr;
-  for (auto& e : entries)
-    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
-  if (c == nullptr || a.splits > 1) {
-    if (c == nullptr) {
-      c = &entries[next];
-      next = (next + 1) % kEntries;
+  d += unit_cached_launcher(
+      {"// Host set-up (can_implement, initialize) runs once per distinct GemmArgs and device; a few are\n"
+       "// kept, so stages sharing this unit do not set up again on every call. Serial split-K runs\n"
+       "// initialize() before every launch: it clears the slices' semaphores.\n",
+       "ucut_rt::GemmArgs", "Gemm", "gemm",
+       "\"%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s\", a.name, a.m, a.n,\n"
+       "                         a.k, a.l, cutlassGetStatusString(st)",
+       R"(    if (a.splits > 1) {
+      cutlass::Status st = c->gemm.initialize(c->args, a.workspace, stream);
+      if (st != cutlass::Status::kSuccess) {
+        ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
+        return 3;
+      }
     }
-    c->ready = false;
-    c->args = make_arguments(a);
-    cutlass::Status st = c->gemm.can_implement(c->args);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
-                         a.k, a.l, cutlassGetStatusString(st));
-      return 2;
-    }
-    size_t need = Gemm::get_workspace_size(c->args);
-    if (need > a.workspace_bytes) {
-      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
-      return 5;
-    }
-    st = c->gemm.initialize(c->args, a.workspace, stream);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
-      return 3;
-    }
-    c->device = device;
-    std::memcpy(&c->key, &a, sizeof a);
-    c->ready = true;
-  }
-  cutlass::Status st = c->gemm.run(stream);
-  cudaError_t e = cudaGetLastError();
-  if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
-    return 4;
-  }
-  return 0;
-}
-}  // namespace )" + NS + "\n\n";
+)"});
+  d += "}  // namespace " + NS + "\n\n";
   d += "extern \"C\" int " + NS + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return " + NS +
        "::run(*a, stream); }\n";
   d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::GemmArgs* a) {\n  return " + NS +

@@ -289,77 +289,31 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
   d += "  return args;\n}\n\n";
 
   // ---- the cached launcher
-  d += R"(// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct
-// GemmArgs (shapes, pointers, scalars, knobs, workspace) and device; a few are kept, so stages of
-// one library sharing this unit do not set up again on every call.
-struct Entry {
-  bool ready = false;
-  int device = -1;
-  ucut_rt::GemmArgs key;
-  Gemm gemm;
-  typename Gemm::Arguments args;
-};
-constexpr int kEntries = 4;
-
-int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
-  static std::mutex mu;
-  static Entry entries[kEntries];
-  static int next = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  int device = 0;
-  cudaGetDevice(&device);
-  Entry* c = nullptr;
-  for (auto& e : entries)
-    if (e.ready && e.device == device && std::memcmp(&e.key, &a, sizeof a) == 0) c = &e;
-  if (c == nullptr) {
-    c = &entries[next];
-    next = (next + 1) % kEntries;
-    c->ready = false;
-    c->args = make_arguments(a);
-    cutlass::Status st = c->gemm.can_implement(c->args);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s", a.name, a.m, a.n,
-                         a.k, a.l, cutlassGetStatusString(st));
-      return 2;
-    }
-    size_t need = Gemm::get_workspace_size(c->args);
-    if (need > a.workspace_bytes) {
-      ucut_rt::set_error("%s: needs %zu workspace bytes, got %llu", a.name, need, a.workspace_bytes);
-      return 5;
-    }
-    st = c->gemm.initialize(c->args, a.workspace, stream);
-    if (st != cutlass::Status::kSuccess) {
-      ucut_rt::set_error("%s: initialize failed: %s", a.name, cutlassGetStatusString(st));
-      return 3;
-    }
-    c->device = device;
-    std::memcpy(&c->key, &a, sizeof a);
-    c->ready = true;
-  })";
   // Reductions accumulate with atomics (their outputs are refilled with the identity), and the
   // stream-K scheduler's barrier flags must be zero at every launch (a second launch over the flags
   // the first one left behind waits forever): both re-run initialize_workspace on every call.
+  std::string on_reuse;
   if (has_reductions || stream_k)
-    d += R"( else {
-    // )" + std::string(has_reductions && stream_k ? "Reduction outputs back to the identity; stream-K barriers to zero."
-                      : stream_k ? "Stream-K barrier flags back to zero before every launch."
-                                 : "Reductions accumulate with atomics: refill their outputs with the identity.") + R"(
+    on_reuse = "    // " +
+               std::string(has_reductions && stream_k ? "Reduction outputs back to the identity; stream-K barriers to zero."
+                           : stream_k ? "Stream-K barrier flags back to zero before every launch."
+                                      : "Reductions accumulate with atomics: refill their outputs with the identity.") +
+               R"(
     cutlass::Status st = GemmKernel::initialize_workspace(c->args, a.workspace, stream);
     if (st != cutlass::Status::kSuccess) {
       ucut_rt::set_error("%s: workspace initialization failed: %s", a.name, cutlassGetStatusString(st));
       return 3;
     }
-  })";
-  d += R"(
-  cutlass::Status st = c->gemm.run(stream);
-  cudaError_t e = cudaGetLastError();
-  if (st != cutlass::Status::kSuccess || e != cudaSuccess) {
-    ucut_rt::set_error("%s: launch failed: %s / %s", a.name, cutlassGetStatusString(st), cudaGetErrorString(e));
-    return 4;
-  }
-  return 0;
-}
-}  // namespace )" + NS + "\n\n";
+)";
+  d += unit_cached_launcher(
+      {"// Host set-up (can_implement, TMA descriptors, cudaFuncSetAttribute) runs once per distinct\n"
+       "// GemmArgs (shapes, pointers, scalars, knobs, workspace) and device; a few are kept, so stages of\n"
+       "// one library sharing this unit do not set up again on every call.\n",
+       "ucut_rt::GemmArgs", "Gemm", "gemm",
+       "\"%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s\", a.name, a.m, a.n,\n"
+       "                         a.k, a.l, cutlassGetStatusString(st)",
+       on_reuse});
+  d += "}  // namespace " + NS + "\n\n";
   d += "extern \"C\" int " + NS + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return " + NS +
        "::run(*a, stream); }\n";
   d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::GemmArgs* a) {\n  return " + NS +
