@@ -46,16 +46,23 @@ std::vector<ZooForm> warmup_zoo_forms() {
     const char* data;       // operand dtype
     const char* precision;
     bool n_major;           // also B as [K, N] (x @ W): wgmma reads 16-bit operands in either layout
+    bool epilogue_free;     // the unit holds no epilogue (sm80-API GEMMs: the epilogue pass is in
+                            // the binding), so one epilogue stands for all
   };
-  static const Math maths[] = {{"bf16", "bf16", "bf16", true},
-                               {"f16", "f16", "f16", true},
-                               {"tf32", "f32", "tf32", false},
-                               {"f32x3s", "f32", "f32x3s", false}};
+  static const Math maths[] = {{"bf16", "bf16", "bf16", true, false},
+                               {"f16", "f16", "f16", true, false},
+                               {"tf32", "f32", "tf32", false, false},
+                               {"f32x3s", "f32", "f32x3s", false, false},
+                               // the fp32-faithful mma.sync GEMMs and FP32 SIMT: either B layout
+                               {"f32x3", "f32", "f32x3", true, true},
+                               {"tf32m", "f32", "tf32m", true, true},
+                               {"f32", "f32", "f32", true, true}};
   std::vector<ZooForm> out;
   for (const auto& m : maths)
     for (bool n_major : {false, true}) {
       if (n_major && !m.n_major) continue;
       for (const auto& e : epilogues) {
+        if (m.epilogue_free && std::string(e.name) != "acc") continue;
         std::string text = "ucut 1\nname zoo\nin x : @T@[@M@, @K@]\n";
         text += n_major ? "param W : @T@[@K@, @N@] = \"w\"\n" : "param W : @T@[@N@, @K@] = \"w\"\n";
         text += e.decls;

@@ -116,6 +116,12 @@ wait "$silent_pid" 2> /dev/null
 expect 2 "--tier: v9 not in {v1,full}" -- "$bin" warmup --tier v9 --dry-run
 expect 0 "stored units" -- "$bin" warmup --dry-run --top 1
 expect 0 "ranked for h100-sxm, h200" -- "$bin" warmup --dry-run --top 1 --gpu 'h100, h200'
+# --list prints the units and builds nothing (it went on to compile the whole zoo)
+expect 0 "f32x3_nn_acc" -- "$bin" warmup --list --top 1
+if [ -n "$(ls "$UCUTLASS_CACHE"/kernels/stage/*.o "$UCUTLASS_CACHE"/kernels/stage/*.building.* 2> /dev/null)" ]; then
+  echo "FAIL: warmup --list compiled units"
+  fail=1
+fi
 expect 2 "h999" -- "$bin" warmup --dry-run --gpu h100,h999
 expect 2 "--gpu names no GPU" -- "$bin" warmup --dry-run --gpu ,
 expect 2 "$work/none.tar.xz: no such archive" -- "$bin" warmup --import "$work/none.tar.xz"
