@@ -178,18 +178,12 @@ typename Conv::Arguments make_arguments(const ucut_rt::ConvArgs& a) {
        "ucut_rt::ConvArgs", "Conv", "conv",
        "\"%s: can_implement rejected the problem (N %d, C %d, K %d): %s\", a.name, a.n, a.c_in, a.k,\n"
        "                         cutlassGetStatusString(st)",
-       ""});
-  d += "}  // namespace " + NS + "\n\n";
-  d += "extern \"C\" int " + NS + "_run(const ucut_rt::ConvArgs* a, cudaStream_t stream) { return " + NS +
-       "::run(*a, stream); }\n";
-  d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::ConvArgs* a) {\n  return " + NS +
-       "::Conv::get_workspace_size(" + NS + "::make_arguments(*a));\n}\n";
+       "",
+       NS});
 
   std::string unit = "// ucutlass stored kernel unit: CUTLASS 3.x sm90 conv fprop, emitter " +
                      std::string(kConvUnitEmitter) + "\n" + kConvArgs + d;
-  code.unit_name = "ucut_k" + sha256_hex(unit).substr(0, 16);
-  for (size_t pos; (pos = unit.find(NS)) != std::string::npos;) unit.replace(pos, NS.size(), code.unit_name);
-  code.unit = std::move(unit);
+  unit_publish(code, std::move(unit), NS);
 
   // ---- the binding: this stage's shape, knobs and tensors
   const std::string& u = code.unit_name;

@@ -1,6 +1,8 @@
 // GEMM plan resolution and CUTLASS names (see gemm_common.h), and codegen_emit_gemm's dispatch.
 #include "codegen/gemm_common.h"
 
+#include "support/hash.h"
+
 #include "support/diagnostics.h"
 
 namespace ucut::codegen {
@@ -115,8 +117,18 @@ std::string unit_cached_launcher(const UnitLauncher& l) {
   }
   return 0;
 }
-)";
+}  // namespace )" + l.ns + "\n\n";
+  d += "extern \"C\" int " + l.ns + "_run(const " + l.args_type + "* a, cudaStream_t stream) { return " + l.ns +
+       "::run(*a, stream); }\n";
+  d += "extern \"C\" size_t " + l.ns + "_workspace(const " + l.args_type + "* a) {\n  return " + l.ns + "::" + T +
+       "::get_workspace_size(" + l.ns + "::make_arguments(*a));\n}\n";
   return d;
+}
+
+void unit_publish(StageCode& code, std::string text, const std::string& ns) {
+  code.unit_name = "ucut_k" + sha256_hex(text).substr(0, 16);
+  for (size_t pos; (pos = text.find(ns)) != std::string::npos;) text.replace(pos, ns.size(), code.unit_name);
+  code.unit = std::move(text);
 }
 
 }  // namespace ucut::codegen

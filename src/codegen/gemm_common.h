@@ -76,8 +76,13 @@ struct UnitLauncher {
   std::string member;      // "gemm", "conv": its Entry field
   std::string rejected;    // the can_implement message's format tail and arguments after a.name
   std::string on_reuse;    // statements of an `else` after the set-up (a reused entry), or ""
+  std::string ns;          // the unit's namespace (its name placeholder): closed here, followed by
+                           // the extern "C" <ns>_run and <ns>_workspace over `args_type`
 };
 std::string unit_cached_launcher(const UnitLauncher& launcher);
+// Names a stored unit by its text (with the placeholder `ns` still in it: equal units get equal
+// names), puts the name in place of the placeholder, and sets code.unit and code.unit_name.
+void unit_publish(StageCode& code, std::string text, const std::string& ns);
 // schedules gemv16 / gemv32 (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
 Result<StageCode> gemm_emit_gemv(const dsl::Program& program, const GemmPlan& plan);
 

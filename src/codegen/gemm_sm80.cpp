@@ -206,17 +206,11 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
         return 3;
       }
     }
-)"});
-  d += "}  // namespace " + NS + "\n\n";
-  d += "extern \"C\" int " + NS + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return " + NS +
-       "::run(*a, stream); }\n";
-  d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::GemmArgs* a) {\n  return " + NS +
-       "::Gemm::get_workspace_size(" + NS + "::make_arguments(*a));\n}\n";
+)",
+       NS});
   std::string unit = "// ucutlass stored kernel unit: CUTLASS 2.x sm80-API GEMM, emitter " +
                      std::string(kSm80UnitEmitter) + "\n" + d;
-  code.unit_name = "ucut_k" + sha256_hex(unit).substr(0, 16);
-  for (size_t pos; (pos = unit.find(NS)) != std::string::npos;) unit.replace(pos, NS.size(), code.unit_name);
-  code.unit = std::move(unit);
+  unit_publish(code, std::move(unit), NS);
 
   // ---- the binding: this stage's shapes and tensors, and the epilogue pass over the accumulators
   // (device code with the shapes constant: 32-bit division by constants), compiled with the SIMT

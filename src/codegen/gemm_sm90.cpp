@@ -312,12 +312,8 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
        "ucut_rt::GemmArgs", "Gemm", "gemm",
        "\"%s: can_implement rejected the problem (%d x %d x %d, batch %d): %s\", a.name, a.m, a.n,\n"
        "                         a.k, a.l, cutlassGetStatusString(st)",
-       on_reuse});
-  d += "}  // namespace " + NS + "\n\n";
-  d += "extern \"C\" int " + NS + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return " + NS +
-       "::run(*a, stream); }\n";
-  d += "extern \"C\" size_t " + NS + "_workspace(const ucut_rt::GemmArgs* a) {\n  return " + NS +
-       "::Gemm::get_workspace_size(" + NS + "::make_arguments(*a));\n}\n";
+       on_reuse,
+       NS});
 
   std::string prelude;
   if (has_reductions)
@@ -332,9 +328,7 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
   std::string unit = "// ucutlass stored kernel unit: CUTLASS 3.x sm90 GEMM, emitter " + std::string(kSm90UnitEmitter) +
                      "\n" + prelude + d;
   // The name derives from the text with the placeholder, so equal units get equal names.
-  code.unit_name = "ucut_k" + sha256_hex(unit).substr(0, 16);
-  for (size_t pos; (pos = unit.find(NS)) != std::string::npos;) unit.replace(pos, NS.size(), code.unit_name);
-  code.unit = std::move(unit);
+  unit_publish(code, std::move(unit), NS);
 
   // ---- the binding: this stage's shapes, knobs and tensors
   const std::string& u = code.unit_name;
