@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <set>
 
 #include "build/cache_gc.h"
@@ -20,7 +21,12 @@ TEST(Warmup, TheZooIsDistinctStoredUnitsOfEveryForm) {
   auto hw = sol::hw_lookup("h200");
   ASSERT_TRUE(hw.ok());
   const auto forms = warmup_zoo_forms();
-  EXPECT_EQ(forms.size(), 60u) << "bf16 and f16 in two layouts, tf32 and f32x3s in one, ten epilogues each";
+  EXPECT_EQ(forms.size(), 66u) << "bf16 and f16 in two layouts, tf32 and f32x3s in one, ten epilogues each; the "
+                                   "sm80-API f32x3, tf32m and f32 in two layouts, one epilogue each";
+  // An sm80-API unit holds no epilogue: one form per precision and layout stands for them all.
+  for (const char* f : {"f32x3_nt_acc", "f32x3_nn_acc", "tf32m_nt_acc", "tf32m_nn_acc", "f32_nt_acc", "f32_nn_acc"})
+    EXPECT_EQ(std::count_if(forms.begin(), forms.end(), [&](const ZooForm& z) { return z.name == f; }), 1) << f;
+  EXPECT_EQ(std::count_if(forms.begin(), forms.end(), [](const ZooForm& z) { return z.name == "f32x3_nt_bias"; }), 0);
   ZooOptions one;
   one.top = 1;
   auto small = warmup_zoo_units(one, *hw);
