@@ -669,6 +669,25 @@ constexpr size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }  // namespace ucut_rt
 )";
 
+// The SIMT runtime headers stay light: CUB's block reduce and scan headers and cooperative_groups
+// cost ~2.5 s and ~1.5 s of every SIMT unit's nvcc (4.2 s -> 1.6 s without them, docs/benchmarks.md,
+// "What a candidate compiles"); the headers have their own block reduction, scan and cluster helpers.
+TEST(SimtRuntime, HeadersIncludeNeitherCubNorCooperativeGroups) {
+  for (const auto& path : simt_runtime_headers()) {
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << path;
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.rfind("#include", 0) != 0) continue;
+      EXPECT_EQ(line.find("cub/"), std::string::npos) << path << ":" << n << ": " << line;
+      EXPECT_EQ(line.find("cooperative_groups"), std::string::npos) << path << ":" << n << ": " << line;
+    }
+    EXPECT_GT(n, 10) << path;
+  }
+}
+
 TEST(SimtNvcc, OneStagePerKindCompiles) {
   if (!std::getenv("UCUT_TEST_NVCC")) GTEST_SKIP() << "set UCUT_TEST_NVCC=1 (CTest label nvcc)";
   if (std::system("command -v nvcc > /dev/null 2>&1") != 0) GTEST_SKIP() << "nvcc not found";
