@@ -450,6 +450,16 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
     v.emplace_back("rowwise_softmax_cluster16", codegen_emit_rowwise(p, 0));
   }
   {
+    // rows of 65,535 floats (kb1_l2_norm): scalar vectors, split across a cluster of 4 in parts of
+    // 16,384, the last one 16,383: a cluster needs no equal parts
+    auto res = dsl::dsl_compile(
+        {"l2_odd.ucut",
+         "ucut 1\nin x : f32[256, 65535]\nout y : f32[256, 65535]\n"
+         "stage y = rowwise l2_normalize(x, eps=0) {\n  threads 1024\n  cluster 4\n}\n"});
+    if (!res.program) ADD_FAILURE() << "uneven cluster program refused";
+    if (res.program) v.emplace_back("rowwise_l2_normalize_uneven_cluster", codegen_emit_rowwise(*res.program, 0));
+  }
+  {
     // the ops over several inputs: the streaming multi-input kernel, an epilogue on the row value
     auto res = dsl::dsl_compile(
         {"cosine.ucut",

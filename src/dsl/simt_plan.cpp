@@ -100,11 +100,16 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
                         "cluster " + std::to_string(c) + " splits a row cached in registers; passes 2 "
                         "streams it from memory",
                         "use passes 1 or auto, or cluster 1");
-    if (nv % c != 0)
+    // parts of ceil(nv / c) whole vectors, the last one shorter where c does not divide the row
+    // (a row of 65,535 floats: scalar vectors, parts of 16,384 in a cluster of 4); every block
+    // must get some of it
+    if (c > 1 && (c - 1) * ((nv + c - 1) / c) >= nv)
       return make_error(ErrorCode::invalid_input,
-                        "cluster " + std::to_string(c) + " does not split the row of " + std::to_string(cols) +
-                            " elements into equal parts of whole " + std::to_string(p.vec) + "-element vectors",
-                        "use a cluster that divides " + std::to_string(nv) + ", or auto");
+                        "cluster " + std::to_string(c) + " leaves blocks without a part of the row of " +
+                            std::to_string(cols) + " elements (" + std::to_string(nv) + " " +
+                            std::to_string(p.vec) + "-element vectors, " + std::to_string((nv + c - 1) / c) +
+                            " a block)",
+                        "use a smaller cluster, or auto");
     p.cluster = c;
   } else if (cluster_ok && !knobs.threads && !knobs.rows_per_block && !knobs.items_per_thread &&
              !(knobs.passes && *knobs.passes == 2) && nv > kClusterRowVectors) {
@@ -125,7 +130,7 @@ Result<RowPlan> simt_plan_rowwise(int64_t rows, int64_t cols, int in_bytes,
       }
     }
   }
-  const int64_t nvb = nv / p.cluster;  // vectors of one block's part of a row
+  const int64_t nvb = (nv + p.cluster - 1) / p.cluster;  // vectors of one block's part of a row (the longest)
   if (knobs.rows_per_block) {
     int r = *knobs.rows_per_block;
     int t = knobs.threads ? *knobs.threads : std::max(32, std::min(1024, r * 32));

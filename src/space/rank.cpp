@@ -274,7 +274,7 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
     int rpb = c.simt.rows_per_block.value_or(1);
     // a block's columns (a column reduction's cluster splits its reduced rows instead)
     const int split = f.kind == "rowwise" ? std::max(1, c.simt.cluster.value_or(1)) : 1;
-    const int64_t part = f.row_len / split;
+    const int64_t part = ceil_div(f.row_len, split);  // the longest part (a cluster's last may be shorter)
     int64_t lanes = rpb * ceil_div(part, vw);
     r.tile_eff = std::min(1.0, static_cast<double>(lanes) / th);
     eff *= std::sqrt(std::max(r.tile_eff, 0.25));

@@ -157,10 +157,12 @@ rowwise_kernel(RowParams p, Pro pro, Epi epi) {
   const i64 row = (i64)(blockIdx.x / CLUSTER) * ROWS_PER_BLOCK + threadIdx.x / GROUP;
   const bool active = row < p.rows;
   const i64 cols = p.cols;
-  // this block's columns [base, end): the whole row, or its part of the cluster's row (the plan
-  // makes cols a multiple of CLUSTER * VEC)
-  const i64 base = CLUSTER == 1 ? 0 : (i64)(blockIdx.x % CLUSTER) * (cols / CLUSTER);
-  const i64 end = CLUSTER == 1 ? cols : base + cols / CLUSTER;
+  // this block's columns [base, end): the whole row, or its part of the cluster's row: parts of
+  // ceil(cols / (CLUSTER * VEC)) whole vectors, the last one shorter where they do not divide the
+  // row (cols is a multiple of VEC; the plan gives every block a part)
+  const i64 part = CLUSTER == 1 ? cols : (cols / VEC + CLUSTER - 1) / CLUSTER * VEC;
+  const i64 base = CLUSTER == 1 ? 0 : (i64)(blockIdx.x % CLUSTER) * part;
+  const i64 end = CLUSTER == 1 ? cols : (base + part < cols ? base + part : cols);
   const Tin* x = static_cast<const Tin*>(p.x) + (active ? row : 0) * cols;
   Tout* out = static_cast<Tout*>(p.out);
   S st = row_stat_init<OP>();
