@@ -214,7 +214,7 @@ int run_warmup(const WarmupArgs& a) {
   for (const auto& u : *units) {
     if (nvcc && fs_exists(build::build_store_object_path(*nvcc, u.unit, {}))) continue;
     ++missing;
-    core_s += u.unit.source.find("sm80-API GEMM") != std::string::npos ? kSm80UnitCoreSeconds : kUnitCoreSeconds;
+    core_s += u.unit.source.find(codegen::kSm80UnitEmitter) != std::string::npos ? kSm80UnitCoreSeconds : kUnitCoreSeconds;
   }
   std::printf("%s: %zu stored units, %d not in the store: ~%.1f core-hours of nvcc (~%.0f min on %d job%s)\n",
               what.c_str(), units->size(), missing, core_s / 3600, core_s / 60 / jobs, jobs, jobs == 1 ? "" : "s");

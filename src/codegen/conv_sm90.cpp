@@ -13,7 +13,6 @@
 #include "codegen/gemm_common.h"
 #include "dsl/conv_rules.h"
 #include "support/diagnostics.h"
-#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -188,8 +187,7 @@ typename Conv::Arguments make_arguments(const ucut_rt::ConvArgs& a) {
   // ---- the binding: this stage's shape, knobs and tensors
   const std::string& u = code.unit_name;
   std::string b = kConvArgs;
-  b += "extern \"C\" int " + u + "_run(const ucut_rt::ConvArgs* a, cudaStream_t stream);\n";
-  b += "extern \"C\" size_t " + u + "_workspace(const ucut_rt::ConvArgs* a);\n";
+  b += unit_declarations(u, "ucut_rt::ConvArgs");
   b += "namespace " + ns + " {\n";
   // the binding fills GemmArgs-named fields: the tree's statements assign g.vec, g.scalar
   b += "ucut_rt::ConvArgs conv_args(const ucut_rt::StageArgs& a) {\n  ucut_rt::ConvArgs g{};\n";

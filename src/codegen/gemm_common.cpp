@@ -1,9 +1,8 @@
 // GEMM plan resolution and CUTLASS names (see gemm_common.h), and codegen_emit_gemm's dispatch.
 #include "codegen/gemm_common.h"
 
-#include "support/hash.h"
-
 #include "support/diagnostics.h"
+#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -123,6 +122,11 @@ std::string unit_cached_launcher(const UnitLauncher& l) {
   d += "extern \"C\" size_t " + l.ns + "_workspace(const " + l.args_type + "* a) {\n  return " + l.ns + "::" + T +
        "::get_workspace_size(" + l.ns + "::make_arguments(*a));\n}\n";
   return d;
+}
+
+std::string unit_declarations(const std::string& unit_name, const std::string& args_type) {
+  return "extern \"C\" int " + unit_name + "_run(const " + args_type + "* a, cudaStream_t stream);\n" +
+         "extern \"C\" size_t " + unit_name + "_workspace(const " + args_type + "* a);\n";
 }
 
 void unit_publish(StageCode& code, std::string text, const std::string& ns) {

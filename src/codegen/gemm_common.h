@@ -83,6 +83,8 @@ std::string unit_cached_launcher(const UnitLauncher& launcher);
 // Names a stored unit by its text (with the placeholder `ns` still in it: equal units get equal
 // names), puts the name in place of the placeholder, and sets code.unit and code.unit_name.
 void unit_publish(StageCode& code, std::string text, const std::string& ns);
+// The binding's declarations of a published unit's entry points (what unit_cached_launcher defines).
+std::string unit_declarations(const std::string& unit_name, const std::string& args_type);
 // schedules gemv16 / gemv32 (gemm_gemv.cpp, runtime/gemv.cuh): no CUTLASS.
 Result<StageCode> gemm_emit_gemv(const dsl::Program& program, const GemmPlan& plan);
 

@@ -16,7 +16,6 @@
 #include "codegen/epilogue_expr.h"
 #include "codegen/gemm_common.h"
 #include "codegen/simt_common.h"
-#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -221,8 +220,7 @@ Result<StageCode> gemm_emit_sm80(const dsl::Program& p, const GemmPlan& g) {
   code.binding_device = !direct;
   if (!direct) code.binding_includes = {"cuda_fp16.h", "cuda_bf16.h"};
   std::string b;
-  b += "extern \"C\" int " + u + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);\n";
-  b += "extern \"C\" size_t " + u + "_workspace(const ucut_rt::GemmArgs* a);\n";
+  b += unit_declarations(u, "ucut_rt::GemmArgs");
   b += "namespace " + g.ns + " {\n" + epi.constants;
   b += "ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {\n  ucut_rt::GemmArgs g{};\n";
   b += "  g.m = int(M); g.n = int(N); g.k = int(K); g.l = int(L);\n";

@@ -12,7 +12,6 @@
 #include "codegen/epilogue_expr.h"
 #include "codegen/gemm_common.h"
 #include "support/diagnostics.h"
-#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -334,8 +333,7 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
   const std::string& u = code.unit_name;
   int ia = tensor_index(p, s.a.tensor), ib = tensor_index(p, s.b.tensor), id = tensor_index(p, g.out->name);
   std::string b;
-  b += "extern \"C\" int " + u + "_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);\n";
-  b += "extern \"C\" size_t " + u + "_workspace(const ucut_rt::GemmArgs* a);\n";
+  b += unit_declarations(u, "ucut_rt::GemmArgs");
   b += "namespace " + g.ns + " {\n";
   b += "ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {\n  ucut_rt::GemmArgs g{};\n";
   b += fmt::format("  g.m = {}; g.n = {}; g.k = {}; g.l = {};\n", g.m, g.n, g.k, g.l);
