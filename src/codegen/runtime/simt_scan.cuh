@@ -2,8 +2,8 @@
 // with an optional mask (masked-out elements contribute the identity, like cumsum(x * mask)).
 //   scan_row_kernel: the scanned dimension is the last one. One block per row walks the row in
 //     tiles of THREADS*ITEMS elements; each thread scans its ITEMS consecutive elements in
-//     registers (loaded as VEC-wide vectors), a block scan (block_exclusive_scan) scans the per-thread totals, and a
-//     running carry joins the tiles: one read and one write of the data.
+//     registers (loaded as VEC-wide vectors), block_exclusive_scan scans the per-thread totals,
+//     and a running carry joins the tiles: one read and one write of the data.
 //   Both kernels accumulate in double: a 16K-long fp32 prefix sum carries partial sums ~100x
 //   larger than its elements, so fp32 accumulation (in any order) drifts past atol=1e-4 near the
 //   zero crossings; double keeps our error far below the reference's own. The kernels stay
