@@ -54,7 +54,7 @@ struct BenchArgs {
   bool no_memory = false;
   std::string gpus = "1", gpu = "h200", build_dir;
   bool plan = false, no_compile = false, emit_only = false, resume = false;
-  int top_k = 8, lookahead = 0, max_compiles = 0;
+  int top_k = 8, lookahead = 0, max_compiles = 0, breadth = 3;
   double time_budget_min = 0;
   std::string match;
   agent::AgentSettings agent;
@@ -237,6 +237,7 @@ int run_bench(const BenchArgs& a) {
                  runs.size(), spent, so.wall_s, finish_s);
   }
   so.overlap = !synthetic;
+  so.breadth = a.breadth;
   search::SuiteScheduler suite(sessions, so, clock);
   // Until the reports are written, Ctrl-C (or a time limit's SIGINT) stops the search and keeps
   // everything measured: the handler only raises the flag the scheduler reads.
@@ -353,6 +354,10 @@ CommandRun cmd_bench(CLI::App& sub) {
       ->capture_default_str();
   sub.add_flag("--resume", a->resume, "continue every problem from OUT/<problem>/attempts.jsonl (nothing measured is redone)");
   sub.add_option("--lookahead", a->lookahead, "candidates compiling ahead per problem (0: twice the build pool spread over the problems, 1 to 16)")
+      ->capture_default_str();
+  sub.add_option("--breadth", a->breadth,
+                 "attempts every problem with a correct kernel gets before headroom decides who gets more (0: headroom alone)")
+      ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   return [a] { return run_bench(*a); };
 }

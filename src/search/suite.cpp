@@ -22,14 +22,17 @@ double suite_priority(const HeadroomInputs& p) {
   return std::log(std::max(h, 1.0)) / (1.0 + std::max(0, p.since_improvement) / 4.0);
 }
 
-std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems) {
-  // Tiers: 0 untried, 1 tried with nothing correct, 2 correct. Within a tier: the most headroom
-  // (tier 1: the fewest attempts first; tier 2: the headroom discounted by stagnation), then
-  // fewer attempts, then the earlier problem.
-  auto tier = [](const HeadroomInputs& p) { return p.attempts == 0 ? 0 : !p.t_best ? 1 : 2; };
+std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems, int breadth) {
+  // Tiers: 0 untried, 1 tried with nothing correct, 2 correct with fewer than `breadth` attempts,
+  // 3 correct. Within a tier: the most headroom (tiers 1 and 2: the fewest attempts first; tiers
+  // 2 and 3: the headroom discounted by stagnation), then fewer attempts, then the earlier
+  // problem.
+  auto tier = [breadth](const HeadroomInputs& p) {
+    return p.attempts == 0 ? 0 : !p.t_best ? 1 : p.attempts < breadth ? 2 : 3;
+  };
   auto better = [&](const HeadroomInputs& a, double ha, const HeadroomInputs& b, double hb) {
     if (tier(a) != tier(b)) return tier(a) < tier(b);
-    if (tier(a) == 1 && a.attempts != b.attempts) return a.attempts < b.attempts;
+    if ((tier(a) == 1 || tier(a) == 2) && a.attempts != b.attempts) return a.attempts < b.attempts;
     if (ha != hb) return ha > hb;
     return a.attempts < b.attempts;
   };
@@ -103,7 +106,7 @@ int SuiteScheduler::run(const std::atomic<bool>* interrupt) {
       view.push_back({skip, in.attempts, in.t_best, in.t_eager, in.t_sol, in.since_improvement});
     }
     if (!alive) break;
-    auto pick = suite_pick(view);
+    auto pick = suite_pick(view, opt_.breadth);
     if (!pick) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every live session is compiling
       continue;

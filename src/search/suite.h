@@ -26,6 +26,13 @@ struct SuiteOptions {
   // built, so the GPU never waits on one problem's compile while another's kernel is ready.
   // The order then depends on compile times; off (the default), a run is deterministic.
   bool overlap = false;
+  // Breadth: every problem with a correct kernel gets this many attempts before any problem's
+  // headroom buys it more (suite_pick's tier 2). Runs DE and DF (kb suite, 8 minutes) gave a
+  // median of one attempt: the headroom rule sent 25 and 27 attempts to GEMM problems while 40
+  // problems had one. Per attempt, a problem's second and third gained about as much as the
+  // fourth and later ones (DE: 4.2% against 1.2% of speed, DF: 0.8% against 1.4%), so breadth
+  // costs the headline little and no problem is judged on its opening alone. 0: headroom alone.
+  int breadth = 0;
 };
 
 // The scheduler's view of one problem (what `pick` ranks).
@@ -45,8 +52,10 @@ double suite_headroom(const HeadroomInputs& p);
 // without an attempt first (so a time budget never ends with a problem untried: run P's
 // epi_linear_gelu_tanh_bf16, whose small headroom left it behind 16 others), then a problem
 // with no correct candidate (fewest attempts, then headroom; correctness before speed), then
-// the highest suite_priority; ties to fewer attempts, then the earlier problem.
-std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems);
+// the highest suite_priority; ties to fewer attempts, then the earlier problem. With `breadth`,
+// a correct problem with fewer attempts than that comes before the correct ones that have them
+// (fewest attempts first, then suite_priority).
+std::optional<size_t> suite_pick(const std::vector<HeadroomInputs>& problems, int breadth = 0);
 // A problem with a correct kernel: log(headroom), discounted by the attempts since its best last
 // improved (halved after 4, a quarter after 12): runs CU and CV gave 4-28 attempts to a dozen GEMM
 // problems, some stuck for 10-23 attempts, while 65 and 59 problems got one, among them problems

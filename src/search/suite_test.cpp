@@ -79,6 +79,34 @@ TEST(SuitePick, HeadroomCountsLessTheLongerTheBestHasNotImproved) {
   EXPECT_EQ(suite_pick(v), 2u);
 }
 
+// Runs DE and DF: headroom alone gave 25-27 attempts to GEMM problems and one to 40 others (the
+// median). With breadth 3, a correct problem with fewer than three attempts goes before any that
+// has them (fewest attempts first, then the discounted headroom), after the untried problems and
+// those with nothing correct.
+TEST(SuitePick, BreadthGivesEveryCorrectProblemItsFirstAttemptsBeforeHeadroomDecides) {
+  std::vector<HeadroomInputs> v = {
+      {false, 5, 8.0, 9.0, 1.0, 0},  // gap 8, improving: headroom's choice
+      {false, 1, 1.5, 2.0, 1.0, 0},  // gap 1.5, one attempt
+      {false, 2, 2.0, 3.0, 1.0, 0},  // gap 2, two attempts
+  };
+  EXPECT_EQ(suite_pick(v), 0u);      // headroom alone
+  EXPECT_EQ(suite_pick(v, 3), 1u);   // the fewest attempts first, whatever its headroom
+  v[1].attempts = 2;
+  EXPECT_EQ(suite_pick(v, 3), 2u);   // both at two: the larger headroom
+  v[1].attempts = v[2].attempts = 3;
+  EXPECT_EQ(suite_pick(v, 3), 0u);   // everyone has three: headroom again
+  v[1].attempts = 1;
+  EXPECT_EQ(suite_pick(v, 2), 1u);
+  EXPECT_EQ(suite_pick(v, 1), 0u);   // breadth 1 is the untried tier alone
+  // Untried problems and those with nothing correct still go first; stopped ones never.
+  v.push_back({false, 1, std::nullopt, 4.0, 1.0, 0});
+  EXPECT_EQ(suite_pick(v, 3), 3u);
+  v.push_back({false, 0, std::nullopt, 1.1, 1.0, 0});
+  EXPECT_EQ(suite_pick(v, 3), 4u);
+  v[3].stopped = v[4].stopped = v[1].stopped = true;
+  EXPECT_EQ(suite_pick(v, 5), 2u);   // 2 has three attempts, under five; 0 has five
+}
+
 struct P {
   explicit P(SurfaceSpec s, int budget)
       : spec(s), space(s), compiler(s), evaluator(space, nullptr), strategy(space, BuiltinOptions{}) {
@@ -198,6 +226,36 @@ TEST(SuiteScheduler, OverlapModeCompilesTheOpeningWhileTheBaselinesAreMeasured) 
     EXPECT_EQ(suite.run(), 6);
     EXPECT_EQ(evaluator.compiled_first.load(), opens_without) << strategy.name();
     EXPECT_EQ(inner.baseline_calls, 1);
+  }
+}
+
+TEST(SuiteScheduler, BreadthSpreadsTheFirstAttemptsOverEveryProblem) {
+  // The far problem has all the headroom: alone it takes the pool's attempts after the near
+  // problem's first; with breadth 3 the near one gets three before the far one gets a fourth.
+  SurfaceSpec near_sol, far_sol;
+  near_sol.problem = "near";
+  near_sol.t_sol = 0.5e-3;
+  far_sol.problem = "far";
+  far_sol.t_sol = 0.05e-3;
+  for (int breadth : {0, 3}) {
+    P a(near_sol, 40), b(far_sol, 40);
+    FakeClock clock;
+    SuiteOptions so{8, 0};
+    so.breadth = breadth;
+    SuiteScheduler suite({a.session.get(), b.session.get()}, so, clock);
+    EXPECT_EQ(suite.run(), 8);
+    const auto near = a.session->state().attempts.size();
+    const auto far = b.session->state().attempts.size();
+    EXPECT_EQ(near + far, 8u);
+    if (breadth == 0) {
+      EXPECT_LT(near, 3u) << "headroom alone should favour the far problem";
+    } else {
+      EXPECT_GE(near, 3u);
+      EXPECT_GE(far, 3u);
+      // The first six attempts alternate between the two (fewest attempts first).
+      ASSERT_GE(suite.order().size(), 6u);
+      for (size_t i = 2; i < 6; ++i) EXPECT_NE(suite.order()[i], suite.order()[i - 1]) << i;
+    }
   }
 }
 
