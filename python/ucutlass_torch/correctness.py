@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import float64, guard
+from . import float64, fused_checks, guard
 
 # Profile name -> {dtype: (atol, rtol)}; "*" is every other floating dtype. Integer and bool
 # outputs are always compared exactly. The one definition is contract_profiles.json, beside this
@@ -229,20 +229,32 @@ def _fp_mask(n: int, word: torch.dtype, device: torch.device) -> torch.Tensor:
     return m[:n]
 
 
-def fingerprints(tensors: Sequence[torch.Tensor], chunk: Optional[int] = None) -> List[tuple]:
+def fingerprints(tensors: Sequence[torch.Tensor], chunk: Optional[int] = None, fused: Any = True) -> List[tuple]:
     """A digest of each tensor's bits, to tell whether the determinism run repeated the first run
     bit for bit (and whether memory a candidate was not given changed) without keeping a copy: its
     words (32-bit, else 16-bit, else bytes) summed, and summed after an XOR with a fixed
     position-dependent mask, each piece's second sum weighted by its place, so a swap of two
     elements changes it. Sums are int64 on the device (wrapping alike for equal inputs); all the
     tensors' sums are read in one transfer. A contiguous tensor is cut into slices of its words
-    (five operations a piece: the op dispatch, not the GPU, was the cost, run CS)."""
+    (five operations a piece: the op dispatch, not the GPU, was the cost, run CS). On a GPU with
+    the fused kernels (``fused``: True looks them up, :func:`_fused_library`; False never; or a
+    fused_checks.Library), a contiguous tensor's two sums are one read of its words, with the
+    same values."""
     step = chunk or FP_PIECE
     sums = []
     for t in tensors:
         word = torch.int32 if t.element_size() % 4 == 0 else torch.int16 if t.element_size() % 2 == 0 else torch.uint8
         if t.is_contiguous():
             w = t.detach().reshape(-1).view(word)
+            lib = None
+            if fused is True:
+                lib = _fused_library(t.device) if t.is_cuda and w.numel() else None
+            elif fused is not False and w.numel():
+                lib = fused
+            pair = lib.fingerprint(w, step) if lib is not None else None
+            if pair is not None:
+                sums.append(pair)
+                continue
             parts = [w[a:a + step] for a in range(0, w.numel(), step)]
         else:
             parts = [t[index].reshape(-1).view(word) for index, _ in pieces(tuple(t.shape), step)]
@@ -348,15 +360,28 @@ def compare(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
 
 
 def _compare_finite(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, wide: torch.dtype,
-                    chunk: Optional[int]) -> Optional[Comparison]:
+                    chunk: Optional[int], fused: bool = True, raw: bool = False) -> Any:
     """:func:`compare` of the common case, every element of both finite and within tolerance, in
     about 18 operations a piece instead of 55 and, in float32, pieces four to six times larger
     within the same scratch (three temporaries an element instead of a dozen): the GPU is not held waiting for
     the host's op dispatch (a 6 GiB output took about 0.3 s a comparison in 4 Mi-element pieces,
     run CR). Returns None when some element is not finite or fails: the full pass then counts,
     places and scores them. Where it returns, every statistic equals the full pass's (the same
-    expressions)."""
+    expressions). On a GPU with the fused kernels (``fused``, :func:`_fused_library`), two
+    contiguous float32/bfloat16/float16 tensors on one device are compared in one read of each,
+    with the same roundings and the same statistics. ``raw`` (the PyTorch path only, for
+    :func:`fused_selftest`): the statistics [max |o−r|, the highest score, max |r|, max rel, its
+    flat index] instead of a Comparison."""
     dev = out.device
+    if fused and not raw and wide == torch.float32 and out.is_cuda and ref.device == dev and out.dtype == ref.dtype \
+            and out.is_contiguous() and ref.is_contiguous():
+        lib = _fused_library(dev)
+        stats = lib.compare(out.reshape(-1), ref.reshape(-1), atol, rtol) if lib is not None else None
+        if stats is not None:
+            bad, max_abs, ref_max, max_rel, worst, flat_at = stats.tolist()
+            if bad or not (math.isfinite(max_abs) and math.isfinite(ref_max) and worst <= 0):
+                return None  # a value not finite, or an element out of tolerance: the full pass
+            return _finite_comparison(out, ref, wide, atol, rtol, max_abs, ref_max, max_rel, int(flat_at))
     flat = all(t.is_contiguous() and t.device == dev and t.dtype == wide for t in (out, ref))
     # float32 scratch an element: three temporaries (12 bytes), and the two pieces' copies where
     # they are not slices (8 more): within CHUNK x SCRATCH_PER_ELEMENT either way
@@ -385,14 +410,108 @@ def _compare_finite(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: flo
     stats = torch.stack([torch.stack(d_max).max().to(torch.float64), scores_t[k].to(torch.float64),
                          torch.stack(r_max).max().to(torch.float64), torch.stack(rel_max).max().to(torch.float64),
                          torch.stack(places)[k].to(torch.float64)]).tolist()
+    if raw:
+        return stats
     max_abs, worst, ref_max, max_rel = stats[0], stats[1], stats[2], stats[3]
     if not (math.isfinite(max_abs) and math.isfinite(ref_max) and worst <= 0):
         return None  # a value not finite, or an element out of tolerance: the full pass
+    return _finite_comparison(out, ref, wide, atol, rtol, max_abs, ref_max, max_rel, int(stats[4]))
+
+
+def _finite_comparison(out: torch.Tensor, ref: torch.Tensor, wide: torch.dtype, atol: float, rtol: float,
+                       max_abs: float, ref_max: float, max_rel: float, flat_at: int) -> Comparison:
+    """The passing Comparison of :func:`_compare_finite` from its statistics (max |o−r|, max |r|,
+    max rel, the flat index of the worst element)."""
     if ref_max == 0:
         max_rel = 0.0 if max_abs == 0 else math.inf
-    idx = list(_unravel(int(stats[4]), tuple(out.shape)))
+    idx = list(_unravel(flat_at, tuple(out.shape)))
     ov, rv = (t[tuple(idx)].to(wide).item() for t in (out, ref))
     return Comparison(True, max_abs, max_rel, idx, ov, rv, 0, 0, atol, rtol, "")
+
+
+_FUSED: Dict[Any, Any] = {}
+
+
+def _fused_library(device: torch.device) -> Optional["fused_checks.Library"]:
+    """The fused kernels for ``device`` (fused_checks.load), once a process, and only if they agree
+    with the PyTorch path on :func:`fused_selftest`'s battery; else None (the PyTorch path)."""
+    key = str(device)
+    if key not in _FUSED:
+        lib = fused_checks.load(device)
+        if lib is not None:
+            try:
+                problem = fused_selftest(lib, device)
+            except Exception as e:  # noqa: BLE001 - a self-test that cannot run keeps PyTorch
+                problem = f"{type(e).__name__}: {e}"
+            if problem:
+                import sys
+                print(f"ucutlass worker: fused checks disagree with the PyTorch path ({problem}); the checks run "
+                      "as PyTorch operations", file=sys.stderr)
+                lib = None
+        _FUSED[key] = lib
+    return _FUSED[key]
+
+
+def fused_selftest(lib: "fused_checks.Library", device: Any) -> str:
+    """Runs the fused kernels and the PyTorch path on a battery of tensors (float32, bfloat16 and
+    float16; sizes from 1 element to a million and an odd tail; zeros, equal worst scores, an
+    element out of tolerance, NaN and inf; fingerprints of every word size over several pieces)
+    and returns the first disagreement ('' when none)."""
+    dev = torch.device(device)
+    gen = torch.Generator(device="cpu").manual_seed(1234)
+
+    def comps(o, r, atol, rtol):
+        got = _compare_finite(o, r, atol, rtol, torch.float32, None, fused=False)
+        lib_stats = lib.compare(o.reshape(-1), r.reshape(-1), atol, rtol)
+        if lib_stats is None:
+            return "compare declined a supported dtype"
+        bad, max_abs, ref_max, max_rel, worst, flat_at = lib_stats.tolist()
+        ok = not bad and math.isfinite(max_abs) and math.isfinite(ref_max) and worst <= 0
+        if got is None or not ok:
+            return "" if (got is None) == (not ok) else f"verdicts differ ({o.dtype}, {o.numel()} elements)"
+        # every statistic, the highest score's value included (a rounding of the bound shows there)
+        theirs = _compare_finite(o, r, atol, rtol, torch.float32, None, fused=False, raw=True)
+        mine = [max_abs, worst, ref_max, max_rel, flat_at]
+        for name, a, b in zip(("max |o-r|", "highest score", "max |r|", "max rel", "worst index"), theirs, mine):
+            if a != b:
+                return f"{name}: {b!r} against PyTorch's {a!r} ({o.dtype}, {o.numel()} elements)"
+        return ""
+
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        atol, rtol = (1e-4, 1e-4) if dtype == torch.float32 else (1e-2, 1e-2)
+        for n in (1, 5, 1000, 70001, (1 << 20) + 7):
+            r = (torch.randn(n, generator=gen) * 3).to(dtype)
+            noise = (torch.rand(n, generator=gen) - 0.5) * (atol + rtol * r.float().abs()) * 1.8
+            o = (r.float() + noise).to(dtype)
+            r[::97] = 0
+            o[::97] = 0
+            r, o = r.to(dev), o.to(dev)
+            cases = [(o, r)]
+            if n >= 1000:  # two equal worst scores: the first must win
+                o2, r2 = r.clone(), r.clone()
+                r2[[10, n - 3]] = 1.0
+                o2[[10, n - 3]] = torch.tensor(1.0 + rtol * 0.5, dtype=dtype)
+                cases.append((o2, r2))
+            for i, bad in enumerate((float("nan"), float("inf"), 100.0)):  # each must leave the quick path
+                o3 = o.clone()
+                o3[(n * (i + 1)) // 4] = bad
+                cases.append((o3, r))
+            r4 = r.clone()
+            r4[n // 2] = float("inf")
+            cases.append((o, r4))
+            for a, b in cases:
+                why = comps(a, b, atol, rtol)
+                if why:
+                    return why
+    for dtype in (torch.float32, torch.float16, torch.uint8, torch.float64):
+        for n in (1, 999, 12345):
+            t = (torch.randn(n, generator=gen) * 100).abs().to(dtype).to(dev)
+            for step in (None, 1000, 4096):
+                a = fingerprints([t], step, fused=False)
+                b = fingerprints([t], step, fused=lib)
+                if a != b:
+                    return f"fingerprint of {n} {dtype} in pieces of {step}: {b} against PyTorch's {a}"
+    return ""
 
 
 def _unravel(flat: int, shape: tuple):

@@ -8,7 +8,8 @@
 # python/tests/test_store_gpu.py (one stored kernel unit at three shapes) and
 # python/tests/test_python_api_gpu.py (optimize() on an MLP, backend="ucutlass" on a GPT block) and
 # python/tests/test_conv_gpu.py (one conv problem per category: a correct kernel with a conv stage) and
-# python/tests/test_rounding_gpu.py (a bf16 MLP whose fused stages round as eager: a correct kernel).
+# python/tests/test_rounding_gpu.py (a bf16 MLP whose fused stages round as eager: a correct kernel) and
+# python/tests/test_fused_checks_gpu.py (the fused comparison and fingerprints equal PyTorch's).
 # Exits 77 (CTest: skipped) when there is no GPU.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -48,4 +49,5 @@ export UCUTLASS_CACHE="${UCUTLASS_CACHE:-$kdir/cache}"
 rm -f "$kdir/store.db"
 "$py" -m pytest -v -rs python/tests/test_worker_gpu.py python/tests/test_eval_memory_gpu.py \
   python/tests/test_hostile_gpu.py python/tests/test_export_gpu.py python/tests/test_store_gpu.py \
-  python/tests/test_python_api_gpu.py python/tests/test_conv_gpu.py python/tests/test_rounding_gpu.py "$@"
+  python/tests/test_python_api_gpu.py python/tests/test_conv_gpu.py python/tests/test_rounding_gpu.py \
+  python/tests/test_fused_checks_gpu.py "$@"
