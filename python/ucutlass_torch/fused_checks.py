@@ -124,9 +124,10 @@ class Library:
         floats = torch.empty(blocks * 4, dtype=torch.float32, device=dev)
         index = torch.empty(blocks, dtype=torch.int64, device=dev)
         bad = torch.empty(blocks, dtype=torch.int32, device=dev)
-        stream = torch.cuda.current_stream(dev).cuda_stream
-        err = self.lib.ucut_fused_compare(code, out.data_ptr(), ref.data_ptr(), n, atol, rtol, blocks,
-                                          floats.data_ptr(), index.data_ptr(), bad.data_ptr(), stream)
+        with torch.cuda.device(dev):  # the launch goes to the current device
+            stream = torch.cuda.current_stream(dev).cuda_stream
+            err = self.lib.ucut_fused_compare(code, out.data_ptr(), ref.data_ptr(), n, atol, rtol, blocks,
+                                              floats.data_ptr(), index.data_ptr(), bad.data_ptr(), stream)
         if err:
             raise RuntimeError(f"ucut_fused_compare: CUDA error {err}")
         # The launch has exactly `blocks` blocks (the kernel takes the same min(MAX_BLOCKS,
@@ -148,8 +149,10 @@ class Library:
         n = words.numel()
         blocks = self._blocks(n)
         sums = torch.empty(blocks * 2, dtype=torch.int64, device=words.device)
-        stream = torch.cuda.current_stream(words.device).cuda_stream
-        err = self.lib.ucut_fused_fingerprint(size, words.data_ptr(), n, int(step), blocks, sums.data_ptr(), stream)
+        with torch.cuda.device(words.device):
+            stream = torch.cuda.current_stream(words.device).cuda_stream
+            err = self.lib.ucut_fused_fingerprint(size, words.data_ptr(), n, int(step), blocks, sums.data_ptr(),
+                                                  stream)
         if err:
             raise RuntimeError(f"ucut_fused_fingerprint: CUDA error {err}")
         return sums.view(blocks, 2).sum(dim=0)  # int64 sums wrap as the kernel's do

@@ -198,6 +198,10 @@ class Worker:
             torch.cuda.set_device(index)
         _set_reference_precision()
         self.env = environment(self.device)
+        if self.device.type == "cuda":
+            # The fused checks compile (once a machine, cached) and pass their self-test here, at
+            # start-up, not inside the first evaluation's time (docs/eval-contract.md).
+            self.env["fused_checks"] = correctness._fused_library(self.device) is not None
         self.loaded = None
         self.model = None
         self.problem_info: Dict[str, Any] = {}
