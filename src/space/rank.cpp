@@ -1,7 +1,8 @@
 // space_rank: an analytic time per candidate, so the search compiles the likely winners first.
 // GEMM:  t = max(t_main, t_mem) + t_epilogue_exposed + t_fixup, with
 //   t_main = (useful FLOPs / tile_eff) / (peak(precision) * mainloop_eff * wave_eff)
-//   tile_eff     = useful / padded MACs (irregular M, N, K waste part of the edge tiles)
+//   tile_eff     = useful / padded MACs (irregular M, N, K waste part of the edge tiles; on SM90
+//                  the scheduler's grid pads to whole clusters and swizzle groups, sm90_grid)
 //   wave_eff     = work units / (waves * SMs usable with this cluster size); stream-K balances
 //                  K iterations instead of tiles
 //   mainloop_eff = tile-shape reuse factor * pipeline-depth factor * multicast factor
@@ -56,6 +57,26 @@ constexpr double kPingpongEpilogueHidden = 0.8;
 
 // Stream-K's fix-up of partial tiles costs a little on every SM it splits work for.
 constexpr double kStreamKEfficiency = 0.97;
+
+}  // namespace
+
+// The SM90 tile schedulers' grid (CUTLASS 4.2, tile_scheduler_params.h): the tile counts are
+// rounded up to whole clusters, the swizzle is cut to what the smaller dimension allows (8 from 6
+// clusters' tiles, 4 from 3, 2 from 2, else 1), and both counts are rounded up again to swizzle x
+// cluster. The padded tiles are not skipped: each runs the mainloop on operands TMA fills with
+// zeros. Run DE's kb1_matmul_3d_tensor (16384 x 768, 3 tiles of 256 along N in a 1x2 cluster):
+// swizzle 4 and 8 pad 3 to 8 and took 1.78 ms, swizzle 1 pads it to 4 and took 0.98 ms; a 128x128
+// tile (6 along N) took 1.98 ms at swizzle 8 (16) against 0.76 ms at 1 (6): the ratios of the
+// padded grids.
+Sm90Grid sm90_grid(int64_t tiles_m, int64_t tiles_n, int cluster_m, int cluster_n, int swizzle) {
+  auto round_up = [](int64_t a, int64_t b) { return (a + b - 1) / b * b; };
+  const int64_t bm = round_up(tiles_m, cluster_m), bn = round_up(tiles_n, cluster_n);
+  const int64_t least = std::min(bm, bn);
+  const int w = swizzle >= 8 && least >= 6 ? 8 : swizzle >= 4 && least >= 3 ? 4 : swizzle >= 2 && least >= 2 ? 2 : 1;
+  return {round_up(bm, static_cast<int64_t>(w) * cluster_m), round_up(bn, static_cast<int64_t>(w) * cluster_n), w};
+}
+
+namespace {
 
 // Swizzle and raster only change L2 hit rates: tie-breakers of a fraction of a percent.
 constexpr double kSwizzleGain = 0.005;
@@ -139,6 +160,13 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   int cs = sm90 ? k.cluster->m * k.cluster->n : 1;
   int64_t usable = (hw.sms / cs) * cs;
   int64_t tiles = mt * nt * f.batch;
+  int swizzle = k.swizzle.value_or(1);
+  if (sm90) {  // the scheduler's padded grid: its extra tiles cost as much as real ones
+    const Sm90Grid grid = sm90_grid(mt, nt, k.cluster->m, k.cluster->n, swizzle);
+    r.tile_eff *= static_cast<double>(mt * nt) / static_cast<double>(grid.tiles_m * grid.tiles_n);
+    tiles = grid.tiles_m * grid.tiles_n * f.batch;
+    swizzle = grid.swizzle;
+  }
   int sk = k.split_k.value_or(1);
   double t_fix = 0;
   if (sm90 && k.scheduler == dsl::TileScheduler::stream_k && sk == 1) {
@@ -168,7 +196,7 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
     r.epilogue_s += static_cast<double>(f.m) * f.n * f.batch * 4 * 2 / hw.mem_bw + kLaunchSeconds;
 
   double l2 = 1.0;
-  int w = k.swizzle.value_or(1);
+  const int w = swizzle;  // on SM90, the swizzle the scheduler keeps
   if (w > 1) l2 *= tiles > usable ? 1.0 - kSwizzleGain * std::log2(w) : 1.0 + kSwizzleGain * std::log2(w) / 5;
   // Raster along the longer tile dimension keeps the shorter operand's tiles in L2 longer.
   bool along_long = k.raster == dsl::Raster::along_m ? mt >= nt : nt > mt;

@@ -59,6 +59,15 @@ struct RankedConfig {
   double epilogue_s = 0;     // epilogue time not hidden behind the mainloop
 };
 
+// The grid an SM90 GEMM's tile scheduler runs for tiles_m x tiles_n output tiles with a cluster
+// and a requested swizzle (CUTLASS's own padding: whole clusters, then whole swizzle x cluster
+// groups, the swizzle cut to what the grid allows); its padded tiles run the mainloop too.
+struct Sm90Grid {
+  int64_t tiles_m = 0, tiles_n = 0;
+  int swizzle = 1;  // the swizzle the scheduler keeps
+};
+Sm90Grid sm90_grid(int64_t tiles_m, int64_t tiles_n, int cluster_m, int cluster_n, int swizzle);
+
 // The precision ladder of a GEMM stage under a policy: its rungs, first tried first, each the
 // precisions of one accuracy (a candidate's `rung`). f32 data: exact -> f32x3s, f32x3, f32;
 // tf32 -> {tf32, tf32m}, f32x3s, f32x3, f32 (tf32m: TF32 on mma.sync, for the operand layouts

@@ -261,14 +261,67 @@ TEST(Space, IrregularShapePrefersLessWaste) {
   auto r = space_rank(p, *v, h200());
   const auto& best = r.front();
   EXPECT_LE(best.config.gemm.tile->m * best.config.gemm.tile->n, 128 * 128) << best.config.name;
-  // 1100 x 1100: 128 pads to 1152 (95.5% useful), 256 pads to 1280 (86%).
+  // 1100 x 1100: 128 pads to 1152 (95.5% useful), 256 pads to 1280 (86%). Compared without a
+  // cluster or swizzle, whose own padding of the scheduler's grid tile_eff counts too (below).
   auto q = gemm_program(1104, 1104, 1024, "bf16");
   auto rq = space_rank(q, *space_valid(q, 0, {}), h200());
-  size_t a = 0, b = 0;
-  const RankedConfig* t128 = find_tile(rq, 128, 128, a);
-  const RankedConfig* t256 = find_tile(rq, 256, 128, b);
+  auto plain = [&](int m, int n) -> const RankedConfig* {
+    for (const auto& c : rq) {
+      const auto& g = c.config.gemm;
+      if (g.tile && g.tile->m == m && g.tile->n == n && g.cluster && g.cluster->m * g.cluster->n == 1 &&
+          g.swizzle.value_or(1) == 1)
+        return &c;
+    }
+    return nullptr;
+  };
+  const RankedConfig* t128 = plain(128, 128);
+  const RankedConfig* t256 = plain(256, 128);
   ASSERT_TRUE(t128 && t256);
   EXPECT_GT(t128->tile_eff, t256->tile_eff);
+  EXPECT_NEAR(t128->tile_eff, (1104.0 / 1152) * (1104.0 / 1152) * (1024.0 / 1024), 1e-9);
+}
+
+// CUTLASS's SM90 schedulers pad the tile grid to whole clusters and swizzle groups, and the padded
+// tiles run the mainloop: run DE's kb1_matmul_3d_tensor (16384 x 768) took 1.78 ms at swizzle 8
+// and 0.98 ms at swizzle 1 with 128x256 tiles in a 1x2 cluster (3 tiles along N padded to 8 or 4).
+TEST(Space, TheSchedulersPaddedGridCountsAsWork) {
+  Sm90Grid g = sm90_grid(64, 3, 1, 2, 8);  // 3 along N: swizzle cut to 4, then 3 -> 4 -> 8
+  EXPECT_EQ(g.tiles_m, 64);
+  EXPECT_EQ(g.tiles_n, 8);
+  EXPECT_EQ(g.swizzle, 4);
+  g = sm90_grid(64, 3, 1, 2, 1);  // whole clusters only: 3 -> 4
+  EXPECT_EQ(g.tiles_n, 4);
+  EXPECT_EQ(g.swizzle, 1);
+  g = sm90_grid(128, 6, 1, 1, 8);  // 6 allows 8: 6 -> 8
+  EXPECT_EQ(g.tiles_n, 8);
+  EXPECT_EQ(g.tiles_m, 128);
+  EXPECT_EQ(g.swizzle, 8);
+  g = sm90_grid(1, 40, 2, 1, 8);  // one tile along M: a whole cluster makes 2, which allows
+  EXPECT_EQ(g.tiles_m, 4);        // swizzle 2, which pads to 2 x 2: four times the work
+  EXPECT_EQ(g.tiles_n, 40);
+  EXPECT_EQ(g.swizzle, 2);
+  g = sm90_grid(1, 40, 1, 1, 8);  // without the cluster: nothing to swizzle
+  EXPECT_EQ(g.tiles_m, 1);
+  EXPECT_EQ(g.swizzle, 1);
+
+  // The ranking: at the kb1_matmul_3d_tensor shape (TF32, many waves), 128x256 tiles in a 1x2
+  // cluster rank swizzle 1 above swizzle 8, and tile_eff says why.
+  auto p = gemm_program(16384, 768, 2048, "f32", "tf32");
+  auto r = space_rank(p, *space_valid(p, 0, {}), h200());
+  auto pick = [&](int swizzle) -> const RankedConfig* {
+    for (const auto& c : r) {
+      const auto& k = c.config.gemm;
+      if (k.tile && k.tile->m == 128 && k.tile->n == 256 && k.cluster && k.cluster->m == 1 && k.cluster->n == 2 &&
+          k.swizzle.value_or(1) == swizzle && k.precision == dsl::Precision::tf32)
+        return &c;
+    }
+    return nullptr;
+  };
+  const RankedConfig* w1 = pick(1);
+  const RankedConfig* w8 = pick(8);
+  ASSERT_TRUE(w1 && w8);
+  EXPECT_NEAR(w1->tile_eff / w8->tile_eff, 2.0, 1e-9);  // 4 against 8 tiles along N
+  EXPECT_LT(w1->t_est, w8->t_est * 0.6);
 }
 
 TEST(Space, LadderRungsRankInOrder) {
