@@ -83,8 +83,21 @@ __global__ void __launch_bounds__(kThreads) compare_kernel(const T* __restrict__
   Acc acc;
   acc.start();
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    acc.add(as_float(out[i]), as_float(ref[i]), atol, rtol, i);
+  long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // Four elements a thread in flight (their loads first): one at a time leaves too few bytes in
+  // flight to stream at the memory's speed. add() keeps the first index among equal scores
+  // whatever order it sees them in.
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    float o[4], r[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      o[u] = as_float(out[i + u * stride]);
+      r[u] = as_float(ref[i + u * stride]);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc.add(o[u], r[u], atol, rtol, i + u * stride);
+  }
+  for (; i < n; i += stride) acc.add(as_float(out[i]), as_float(ref[i]), atol, rtol, i);
   for (int k = 16; k > 0; k >>= 1) acc.merge(shfl_down(acc, k));
   __shared__ Acc warps[kThreads / 32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -113,29 +126,36 @@ __global__ void __launch_bounds__(kThreads) fingerprint_kernel(const W* __restri
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const unsigned long long mask_bits = (1ull << kBits) - 1;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  // The piece and the position in it move with i: by subtraction when a piece is longer than the
-  // grid's stride (the usual case, 64 Mi words), as a 64-bit division an element cost more than
-  // the memory traffic.
+  // The piece and the position in it move with the index: by subtraction when a piece is longer
+  // than the grid's stride (the usual case, 64 Mi words), as a 64-bit division an element cost
+  // more than the memory traffic.
   long long piece = first / step, pos = first - piece * step;
-  for (long long i = first; i < n; i += stride) {
-    if (step >= stride) {
-      if (i != first) {
-        pos += stride;
-        if (pos >= step) {
-          pos -= step;
-          ++piece;
-        }
-      }
-    } else {
-      piece = i / step;
-      pos = i - piece * step;
-    }
+  auto take = [&](W w, long long i) {  // i: the word's index; piece and pos already at it
     const W m = static_cast<W>((static_cast<unsigned long long>(pos) * 2654435761ull + 40503ull) & mask_bits);
-    const W w = words[i];
     const W x = static_cast<W>(w ^ m);
     plain += static_cast<unsigned long long>(static_cast<long long>(w));
     mixed += static_cast<unsigned long long>(piece + 1) * static_cast<unsigned long long>(static_cast<long long>(x));
+    // on to i + stride
+    if (step >= stride) {
+      pos += stride;
+      if (pos >= step) {
+        pos -= step;
+        ++piece;
+      }
+    } else {
+      piece = (i + stride) / step;
+      pos = (i + stride) - piece * step;
+    }
+  };
+  long long i = first;
+  for (; i + 3 * stride < n; i += 4 * stride) {  // four loads in flight, as compare_kernel
+    W w[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) w[u] = words[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) take(w[u], i + u * stride);
   }
+  for (; i < n; i += stride) take(words[i], i);
   for (int k = 16; k > 0; k >>= 1) {
     plain += __shfl_down_sync(0xffffffffu, plain, k);
     mixed += __shfl_down_sync(0xffffffffu, mixed, k);
