@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <utility>
 
 #include "search/builtin_strategy.h"
 #include "search/fake_surface.h"
@@ -127,12 +128,19 @@ struct P {
   std::unique_ptr<SearchSession> session;
 };
 
-TEST(SuiteScheduler, RunsEveryProblemToItsStopAndFavoursHeadroom) {
+// Two synthetic problems, "near" to and "far" from their optimum by their SOL time.
+std::pair<SurfaceSpec, SurfaceSpec> near_and_far(double near_t_sol, double far_t_sol) {
   SurfaceSpec near_sol, far_sol;
   near_sol.problem = "near";
-  near_sol.t_sol = 0.95e-3;  // close to its optimum: stops early (SOL proximity)
+  near_sol.t_sol = near_t_sol;
   far_sol.problem = "far";
-  far_sol.t_sol = 0.2e-3;    // far: gets the attempts
+  far_sol.t_sol = far_t_sol;
+  return {near_sol, far_sol};
+}
+
+TEST(SuiteScheduler, RunsEveryProblemToItsStopAndFavoursHeadroom) {
+  // near: close to its optimum, stops early (SOL proximity); far: gets the attempts
+  auto [near_sol, far_sol] = near_and_far(0.95e-3, 0.2e-3);
   P a(near_sol, 20), b(far_sol, 20);
   FakeClock clock;
   SuiteScheduler suite({a.session.get(), b.session.get()}, SuiteOptions{}, clock);
@@ -149,11 +157,7 @@ TEST(SuiteScheduler, RunsEveryProblemToItsStopAndFavoursHeadroom) {
 }
 
 TEST(SuiteScheduler, OverlapModeStartsEverySessionAndStillRunsEachToItsStop) {
-  SurfaceSpec near_sol, far_sol;
-  near_sol.problem = "near";
-  near_sol.t_sol = 0.95e-3;
-  far_sol.problem = "far";
-  far_sol.t_sol = 0.2e-3;
+  auto [near_sol, far_sol] = near_and_far(0.95e-3, 0.2e-3);
   P a(near_sol, 20), b(far_sol, 20);
   FakeClock clock;
   SuiteOptions so;
@@ -232,11 +236,7 @@ TEST(SuiteScheduler, OverlapModeCompilesTheOpeningWhileTheBaselinesAreMeasured) 
 TEST(SuiteScheduler, BreadthSpreadsTheFirstAttemptsOverEveryProblem) {
   // The far problem has all the headroom: alone it takes the pool's attempts after the near
   // problem's first; with breadth 3 the near one gets three before the far one gets a fourth.
-  SurfaceSpec near_sol, far_sol;
-  near_sol.problem = "near";
-  near_sol.t_sol = 0.5e-3;
-  far_sol.problem = "far";
-  far_sol.t_sol = 0.05e-3;
+  auto [near_sol, far_sol] = near_and_far(0.5e-3, 0.05e-3);
   for (int breadth : {0, 3}) {
     P a(near_sol, 40), b(far_sol, 40);
     FakeClock clock;
