@@ -36,6 +36,7 @@ import contextlib
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -444,7 +445,6 @@ def _fused_library(device: torch.device) -> Optional["fused_checks.Library"]:
             except Exception as e:  # noqa: BLE001 - a self-test that cannot run keeps PyTorch
                 problem = f"{type(e).__name__}: {e}"
             if problem:
-                import sys
                 print(f"ucutlass worker: fused checks disagree with the PyTorch path ({problem}); the checks run "
                       "as PyTorch operations", file=sys.stderr)
                 lib = None
@@ -461,16 +461,19 @@ def fused_selftest(lib: "fused_checks.Library", device: Any) -> str:
     gen = torch.Generator(device="cpu").manual_seed(1234)
 
     def comps(o, r, atol, rtol):
-        got = _compare_finite(o, r, atol, rtol, torch.float32, None, fused=False)
+        # [max |o-r|, the highest score, max |r|, max rel, its index], as the quick path has them
+        theirs = _compare_finite(o, r, atol, rtol, torch.float32, None, fused=False, raw=True)
         lib_stats = lib.compare(o.reshape(-1), r.reshape(-1), atol, rtol)
         if lib_stats is None:
             return "compare declined a supported dtype"
         bad, max_abs, ref_max, max_rel, worst, flat_at = lib_stats.tolist()
         ok = not bad and math.isfinite(max_abs) and math.isfinite(ref_max) and worst <= 0
-        if got is None or not ok:
-            return "" if (got is None) == (not ok) else f"verdicts differ ({o.dtype}, {o.numel()} elements)"
+        ok_theirs = math.isfinite(theirs[0]) and math.isfinite(theirs[2]) and theirs[1] <= 0
+        if ok != ok_theirs:
+            return f"verdicts differ ({o.dtype}, {o.numel()} elements)"
+        if not ok:
+            return ""  # both leave the quick path: the full pass decides
         # every statistic, the highest score's value included (a rounding of the bound shows there)
-        theirs = _compare_finite(o, r, atol, rtol, torch.float32, None, fused=False, raw=True)
         mine = [max_abs, worst, ref_max, max_rel, flat_at]
         for name, a, b in zip(("max |o-r|", "highest score", "max |r|", "max rel", "worst index"), theirs, mine):
             if a != b:
