@@ -27,10 +27,16 @@ case "$what" in
     prof="${2:-kb-v01}" minutes="${3:-8}"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr ' ' '_')
     echo "== $(date -u +%FT%TZ) $gpu, binary $(cat .carry/COMMIT 2>/dev/null)"
-    # What one evaluation of a 6 GiB problem costs, by phase (the checks were 58% of run CS's);
-    # PHASES=0 skips it (the suite itemizes its own evaluations the same way).
-    [ "${PHASES:-1}" = 0 ] ||
-      PYTHONPATH=python timeout 120 python3 bench/harness/eval_phases.py problems/kb1_relu.py --profile "$prof" --repeat 2
+    # What one evaluation of a 6 GiB problem costs, by phase (the checks were 58% of run CS's),
+    # with the fused checks off and on (docs/eval-contract.md, "Fused checks"); PHASES=0 skips it
+    # (the suite itemizes its own evaluations the same way).
+    if [ "${PHASES:-1}" != 0 ]; then
+      for fused in 0 1; do
+        echo "== eval phases, UCUTLASS_FUSED_CHECKS=$fused"
+        UCUTLASS_FUSED_CHECKS=$fused PYTHONPATH=python timeout 120 \
+          python3 bench/harness/eval_phases.py problems/kb1_relu.py --profile "$prof" --repeat 2
+      done
+    fi
     base=".carry/baselines-$gpu.tgz"
     # A warm machine keeps an earlier call's suite folder: its baselines serve this call (they do
     # not depend on the profile), its kernel cache and memory must not (each call starts from the
