@@ -5,7 +5,8 @@ compiled and every second printed is the harness's, not a kernel's.
 
     python3 bench/harness/eval_phases.py PROBLEM.py [--profile kb-v01|default] [--repeat N]
 
-One JSON line an evaluation: the verdict, the seconds by phase (correctness.PhaseClock: inputs,
+One JSON line an evaluation: the verdict, whether the fused checks ran (UCUTLASS_FUSED_CHECKS=0
+turns them off; docs/eval-contract.md), the seconds by phase (correctness.PhaseClock: inputs,
 reference, candidate, guards, checks, float64, timing, recheck, bind) and the GPU memory peak.
 Run on the GPU machine; on a CPU it runs the same protocol on the CPU (the tests' worker).
 """
@@ -57,6 +58,7 @@ def main() -> int:
             torch.cuda.reset_peak_memory_stats()
         r = w.evaluate(k, profile=args.profile)
         print(json.dumps({"problem": info["name"], "profile": args.profile, "evaluation": n, "verdict": r["verdict"],
+                          "fused_checks": w.env.get("fused_checks", False),
                           "error": r["error"][:200], "load_s": round(load_s, 2),
                           "seconds": {p: round(s, 3) for p, s in sorted(r["seconds"].items(), key=lambda x: -x[1])},
                           "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None}),

@@ -197,3 +197,4 @@ def test_the_bench_script_itemizes_a_problems_evaluation_on_the_cpu(tmp_path):
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     assert len(rows) == 1 and rows[0]["verdict"] == "ok", rows
     assert {"reference", "candidate", "checks", "timing", "total"} <= set(rows[0]["seconds"]), rows[0]
+    assert rows[0]["fused_checks"] is False  # no GPU: the checks are PyTorch operations
