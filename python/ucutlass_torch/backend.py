@@ -44,9 +44,7 @@ OPTION_KEYS = ("budget", "minutes", "profile", "policy", "db", "cache_dir", "bin
 
 
 def default_cache_dir() -> str:
-    base = os.environ.get("UCUTLASS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ucutlass")
-    return os.path.join(base, "torch")
+    return os.path.join(tool.cache_root(), "torch")
 
 
 class ResultCache:

@@ -25,7 +25,9 @@ from typing import Optional, Tuple
 
 import torch
 
-__all__ = ["ENV", "SOURCE", "Library", "load", "compile_library", "nvcc_path", "cache_root"]
+from . import tool
+
+__all__ = ["ENV", "SOURCE", "Library", "load", "compile_library", "nvcc_path"]
 
 ENV = "UCUTLASS_FUSED_CHECKS"  # "0": never use the fused kernels
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fused_checks.cu")
@@ -46,12 +48,6 @@ def nvcc_path() -> Optional[str]:
     return None
 
 
-def cache_root() -> str:
-    """The kernel cache's folder (UCUTLASS_CACHE, else ~/.cache/ucutlass), as the tool uses it."""
-    return os.environ.get("UCUTLASS_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ucutlass")
-
-
 def _arch(capability: Tuple[int, int]) -> str:
     major, minor = capability
     return f"{major}{minor}" + ("a" if (major, minor) == (9, 0) else "")
@@ -67,7 +63,7 @@ def compile_library(arch: str, out_dir: Optional[str] = None, nvcc: Optional[str
         source = f.read()
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
     key = hashlib.sha256(source + version.encode() + arch.encode()).hexdigest()[:16]
-    out_dir = out_dir or os.path.join(cache_root(), "fused-checks")
+    out_dir = out_dir or os.path.join(tool.cache_root(), "fused-checks")
     path = os.path.join(out_dir, f"fused_checks-{arch}-{key}.so")
     if os.path.exists(path):
         return path

@@ -39,6 +39,13 @@ def subprocess_runner(argv: Sequence[str]) -> Tuple[int, str]:
     return p.returncode, p.stdout
 
 
+def cache_root() -> str:
+    """The tool's cache folder, as the binary picks it: UCUTLASS_CACHE, else
+    $XDG_CACHE_HOME/ucutlass, else ~/.cache/ucutlass."""
+    return os.environ.get("UCUTLASS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ucutlass")
+
+
 def find_binary(binary: Optional[str] = None) -> str:
     """The ucutlass binary's path (see the module's header for the order); ToolError if none."""
     if binary:

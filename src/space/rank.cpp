@@ -69,7 +69,7 @@ constexpr double kStreamKEfficiency = 0.97;
 // tile (6 along N) took 1.98 ms at swizzle 8 (16) against 0.76 ms at 1 (6): the ratios of the
 // padded grids.
 Sm90Grid sm90_grid(int64_t tiles_m, int64_t tiles_n, int cluster_m, int cluster_n, int swizzle) {
-  auto round_up = [](int64_t a, int64_t b) { return (a + b - 1) / b * b; };
+  auto round_up = [](int64_t a, int64_t b) { return ceil_div(a, b) * b; };
   const int64_t bm = round_up(tiles_m, cluster_m), bn = round_up(tiles_n, cluster_n);
   const int64_t least = std::min(bm, bn);
   const int w = swizzle >= 8 && least >= 6 ? 8 : swizzle >= 4 && least >= 3 ? 4 : swizzle >= 2 && least >= 2 ? 2 : 1;
