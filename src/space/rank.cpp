@@ -307,10 +307,22 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
     int64_t lanes = rpb * ceil_div(part, vw);
     r.tile_eff = std::min(1.0, static_cast<double>(lanes) / th);
     eff *= std::sqrt(std::max(r.tile_eff, 0.25));
-    // a block caching more than 64 KB of its row is the only one on its SM: nothing overlaps its
-    // reductions (H200, 32 Ki f32 log_softmax rows in 1024-thread blocks: 77% of copy
-    // bandwidth; 64 KB rows: 94%; docs/benchmarks.md)
-    if (part * f.elem_bytes > 64 * 1024) eff *= 0.8;
+    // A row reduction (one value a row out) reads its row once however it runs: a cluster only
+    // adds its register cache and cross-block reduction (run DG, H100, kb1_l1_norm's mean of |x|
+    // over 32 Ki rows of 65,535 f32: the streamed block-per-row kernel about 2.8 ms, clusters of
+    // 4 and 8 about 5.6-7.7 ms), and a long row streamed is not cached, so no SM is held by it.
+    // Otherwise a block caching more than 64 KB of its row is the only one on its SM: nothing
+    // overlaps its reductions (H200, 32 Ki f32 log_softmax rows in 1024-thread blocks: 77% of copy
+    // bandwidth; 64 KB rows: 94%; docs/benchmarks.md). A cluster's cached parts move best in
+    // small blocks with many vectors a thread: 512 threads x 4 vectors 70% against 128 x 16 85%
+    // (H200, run H); 1024 x 16 66% against 128 x 64 86% (H100, run DG, kb1_l2_norm).
+    const int cluster = f.kind == "rowwise" ? c.simt.cluster.value_or(1) : 1;
+    if (f.kind == "rowwise" && f.per_row_outputs) {
+      if (cluster > 1) eff *= 0.5;
+    } else {
+      if (part * f.elem_bytes > 64 * 1024) eff *= 0.8;
+      if (cluster > 1 && th >= 512) eff *= 0.8;
+    }
     // a row kernel (rowwise stages, the cross-entropy reduce) whose block has under two vectors a
     // thread is mostly block reductions and launches: kb1_cross_entropy (32 Ki rows of 4096 f32)
     // ran 0.79x eager in 1024-thread blocks and 2.94x in a smaller block (runs BD, BL)

@@ -72,6 +72,15 @@ SimtFacts simt_facts(const dsl::Program& p, const dsl::Stage& st) {
   reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
   for (const auto& r : reads) f.bytes += tensor_bytes(p, r);
   for (const auto& o : st.outputs) f.bytes += tensor_bytes(p, o);
+  // A row kernel whose outputs hold one value a row (or fewer) reads each row once and writes no
+  // row back: the register cache of a cluster has nothing to keep.
+  if (f.rows_kind && !st.outputs.empty() && f.row_len > 0) {
+    const int64_t rows = f.total / f.row_len;
+    f.per_row_outputs = std::all_of(st.outputs.begin(), st.outputs.end(), [&](const std::string& o) {
+      const dsl::Tensor* t = p.find_tensor(o);
+      return t && t->numel() <= rows;
+    });
+  }
   return f;
 }
 

@@ -27,6 +27,7 @@ struct SimtFacts {
   int64_t total = 0;          // elements of the data
   int elem_bytes = 4;
   int64_t bytes = 0;          // every tensor the stage reads and writes, once
+  bool per_row_outputs = false;  // every output holds at most one value a row (a row reduction)
 };
 
 GemmFacts gemm_facts(const dsl::Program& p, const dsl::GemmStage& g);
