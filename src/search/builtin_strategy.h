@@ -15,12 +15,13 @@
 // 3xTF32 -> FP32), the failed configuration is retried at once at the new rung, and every later
 // proposal is lifted to it.
 // Never slower than PyTorch: once `slow_probe_after` candidates have passed and the best of them
-// is still slower than eager, the best-ranked candidates of each rung above the floor are tried
+// is still slower than eager (or within slow_probe_margin of it), the best-ranked candidates of each rung above the floor are tried
 // (origin "speed-probe"): more precise kernels are not always slower ones (run BA's 4096 x 131072
 // GEMM: 22 attempts of SM80 3xTF32 at 0.33x eager, none of FP32 SIMT's split-K, cuBLAS's own shape).
 // The opening's rung: a rung above the floor that the ranking predicts at least rung_advantage
 // times faster than the floor's best (the estimates count 3xTF32's split passes and mma.sync's
-// rate) puts its best shapes first (origin "rank-rung"); the floor's top-k follow.
+// rate) puts its best shapes first (origin "rank-rung"); the floor's top-k follow. The same holds
+// when a mismatch raises the floor: the new floor's retry first, then such a rung's best shapes.
 // Summation classes: after a rounding mismatch (repeatable: Attempt::rounding_mismatch) no other
 // candidate of the failed candidate's summation class (SearchSpace::summation_class: e.g. every
 // FP32 SIMT tile with K in one piece) is proposed or evaluated: it would compute the same values.
@@ -56,6 +57,10 @@ struct BuiltinOptions {
   // may predate a capability that passes there; if it passes, the floor drops to it.
   int probe_rung = -1;
   int slow_probe_after = 3;       // correct attempts, all slower than eager, before the speed probe
+  // A best within this factor of eager counts as slow for the speed probe: a 1.00-1.04x kernel is
+  // within run-to-run spread of a fallback (run DG's kb1_sdpa: three 3xTF32 attempts at 0.98-1.00x
+  // never probed the mma.sync rung that run DE found at 1.45x).
+  double slow_probe_margin = 1.05;
   int slow_probe_per_rung = 2;    // candidates the speed probe takes from each rung above the floor
   // A rung above the floor whose best-ranked candidate is predicted this many times faster than
   // the floor's best opens the search with its best slow_probe_per_rung shapes (0: never).

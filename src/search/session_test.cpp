@@ -230,6 +230,63 @@ TEST(Session, ARungPredictedFasterOpensTheSearch) {
   EXPECT_EQ(n.session->state().attempts.at(0).cand.rung, 0);
 }
 
+// The opening's rung holds for a floor a mismatch raised too (run DG's kb3_relu_self_attention:
+// TF32 missed, 3xTF32 on wgmma passed faster than eager, so no speed probe, and 16 attempts stayed
+// on it while mma.sync's 3xTF32, predicted 1.5x faster, was 1.6x faster): after the retry on the
+// new floor, the rung predicted clearly faster is tried. Without the margin it is not.
+TEST(Session, ARaisedFloorTriesARungPredictedFasterAfterItsRetry) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  spec.predicted_rung_cost = {1.0, 3.0, 1.5};
+  spec.rung_cost = {1.0, 3.0, 1.5};
+  spec.t_eager = 10e-3;  // the new floor beats eager: no speed probe
+  Rig r(spec, {}, no_stop_rules(8));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 4u);
+  EXPECT_EQ(at[0].status, RunStatus::mismatch);
+  EXPECT_EQ(at[1].cand.origin, "fallback");
+  EXPECT_EQ(at[1].cand.rung, 1);
+  EXPECT_EQ(at[2].cand.origin, "rank-rung");
+  EXPECT_EQ(at[2].cand.rung, 2);
+  EXPECT_EQ(at[2].status, RunStatus::ok);
+  const Attempt* best = r.session->state().best_attempt();
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->cand.rung, 2);
+  SurfaceSpec near = spec;
+  near.predicted_rung_cost = {1.0, 3.0, 2.7};  // 1.11x: within rung_advantage
+  Rig n(near, {}, no_stop_rules(8));
+  n.session->run();
+  for (const auto& a : n.session->state().attempts) EXPECT_NE(a.cand.origin, "rank-rung");
+}
+
+// A best within slow_probe_margin of eager (1.02x here) is probed like a slower one: a kernel at
+// 1.00-1.04x is within run-to-run spread of a fallback (run DG's kb1_sdpa at 0.98-1.00x).
+TEST(Session, AFloorBarelyFasterThanEagerProbesTheRungsAbove) {
+  SurfaceSpec spec;
+  spec.tf32_mismatch = true;
+  spec.rung_cost = {1.0, 5.0, 2.0};
+  spec.t_eager = 1.0;  // never slow: the floor's best after its first three passes
+  Rig base(spec, {}, no_stop_rules(4));
+  base.session->run();
+  double best3 = 1.0;
+  int passed = 0;
+  for (const auto& a : base.session->state().attempts)
+    if (a.status == RunStatus::ok && passed++ < 3) best3 = std::min(best3, a.time_s);
+  ASSERT_EQ(passed, 3);
+  auto probes = [&](double eager) {
+    SurfaceSpec s = spec;
+    s.t_eager = eager;
+    Rig r(s, {}, no_stop_rules(12));
+    r.session->run();
+    int n = 0;
+    for (const auto& a : r.session->state().attempts) n += a.cand.origin == "speed-probe";
+    return n;
+  };
+  EXPECT_EQ(probes(best3 * 1.02), 2);  // 1.02x faster than eager: probed
+  EXPECT_EQ(probes(best3 * 1.10), 0);  // 1.10x: not
+}
+
 // A program with no configuration at the next rung (f32x3s needs K-major operands) climbs to the
 // rung after it.
 TEST(Session, TheLadderSkipsARungTheProgramDoesNotHave) {
