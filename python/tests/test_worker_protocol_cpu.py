@@ -387,11 +387,35 @@ def test_a_large_problem_is_not_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(worker_mod, "KEEP_ONE_BYTES", 64)  # the affine model holds 256 bytes
     w = Worker("cpu")
     a = write(tmp_path, "affine.py", AFFINE)
+    sm = write(tmp_path, "softmax.py", SOFTMAX.replace("COLS", "16"))
     w.load(a)
-    w.load(write(tmp_path, "softmax.py", SOFTMAX.replace("COLS", "16")))
-    assert not w.kept
-    assert not w.kept and w.key is not None
+    w.load(sm)
+    assert not w.kept and w.key is not None  # the affine (large) was not kept
     w.load(a)
-    # the softmax (no parameters) was kept, then dropped: a large problem plans its memory with the
-    # device to itself
-    assert w.kept_hits == 0 and not w.kept
+    # the softmax (no parameters) was kept, and stays kept across the large problem's load: its
+    # memory plan fits beside it
+    assert w.kept_hits == 0 and len(w.kept) == 1
+    w.load(sm)
+    assert w.kept_hits == 1
+
+
+def test_kept_problems_are_dropped_when_a_plan_does_not_fit_beside_them(tmp_path, monkeypatch):
+    from ucutlass_torch import worker as worker_mod
+    w = Worker("cpu")
+    a = write(tmp_path, "affine.py", AFFINE)
+    sm = write(tmp_path, "softmax.py", SOFTMAX.replace("COLS", "16"))
+    w.load(sm)
+    real_plan = w._plan
+    plans = []
+
+    def crowded(m):  # no room while anything is kept
+        p = real_plan(m)
+        plans.append(bool(w.kept))
+        if w.kept:
+            p.fits = False
+        return p
+
+    monkeypatch.setattr(w, "_plan", crowded)
+    w.load(a)
+    assert plans == [True, False]  # planned beside the kept softmax, then alone
+    assert not w.kept and w.memory.fits
