@@ -488,6 +488,28 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
     c.add("fits_smem", knob, msg,
           max_st >= 2 ? "use stages " + str(max_st) + " or fewer (or auto)"
                       : std::string("use a smaller tile"));
+    return;
+  }
+  if (k.precision != Precision::f32x3s) return;
+  // f32x3s: two of the split's three TF32 GEMMs read an fp32 [M, N] source (p2 = As Bb + p1, and
+  // the stage's own = Ab Bb + p2: codegen/split_gemm.cpp), each with the stage's tile and an
+  // explicit stage count (auto resolves per GEMM). Where their mainloop cannot keep two stages
+  // beside that epilogue the library does not generate (runs DE and DG: 21 candidates with K
+  // tiles of 64 failed so, a 98 KB stage beside a 100 KB epilogue).
+  const int need = explicit_stages ? st : 2;
+  for (const DType out : {DType::f32, c.out.dtype}) {
+    const bool main = out == c.out.dtype;
+    const int epi_src = gemm_sm90_epilogue_smem(k, out, true, DType::f32, main ? f.row_vectors : 0,
+                                                main ? f.col_vectors : 0);
+    if (need * stage + epi_src > kSm90SmemBytes) {
+      c.add("fits_smem", knob,
+            "shared memory: precision f32x3s's GEMMs that add a partial product (an fp32 source) need " +
+                str(need) + " stages x " + str(stage) + " bytes + epilogue " + str(epi_src) + " bytes = " +
+                str(need * stage + epi_src) + " > " + str(kSm90SmemBytes) + " (227 KiB)",
+            explicit_stages ? std::string("use fewer stages or a smaller tile (or auto)")
+                            : std::string("use a smaller tile (K 32)"));
+      return;
+    }
   }
 }
 

@@ -161,6 +161,22 @@ TEST(GemmRules, FitsSmem) {
   EXPECT_TRUE(has(f.check(), "fits_smem", "stages"));
 }
 
+// f32x3s: the split's GEMMs that add a partial product read an fp32 source, whose epilogue
+// leaves a 128 x 256 x 64 TF32 tile one stage (runs DE, DG: such candidates failed to generate);
+// K 32 keeps two, and the same tile in plain TF32 (no source) fits.
+TEST(GemmRules, F32x3sCountsItsPartialProductSource) {
+  Fixture f(DType::f32, 4096, 4096, 4096);
+  f.s.knobs.precision = Precision::f32x3s;
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  auto v = f.check();
+  EXPECT_TRUE(has(v, "fits_smem", "tile")) << all(v);
+  f.s.knobs.tile = TileShape{128, 256, 32};
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  f.s.knobs.precision = Precision::tf32;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+}
+
 TEST(GemmRules, StreamKNeedsCooperative) {
   Fixture f(DType::bf16, 1024, 1024, 1024);
   f.s.knobs.tile = TileShape{64, 128, 64};
