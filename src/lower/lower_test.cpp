@@ -409,6 +409,34 @@ TEST(Lower, AFullReductionOfTwoTensorsReducesTheRowsFirst) {
   }
 }
 
+// KernelBench's L1 norm, x / mean(|x|, dim=1, keepdim=True): one rowwise l1_normalize whose
+// epilogue multiplies by the row length (one read and one write of x, where the mean and the divide
+// were two stages reading it twice); the interpreter's values are PyTorch's.
+TEST(Lower, XOverTheMeanOfItsAbsoluteValueIsOneRowwiseStage) {
+  auto r = lower_with_torch("l1_norm_mean");
+  ASSERT_TRUE(r) << r.error().render();
+  ASSERT_EQ(r->program.stages.size(), 1u) << r->text;
+  ASSERT_TRUE(std::holds_alternative<dsl::RowwiseStage>(r->program.stages[0].body)) << r->text;
+  EXPECT_EQ(std::get<dsl::RowwiseStage>(r->program.stages[0].body).op, "l1_normalize") << r->text;
+  const int64_t rows = 64, cols = 1000;
+  dsl::InterpTensors io;
+  std::vector<double> x(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 2.0 * std::sin(0.29 * static_cast<double>(i)) - 0.1;
+  io["x"] = x;
+  ASSERT_TRUE(dsl::interp_stage(r->program, 0, io, {})) << r->text;
+  const auto& out = io.at("out0");
+  ASSERT_EQ(out.size(), x.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    double mean = 0;
+    for (int64_t j = 0; j < cols; ++j) mean += std::abs(x[static_cast<size_t>(i * cols + j)]);
+    mean /= static_cast<double>(cols);
+    for (int64_t j = 0; j < cols; j += 97) {
+      const double want = x[static_cast<size_t>(i * cols + j)] / mean;
+      EXPECT_NEAR(out[static_cast<size_t>(i * cols + j)], want, 1e-12 * std::abs(want) + 1e-12) << i << " " << j;
+    }
+  }
+}
+
 // minGPT's head split and merge at test size: split, view, transpose(1, 2) are one view of x read
 // by the scale's stage, and the merge (transpose, contiguous, view) one copy the output aliases;
 // no torch stage, and the interpreter's result is 2 * x[..., 8:16].
