@@ -339,18 +339,21 @@ class Worker:
             raise protocol.RequestError(f"{path}: the model's parameters do not fit in GPU memory "
                                         f"({str(e).strip().splitlines()[0]}); free the GPU or use one with more memory")
         self.seed = seed
-        m = memplan.measure(self.model, lambda: self.inputs(TIMING_SEED), self.device)
-        memplan.release(self.device, collect=False)
-        self.memory = self._plan(m)
+
+        def measure_and_plan() -> memplan.Measured:
+            m = memplan.measure(self.model, lambda: self.inputs(TIMING_SEED), self.device)
+            memplan.release(self.device, collect=False)
+            self.memory = self._plan(m)
+            return m
+
+        m = measure_and_plan()
         if self.kept and not self.memory.fits:
             # The kept problems' parameters (at most KEEP_TOTAL_BYTES) may be what the plan lacks:
             # planned again with the device to itself. They stay kept otherwise, also across a large
             # problem's load (the kb suite's 13 fused Linears hold 256 MiB each: dropping the kept
             # ones at each of their loads made breadth's alternation reload the small problems).
             self.drop_kept()
-            m = memplan.measure(self.model, lambda: self.inputs(TIMING_SEED), self.device)
-            memplan.release(self.device, collect=False)
-            self.memory = self._plan(m)
+            m = measure_and_plan()
         self.key = key
         self.problem_info = {
             "name": self.loaded.name, "path": self.loaded.path, "source_sha256": self.loaded.source_sha256,

@@ -47,26 +47,34 @@ Status extra_outputs_dead(const LowerState& s, const problem::Op& op) {
   return ok_status();
 }
 
+// The op dividing x by a per-row value `row` (x / row, a true division, x and what it divides
+// the same tensor, neither transposed, its output of x's shape) when it is `row`'s only reader;
+// -1 otherwise. The normalizations below fuse it into their rowwise stage.
+int row_divide(const LowerState& s, const std::string& x, const std::string& row) {
+  const int reader = s.only_reader(row);
+  if (reader < 0) return -1;
+  const problem::Op& div = s.ops[static_cast<size_t>(reader)];
+  if (div.op != "div" || div.inputs.size() != 2 || !div.inputs[0].is_tensor() || !div.inputs[1].is_tensor() ||
+      !attr_string(div, "rounding_mode", "").empty())
+    return -1;
+  const View vx = s.resolve(x), num = s.resolve(div.inputs[0].tensor);
+  if (num.base != vx.base || num.transposed || vx.transposed || s.resolve(div.inputs[1].tensor).base != s.resolve(row).base)
+    return -1;
+  if (s.need(div.outputs.at(0)).shape != s.need(x).shape) return -1;
+  return reader;
+}
+
 // x / norm(x, p, dim=-1, keepdim=True) with p = 1 or 2 is one rowwise l1/l2_normalize (eps 0:
 // plain division, NaN for an all-zero row as in PyTorch) when the divide is the norm's only
 // reader and divides the norm's own input. The divide joins the draft: its output is the value.
 void fuse_normalize(LowerState& s, const problem::Op& norm, Draft& d) {
   auto p = lower_norm_order(norm);
   if (!p || (*p != 1 && *p != 2) || !attr_bool(norm, "keepdim", false)) return;
-  const std::string& out = norm.outputs.at(0);
-  const int reader = s.only_reader(out);
-  if (reader < 0) return;
-  const problem::Op& div = s.ops[static_cast<size_t>(reader)];
-  if (div.op != "div" || div.inputs.size() != 2 || !div.inputs[0].is_tensor() || !div.inputs[1].is_tensor() ||
-      !attr_string(div, "rounding_mode", "").empty())
-    return;
-  View x = s.resolve(norm.inputs.at(0).tensor), num = s.resolve(div.inputs[0].tensor);
-  if (num.base != x.base || num.transposed || x.transposed || s.resolve(div.inputs[1].tensor).base != s.resolve(out).base)
-    return;
-  if (s.need(div.outputs.at(0)).shape != s.need(norm.inputs.at(0).tensor).shape) return;
+  const int div = row_divide(s, norm.inputs.at(0).tensor, norm.outputs.at(0));
+  if (div < 0) return;
   d.op = *p == 1 ? "l1_normalize" : "l2_normalize";
-  d.value = div.outputs.at(0);
-  s.dead[static_cast<size_t>(div.id)] = true;
+  d.value = s.ops[static_cast<size_t>(div)].outputs.at(0);
+  s.dead[static_cast<size_t>(div)] = true;
 }
 
 // x / mean(|x|, dim=-1, keepdim=True) (KernelBench's L1 norm) is x / (sum |x| / n): one rowwise
@@ -86,18 +94,11 @@ void fuse_mean_normalize(LowerState& s, const problem::Op& mean, Draft& d) {
   const problem::Op& ab = s.ops[static_cast<size_t>(w)];
   if (ab.op != "abs" || ab.inputs.size() != 1 || !ab.inputs[0].is_tensor() || ab.outputs.size() != 1) return;
   const std::string x = ab.inputs[0].tensor;
-  const std::string& m = mean.outputs[0];
-  const int reader = s.only_reader(m);
+  const problem::Tensor& xt = s.need(x);
+  if (s.resolve(x).base != x || xt.shape.empty() || s.need(a).shape != xt.shape) return;  // x itself, stored
+  const int reader = row_divide(s, x, mean.outputs[0]);
   if (reader < 0) return;
   problem::Op& div = s.ops[static_cast<size_t>(reader)];
-  if (div.op != "div" || div.inputs.size() != 2 || !div.inputs[0].is_tensor() || !div.inputs[1].is_tensor() ||
-      !attr_string(div, "rounding_mode", "").empty())
-    return;
-  const View vx = s.resolve(x), num = s.resolve(div.inputs[0].tensor);
-  if (vx.base != x || vx.transposed || num.base != x || num.transposed || s.resolve(div.inputs[1].tensor).base != m)
-    return;
-  const problem::Tensor& xt = s.need(x);
-  if (xt.shape.empty() || s.need(div.outputs.at(0)).shape != xt.shape || s.need(a).shape != xt.shape) return;
   const int64_t n = xt.shape.back();
   d.op = "l1_normalize";
   d.value = s.add_tensor("l1_normalized", xt.dtype, xt.shape);

@@ -15,9 +15,10 @@
 // 3xTF32 -> FP32), the failed configuration is retried at once at the new rung, and every later
 // proposal is lifted to it.
 // Never slower than PyTorch: once `slow_probe_after` candidates have passed and the best of them
-// is still slower than eager (or within slow_probe_margin of it), the best-ranked candidates of each rung above the floor are tried
-// (origin "speed-probe"): more precise kernels are not always slower ones (run BA's 4096 x 131072
-// GEMM: 22 attempts of SM80 3xTF32 at 0.33x eager, none of FP32 SIMT's split-K, cuBLAS's own shape).
+// is still slower than eager (or within slow_probe_margin of it), the best-ranked candidates of
+// each rung above the floor are tried (origin "speed-probe"): more precise kernels are not always
+// slower ones (run BA's 4096 x 131072 GEMM: 22 attempts of SM80 3xTF32 at 0.33x eager, none of
+// FP32 SIMT's split-K, cuBLAS's own shape).
 // The opening's rung: a rung above the floor that the ranking predicts at least rung_advantage
 // times faster than the floor's best (the estimates count 3xTF32's split passes and mma.sync's
 // rate) puts its best shapes first (origin "rank-rung"); the floor's top-k follow. The same holds

@@ -325,12 +325,11 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
     // bandwidth; 64 KB rows: 94%; docs/benchmarks.md). A cluster's cached parts move best in
     // small blocks with many vectors a thread: 512 threads x 4 vectors 70% against 128 x 16 85%
     // (H200, run H); 1024 x 16 66% against 128 x 64 86% (H100, run DG, kb1_l2_norm).
-    const int cluster = f.kind == "rowwise" ? c.simt.cluster.value_or(1) : 1;
     if (f.kind == "rowwise" && f.per_row_outputs) {
-      if (cluster > 1) eff *= 0.5;
+      if (split > 1) eff *= 0.5;
     } else {
       if (part * f.elem_bytes > 64 * 1024) eff *= 0.8;
-      if (cluster > 1 && th >= 512) eff *= 0.8;
+      if (split > 1 && th >= 512) eff *= 0.8;
     }
     // a row kernel (rowwise stages, the cross-entropy reduce) whose block has under two vectors a
     // thread is mostly block reductions and launches: kb1_cross_entropy (32 Ki rows of 4096 f32)
