@@ -372,6 +372,65 @@ std::optional<search::Candidate> RealSpace::at_rung(const search::Candidate& c, 
   return out;
 }
 
+std::vector<search::Candidate> RealSpace::descents(const search::Candidate& c, int rung) {
+  auto ch = choice_of(c);
+  if (!ch) return {};
+  int above = 0;  // GEMM stages above the rung
+  for (size_t s = 0; s < stages_.size(); ++s)
+    if ((*ch)[s] >= 0) {
+      const auto& cur = stages_[s].ranked[static_cast<size_t>((*ch)[s])].config;
+      above += cur.is_gemm && cur.rung > rung;
+    }
+  if (above < 2) return {};
+  const double now = predicted(*ch);
+  std::vector<std::pair<double, Choice>> found;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    if ((*ch)[s] < 0) continue;
+    const auto& list = stages_[s].ranked;
+    const auto& cur = list[static_cast<size_t>((*ch)[s])].config;
+    if (!cur.is_gemm || cur.rung <= rung) continue;
+    // The same tile on the rung where it has one, else the rung's best-ranked (the list is in
+    // (rung, estimate) order: the first on the rung is its best).
+    int pick = -1;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const auto& o = list[i].config;
+      if (o.rung != rung) continue;
+      if (pick < 0) pick = static_cast<int>(i);
+      if (o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m && o.gemm.tile->n == cur.gemm.tile->n) {
+        pick = static_cast<int>(i);
+        break;
+      }
+    }
+    if (pick < 0) continue;
+    Choice next = *ch;
+    next[s] = pick;
+    const double t = predicted(next);
+    if (t < now) found.emplace_back(now - t, next);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<search::Candidate> out;
+  for (const auto& [saved, next] : found) {
+    search::Candidate d = make(next);
+    d.origin = "descent";
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::string RealSpace::rung_signature(const search::Candidate& c) {
+  auto ch = choice_of(c);
+  if (!ch) return c.hash;
+  std::string sig;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    if ((*ch)[s] < 0) continue;
+    const auto& cur = stages_[s].ranked[static_cast<size_t>((*ch)[s])].config;
+    if (cur.is_gemm) sig += (sig.empty() ? "" : ",") + std::to_string(cur.rung);
+  }
+  return sig;
+}
+
 std::optional<int> RealSpace::match(size_t s, const nlohmann::json& want) const {
   const auto& list = stages_[s].ranked;
   for (size_t i = 0; i < list.size(); ++i) {

@@ -61,6 +61,8 @@ class RealSpace final : public search::SearchSpace {
   // whatever their block and segments, its fp64 plans another (each rounds the exact prefix
   // once); every other stage is its own configuration.
   std::string summation_class(const search::Candidate& c) override;
+  std::vector<search::Candidate> descents(const search::Candidate& c, int rung) override;
+  std::string rung_signature(const search::Candidate& c) override;
 
   const dsl::Program& base() const { return base_; }
   const std::vector<StageChoices>& stages() const { return stages_; }

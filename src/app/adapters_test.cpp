@@ -175,6 +175,36 @@ TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   EXPECT_FALSE(s->at_rung(*top, 4));
 }
 
+// Stage descents (search/builtin_strategy.h): lifted to f32x3s, each GEMM stage alone goes back
+// to TF32's rung, the other staying, most predicted time saved first; the candidates' rung
+// signatures say which stage runs where. A program on the rung itself has no descents.
+TEST(RealSpace, DescentsMoveOneGemmStageBackToTheFailedRung) {
+  auto p = prepare("attention_rank4.json", temp_dir("descents"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  search::Candidate best = s->ranked(1).at(0);
+  EXPECT_TRUE(s->descents(best, 0).empty());
+  EXPECT_EQ(s->rung_signature(best), "0,0");
+  auto up = s->at_rung(best, 1);
+  ASSERT_TRUE(up);
+  EXPECT_EQ(s->rung_signature(*up), "1,1");
+  const auto down = s->descents(*up, 0);
+  ASSERT_EQ(down.size(), 2u);
+  std::set<std::string> sigs;
+  double saved = 1e9;
+  for (const auto& d : down) {
+    EXPECT_EQ(d.origin, "descent");
+    EXPECT_EQ(d.rung, 0);
+    EXPECT_LT(d.predicted_s, up->predicted_s) << d.name;
+    EXPECT_LE(up->predicted_s - d.predicted_s, saved) << "most time saved first";
+    saved = up->predicted_s - d.predicted_s;
+    sigs.insert(s->rung_signature(d));
+  }
+  EXPECT_EQ(sigs, (std::set<std::string>{"0,1", "1,0"}));
+  // one stage down already: the other is the only one above the rung, so no further descent
+  for (const auto& d : down) EXPECT_TRUE(s->descents(d, 0).empty()) << d.name;
+}
+
 TEST(RealSpace, NeighborsConfigsAndTheLadder) {
   auto p = prepare("linear_bias_gelu.json", temp_dir("nbr"));
   auto s = space_of(p);

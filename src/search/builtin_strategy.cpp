@@ -137,7 +137,7 @@ std::string shape_signature(const nlohmann::json& config) {
 }
 
 std::optional<Candidate> BuiltinStrategy::lift(const Candidate& c) {
-  if (c.rung >= floor_rung_ || is_probe(c)) return c;
+  if (c.rung >= floor_rung_ || below_floor_ok(c)) return c;
   auto lifted = space_.at_rung(c, floor_rung_);
   if (lifted && lifted->origin.empty()) lifted->origin = c.origin;
   return lifted;
@@ -212,12 +212,30 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
   return std::nullopt;
 }
 
+bool BuiltinStrategy::below_floor_ok(const Candidate& c) const {
+  return is_probe(c) || descent_hashes_.count(c.hash) ||
+         (!admitted_signatures_.empty() && admitted_signatures_.count(space_.rung_signature(c)));
+}
+
+void BuiltinStrategy::queue_descents(const SearchState& state) {
+  const Attempt* best = state.best_attempt();
+  if (!best) return;  // still pending: nothing has passed on the new floor yet
+  descend_pending_ = false;
+  if (!descended_from_.insert(best->cand.hash).second) return;
+  for (auto& d : space_.descents(best->cand, descend_to_)) {
+    if (failed_signatures_.count(space_.rung_signature(d)) || !fresh(d, state)) continue;
+    descent_hashes_.insert(d.hash);
+    d.origin = "descent";
+    descent_.push_back(std::move(d));
+  }
+}
+
 bool BuiltinStrategy::in_failed_class(const Candidate& c) const {
   return !failed_classes_.empty() && failed_classes_.count(space_.summation_class(c));
 }
 
 bool BuiltinStrategy::still_wanted(const Candidate& c, const SearchState& /*state*/) const {
-  return (c.rung >= floor_rung_ || is_probe(c)) && !in_failed_class(c) && !rung_exhausted(c);
+  return (c.rung >= floor_rung_ || below_floor_ok(c)) && !in_failed_class(c) && !rung_exhausted(c);
 }
 
 bool BuiltinStrategy::fresh(const Candidate& c, const SearchState& state) const {
@@ -242,6 +260,12 @@ std::optional<Candidate> BuiltinStrategy::propose(const SearchState& state) {
 
 std::optional<Candidate> BuiltinStrategy::propose_next(const SearchState& state) {
   if (auto c = take_fresh(fallback_, state, nullptr)) return c;  // "fallback" or "rank-rung"
+  if (descend_pending_ && fallback_.empty()) queue_descents(state);
+  while (!descent_.empty()) {  // a stage descent whose mix of rungs has not failed meanwhile
+    Candidate c = std::move(descent_.front());
+    descent_.pop_front();
+    if (!failed_signatures_.count(space_.rung_signature(c)) && fresh(c, state)) return c;
+  }
   if (auto c = take_fresh(speed_, state, "speed-probe")) return c;
   if (auto c = take_fresh(first_, state, nullptr)) return c;
   ++refinements_;
@@ -273,7 +297,15 @@ void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {
 }
 
 void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) {
-  if (attempt.status == RunStatus::ok) maybe_probe_for_speed(state);
+  const bool descent = descent_hashes_.count(attempt.cand.hash) > 0;
+  if (attempt.status == RunStatus::ok) {
+    maybe_probe_for_speed(state);
+    // A descent that passed: its mix of rungs is accurate enough (its neighbours are admitted
+    // below the floor); every new best on a raised floor is descended from in turn.
+    if (descent) admitted_signatures_.insert(space_.rung_signature(attempt.cand));
+    if (attempt.improved && descend_to_ >= 0) descend_pending_ = true;
+  }
+  if (attempt.status == RunStatus::mismatch && descent) failed_signatures_.insert(space_.rung_signature(attempt.cand));
   if (attempt.status == RunStatus::ok && is_probe(attempt.cand) && attempt.cand.rung < floor_rung_) {
     // The probe passed below the memory's floor: the lower rung is open again.
     floor_rung_ = attempt.cand.rung;
@@ -308,6 +340,9 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
       precision_failed_[r].insert(space_.summation_class(attempt.cand));
   }
   if (!next) return;
+  // The stages climbed together; one of them may have been the failure (stage descents, below).
+  if (descend_to_ < 0) descend_to_ = r;
+  descend_pending_ = true;
   floor_rung_ = nr - 1;
   // The new rung's own ranking: lifting the old pool keeps its tiles but loses what only this
   // rung has (FP32 SIMT's split-K summation orders).

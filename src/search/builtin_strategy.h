@@ -23,6 +23,14 @@
 // times faster than the floor's best (the estimates count 3xTF32's split passes and mma.sync's
 // rate) puts its best shapes first (origin "rank-rung"); the floor's top-k follow. The same holds
 // when a mismatch raises the floor: the new floor's retry first, then such a rung's best shapes.
+// Stage descents: the stages of a program climb the ladder together, but one stage's precision
+// may have been the whole failure (relu attention under kb-v01: q @ k^T and the projection pass
+// in TF32, p @ v sums 1024 unnormalized products and does not). Once the floor a mismatch raised
+// has a correct best (after the retry and the opening's rung), each GEMM stage of the best is
+// tried alone back on the rung that failed (SearchSpace::descents, most predicted time saved
+// first; origin "descent"), and again from every later best. A descent that passes admits its mix
+// of rungs (SearchSpace::rung_signature) below the floor, so refinement tunes its neighbours; one
+// that fails is not proposed again in any tile.
 // Summation classes: after a rounding mismatch (repeatable: Attempt::rounding_mismatch) no other
 // candidate of the failed candidate's summation class (SearchSpace::summation_class: e.g. every
 // FP32 SIMT tile with K in one piece) is proposed or evaluated: it would compute the same values.
@@ -128,6 +136,11 @@ class BuiltinStrategy final : public Strategy {
   std::optional<Candidate> lift(const Candidate& c);
   // The one candidate below the floor that is wanted (BuiltinOptions::probe_rung).
   bool is_probe(const Candidate& c) const { return !probe_hash_.empty() && c.hash == probe_hash_; }
+  // Wanted below the floor: the probe, a stage descent, or a candidate whose mix of rungs a
+  // descent has passed with.
+  bool below_floor_ok(const Candidate& c) const;
+  // The stage descents of the best so far, once per best (descend_pending_ set).
+  void queue_descents(const SearchState& state);
   // In the summation class of a rounding mismatch (it would fail the same way).
   bool in_failed_class(const Candidate& c) const;
   // Not proposed yet and not in a failed summation class.
@@ -166,6 +179,15 @@ class BuiltinStrategy final : public Strategy {
     return it != precision_failed_.end() && static_cast<int>(it->second.size()) >= kPrecisionFailures;
   }
   std::deque<Candidate> speed_;            // the speed probe's candidates (rungs above the floor)
+  // Stage descents: the rung the first raised floor came from (-1: never raised), whether the
+  // best so far is still to be descended from, the bests descended from, the queue, the
+  // descents proposed, and the rung signatures that passed or failed.
+  int descend_to_ = -1;
+  bool descend_pending_ = false;
+  std::set<std::string> descended_from_;
+  std::deque<Candidate> descent_;
+  std::set<std::string> descent_hashes_;
+  std::set<std::string> admitted_signatures_, failed_signatures_;
   bool speed_probed_ = false;
   // After a correct attempt: queue the speed probe when the best is still slower than eager.
   void maybe_probe_for_speed(const SearchState& state);

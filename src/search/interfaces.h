@@ -42,6 +42,16 @@ class SearchSpace {
   // class would fail the same way. A space that cannot prove two candidates alike gives each its
   // own class (the default).
   virtual std::string summation_class(const Candidate& c) { return c.hash; }
+  // Stage descents: `c` with one of its GEMM stages moved back down to rung `rung` (the rung a
+  // mismatch raised the floor from), the others as they are, most predicted time saved first.
+  // Where several GEMM stages climbed together after one mismatch, the failure may be one
+  // stage's alone (unnormalized attention: q @ k^T passes in TF32, p @ v does not). Only stages
+  // above `rung` descend, and only where another GEMM stage stays above it (with one GEMM stage a
+  // descent is the failed rung itself). Empty where the space has no stages (the default).
+  virtual std::vector<Candidate> descents(const Candidate& /*c*/, int /*rung*/) { return {}; }
+  // The rung of each GEMM stage of `c` ("0,1,1"): candidates with the same signature run every
+  // stage at the same precision, so a descent that passed admits its neighbours below the floor.
+  virtual std::string rung_signature(const Candidate& c) { return std::to_string(c.rung); }
   // A configuration remembered from another problem (memory priors/experiences) applied here;
   // nullopt when it is not valid for this problem.
   virtual std::optional<Candidate> from_config(const nlohmann::json& config) = 0;
