@@ -316,8 +316,12 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   if (attempt.rounding_mismatch) failed_classes_.insert(space_.summation_class(attempt.cand));
   const int r = attempt.cand.rung;
   if (r < floor_rung_) return;
+  // This rung is accurate enough where a candidate with the same rungs stage by stage passed (a
+  // remembered mix, 3xTF32 on one GEMM only, says nothing of all of them in TF32).
+  const std::string sig = space_.rung_signature(attempt.cand);
   for (const auto& a : state.attempts)
-    if (a.status == RunStatus::ok && a.cand.rung <= r) return;  // this rung is accurate enough
+    if (a.status == RunStatus::ok && a.cand.rung <= r && (a.cand.rung < r || space_.rung_signature(a.cand) == sig))
+      return;
   std::optional<Candidate> next;
   int nr = r + 1;
   if (attempt.reference_limited) {
@@ -344,6 +348,8 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   if (descend_to_ < 0) descend_to_ = r;
   descend_pending_ = true;
   floor_rung_ = nr - 1;
+  for (const auto& a : state.attempts)  // mixes that passed below the new floor stay admissible
+    if (a.status == RunStatus::ok && a.cand.rung < floor_rung_) admitted_signatures_.insert(space_.rung_signature(a.cand));
   // The new rung's own ranking: lifting the old pool keeps its tiles but loses what only this
   // rung has (FP32 SIMT's split-K summation orders).
   pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);

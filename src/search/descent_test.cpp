@@ -77,8 +77,9 @@ class TwoStageSpace final : public SearchSpace {
 };
 
 // Runs the strategy for `n` attempts: the second stage mismatches on rung 0, the first passes.
-std::vector<Attempt> run(TwoStageSpace& space, int n) {
+std::vector<Attempt> run(TwoStageSpace& space, int n, std::vector<Candidate> seeds = {}) {
   BuiltinOptions o;
+  o.seeds = std::move(seeds);
   o.top_k = 2;
   o.explore_every = 0;
   BuiltinStrategy strategy(space, o);
@@ -145,6 +146,27 @@ TEST(Descent, WithoutDescentsEveryStageStaysOnTheRaisedFloor) {
     EXPECT_EQ(a.cand.rung, 1) << a.cand.name;
     EXPECT_NE(a.cand.origin, "descent");
   }
+}
+
+// A remembered mix (a prior with the second stage on rung 1) passes on rung 0; the ranking's
+// all-TF32 candidate then mismatches on the same rung. The rung is not "accurate enough" for it:
+// the floor rises, and the prior's mix stays admissible below it.
+TEST(Descent, APassingMixDoesNotVouchForItsRungAsAWhole) {
+  TwoStageSpace space;
+  Candidate prior = TwoStageSpace::make({0, 1, 1, 1});
+  prior.origin = "prior";
+  const auto at = run(space, 12, {prior});
+  ASSERT_GE(at.size(), 4u);
+  EXPECT_EQ(at[0].cand.name, "a01b11");
+  EXPECT_EQ(at[0].status, RunStatus::ok);
+  EXPECT_EQ(at[1].status, RunStatus::mismatch);
+  int admitted = 0;
+  for (size_t i = 2; i < at.size(); ++i) {
+    const TwoStageSpace::Pick p = TwoStageSpace::pick_of(at[i].cand);
+    EXPECT_NE(p.r1, 0) << at[i].cand.name << ": TF32 everywhere came back after it failed";
+    admitted += p.r0 == 0 && at[i].cand.origin == "neighbor";
+  }
+  EXPECT_GT(admitted, 0);
 }
 
 }  // namespace
