@@ -95,6 +95,22 @@ TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
   EXPECT_FALSE(loose.faithful_fails);
   EXPECT_EQ(pipeline_start_rung(loose, *s), 1);
   EXPECT_DOUBLE_EQ(pipeline_sol_contract(p.sol, loose), exact->t_sol);
+  // The reference-class probe: under the default profile (float64 pass) the rung below FP32 SIMT,
+  // mma.sync's 3xTF32, is probed once; kb-v01 (no float64 pass, 3xTF32 allowed anyway) has none.
+  const int probe = pipeline_reference_class_probe(strict, *s, "default");
+  EXPECT_EQ(probe, *order - 1);
+  EXPECT_EQ(s->ranked(1, probe).at(0).config.value("precision", ""), "f32x3");
+  EXPECT_EQ(pipeline_reference_class_probe(loose, *s, "kb-v01"), -1);
+  EXPECT_EQ(pipeline_reference_class_probe(strict, *s, "kb-v01"), -1);
+  // The plan shows it second, as the search measures it.
+  PlanOptions po;
+  po.profile = "default";
+  po.codegen = false;
+  po.top = 3;
+  const Plan plan = pipeline_plan(p, *s, po);
+  ASSERT_GE(plan.top.size(), 2u);
+  EXPECT_EQ(plan.top[1].cand.origin, "probe");
+  EXPECT_EQ(plan.top[1].cand.rung, probe);
 }
 
 // A problem with an op outside the language prepares with a torch stage (and says what share of

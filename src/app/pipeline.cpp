@@ -18,6 +18,7 @@
 #include "sol/cost.h"
 #include "sol/format.h"
 #include "sol/report_render.h"
+#include "support/contract_profiles.h"
 #include "support/fs.h"
 #include "support/hash.h"
 #include "support/paths.h"
@@ -158,6 +159,13 @@ int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& spac
   return bound.fails ? 1 : 0;
 }
 
+int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::SearchSpace& space, const std::string& profile) {
+  const ContractProfile* cp = contract_profile(profile);
+  if (!bound.faithful_fails || !cp || !cp->float64_pass) return -1;
+  const int start = pipeline_start_rung(bound, space);
+  return start > 0 ? start - 1 : -1;
+}
+
 double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
   if (tf32.faithful_fails && sol.fp32_simt.t_sol > 0) return sol.fp32_simt.t_sol;
   if (tf32.fails)
@@ -189,6 +197,14 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   auto ranked = search::faster_rung_opening(space, floor, floor_ranked, bo);
   for (auto& c : search::diverse_top_k(floor_ranked, std::max(o.top, 1)))
     if (static_cast<int>(ranked.size()) < std::max(o.top, 1)) ranked.push_back(std::move(c));
+  // The reference-class probe comes second, as the search measures it (BuiltinOptions::probe_rung).
+  if (const int probe = pipeline_reference_class_probe(bound, space, o.profile); probe >= 0) {
+    auto below = space.ranked(1, probe);
+    if (!below.empty() && below.front().rung < floor) {
+      below.front().origin = "probe";
+      ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(below.front()));
+    }
+  }
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc = pipeline_plan_compiler(o);

@@ -75,6 +75,12 @@ space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string
 // The rung the search and the plan start on: the summation-order rung (FP32 SIMT) where 3xTF32
 // fails too (when the space has it), one above TF32 where TF32 fails, else 0.
 int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& space);
+// The reference-class probe: the 3xTF32 bound judges the elementwise tolerance alone, but under a
+// profile with the float64 pass (docs/eval-contract.md §1) a 3xTF32 kernel no further from float64
+// than the fp32 reference passes too, so where the bound started the ladder on FP32 SIMT the rung
+// below it (mma.sync's 3xTF32, the more accurate of the two 3xTF32 kernels) is probed once
+// (BuiltinOptions::probe_rung). -1 where there is nothing to probe.
+int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::SearchSpace& space, const std::string& profile);
 // The speed of light at the cheapest precision the tolerance leaves (RunReport::t_sol_contract):
 // the FP32 SIMT bound where 3xTF32 fails too, the fp32-faithful (exact policy) bound where `tf32`
 // fails, else the policy's; reference peaks.
