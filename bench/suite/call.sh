@@ -5,6 +5,7 @@
 #   bench/suite/call.sh kb PROFILE MINUTES   GPU: the evaluation's phases on a 6 GiB problem, then the
 #                                            kb* suite under PROFILE (kb-v01 or default) with the zoo
 #   bench/suite/call.sh window MINUTES       GPU: the window problems (pools, depthwise) under kb-v01
+#   bench/suite/call.sh focus MINUTES [MATCH] GPU: a few problems under both profiles (default first)
 # A baselines archive from an earlier call (its results.tgz's suite-state.tgz, unpacked to
 # .carry/baselines-<gpu>.tgz) is reused when present: eager and torch.compile times do not depend
 # on the profile, and a call then spends its minutes on the search. They are keyed by GPU name,
@@ -50,13 +51,33 @@ case "$what" in
       GPU_SUITE_ZOO=.carry/zoo-kb.tar.xz UCUTLASS_JOBS=16 \
       GPU_SUITE_BASELINES="$([ -f "$base" ] && echo "$base")" scripts/gpu-check
     ;;
+  focus)
+    # A short call that checks what changed on a few problems under both profiles, each from the
+    # zoo and an empty memory (the default profile first, baselines shared):
+    #   bench/suite/call.sh focus MINUTES [MATCH]
+    minutes="${2:-3}"
+    match="${3:-kb1_matmul_*,kb1_bmm,kb1_einsum_4d,kb1_sdpa,kb1_l1_norm,kb1_hinge_loss,kb1_mse_loss,kb1_layernorm,kb3_relu_self_attention}"
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 | tr ' ' '_')
+    echo "== $(date -u +%FT%TZ) $gpu, binary $(cat .carry/COMMIT 2>/dev/null), focus: $match"
+    base=".carry/baselines-$gpu.tgz"
+    work=".devwork/suite-$(printf '%s' "$match" | tr -c 'A-Za-z0-9' '_')"
+    for prof in default kb-v01; do
+      if [ ! -f "$base" ] && [ -d "$work/cache/baselines" ]; then
+        tar czf "/tmp/baselines-$gpu.tgz" -C "$work" ./cache/baselines && base="/tmp/baselines-$gpu.tgz"
+      fi
+      rm -rf "$work"
+      GPU_WORK="/tmp/ucut-gpu-work-$prof" GPU_PACK="results-$prof" GPU_STEPS=suite GPU_SUITE_MATCH="$match" \
+        GPU_SUITE_MINUTES="$minutes" GPU_SUITE_ARGS="--profile $prof" GPU_SUITE_ZOO=.carry/zoo-kb.tar.xz \
+        UCUTLASS_JOBS=16 GPU_SUITE_BASELINES="$([ -f "$base" ] && echo "$base")" scripts/gpu-check
+    done
+    ;;
   window)
     minutes="${2:-2}"
     GPU_STEPS=suite GPU_SUITE_MATCH='cv1_*pool*,cv1_depthwise*' GPU_SUITE_MINUTES="$minutes" \
       GPU_SUITE_ARGS='--profile kb-v01' UCUTLASS_JOBS=16 scripts/gpu-check
     ;;
   *)
-    echo "usage: bench/suite/call.sh prepare | kb PROFILE MINUTES | window MINUTES" >&2
+    echo "usage: bench/suite/call.sh prepare | kb PROFILE MINUTES | focus MINUTES [MATCH] | window MINUTES" >&2
     exit 2
     ;;
 esac
