@@ -219,13 +219,18 @@ std::vector<search::Candidate> RealSpace::neighbors(const search::Candidate& c) 
       found.emplace_back(predicted(next), next);
     }
   }
+  return make_fastest_first(std::move(found), "neighbor");
+}
+
+std::vector<search::Candidate> RealSpace::make_fastest_first(std::vector<std::pair<double, Choice>> found,
+                                                             const char* origin) {
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second < b.second;
   });
   std::vector<search::Candidate> out;
   for (const auto& [t, next] : found) {
     search::Candidate n = make(next);
-    n.origin = "neighbor";
+    n.origin = origin;
     out.push_back(std::move(n));
   }
   return out;
@@ -405,18 +410,9 @@ std::vector<search::Candidate> RealSpace::descents(const search::Candidate& c, i
     Choice next = *ch;
     next[s] = pick;
     const double t = predicted(next);
-    if (t < now) found.emplace_back(now - t, next);
+    if (t < now) found.emplace_back(t, next);  // fastest first: the most time saved
   }
-  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  std::vector<search::Candidate> out;
-  for (const auto& [saved, next] : found) {
-    search::Candidate d = make(next);
-    d.origin = "descent";
-    out.push_back(std::move(d));
-  }
-  return out;
+  return make_fastest_first(std::move(found), "descent");
 }
 
 std::string RealSpace::rung_signature(const search::Candidate& c) {

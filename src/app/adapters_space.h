@@ -75,6 +75,8 @@ class RealSpace final : public search::SearchSpace {
   using Choice = std::vector<int>;  // per stage: index into stages_[s].ranked, -1 = lowered knobs
   RealSpace() = default;
   search::Candidate make(const Choice& ch);
+  // The candidates of `found` (predicted time, choice) fastest first, each with `origin`.
+  std::vector<search::Candidate> make_fastest_first(std::vector<std::pair<double, Choice>> found, const char* origin);
   int rung_of(const Choice& ch) const;
   double predicted(const Choice& ch) const;
   std::optional<Choice> choice_of(const search::Candidate& c);
