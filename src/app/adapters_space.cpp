@@ -409,6 +409,19 @@ std::vector<search::Candidate> RealSpace::descents(const search::Candidate& c, i
     if (pick < 0) continue;
     Choice next = *ch;
     next[s] = pick;
+    // More precision never costs accuracy: every other GEMM stage takes its fastest configuration
+    // on its own rung or above (after a floor lifted all of them to f32x3s, p @ v runs faster
+    // on mma.sync's f32x3 one rung up while q @ k^T descends to TF32).
+    for (size_t o = 0; o < stages_.size(); ++o) {
+      if (o == s || next[o] < 0) continue;
+      const auto& olist = stages_[o].ranked;
+      const auto& ocur = olist[static_cast<size_t>(next[o])].config;
+      if (!ocur.is_gemm) continue;
+      for (size_t i = 0; i < olist.size(); ++i)
+        if (olist[i].config.is_gemm && olist[i].config.rung >= ocur.rung &&
+            olist[i].t_est < olist[static_cast<size_t>(next[o])].t_est)
+          next[o] = static_cast<int>(i);
+    }
     const double t = predicted(next);
     if (t < now) found.emplace_back(t, next);  // fastest first: the most time saved
   }

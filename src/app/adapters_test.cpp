@@ -192,7 +192,8 @@ TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
 }
 
 // Stage descents (search/builtin_strategy.h): lifted to f32x3s, each GEMM stage alone goes back
-// to TF32's rung, the other staying, most predicted time saved first; the candidates' rung
+// to TF32's rung while the other takes its fastest configuration on its rung or above (more
+// precision never costs accuracy), most predicted time saved first; the candidates' rung
 // signatures say which stage runs where. A program on the rung itself has no descents.
 TEST(RealSpace, DescentsMoveOneGemmStageBackToTheFailedRung) {
   auto p = prepare("attention_rank4.json", temp_dir("descents"));
@@ -216,7 +217,16 @@ TEST(RealSpace, DescentsMoveOneGemmStageBackToTheFailedRung) {
     saved = up->predicted_s - d.predicted_s;
     sigs.insert(s->rung_signature(d));
   }
-  EXPECT_EQ(sigs, (std::set<std::string>{"0,1", "1,0"}));
+  // one stage on TF32's rung, the other on its fastest configuration at f32x3s's rung or above
+  ASSERT_EQ(sigs.size(), 2u);
+  int first_down = 0, second_down = 0;
+  for (const auto& sig : sigs) {
+    ASSERT_EQ(sig.size(), 3u) << sig;
+    first_down += sig[0] == '0' && sig[2] >= '1';
+    second_down += sig[2] == '0' && sig[0] >= '1';
+  }
+  EXPECT_EQ(first_down, 1);
+  EXPECT_EQ(second_down, 1);
   // one stage down already: the other is the only one above the rung, so no further descent
   for (const auto& d : down) EXPECT_TRUE(s->descents(d, 0).empty()) << d.name;
 }

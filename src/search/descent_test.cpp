@@ -24,7 +24,13 @@ class TwoStageSpace final : public SearchSpace {
     const std::string& n = c.name;
     return {n[1] - '0', n[2] - '0', n[4] - '0', n[5] - '0'};
   }
-  static double cost(int r, int t) { return (r ? 3.0 : 1.0) * (1.0 + 0.1 * t) * 1e-3; }
+  // On rung 1 the larger tiles are the faster ones when `large_tiles_above` (a ranking that
+  // changes with the rung), else the smaller.
+  static inline bool large_tiles_above = false;
+  static double cost(int r, int t) {
+    if (r && large_tiles_above) return 3.0 * (1.0 - 0.1 * t) * 1e-3;
+    return (r ? 3.0 : 1.0) * (1.0 + 0.1 * t) * 1e-3;
+  }
   static Candidate make(Pick p) {
     Candidate c;
     c.name = "a" + std::to_string(p.r0) + std::to_string(p.t0) + "b" + std::to_string(p.r1) + std::to_string(p.t1);
@@ -146,6 +152,21 @@ TEST(Descent, WithoutDescentsEveryStageStaysOnTheRaisedFloor) {
     EXPECT_EQ(a.cand.rung, 1) << a.cand.name;
     EXPECT_NE(a.cand.origin, "descent");
   }
+}
+
+// After the floor rises, the opening still to come is the new rung's own ranking (its best
+// tiles there), not the old opening's tiles lifted onto it.
+TEST(Descent, ARaisedFloorOpensWithItsOwnRanking) {
+  TwoStageSpace::large_tiles_above = true;
+  TwoStageSpace space;
+  space.with_descents = false;
+  const auto at = run(space, 6);
+  TwoStageSpace::large_tiles_above = false;
+  ASSERT_GE(at.size(), 3u);
+  EXPECT_EQ(at[1].cand.origin, "fallback");
+  EXPECT_EQ(at[1].cand.name, "a10b10");  // the retry keeps the failed candidate's tiles
+  EXPECT_EQ(at[2].cand.origin, "rank");
+  EXPECT_EQ(at[2].cand.name, "a12b12");  // the new rung's best
 }
 
 // A remembered mix (a prior with the second stage on rung 1) passes on rung 0; the ranking's
