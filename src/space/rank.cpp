@@ -325,11 +325,17 @@ RankedConfig space_rank_simt(const dsl::Program& p, const dsl::Stage& st, const 
     // bandwidth; 64 KB rows: 94%; docs/benchmarks.md). A cluster's cached parts move best in
     // small blocks with many vectors a thread: 512 threads x 4 vectors 70% against 128 x 16 85%
     // (H200, run H); 1024 x 16 66% against 128 x 64 86% (H100, run DG, kb1_l2_norm).
-    if (f.kind == "rowwise" && f.per_row_outputs) {
+    // The streaming rule is measured only with scalar loads (odd rows); with 16-byte vectors a row
+    // reduction kept its 1024-thread cluster's edge (run DJ, H200: kb1_hinge_loss and
+    // kb1_mse_loss, 32 Ki rows of 32 Ki f32, streamed one block a row at 65% and 87% of their
+    // bound, where 1024 x cl2 had run 77% and 93-95% on the H100 in runs DD-DH), so those keep
+    // the cache rule alone.
+    const bool row_reduction = f.kind == "rowwise" && f.per_row_outputs;
+    if (row_reduction && vw == 1) {
       if (split > 1) eff *= 0.5;
     } else {
       if (part * f.elem_bytes > 64 * 1024) eff *= 0.8;
-      if (split > 1 && th >= 512) eff *= 0.8;
+      if (split > 1 && th >= 512 && !row_reduction) eff *= 0.8;
     }
     // a row kernel (rowwise stages, the cross-entropy reduce) whose block has under two vectors a
     // thread is mostly block reductions and launches: kb1_cross_entropy (32 Ki rows of 4096 f32)
