@@ -197,6 +197,9 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   auto ranked = search::faster_rung_opening(space, floor, floor_ranked, bo);
   for (auto& c : search::diverse_top_k(floor_ranked, std::max(o.top, 1)))
     if (static_cast<int>(ranked.size()) < std::max(o.top, 1)) ranked.push_back(std::move(c));
+  // A rung above in a near tie comes second, as the search measures it.
+  if (auto tie = search::tied_rung_opening(space, floor, floor_ranked, bo))
+    ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*tie));
   // The reference-class probe comes second, as the search measures it (BuiltinOptions::probe_rung).
   if (const int probe = pipeline_reference_class_probe(bound, space, o.profile); probe >= 0) {
     auto below = space.ranked(1, probe);
@@ -205,6 +208,7 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
       ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(below.front()));
     }
   }
+  if (ranked.size() > static_cast<size_t>(std::max(o.top, 1))) ranked.resize(static_cast<size_t>(std::max(o.top, 1)));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;
   std::shared_ptr<build::Compiler> nvcc = pipeline_plan_compiler(o);

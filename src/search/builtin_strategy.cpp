@@ -35,6 +35,9 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
   // one by one: libstdc++'s deque range insert of an empty move range at position 1 empties element 0
   for (size_t i = 0; i < open.size(); ++i)
     first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(after + i), std::move(open[i]));
+  // A rung above in a near tie: its best shape second, after the floor's best.
+  if (auto tie = tied_rung_opening(space_, floor_rung_, pool_, opt_))
+    first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min(after + 1, first_.size())), std::move(*tie));
   if (opt_.probe_rung >= 0 && opt_.probe_rung < floor_rung_) {
     auto below = space_.ranked(1, opt_.probe_rung);
     if (!below.empty() && below.front().rung < floor_rung_) {
@@ -107,6 +110,20 @@ std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const 
   std::vector<Candidate> open = diverse_top_k(faster, o.slow_probe_per_rung);
   for (auto& c : open) c.origin = "rank-rung";
   return open;
+}
+
+std::optional<Candidate> tied_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
+                                           const BuiltinOptions& o) {
+  if (floor_ranked.empty() || floor_ranked.front().predicted_s <= 0 || o.rung_tie <= 0) return std::nullopt;
+  if (!faster_rung_opening(space, floor, floor_ranked, o).empty()) return std::nullopt;
+  for (int r = floor + 1; r <= floor + 4; ++r) {
+    std::vector<Candidate> at = ranked_on_rung(space, r, std::max(o.pool, o.top_k));
+    if (!at.empty() && at.front().predicted_s > 0 && at.front().predicted_s <= floor_ranked.front().predicted_s * o.rung_tie) {
+      at.front().origin = "rank-rung";
+      return std::move(at.front());
+    }
+  }
+  return std::nullopt;
 }
 
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {

@@ -74,6 +74,9 @@ struct BuiltinOptions {
   // A rung above the floor whose best-ranked candidate is predicted this many times faster than
   // the floor's best opens the search with its best slow_probe_per_rung shapes (0: never).
   double rung_advantage = 1.25;
+  // Short of that, a rung above whose best is predicted at most this many times the floor's best
+  // (a near tie: the estimates' own spread) has its best shape measured second (0: never).
+  double rung_tie = 1.1;
   // The kernel store (null: every candidate is a fresh compile). With one, the opening measures
   // the best-ranked candidate whose units are all stored first (origin "stored"), while the
   // ranked top-k compile behind it, and refinement takes neighbours whose units are stored or
@@ -115,6 +118,14 @@ std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k
 // (the floor's ranking, best first), origin "rank-rung"; else nothing. The plan shows and compiles
 // the same (app/pipeline.cpp).
 std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
+                                           const BuiltinOptions& o);
+
+// The near tie (BuiltinOptions::rung_tie): the best shape of the first rung above `floor` whose
+// best-ranked candidate is predicted within rung_tie of the floor's best, origin "rank-rung";
+// nullopt when none is (or when faster_rung_opening already opens on a rung above). Run DJ's
+// kb1_bmm on the H200: f32x3s predicted 3.81 ms and f32x3 3.77 ms, and 4 attempts measured only
+// f32x3s (4.7 ms) where f32x3 had run 3.8 ms on the H100.
+std::optional<Candidate> tied_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
                                            const BuiltinOptions& o);
 
 class BuiltinStrategy final : public Strategy {
