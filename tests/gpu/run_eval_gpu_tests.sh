@@ -47,7 +47,11 @@ build_kernel softmax_wide1 $k/softmax.cu 1 64 65536
 wait
 export UCUTLASS_CACHE="${UCUTLASS_CACHE:-$kdir/cache}"
 rm -f "$kdir/store.db"
-"$py" -m pytest -v -rs python/tests/test_worker_gpu.py python/tests/test_eval_memory_gpu.py \
-  python/tests/test_hostile_gpu.py python/tests/test_export_gpu.py python/tests/test_store_gpu.py \
-  python/tests/test_python_api_gpu.py python/tests/test_conv_gpu.py python/tests/test_rounding_gpu.py \
-  python/tests/test_fused_checks_gpu.py "$@"
+# GPU_TESTS_ONLY: the test files or node ids to run instead of all of them (space-separated), e.g.
+# a call that reruns the tests an earlier call's time limit cut.
+tests=(python/tests/test_worker_gpu.py python/tests/test_eval_memory_gpu.py
+  python/tests/test_hostile_gpu.py python/tests/test_export_gpu.py python/tests/test_store_gpu.py
+  python/tests/test_python_api_gpu.py python/tests/test_conv_gpu.py python/tests/test_rounding_gpu.py
+  python/tests/test_fused_checks_gpu.py)
+[ -n "${GPU_TESTS_ONLY:-}" ] && read -r -a tests <<< "$GPU_TESTS_ONLY"
+"$py" -m pytest -v -rs "${tests[@]}" "$@"
