@@ -333,6 +333,28 @@ bool RealSpace::has_reference_order() {
   return false;
 }
 
+int RealSpace::pick_on_rung(size_t s, const space::StageConfig& cur, int rung) const {
+  // The same tile on the rung where it has one, else the rung's best-ranked (the list is in (rung,
+  // estimate) order); on the FP32 SIMT rung, K in one piece first: split-K would break the
+  // one-FMA-chain order that makes the rung pass where the fp32 reference's rounding fails the
+  // others.
+  const auto& list = stages_[s].ranked;
+  int best = -1, best_score = -1;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto& o = list[i].config;
+    if (o.rung != rung) continue;
+    bool same_tile = o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
+                     o.gemm.tile->n == cur.gemm.tile->n;
+    bool one_chain = o.gemm.precision == dsl::Precision::f32 && o.gemm.split_k.value_or(1) == 1;
+    int score = (one_chain ? 2 : 0) + (same_tile ? 1 : 0);
+    if (score > best_score) {
+      best = static_cast<int>(i);
+      best_score = score;
+    }
+  }
+  return best;
+}
+
 std::optional<search::Candidate> RealSpace::at_rung(const search::Candidate& c, int rung) {
   auto ch = choice_of(c);
   if (!ch) return std::nullopt;
@@ -343,11 +365,8 @@ std::optional<search::Candidate> RealSpace::at_rung(const search::Candidate& c, 
     const auto& list = stages_[s].ranked;
     const auto& cur = list[static_cast<size_t>(next[s])].config;
     if (!cur.is_gemm || cur.rung == rung) continue;
-    // Prefer the same tile at the new rung; else the rung's best-ranked configuration. On the
-    // FP32 SIMT rung, K in one piece first: split-K would break the one-FMA-chain order that
-    // makes the rung pass where the fp32 reference's rounding fails the others.
-    // A stage without configurations at the rung (f32x3s where K is not a multiple of 4) takes the nearest rung
-    // above it, so the program as a whole lands on the requested one.
+    // A stage without configurations at the rung (f32x3s where K is not a multiple of 4) takes the
+    // nearest rung above it, so the program as a whole lands on the requested one.
     int target = rung;
     if (cur.rung < rung) {
       target = -1;
@@ -355,19 +374,7 @@ std::optional<search::Candidate> RealSpace::at_rung(const search::Candidate& c, 
         if (r.config.is_gemm && r.config.rung >= rung && (target < 0 || r.config.rung < target))
           target = r.config.rung;
     }
-    int best = -1, best_score = -1;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const auto& o = list[i].config;
-      if (o.rung != target) continue;
-      bool same_tile = o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m &&
-                       o.gemm.tile->n == cur.gemm.tile->n;
-      bool one_chain = o.gemm.precision == dsl::Precision::f32 && o.gemm.split_k.value_or(1) == 1;
-      int score = (one_chain ? 2 : 0) + (same_tile ? 1 : 0);
-      if (score > best_score) {
-        best = static_cast<int>(i);
-        best_score = score;
-      }
-    }
+    const int best = pick_on_rung(s, cur, target);
     if (best < 0) continue;  // this stage has no such rung (e.g. 16-bit data: one precision)
     next[s] = best;
   }
@@ -394,18 +401,7 @@ std::vector<search::Candidate> RealSpace::descents(const search::Candidate& c, i
     const auto& list = stages_[s].ranked;
     const auto& cur = list[static_cast<size_t>((*ch)[s])].config;
     if (!cur.is_gemm || cur.rung <= rung) continue;
-    // The same tile on the rung where it has one, else the rung's best-ranked (the list is in
-    // (rung, estimate) order: the first on the rung is its best).
-    int pick = -1;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const auto& o = list[i].config;
-      if (o.rung != rung) continue;
-      if (pick < 0) pick = static_cast<int>(i);
-      if (o.gemm.tile && cur.gemm.tile && o.gemm.tile->m == cur.gemm.tile->m && o.gemm.tile->n == cur.gemm.tile->n) {
-        pick = static_cast<int>(i);
-        break;
-      }
-    }
+    const int pick = pick_on_rung(s, cur, rung);
     if (pick < 0) continue;
     Choice next = *ch;
     next[s] = pick;

@@ -194,20 +194,16 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   const int floor = pipeline_start_rung(bound, space);
   const auto floor_ranked = space.ranked(std::max(o.top, 1) * 16, floor);
   search::BuiltinOptions bo;
-  auto ranked = search::faster_rung_opening(space, floor, floor_ranked, bo);
+  search::RungOpening rungs = search::rung_opening(space, floor, floor_ranked, bo);
+  std::vector<search::Candidate> ranked = std::move(rungs.faster);
   for (auto& c : search::diverse_top_k(floor_ranked, std::max(o.top, 1)))
     if (static_cast<int>(ranked.size()) < std::max(o.top, 1)) ranked.push_back(std::move(c));
   // A rung above in a near tie comes second, as the search measures it.
-  if (auto tie = search::tied_rung_opening(space, floor, floor_ranked, bo))
-    ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*tie));
+  if (rungs.tie)
+    ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*rungs.tie));
   // The reference-class probe comes second, as the search measures it (BuiltinOptions::probe_rung).
-  if (const int probe = pipeline_reference_class_probe(bound, space, o.profile); probe >= 0) {
-    auto below = space.ranked(1, probe);
-    if (!below.empty() && below.front().rung < floor) {
-      below.front().origin = "probe";
-      ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(below.front()));
-    }
-  }
+  if (auto probe = search::probe_opening(space, pipeline_reference_class_probe(bound, space, o.profile), floor))
+    ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*probe));
   if (ranked.size() > static_cast<size_t>(std::max(o.top, 1))) ranked.resize(static_cast<size_t>(std::max(o.top, 1)));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;

@@ -30,23 +30,18 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
     }
   }
   // A more precise rung the ranking predicts clearly faster opens the search, after the first seed.
-  std::vector<Candidate> open = faster_rung_opening(space_, floor_rung_, pool_, opt_);
+  RungOpening rungs = rung_opening(space_, floor_rung_, pool_, opt_);
   const size_t after = std::min<size_t>(opt_.seeds.empty() ? 0 : 1, first_.size());
   // one by one: libstdc++'s deque range insert of an empty move range at position 1 empties element 0
-  for (size_t i = 0; i < open.size(); ++i)
-    first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(after + i), std::move(open[i]));
+  for (size_t i = 0; i < rungs.faster.size(); ++i)
+    first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(after + i), std::move(rungs.faster[i]));
   // A rung above in a near tie: its best shape second, after the floor's best.
-  if (auto tie = tied_rung_opening(space_, floor_rung_, pool_, opt_))
-    first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min(after + 1, first_.size())), std::move(*tie));
-  if (opt_.probe_rung >= 0 && opt_.probe_rung < floor_rung_) {
-    auto below = space_.ranked(1, opt_.probe_rung);
-    if (!below.empty() && below.front().rung < floor_rung_) {
-      Candidate probe = std::move(below.front());
-      probe.origin = "probe";
-      probe_hash_ = probe.hash;
-      const auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));  // after the first seed
-      first_.insert(first_.begin() + at, std::move(probe));
-    }
+  if (rungs.tie)
+    first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min(after + 1, first_.size())), std::move(*rungs.tie));
+  if (auto probe = probe_opening(space_, opt_.probe_rung, floor_rung_)) {
+    probe_hash_ = probe->hash;
+    const auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));  // after the first seed
+    first_.insert(first_.begin() + at, std::move(*probe));
   }
   // The kernel store: when the opening's first candidate needs a fresh compile, the best-ranked
   // candidate whose units are all stored is measured first, while the opening compiles behind it.
@@ -92,38 +87,38 @@ std::vector<Candidate> ranked_on_rung(SearchSpace& space, int r, int k) {
 
 }  // namespace
 
-std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
-                                           const BuiltinOptions& o) {
+RungOpening rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
+                         const BuiltinOptions& o) {
   // More precision is always admissible, and on shapes where 3xTF32's split passes outweigh its
   // MMAs (K = 32) mma.sync's one-kernel 3xTF32 or FP32 SIMT is the fast kernel (run BN:
   // kb1_matmul_tall_skinny 0.39x eager on f32x3s).
-  if (floor_ranked.empty() || floor_ranked.front().predicted_s <= 0 || o.rung_advantage <= 0) return {};
-  double best_s = floor_ranked.front().predicted_s / o.rung_advantage;
+  RungOpening out;
+  if (floor_ranked.empty() || floor_ranked.front().predicted_s <= 0) return out;
+  const double floor_s = floor_ranked.front().predicted_s;
+  double best_s = o.rung_advantage > 0 ? floor_s / o.rung_advantage : 0;
   std::vector<Candidate> faster;
   for (int r = floor + 1; r <= floor + 4; ++r) {
     std::vector<Candidate> at = ranked_on_rung(space, r, std::max(o.pool, o.top_k));
-    if (!at.empty() && at.front().predicted_s > 0 && at.front().predicted_s < best_s) {
+    if (at.empty() || at.front().predicted_s <= 0) continue;
+    if (!out.tie && o.rung_tie > 0 && at.front().predicted_s <= floor_s * o.rung_tie) out.tie = at.front();
+    if (at.front().predicted_s < best_s) {
       best_s = at.front().predicted_s;
       faster = std::move(at);
     }
   }
-  std::vector<Candidate> open = diverse_top_k(faster, o.slow_probe_per_rung);
-  for (auto& c : open) c.origin = "rank-rung";
-  return open;
+  out.faster = diverse_top_k(faster, o.slow_probe_per_rung);
+  for (auto& c : out.faster) c.origin = "rank-rung";
+  if (!out.faster.empty()) out.tie.reset();
+  if (out.tie) out.tie->origin = "rank-rung";
+  return out;
 }
 
-std::optional<Candidate> tied_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
-                                           const BuiltinOptions& o) {
-  if (floor_ranked.empty() || floor_ranked.front().predicted_s <= 0 || o.rung_tie <= 0) return std::nullopt;
-  if (!faster_rung_opening(space, floor, floor_ranked, o).empty()) return std::nullopt;
-  for (int r = floor + 1; r <= floor + 4; ++r) {
-    std::vector<Candidate> at = ranked_on_rung(space, r, std::max(o.pool, o.top_k));
-    if (!at.empty() && at.front().predicted_s > 0 && at.front().predicted_s <= floor_ranked.front().predicted_s * o.rung_tie) {
-      at.front().origin = "rank-rung";
-      return std::move(at.front());
-    }
-  }
-  return std::nullopt;
+std::optional<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor) {
+  if (probe_rung < 0 || probe_rung >= floor) return std::nullopt;
+  auto below = space.ranked(1, probe_rung);
+  if (below.empty() || below.front().rung >= floor) return std::nullopt;
+  below.front().origin = "probe";
+  return std::move(below.front());
 }
 
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {
@@ -384,7 +379,7 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   // A rung above the new floor that the ranking predicts clearly faster (kb3_relu_self_attention:
   // TF32 missed, 3xTF32 on wgmma predicted 3.8 ms, on mma.sync 2.5 ms, measured 4.6 and 2.9 ms)
   // comes right after the retry, as it would have opened a search that started on this floor.
-  for (auto& c : faster_rung_opening(space_, floor_rung_, pool_, opt_)) fallback_.push_back(std::move(c));
+  for (auto& c : rung_opening(space_, floor_rung_, pool_, opt_).faster) fallback_.push_back(std::move(c));
 }
 
 }  // namespace ucut::search

@@ -113,20 +113,25 @@ std::string shape_signature(const nlohmann::json& config);
 // refinement instead.
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k);
 
-// The opening's rung (above): the best slow_probe_per_rung shapes of the rung above `floor` that the
-// ranking predicts fastest, when that is rung_advantage times faster than `floor_ranked`'s first
-// (the floor's ranking, best first), origin "rank-rung"; else nothing. The plan shows and compiles
-// the same (app/pipeline.cpp).
-std::vector<Candidate> faster_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
-                                           const BuiltinOptions& o);
+// The rungs above `floor` in the opening, from one ranking of each (origin "rank-rung"; the plan
+// shows and compiles the same, app/pipeline.cpp):
+//   faster  the opening's rung (above): the best slow_probe_per_rung shapes of the rung above
+//           `floor` that the ranking predicts fastest, when that is rung_advantage times faster
+//           than `floor_ranked`'s first (the floor's ranking, best first); else empty;
+//   tie     where `faster` is empty, the near tie (BuiltinOptions::rung_tie): the best shape of the
+//           first rung above whose best-ranked candidate is predicted within rung_tie of the
+//           floor's best (run DJ's kb1_bmm on the H200: f32x3s predicted 3.81 ms and f32x3 3.77 ms,
+//           and 4 attempts measured only f32x3s, 4.7 ms, where f32x3 had run 3.8 ms on the H100).
+struct RungOpening {
+  std::vector<Candidate> faster;
+  std::optional<Candidate> tie;
+};
+RungOpening rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
+                         const BuiltinOptions& o);
 
-// The near tie (BuiltinOptions::rung_tie): the best shape of the first rung above `floor` whose
-// best-ranked candidate is predicted within rung_tie of the floor's best, origin "rank-rung";
-// nullopt when none is (or when faster_rung_opening already opens on a rung above). Run DJ's
-// kb1_bmm on the H200: f32x3s predicted 3.81 ms and f32x3 3.77 ms, and 4 attempts measured only
-// f32x3s (4.7 ms) where f32x3 had run 3.8 ms on the H100.
-std::optional<Candidate> tied_rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
-                                           const BuiltinOptions& o);
+// The probe below `floor` (BuiltinOptions::probe_rung): the best-ranked candidate from `probe_rung`
+// up, origin "probe", when it is below the floor; nullopt otherwise (and for probe_rung < 0).
+std::optional<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor);
 
 class BuiltinStrategy final : public Strategy {
  public:
