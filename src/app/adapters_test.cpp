@@ -162,10 +162,11 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
   EXPECT_EQ(top[0].config.value("precision", ""), "tf32");
 }
 
-// Attention: q @ k^T may run in tf32 (wgmma) or f32x3s, p @ v (B is N-contiguous) in tf32m
-// (TF32 on mma.sync), f32x3s (its split stages transpose v) or the SM80 3xTF32. Both start at
-// TF32's rung, so a mismatch can raise the floor and lift them, to f32x3s (rung 1) and then f32x3
-// (rung 2).
+// Attention: q @ k^T may run in tf32 (wgmma) or 3xTF32 on wgmma, p @ v (B is N-contiguous) in
+// tf32m (TF32 on mma.sync), 3xTF32 on wgmma (its split stages transpose v) or the SM80 3xTF32.
+// Both start at TF32's rung, so a mismatch can raise the floor and lift them, to rung 1 (f32x3s
+// and f32x3k: with K = 64 and 128 both GEMMs take f32x3k, one output pass where f32x3s makes
+// five) and then f32x3 (rung 2).
 TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);
@@ -178,11 +179,12 @@ TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
   ASSERT_TRUE(up);
   EXPECT_EQ(up->rung, 1);
   EXPECT_EQ(up->name.find("gemm_tf32"), std::string::npos) << up->name;
-  EXPECT_NE(up->name.find("gemm_f32x3s"), std::string::npos) << up->name;
+  EXPECT_NE(up->name.find("gemm_f32x3k"), std::string::npos) << up->name;
   for (const auto& n : s->neighbors(*up)) EXPECT_EQ(n.name.find("gemm_tf32"), std::string::npos) << n.name;
   auto top = s->at_rung(*up, 2);
   ASSERT_TRUE(top);
   EXPECT_EQ(top->name.find("gemm_f32x3s"), std::string::npos) << top->name;
+  EXPECT_EQ(top->name.find("gemm_f32x3k"), std::string::npos) << top->name;
   // both GEMMs have FP32 SIMT: the summation-order rung, the last
   EXPECT_EQ(s->summation_order_rung(), 3);
   auto simt = s->at_rung(*top, 3);

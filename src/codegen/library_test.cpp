@@ -616,5 +616,65 @@ TEST(Library, Sm80GemmIsAStoredUnitAtEveryShape) {
   EXPECT_NE(d[1].source.find("g.d = a.tensors["), std::string::npos);
 }
 
+
+// f32x3k: one TF32 GEMM over K three times. The split stages write A3 = [Ab | Ab | As] and
+// B3 = [Bb | Bs | Bb] (each [.., rows, 3K], K-major whatever the operand's layout), and the
+// GEMM's sum over 3K is Ab Bb + Ab Bs + As Bb = A B - As Bs: the interpreter runs the splits and
+// the test sums the parts in double, within 2^-21 of each |a| |b| of exact A B (a wrong pairing of
+// the parts misses by ~2^-11, a wrong layout by far more). The epilogue stays the stage's own.
+TEST(Library, F32x3kIsOneTf32GemmOverTheInterleavedParts) {
+  const char* text =
+      "ucut 1\nin a : f32[2, 40, 24]\nin b : f32[2, 40, 36]\nin r : f32[2, 24, 36]\nout y : f32[2, 24, 36]\n"
+      "stage y = gemm(a.T, b) {\n  precision f32x3k\n  epilogue { y = acc + r }\n}\n";
+  auto e = expand("k.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
+  ASSERT_EQ(x->stages.size(), 3u);
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(std::holds_alternative<dsl::ElementwiseStage>(x->stages[i].body)) << i;
+  const auto& g = std::get<dsl::GemmStage>(x->stages[2].body);
+  EXPECT_EQ(g.knobs.precision, dsl::Precision::tf32);
+  EXPECT_EQ(g.k, 120);
+  EXPECT_FALSE(g.a.transposed);
+  EXPECT_TRUE(g.b.transposed);
+  EXPECT_EQ(x->find_tensor(g.a.tensor)->shape, (std::vector<int64_t>{2, 24, 120}));
+  EXPECT_EQ(x->find_tensor(g.b.tensor)->shape, (std::vector<int64_t>{2, 36, 120}));
+  ASSERT_EQ(g.epilogue.stmts.size(), 1u);  // the stage's own epilogue, the residual read in it
+  dsl::InterpTensors t;
+  for (int i = 0; i < 2 * 40 * 24; ++i) t["a"].push_back(static_cast<float>(std::sin(0.71 * i) * 3));
+  for (int i = 0; i < 2 * 40 * 36; ++i) t["b"].push_back(static_cast<float>(std::cos(0.37 * i) * 2));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
+  const auto &a3 = t.at(g.a.tensor), &b3 = t.at(g.b.tensor);
+  ASSERT_EQ(a3.size(), 2u * 24 * 120);
+  ASSERT_EQ(b3.size(), 2u * 36 * 120);
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t m = 0; m < 24; ++m)
+      for (int64_t n = 0; n < 36; ++n) {
+        double parts = 0, exact = 0, mag = 0;
+        for (int64_t k = 0; k < 120; ++k)
+          parts += a3[static_cast<size_t>((l * 24 + m) * 120 + k)] * b3[static_cast<size_t>((l * 36 + n) * 120 + k)];
+        for (int64_t k = 0; k < 40; ++k) {
+          const double av = t.at("a")[static_cast<size_t>((l * 40 + k) * 24 + m)];
+          const double bv = t.at("b")[static_cast<size_t>((l * 40 + k) * 36 + n)];
+          exact += av * bv;
+          mag += std::fabs(av * bv);
+        }
+        ASSERT_LE(std::fabs(parts - exact), std::ldexp(mag, -21)) << l << "," << m << "," << n;
+      }
+  auto lib = codegen_emit_library(e->program, {"k.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  ASSERT_EQ(lib->config_names.size(), 3u);
+  EXPECT_EQ(lib->config_names[2].rfind("gemm_tf32_", 0), 0u) << lib->config_names[2];
+  // one operand in two f32x3k stages is split once per role and layout
+  const char* twice =
+      "ucut 1\nin x : f32[64, 32]\nparam W1 : f32[48, 32] = \"w1\"\nparam W2 : f32[48, 32] = \"w2\"\n"
+      "out y : f32[64, 48]\nout z : f32[64, 48]\n"
+      "stage y = gemm(x, W1.T) { precision f32x3k }\nstage z = gemm(x, W2.T) { precision f32x3k }\n";
+  auto e2 = expand("k2.ucut", twice);
+  ASSERT_TRUE(e2);
+  ASSERT_EQ(e2->expanded.stages.size(), 5u);  // x's, W1's, GEMM, W2's, GEMM
+  EXPECT_EQ(std::get<dsl::GemmStage>(e2->expanded.stages[2].body).a.tensor,
+            std::get<dsl::GemmStage>(e2->expanded.stages[4].body).a.tensor);
+}
+
 }  // namespace
 }  // namespace ucut::codegen

@@ -12,6 +12,17 @@
 // of its own (a residual) runs after the GEMM instead: the GEMM stores acc3 = acc + p2 and an
 // elementwise stage computes out = epi(acc3) (one more [M, N] write and read; gemm_rules:
 // rule_f32x3s admits it without reductions and, batched, without vector loads).
+// f32x3k (3xTF32 in one TF32 GEMM over K three times) is three stages instead:
+//   A3 = [Ab | Ab | As]   an elementwise stage reading A once through a view that repeats each row
+//                         three times (stride 0), writing [.., M, 3K] K-major (a slice view
+//                         [.., M, 3, K] of it: its second-to-last index picks the part)
+//   B3 = [Bb | Bs | Bb]   the same for B, [.., N, 3K]
+//   out = epi(A3 @ B3^T)  one TF32 GEMM with K' = 3K and the stage's own epilogue: the sum over K'
+//                         is Ab Bb + Ab Bs + As Bb, one pass over the output where f32x3s makes
+//                         five. All three products share the accumulator, which is as accurate as
+//                         f32x3s's big x big GEMM in one K piece (the cross products are 2^-11 of
+//                         it, so the tensor core's accumulation drops no more of them than of the
+//                         big one) and the search offers it only where f32x3s keeps K in one piece.
 // The small cross products never share an accumulator with the big one (TF32 tensor cores
 // accumulate with reduced precision), and every GEMM reads TF32 values exactly. Measured on the
 // H200 (docs/benchmarks.md run Y): 1.45x faster than the one-kernel SM80 3xTF32 (`f32x3`) on a
@@ -83,6 +94,90 @@ dsl::EpilogueStmt store(const std::string& out, ExprPtr v) {
   return s;
 }
 
+// An f32x3k operand: `src` (rank >= 2; K its last dim when `k_major`, else its second-to-last) as
+// [.., R, 3, K] parts, where part j of row r is TF32(x) (j in `big`) or x - TF32(x), x = src's
+// element (r, k). Returns the stage writing them and declares (in `p`) the GEMM's operand, a tmp
+// [.., R, 3K], the slice view [.., R, 3, K] that the stage writes, and the view of `src` that it
+// reads (stride 0 along the part).
+std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::Tensor& src, bool k_major,
+                     const char* which, int small_part, std::vector<dsl::Stage>& stages) {
+  const size_t r = src.shape.size();
+  const int64_t rows = k_major ? src.shape[r - 2] : src.shape[r - 1];
+  const int64_t k = k_major ? src.shape[r - 1] : src.shape[r - 2];
+  std::vector<int64_t> src_strides(r, 1);
+  for (size_t d = r - 1; d-- > 0;) src_strides[d] = src_strides[d + 1] * src.shape[d + 1];
+  auto fresh = [&](const std::string& suffix) {
+    std::string name = stage_name + "__" + suffix;
+    for (int i = 2; p.find_tensor(name); ++i) name = stage_name + "__" + suffix + std::to_string(i);
+    return name;
+  };
+  std::vector<int64_t> parts_shape(src.shape.begin(), src.shape.end() - 2);
+  std::vector<int64_t> read_strides(src_strides.begin(), src_strides.end() - 2);
+  parts_shape.insert(parts_shape.end(), {rows, 3, k});
+  read_strides.insert(read_strides.end(), {k_major ? k : 1, 0, k_major ? 1 : rows});
+  std::vector<int64_t> gemm_shape(src.shape.begin(), src.shape.end() - 2);
+  gemm_shape.insert(gemm_shape.end(), {rows, 3 * k});
+  std::vector<int64_t> write_strides(parts_shape.size(), 1);
+  for (size_t d = parts_shape.size() - 1; d-- > 0;) write_strides[d] = write_strides[d + 1] * parts_shape[d + 1];
+
+  dsl::Tensor operand;
+  operand.name = fresh(std::string(which) + "3");
+  operand.role = dsl::TensorRole::tmp;
+  operand.dtype = dsl::DType::f32;
+  operand.shape = gemm_shape;
+  p.tensors.push_back(operand);
+  dsl::Tensor slice;
+  slice.name = fresh(std::string(which) + "3_parts");
+  slice.role = dsl::TensorRole::view;
+  slice.dtype = dsl::DType::f32;
+  slice.shape = parts_shape;
+  slice.view_of = operand.name;
+  slice.view_strides = write_strides;
+  p.tensors.push_back(slice);
+  dsl::Tensor rep;
+  rep.name = fresh(std::string(which) + "3_src");
+  rep.role = dsl::TensorRole::view;
+  rep.dtype = dsl::DType::f32;
+  rep.shape = parts_shape;
+  rep.view_of = src.name;
+  rep.view_strides = read_strides;
+  p.tensors.push_back(rep);
+
+  auto index_row = std::make_shared<Expr>();
+  index_row->kind = Expr::Kind::index;
+  index_row->mode = dsl::LoadMode::row;
+  auto constant = [](double v) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::constant;
+    e->value = v;
+    return e;
+  };
+  auto call = [](dsl::Fn fn, std::vector<ExprPtr> args) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::call;
+    e->fn = fn;
+    e->args = std::move(args);
+    return e;
+  };
+  dsl::EpilogueStmt x, big;
+  x.kind = big.kind = dsl::EpilogueStmt::Kind::let;
+  x.name = "ucut_x";
+  x.value = load(rep.name);
+  big.name = "ucut_tf32";
+  big.value = tf32(local(x.name));
+  // part `small_part` is the remainder, the other two the TF32 value
+  ExprPtr value = call(dsl::Fn::where, {call(dsl::Fn::eq, {index_row, constant(small_part)}),
+                                        binary(dsl::BinOp::sub, local(x.name), local(big.name)), local(big.name)});
+  dsl::ElementwiseStage e;
+  e.body.stmts = {x, big, store(slice.name, value)};
+  dsl::Stage s;
+  s.name = stage_name + "_" + which + "3";
+  s.outputs = {slice.name};
+  s.body = std::move(e);
+  stages.push_back(std::move(s));
+  return operand.name;
+}
+
 }  // namespace
 
 Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
@@ -92,12 +187,10 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
   // the same tensor (SwiGLU's two GEMMs of x) reuses them until a stage writes the tensor again.
   std::map<std::string, std::pair<std::string, std::string>> splits;
   for (const auto& st : program.stages) {
-    for (const auto& o : st.outputs) {
-      splits.erase(o);
-      splits.erase(o + "^T");
-    }
+    for (const auto& o : st.outputs)
+      for (const char* form : {"", "^T", "#k3a", "^T#k3a", "#k3b", "^T#k3b"}) splits.erase(o + form);
     const auto* g = std::get_if<dsl::GemmStage>(&st.body);
-    if (!g || g->knobs.precision != dsl::Precision::f32x3s) {
+    if (!g || (g->knobs.precision != dsl::Precision::f32x3s && g->knobs.precision != dsl::Precision::f32x3k)) {
       p.stages.push_back(st);
       continue;
     }
@@ -110,6 +203,28 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     if (!bad.empty())
       return make_error(ErrorCode::invalid_input, "stage '" + st.name + "': " + bad.front().message, bad.front().hint);
     const dsl::GemmKnobs resolved = dsl::gemm_resolve_auto(program, *g, *out);
+    if (g->knobs.precision == dsl::Precision::f32x3k) {
+      // A3 = [Ab | Ab | As] and B3 = [Bb | Bs | Bb] along K (parts 2 and 1 the remainders), each
+      // operand split once per layout for every f32x3k stage until a stage writes it again
+      auto parts = [&](const dsl::Tensor& src, bool k_major, const char* which, int small_part) {
+        const std::string key = src.name + (k_major ? "" : "^T") + "#k3" + which;
+        if (auto it = splits.find(key); it != splits.end()) return it->second.first;
+        const std::string name = k3_split(p, st.name, src, k_major, which, small_part, p.stages);
+        splits[key] = {name, name};
+        return name;
+      };
+      dsl::GemmStage h = *g;
+      h.a.tensor = parts(*a, dsl::gemm_a_k_major(*g), "a", 2);
+      h.b.tensor = parts(*b, dsl::gemm_b_k_major(*g), "b", 1);
+      h.a.transposed = false;  // [.., M, 3K] and [.., N, 3K]: both K-major
+      h.b.transposed = true;
+      h.k = 3 * g->k;
+      h.knobs.precision = dsl::Precision::tf32;
+      dsl::Stage s = st;
+      s.body = std::move(h);
+      p.stages.push_back(std::move(s));
+      continue;
+    }
     auto add_tmp = [&](const std::string& suffix, const std::vector<int64_t>& shape) {
       std::string name = st.name + "__" + suffix;
       for (int i = 2; p.find_tensor(name); ++i) name = st.name + "__" + suffix + std::to_string(i);

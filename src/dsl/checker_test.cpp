@@ -31,6 +31,14 @@ TEST(Checker, GemmResolvesDimsAndEpilogue) {
   EXPECT_EQ(r.program->name, "t");
 }
 
+// f32x3k parses (the last precision word: the word's index is the enum's) and prints back.
+TEST(Checker, F32x3kParsesAndPrintsBack) {
+  auto r = compile(std::string(kHeader) + "stage y = gemm(x, W) { precision f32x3k }");
+  ASSERT_TRUE(r.program) << diag_render_all({"t.ucut", ""}, r.diagnostics);
+  EXPECT_EQ(std::get<GemmStage>(r.program->stages[0].body).knobs.precision, Precision::f32x3k);
+  EXPECT_NE(dsl_print(*r.program).find("precision f32x3k"), std::string::npos);
+}
+
 TEST(Checker, DefaultParamsAreFilledIn) {
   auto r = compile(std::string(kHeader) + "stage y = gemm(x, W.T) { epilogue { y = hardtanh(leaky_relu(acc)) } }");
   ASSERT_TRUE(r.program);

@@ -344,8 +344,9 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
 }
 
 // wgmma reads 32-bit (tf32) operands from shared memory only K-major; the CUTLASS builder sends
-// other layouts to a register-sourced transposing mainloop that we do not generate. (f32x3s takes
-// any layout: its split stages write the operands' parts K-major, codegen/split_gemm.cpp.)
+// other layouts to a register-sourced transposing mainloop that we do not generate. (f32x3s and
+// f32x3k take any layout: their split stages write the operands' parts K-major,
+// codegen/split_gemm.cpp.)
 void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
   if (k.precision != Precision::tf32) return;
   if (!gemm_a_k_major(c.s))
@@ -370,10 +371,12 @@ void rule_tma_aligned(Ctx& c, const GemmKnobs& k) {
             "pad that dimension to a multiple of " + str(kTmaBytes / bytes) +
             " elements, or use precision f32x3 for f32 data");
   };
-  // f32x3s: the GEMMs read the split parts, K-major whatever the operands' layout
-  const bool split = k.precision == Precision::f32x3s;
-  check("a", "A '" + c.s.a.tensor + "'" + (split ? "'s split parts" : ""), split ? c.s.k : a_contig(c.s), ab);
-  check("b", "B '" + c.s.b.tensor + "'" + (split ? "'s split parts" : ""), split ? c.s.k : b_contig(c.s), ab);
+  // f32x3s, f32x3k: the GEMMs read the split parts, K-major whatever the operands' layout (f32x3k's
+  // three parts of a row side by side, 3K)
+  const bool split = k.precision == Precision::f32x3s || k.precision == Precision::f32x3k;
+  const int64_t parts_k = k.precision == Precision::f32x3k ? 3 * c.s.k : c.s.k;
+  check("a", "A '" + c.s.a.tensor + "'" + (split ? "'s split parts" : ""), split ? parts_k : a_contig(c.s), ab);
+  check("b", "B '" + c.s.b.tensor + "'" + (split ? "'s split parts" : ""), split ? parts_k : b_contig(c.s), ab);
   check("out", "output '" + c.out.name + "'", c.s.n, dtype_bytes(c.out.dtype));
 }
 

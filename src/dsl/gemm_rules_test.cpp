@@ -109,6 +109,15 @@ TEST(GemmRules, Tf32NeedsKMajor) {
   g.s.knobs.precision = Precision::f32x3s;
   EXPECT_TRUE(has(g.check(), "tma_aligned", "a")) << all(g.check());
   EXPECT_TRUE(has(g.check(), "tma_aligned", "b")) << all(g.check());
+  // f32x3k likewise: its parts are [.., rows, 3K], 3K 16-byte aligned exactly when K is
+  f.s.knobs.precision = Precision::f32x3k;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  g.s.knobs.precision = Precision::f32x3k;
+  EXPECT_TRUE(has(g.check(), "tma_aligned", "a")) << all(g.check());
+  EXPECT_NE(all(g.check()).find("split parts"), std::string::npos) << all(g.check());
+  Fixture h(DType::f32, 256, 256, 252, DType::f32, /*bt=*/false);  // K*4 = 1008 bytes, a multiple of 16
+  h.s.knobs.precision = Precision::f32x3k;
+  EXPECT_TRUE(h.check().empty()) << all(h.check());
 }
 
 TEST(GemmRules, TmaAligned) {

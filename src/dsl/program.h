@@ -152,6 +152,9 @@ enum class Precision {
            // runs it as split stages and three TF32 GEMMs, codegen_expand_split_gemms)
   tf32m,   // f32 data, TF32 tensor cores through mma.sync (the CUTLASS 2.x SM80 kernel): operands in
            // any layout, where wgmma's TF32 reads only K-major ones (a plain x @ W with W [K, N])
+  f32x3k,  // f32 data, 3xTF32 as one TF32 wgmma GEMM over K three times: A's parts [Ab | Ab | As]
+           // against B's [Bb | Bs | Bb] along K, all in one accumulator (fp32-faithful where K is
+           // short; codegen_expand_split_gemms). One pass over the output, where f32x3s makes five.
 };
 // gemv16, gemv32: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that
 // adds in the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh): split_k

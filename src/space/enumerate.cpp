@@ -39,10 +39,15 @@ std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, d
     // tensor-core kernel (SearchSpace::summation_order_rung; docs/optimizer.md).
     // TF32's rung holds both kernels: wgmma's (K-major operands) and mma.sync's (any layout; an
     // x @ W with W [K, N] would otherwise skip TF32 for 3xTF32 even where TF32 passes).
-    case sol::Policy::exact: return {{Precision::f32x3s}, {Precision::f32x3}, {Precision::f32}};
+    // f32x3k (3xTF32 as one TF32 GEMM over K three times) shares f32x3s's rung: as accurate as
+    // f32x3s with K in one piece, the only case where it is offered (space_enumerate_gemm).
+    case sol::Policy::exact: return {{Precision::f32x3s, Precision::f32x3k}, {Precision::f32x3}, {Precision::f32}};
     case sol::Policy::tf32:
     case sol::Policy::bf16:
-      return {{Precision::tf32, Precision::tf32m}, {Precision::f32x3s}, {Precision::f32x3}, {Precision::f32}};
+      return {{Precision::tf32, Precision::tf32m},
+              {Precision::f32x3s, Precision::f32x3k},
+              {Precision::f32x3},
+              {Precision::f32}};
   }
   return {{Precision::f32x3}};
 }
@@ -85,6 +90,10 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
   bool keep = o.keep_explicit;
   for (size_t rung = 0; rung < ladder.size(); ++rung) {
    for (Precision prec : ladder[rung]) {
+    // f32x3k keeps all three products in one tensor-core accumulator: offered where f32x3s keeps
+    // its big x big product in one K piece too (gemm_f32x3s_split_k), the accuracy both share
+    if (prec == Precision::f32x3k && fx.precision != Precision::f32x3k && dsl::gemm_f32x3s_split_k(g.k) > 1)
+      continue;
     auto push = [&](dsl::GemmKnobs k) {
       StageConfig c;
       c.stage = si;

@@ -104,7 +104,8 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
     case dsl::Precision::bf16: return hw.bf16;
     case dsl::Precision::tf32: return hw.tf32;
     case dsl::Precision::tf32m: return hw.tf32 * kMmaSyncTf32Fraction;
-    case dsl::Precision::f32x3s: return hw.tf32 / 3;
+    case dsl::Precision::f32x3s:
+    case dsl::Precision::f32x3k: return hw.tf32 / 3;
     // three TF32 MMAs per product (docs/eval-contract.md) on mma.sync: the SM80 kernel, at
     // mma.sync's rate (run BN: the estimate at wgmma's rate was 2.0-2.4x under every measurement)
     case dsl::Precision::f32x3: return hw.tf32 * kMmaSyncTf32Fraction / 3.0;
@@ -225,6 +226,20 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
     const double g3 = (parts + mn * 4 + out_bytes + static_cast<double>(f.epi_read_bytes)) / hw.mem_bw;
     t_body = t_split + std::max(t_main / 3, g1) + std::max(t_main / 3, g2) + std::max(t_main / 3, g3) +
              2 * kLaunchSeconds;
+  }
+  if (k.precision == dsl::Precision::f32x3k) {
+    // The split stages (codegen/split_gemm.cpp) read each operand once and write its three parts
+    // (4 + 12 bytes per element); an operand that is not K-major is transposed through shared
+    // memory (elementwise_permute), charged twice its bytes. The GEMM itself reads the parts, three times
+    // the operands' bytes, and writes the output once.
+    auto operand_read = [&](const dsl::Operand& o, bool k_major) {
+      const dsl::Tensor* t = p.find_tensor(o.tensor);
+      return t ? static_cast<double>(t->numel()) * (k_major ? 4 : 8) : 0.0;
+    };
+    const double t_split = (operand_read(g.a, dsl::gemm_a_k_major(g)) + operand_read(g.b, dsl::gemm_b_k_major(g)) +
+                            static_cast<double>(f.ab_elems) * 12) / hw.mem_bw + 2 * kLaunchSeconds;
+    const double t_mem3 = (static_cast<double>(f.ab_elems) * 12 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
+    t_body = t_split + std::max(t_main, t_mem3);
   }
   // never under the stage's own roofline: the multicast and swizzle gains are orderings, not
   // speed beyond the bound (a 128x256 tile in a cluster of 2 came out 0.5% under it)

@@ -100,8 +100,9 @@ TEST(Space, Ladder) {
   using P = dsl::Precision;
   using R = std::vector<std::vector<P>>;
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
-            (R{{P::tf32, P::tf32m}, {P::f32x3s}, {P::f32x3}, {P::f32}}));
-  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32), (R{{P::f32x3s}, {P::f32x3}, {P::f32}}));
+            (R{{P::tf32, P::tf32m}, {P::f32x3s, P::f32x3k}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
+            (R{{P::f32x3s, P::f32x3k}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
 }
 
@@ -142,11 +143,17 @@ TEST(Space, EnumerationCountsAreFixed) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3 +
                            5 * 3 * 8 * 3);
-  // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4
+  // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4, and f32x3k on the same
+  // rung with TF32's knobs (K < 1024 only: in the 4096 case above it is not offered)
   auto s = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 4 + 6 * 2 * 3 * 3 +
-                           5 * 3 * 8 * 3);
+  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 4 +
+                           9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 8 * 3);
+  for (const auto& c : *s) {
+    if (c.gemm.precision == dsl::Precision::f32x3k) {
+      EXPECT_EQ(c.rung, 1);
+    }
+  }
   EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
 }
 
@@ -706,6 +713,38 @@ TEST(Space, NarrowColumnReductionsLoadSixteenRowsAhead) {
   EXPECT_TRUE(even_items.count(16));  // its 4-byte configurations
   EXPECT_FALSE(even_c.simt.items_per_thread.has_value()) << even_c.name;  // 8- or 16-byte vectors first
   EXPECT_GE(even_c.simt.vector_width.value_or(1), 2) << even_c.name;
+}
+
+}  // namespace
+}  // namespace ucut::space
+
+namespace ucut::space {
+namespace {
+
+// f32x3k (3xTF32 in one TF32 GEMM over K three times): on an output-bound short-K GEMM (the kb
+// suite's small-K matmul, 32768^2 x 64, B as [K, N]) it makes one pass over the 4 GiB output where
+// f32x3s makes five (p1, p2 written and read, then the output), so it ranks first on the rung, near
+// the write bound; from K = 1024 it is not offered (its one accumulator drifts as f32x3s's one K
+// piece does, which f32x3s splits there).
+TEST(Space, F32x3kLeadsTheRungOnAShortKAndIsNotOfferedOnALongOne) {
+  auto p = dsl::dsl_compile(SourceFile{"t.ucut", "ucut 1\nin a : f32[32768, 64]\nin b : f32[64, 32768]\n"
+                                                 "out y : f32[32768, 32768]\nstage y = gemm(a, b)\n"}).program;
+  ASSERT_TRUE(p);
+  const auto ranked = rank_stage0(*p);
+  double k3 = 0, s3 = 0;
+  for (const auto& r : ranked) {
+    if (r.config.gemm.precision == dsl::Precision::f32x3k && (k3 == 0 || r.t_est < k3)) k3 = r.t_est;
+    if (r.config.gemm.precision == dsl::Precision::f32x3s && (s3 == 0 || r.t_est < s3)) s3 = r.t_est;
+  }
+  ASSERT_GT(k3, 0);
+  ASSERT_GT(s3, 0);
+  EXPECT_LT(k3 * 3, s3);
+  const double write = 32768.0 * 32768 * 4 / h200().mem_bw;
+  EXPECT_GT(k3, write);
+  EXPECT_LT(k3, 1.5 * write);
+  auto longk = space_enumerate(gemm_program(2048, 2048, 1024, "f32"), 0, {});
+  ASSERT_TRUE(longk);
+  for (const auto& c : *longk) EXPECT_NE(c.gemm.precision, dsl::Precision::f32x3k);
 }
 
 }  // namespace
