@@ -409,6 +409,19 @@ def test_f32x3s_transposes_operands_that_are_not_k_major(tmp_path):
     assert r["rescaled_trial"] == "kept"
 
 
+def test_f32x3k_is_one_tf32_gemm_over_interleaved_parts(tmp_path):
+    """The same A^T @ B with f32x3k: both operands split into [big | big | small] and
+    [big | small | big] parts along K (each transposed to K-major), one TF32 GEMM over 3K; it
+    passes the default contract's 1e-4, the rescaled trial included."""
+    lib, text = lowered_library(tmp_path, "matmul_t_f32x3s",
+                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3k\n", t))
+    assert "gemm(a.T, b)" in text
+    assert "precision f32x3k" in (tmp_path / "prog.ucut").read_text()
+    [r] = ucut_eval("matmul_t_f32x3s", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
+
+
 @pytest.mark.parametrize("name,stages", [
     ("window_maxpool_ceil", 1),     # max, dilation 2, ceil_mode, the ReLU in the epilogue
     ("window_avgpool3d_pad", 2),    # avg 3-D, count_include_pad false, ceil_mode; divisor_override
