@@ -120,28 +120,22 @@ std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::
   std::vector<int64_t> write_strides(parts_shape.size(), 1);
   for (size_t d = parts_shape.size() - 1; d-- > 0;) write_strides[d] = write_strides[d + 1] * parts_shape[d + 1];
 
-  dsl::Tensor operand;
-  operand.name = fresh(std::string(which) + "3");
-  operand.role = dsl::TensorRole::tmp;
-  operand.dtype = dsl::DType::f32;
-  operand.shape = gemm_shape;
-  p.tensors.push_back(operand);
-  dsl::Tensor slice;
-  slice.name = fresh(std::string(which) + "3_parts");
-  slice.role = dsl::TensorRole::view;
-  slice.dtype = dsl::DType::f32;
-  slice.shape = parts_shape;
-  slice.view_of = operand.name;
-  slice.view_strides = write_strides;
-  p.tensors.push_back(slice);
-  dsl::Tensor rep;
-  rep.name = fresh(std::string(which) + "3_src");
-  rep.role = dsl::TensorRole::view;
-  rep.dtype = dsl::DType::f32;
-  rep.shape = parts_shape;
-  rep.view_of = src.name;
-  rep.view_strides = read_strides;
-  p.tensors.push_back(rep);
+  // an f32 tensor of `role` (a view of `base` with `strides` unless tmp), declared in `p`
+  auto declare = [&](const std::string& suffix, dsl::TensorRole role, const std::vector<int64_t>& shape,
+                     const std::string& base, const std::vector<int64_t>& strides) {
+    dsl::Tensor t;
+    t.name = fresh(std::string(which) + suffix);
+    t.role = role;
+    t.dtype = dsl::DType::f32;
+    t.shape = shape;
+    t.view_of = base;
+    t.view_strides = strides;
+    p.tensors.push_back(t);
+    return t.name;
+  };
+  const std::string operand = declare("3", dsl::TensorRole::tmp, gemm_shape, "", {});
+  const std::string slice = declare("3_parts", dsl::TensorRole::view, parts_shape, operand, write_strides);
+  const std::string rep = declare("3_src", dsl::TensorRole::view, parts_shape, src.name, read_strides);
 
   auto index_row = std::make_shared<Expr>();
   index_row->kind = Expr::Kind::index;
@@ -162,20 +156,20 @@ std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::
   dsl::EpilogueStmt x, big;
   x.kind = big.kind = dsl::EpilogueStmt::Kind::let;
   x.name = "ucut_x";
-  x.value = load(rep.name);
+  x.value = load(rep);
   big.name = "ucut_tf32";
   big.value = tf32(local(x.name));
   // part `small_part` is the remainder, the other two the TF32 value
   ExprPtr value = call(dsl::Fn::where, {call(dsl::Fn::eq, {index_row, constant(small_part)}),
                                         binary(dsl::BinOp::sub, local(x.name), local(big.name)), local(big.name)});
   dsl::ElementwiseStage e;
-  e.body.stmts = {x, big, store(slice.name, value)};
+  e.body.stmts = {x, big, store(slice, value)};
   dsl::Stage s;
   s.name = stage_name + "_" + which + "3";
-  s.outputs = {slice.name};
+  s.outputs = {slice};
   s.body = std::move(e);
   stages.push_back(std::move(s));
-  return operand.name;
+  return operand;
 }
 
 }  // namespace
