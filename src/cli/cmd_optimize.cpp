@@ -147,7 +147,7 @@ int run_real(const OptimizeArgs& a, app::DriverOptions o) {
     for (const auto& c : r->plan.top) tf32_rung = tf32_rung || c.cand.name.rfind("gemm_tf32_", 0) == 0 || c.cand.name.rfind("gemm_tf32m_", 0) == 0;
     if (tf32_rung && space::space_profile_rtol_f32(a.profile) < space::kTf32RelativeError)  // kb-v01's 1e-2 holds TF32's rounding
       std::printf("  note: TF32 on fp32 data may miss the contract's tolerance (atol = rtol = 1e-4); on a GPU the\n"
-                  "  search then climbs to 3xTF32 (f32x3s on TF32 tensor cores, then f32x3), which is fp32-faithful,\n"
+                  "  search then climbs to 3xTF32 (f32x3s or f32x3k on TF32 tensor cores, then f32x3), which is fp32-faithful,\n"
                   "  and to FP32 SIMT where the reference's own rounding is the obstacle (docs/optimizer.md)\n");
     if (!r->plan.precision_note.empty()) std::printf("  note: %s\n", r->plan.precision_note.c_str());
     std::printf("report: %s/report.md\n", r->dir.c_str());
