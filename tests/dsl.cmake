@@ -44,3 +44,14 @@ if(UCUTLASS_FUZZ)
   target_link_options(dsl_parser_fuzz PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(dsl_parser_fuzz PRIVATE ucut_dsl)
 endif()
+
+# Every proof program (bench/proof/*/*.ucut, measured on the GPU by bench/proof/run.sh) checks:
+# a program the language no longer accepts would fail only there, after a device call.
+file(GLOB proof_programs CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/bench/proof/*/*.ucut")
+foreach(prog IN LISTS proof_programs)
+  get_filename_component(dir "${prog}" DIRECTORY)
+  get_filename_component(set "${dir}" NAME)
+  get_filename_component(stem "${prog}" NAME_WLE)
+  add_test(NAME proof_check_${set}_${stem} COMMAND ucutlass check "${prog}")
+  set_tests_properties(proof_check_${set}_${stem} PROPERTIES LABELS "dsl" PASS_REGULAR_EXPRESSION "^ok: ")
+endforeach()
