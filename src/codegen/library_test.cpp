@@ -125,6 +125,12 @@ TEST(Library, F32x3sSplitsAreExactTf32PartsOfTheOperand) {
   EXPECT_EQ(t.at("s0__ab")[3], 1.0 + std::ldexp(1.0, -10));
 }
 
+// The operands of the A^T @ B tests below, a [2, 40, 24] and b [2, 40, 36], fp32 values.
+void fill_transposed_operands(dsl::InterpTensors& t) {
+  for (int i = 0; i < 2 * 40 * 24; ++i) t["a"].push_back(static_cast<float>(std::sin(0.71 * i) * 3));
+  for (int i = 0; i < 2 * 40 * 36; ++i) t["b"].push_back(static_cast<float>(std::cos(0.37 * i) * 2));
+}
+
 // TF32 wgmma reads both operands only K-major: an operand stored otherwise (A written A.T, B as
 // [K, N]) is split into its transpose, and the three GEMMs read the parts K-major. The
 // interpreter checks the parts element by element against the operand read transposed.
@@ -152,8 +158,7 @@ TEST(Library, F32x3sSplitsANonKMajorOperandIntoItsTranspose) {
     EXPECT_EQ(g.k, 40);
   }
   dsl::InterpTensors t;
-  for (int i = 0; i < 2 * 40 * 24; ++i) t["a"].push_back(static_cast<float>(std::sin(0.71 * i) * 3));
-  for (int i = 0; i < 2 * 40 * 36; ++i) t["b"].push_back(static_cast<float>(std::cos(0.37 * i) * 2));
+  fill_transposed_operands(t);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
   auto check = [&](const char* src, const char* big, const char* small, int64_t k, int64_t mn) {
     for (int64_t l = 0; l < 2; ++l)
@@ -640,8 +645,7 @@ TEST(Library, F32x3kIsOneTf32GemmOverTheInterleavedParts) {
   EXPECT_EQ(x->find_tensor(g.b.tensor)->shape, (std::vector<int64_t>{2, 36, 120}));
   ASSERT_EQ(g.epilogue.stmts.size(), 1u);  // the stage's own epilogue, the residual read in it
   dsl::InterpTensors t;
-  for (int i = 0; i < 2 * 40 * 24; ++i) t["a"].push_back(static_cast<float>(std::sin(0.71 * i) * 3));
-  for (int i = 0; i < 2 * 40 * 36; ++i) t["b"].push_back(static_cast<float>(std::cos(0.37 * i) * 2));
+  fill_transposed_operands(t);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
   const auto &a3 = t.at(g.a.tensor), &b3 = t.at(g.b.tensor);
   ASSERT_EQ(a3.size(), 2u * 24 * 120);
