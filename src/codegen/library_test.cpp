@@ -621,7 +621,6 @@ TEST(Library, Sm80GemmIsAStoredUnitAtEveryShape) {
   EXPECT_NE(d[1].source.find("g.d = a.tensors["), std::string::npos);
 }
 
-
 // f32x3k: one TF32 GEMM over K three times. The split stages write A3 = [Ab | Ab | As] and
 // B3 = [Bb | Bs | Bb] (each [.., rows, 3K], K-major whatever the operand's layout), and the
 // GEMM's sum over 3K is Ab Bb + Ab Bs + As Bb = A B - As Bs: the interpreter runs the splits and

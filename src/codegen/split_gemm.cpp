@@ -94,81 +94,85 @@ dsl::EpilogueStmt store(const std::string& out, ExprPtr v) {
   return s;
 }
 
-// An f32x3k operand: `src` (rank >= 2; K its last dim when `k_major`, else its second-to-last) as
-// [.., R, 3, K] parts, where part j of row r is TF32(x) (j in `big`) or x - TF32(x), x = src's
-// element (r, k). Returns the stage writing them and declares (in `p`) the GEMM's operand, a tmp
-// [.., R, 3K], the slice view [.., R, 3, K] that the stage writes, and the view of `src` that it
-// reads (stride 0 along the part).
+ExprPtr constant(double v) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::constant;
+  e->value = v;
+  return e;
+}
+
+ExprPtr call(dsl::Fn fn, std::vector<ExprPtr> args) {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::call;
+  e->fn = fn;
+  e->args = std::move(args);
+  return e;
+}
+
+// `row`: the element's index along the value's second-to-last dim
+ExprPtr index_row() {
+  auto e = std::make_shared<Expr>();
+  e->kind = Expr::Kind::index;
+  e->mode = dsl::LoadMode::row;
+  return e;
+}
+
+// Declares in `p` an f32 tensor `<stage>__<suffix>` (numbered when taken) of `role`: a tmp, or a
+// view of `base` with `strides`. Returns its name.
+std::string declare(dsl::Program& p, const std::string& stage, const std::string& suffix, dsl::TensorRole role,
+                    const std::vector<int64_t>& shape, const std::string& base = "",
+                    const std::vector<int64_t>& strides = {}) {
+  std::string name = stage + "__" + suffix;
+  for (int i = 2; p.find_tensor(name); ++i) name = stage + "__" + suffix + std::to_string(i);
+  dsl::Tensor t;
+  t.name = name;
+  t.role = role;
+  t.dtype = dsl::DType::f32;
+  t.shape = shape;
+  t.view_of = base;
+  t.view_strides = strides;
+  p.tensors.push_back(std::move(t));
+  return name;
+}
+
+// An f32x3k operand: `src` (rank >= 2; K its last dim when `k_major`, else its second-to-last)
+// as parts [.., R, 3, K], part `small_part` of row r the remainder x - TF32(x) and the other two
+// TF32(x), x = src's element (r, k). Appends the stage writing them to `p` and declares there the
+// GEMM's operand (a tmp [.., R, 3K], whose name it returns), the slice view [.., R, 3, K] of it
+// that the stage writes, and the view of `src` that the stage reads (stride 0 along the part).
 std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::Tensor& src, bool k_major,
-                     const char* which, int small_part, std::vector<dsl::Stage>& stages) {
+                     const char* which, int small_part) {
   const size_t r = src.shape.size();
   const int64_t rows = k_major ? src.shape[r - 2] : src.shape[r - 1];
   const int64_t k = k_major ? src.shape[r - 1] : src.shape[r - 2];
-  std::vector<int64_t> src_strides(r, 1);
-  for (size_t d = r - 1; d-- > 0;) src_strides[d] = src_strides[d + 1] * src.shape[d + 1];
-  auto fresh = [&](const std::string& suffix) {
-    std::string name = stage_name + "__" + suffix;
-    for (int i = 2; p.find_tensor(name); ++i) name = stage_name + "__" + suffix + std::to_string(i);
-    return name;
-  };
+  const std::vector<int64_t> src_strides = dsl::dsl_contiguous_strides(src.shape);
   std::vector<int64_t> parts_shape(src.shape.begin(), src.shape.end() - 2);
   std::vector<int64_t> read_strides(src_strides.begin(), src_strides.end() - 2);
+  std::vector<int64_t> gemm_shape = parts_shape;
   parts_shape.insert(parts_shape.end(), {rows, 3, k});
   read_strides.insert(read_strides.end(), {k_major ? k : 1, 0, k_major ? 1 : rows});
-  std::vector<int64_t> gemm_shape(src.shape.begin(), src.shape.end() - 2);
   gemm_shape.insert(gemm_shape.end(), {rows, 3 * k});
-  std::vector<int64_t> write_strides(parts_shape.size(), 1);
-  for (size_t d = parts_shape.size() - 1; d-- > 0;) write_strides[d] = write_strides[d + 1] * parts_shape[d + 1];
+  const std::string w = which;
+  const std::string operand = declare(p, stage_name, w + "3", dsl::TensorRole::tmp, gemm_shape);
+  const std::string slice = declare(p, stage_name, w + "3_parts", dsl::TensorRole::view, parts_shape, operand,
+                                    dsl::dsl_contiguous_strides(parts_shape));
+  const std::string rep = declare(p, stage_name, w + "3_src", dsl::TensorRole::view, parts_shape, src.name, read_strides);
 
-  // an f32 tensor of `role` (a view of `base` with `strides` unless tmp), declared in `p`
-  auto declare = [&](const std::string& suffix, dsl::TensorRole role, const std::vector<int64_t>& shape,
-                     const std::string& base, const std::vector<int64_t>& strides) {
-    dsl::Tensor t;
-    t.name = fresh(std::string(which) + suffix);
-    t.role = role;
-    t.dtype = dsl::DType::f32;
-    t.shape = shape;
-    t.view_of = base;
-    t.view_strides = strides;
-    p.tensors.push_back(t);
-    return t.name;
-  };
-  const std::string operand = declare("3", dsl::TensorRole::tmp, gemm_shape, "", {});
-  const std::string slice = declare("3_parts", dsl::TensorRole::view, parts_shape, operand, write_strides);
-  const std::string rep = declare("3_src", dsl::TensorRole::view, parts_shape, src.name, read_strides);
-
-  auto index_row = std::make_shared<Expr>();
-  index_row->kind = Expr::Kind::index;
-  index_row->mode = dsl::LoadMode::row;
-  auto constant = [](double v) {
-    auto e = std::make_shared<Expr>();
-    e->kind = Expr::Kind::constant;
-    e->value = v;
-    return e;
-  };
-  auto call = [](dsl::Fn fn, std::vector<ExprPtr> args) {
-    auto e = std::make_shared<Expr>();
-    e->kind = Expr::Kind::call;
-    e->fn = fn;
-    e->args = std::move(args);
-    return e;
-  };
   dsl::EpilogueStmt x, big;
   x.kind = big.kind = dsl::EpilogueStmt::Kind::let;
   x.name = "ucut_x";
   x.value = load(rep);
   big.name = "ucut_tf32";
   big.value = tf32(local(x.name));
-  // part `small_part` is the remainder, the other two the TF32 value
-  ExprPtr value = call(dsl::Fn::where, {call(dsl::Fn::eq, {index_row, constant(small_part)}),
+  ExprPtr value = call(dsl::Fn::where, {call(dsl::Fn::eq, {index_row(), constant(small_part)}),
                                         binary(dsl::BinOp::sub, local(x.name), local(big.name)), local(big.name)});
   dsl::ElementwiseStage e;
   e.body.stmts = {x, big, store(slice, value)};
   dsl::Stage s;
-  s.name = stage_name + "_" + which + "3";
+  s.name = stage_name + "_" + w + "3";
   s.outputs = {slice};
   s.body = std::move(e);
-  stages.push_back(std::move(s));
+  p.stages.push_back(std::move(s));
   return operand;
 }
 
@@ -177,12 +181,16 @@ std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::
 Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
   dsl::Program p = program;
   p.stages.clear();
-  // Operands split already (tensor -> its TF32 part and remainder): a later f32x3s stage reading
-  // the same tensor (SwiGLU's two GEMMs of x) reuses them until a stage writes the tensor again.
-  std::map<std::string, std::pair<std::string, std::string>> splits;
+  // Operands split already, by tensor: f32x3s's (layout "" or "^T" -> its TF32 part and remainder)
+  // and f32x3k's (layout and role -> its parts). A later stage reading the same tensor (SwiGLU's
+  // two GEMMs of x) reuses them until a stage writes the tensor again.
+  std::map<std::string, std::map<std::string, std::pair<std::string, std::string>>> splits;
+  std::map<std::string, std::map<std::string, std::string>> k3_parts;
   for (const auto& st : program.stages) {
-    for (const auto& o : st.outputs)
-      for (const char* form : {"", "^T", "#k3a", "^T#k3a", "#k3b", "^T#k3b"}) splits.erase(o + form);
+    for (const auto& o : st.outputs) {
+      splits.erase(o);
+      k3_parts.erase(o);
+    }
     const auto* g = std::get_if<dsl::GemmStage>(&st.body);
     if (!g || (g->knobs.precision != dsl::Precision::f32x3s && g->knobs.precision != dsl::Precision::f32x3k)) {
       p.stages.push_back(st);
@@ -196,15 +204,11 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     auto bad = dsl::gemm_rules_check(program, *g, *out);
     if (!bad.empty())
       return make_error(ErrorCode::invalid_input, "stage '" + st.name + "': " + bad.front().message, bad.front().hint);
-    const dsl::GemmKnobs resolved = dsl::gemm_resolve_auto(program, *g, *out);
     if (g->knobs.precision == dsl::Precision::f32x3k) {
-      // A3 = [Ab | Ab | As] and B3 = [Bb | Bs | Bb] along K (parts 2 and 1 the remainders), each
-      // operand split once per layout for every f32x3k stage until a stage writes it again
+      // A3 = [Ab | Ab | As] and B3 = [Bb | Bs | Bb] along K (parts 2 and 1 the remainders)
       auto parts = [&](const dsl::Tensor& src, bool k_major, const char* which, int small_part) {
-        const std::string key = src.name + (k_major ? "" : "^T") + "#k3" + which;
-        if (auto it = splits.find(key); it != splits.end()) return it->second.first;
-        const std::string name = k3_split(p, st.name, src, k_major, which, small_part, p.stages);
-        splits[key] = {name, name};
+        std::string& name = k3_parts[src.name][std::string(k_major ? "" : "^T") + which];
+        if (name.empty()) name = k3_split(p, st.name, src, k_major, which, small_part);
         return name;
       };
       dsl::GemmStage h = *g;
@@ -219,23 +223,17 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       p.stages.push_back(std::move(s));
       continue;
     }
+    const dsl::GemmKnobs resolved = dsl::gemm_resolve_auto(program, *g, *out);
     auto add_tmp = [&](const std::string& suffix, const std::vector<int64_t>& shape) {
-      std::string name = st.name + "__" + suffix;
-      for (int i = 2; p.find_tensor(name); ++i) name = st.name + "__" + suffix + std::to_string(i);
-      dsl::Tensor t;
-      t.name = name;
-      t.role = dsl::TensorRole::tmp;
-      t.dtype = dsl::DType::f32;
-      t.shape = shape;
-      p.tensors.push_back(t);
-      return name;
+      return declare(p, st.name, suffix, dsl::TensorRole::tmp, shape);
     };
     // One elementwise stage per operand writes both parts: x is read once. TF32 wgmma reads both
     // operands K-major only, so an operand stored otherwise (A written `A.T`, B as [K, N]) is split
     // into its transpose: the split is a copy anyway, and the GEMMs then read it K-major.
     auto split = [&](const dsl::Tensor& src, const std::string& which, bool transpose) {
-      const std::string key = src.name + (transpose ? "^T" : "");
-      if (auto it = splits.find(key); it != splits.end()) return it->second;
+      auto& cached = splits[src.name];
+      const std::string layout = transpose ? "^T" : "";
+      if (auto it = cached.find(layout); it != cached.end()) return it->second;
       std::vector<int64_t> shape = src.shape;
       if (transpose) std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
       const std::string big = add_tmp(which + "b", shape), small = add_tmp(which + "s", shape);
@@ -252,7 +250,7 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       e.transpose = transpose;
       s.body = e;
       p.stages.push_back(std::move(s));
-      return splits[key] = std::pair{big, small};
+      return cached[layout] = std::pair{big, small};
     };
     const bool a_t = !dsl::gemm_a_k_major(*g), b_t = !dsl::gemm_b_k_major(*g);
     const auto [ab, as] = split(*a, "a", a_t);

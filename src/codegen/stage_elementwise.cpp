@@ -166,7 +166,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
   auto rendered = render_tiled_body(program, es, out0, env, label, stores);
   if (!rendered) return rendered.error();
   const std::string& body = *rendered;
-  const size_t r = pt.shape.size(), j = pt.j;
+  const size_t j = pt.j;
   const int64_t ej = pt.shape[j], ec = pt.c_extent(), tiles_j = (ej + pt.tj - 1) / pt.tj,
                 tiles_c = (ec + pt.tc - 1) / pt.tc;
   // a tiled view's offset of c-run position `c`: one dim at its stride, or several walked from the last
@@ -176,8 +176,7 @@ Result<StageCode> emit_permuting(const dsl::Program& program, int stage_index, c
     const std::vector<int64_t> rs(s.begin() + static_cast<std::ptrdiff_t>(j) + 1, s.end());
     return simt_element_offset(run, run, rs, ec < (int64_t{1} << 31), "c");
   };
-  std::vector<int64_t> ostr(r, 1);  // the output's merged strides (contiguous)
-  for (size_t d = r - 1; d-- > 0;) ostr[d] = ostr[d + 1] * pt.shape[d + 1];
+  const std::vector<int64_t> ostr = dsl::dsl_contiguous_strides(pt.shape);  // the output's merged strides
   std::map<std::string, std::vector<int64_t>> tiled;  // field -> merged strides
   for (const auto& [f, li] : loads)
     if (li.mode == dsl::LoadMode::full)

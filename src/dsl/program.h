@@ -65,6 +65,13 @@ struct Tensor {
   }
 };
 
+// Row-major strides (in elements) of a contiguous tensor of `shape`.
+inline std::vector<int64_t> dsl_contiguous_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
+  return st;
+}
+
 // A runtime scalar: `scalar alpha = 0.5` (a value the kernel library takes at run time through
 // the ABI's scalars array, in declaration order; 0.5 is its default).
 struct Scalar {

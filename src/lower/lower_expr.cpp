@@ -87,9 +87,7 @@ bool col_like(const std::vector<int64_t>& p, int64_t cols) {
 }  // namespace
 
 std::vector<int64_t> lower_contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
-  return st;
+  return dsl::dsl_contiguous_strides(shape);
 }
 
 std::optional<std::vector<int64_t>> lower_reshape_strides(const std::vector<int64_t>& from,
