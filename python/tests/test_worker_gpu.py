@@ -438,3 +438,18 @@ def test_pooling_and_depthwise_convs_are_window_stages(tmp_path, name, stages):
     [r] = ucut_eval(name, [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept"
+
+
+@pytest.mark.parametrize("items,cluster", [("16", "1"), ("16", "4"), ("8", "1")])
+def test_column_argmax_and_argmin_keep_the_first_index_of_ties(tmp_path, items, cluster):
+    """Column argmax/argmin with their rows split across blocks (or a cluster), 16 or 8 rows
+    loaded ahead: each thread keeps a 32-bit row offset from its block's first row, and on inputs
+    full of ties every index equals PyTorch's (the first), the rescaled trial included."""
+    lib, text = lowered_library(
+        tmp_path, "argmax_ties",
+        lambda t: t.replace("  items_per_thread auto\n", f"  items_per_thread {items}\n")
+                   .replace("  cluster auto\n", f"  cluster {cluster}\n"))
+    assert text.count("= reduce arg") == 2, text
+    [r] = ucut_eval("argmax_ties", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"

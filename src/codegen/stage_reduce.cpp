@@ -284,6 +284,13 @@ Result<StageCode> codegen_emit_reduce(const dsl::Program& program, int stage_ind
                                            op_id, in_t, pl.threads, pl.vec, pro->type, epi_t,
                                            clustered ? fmt::format(", {}, {}", pl.unroll, pl.cluster)
                                            : pl.unroll != 4 ? fmt::format(", {}", pl.unroll) : "");
+    // the kernel keeps an arg op's row as a 32-bit offset into the block's chunk of rows
+    if (arg)
+      d += fmt::format(
+          "  if (p.r_chunk >= (1LL << 31)) {{\n"
+          "    ucut_rt::set_error(\"{}: an index reduction over 2^31 or more rows a block is not supported\");\n"
+          "    return 2;\n  }}\n",
+          label);
     if (clustered) {
       d += fmt::format(
           "  cudaError_t launched = ucut_simt::launch_clustered_y(\n"

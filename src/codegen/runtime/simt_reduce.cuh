@@ -230,6 +230,16 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   float ks[VEC], kc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) ks[k] = kc[k] = 0.f;
+  // Argmax/argmin: a thread visits its rows in increasing order, so its own state is the best
+  // value and the 32-bit offset of its row from r_begin (-1: none yet); a later row replaces it
+  // only when strictly better or a first NaN, which is ArgOp's rule (ties and NaNs: the first
+  // index) for increasing indices. It becomes an ArgVal after the sweep. A 64-bit index beside
+  // every loaded row spilled at 16 rows ahead (ptxas: 272 bytes at 512 threads); the host keeps
+  // r_chunk below 2^31 (reduce_outer_arg_fits).
+  float bv[VEC];
+  int bi[VEC];
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) bv[k] = 0.f, bi[k] = -1;
   // One reduced group (a plain column reduction) is one stride: no index division per load.
   auto sweep = [&](auto one_group) {
     const i64 rstride = p.red.stride[0];
@@ -253,6 +263,12 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
               const float t = __fadd_rn(ks[k], y);
               kc[k] = __fsub_rn(__fsub_rn(t, ks[k]), y);
               ks[k] = t;
+            } else if constexpr (red_is_arg<OP>) {
+              const bool better = OP == kRedArgMax ? x1 > bv[k] : x1 < bv[k];
+              if (bi[k] < 0 || (bv[k] == bv[k] && (better || x1 != x1))) {
+                bv[k] = x1;
+                bi[k] = (int)(r - r_begin);
+              }
             } else {
               red_add<OP>(acc[k], x1, r);
             }
@@ -263,6 +279,11 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
     if constexpr (OP == kRedSum) {
 #pragma unroll
       for (int k = 0; k < VEC; ++k) acc[k] = A(ks[k]) - A(kc[k]);
+    }
+    if constexpr (red_is_arg<OP>) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k)
+        if (bi[k] >= 0) acc[k] = ArgVal{bv[k], r_begin + bi[k]};
     }
   };
   if (i < p.inner) {

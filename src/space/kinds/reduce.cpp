@@ -30,9 +30,10 @@ Result<std::vector<StageConfig>> enumerate(const dsl::Program& p, int si, const 
   // A column reduction whose vectors are narrower than 8 bytes (an odd kept run: kb1_sum_dim's
   // [128, 4096, 4095] reads 4-byte columns) also loads 16 reduced rows ahead instead of 8: the
   // same 64 bytes in flight a thread as the 8-byte vectors that ran at 98% of the bandwidth.
-  // Not with a value and its index (argmax/argmin, two-output max/min): their 16 states spill
-  // under the kernel's 64-register bound (ptxas: 272 bytes of spill stores at 512 threads).
-  if (col && !(keep && r.knobs.items_per_thread) && dsl::simt_reduce_state_bytes(st) < 16) {
+  // A value and its index (argmax/argmin, two-output max/min) too: the kernel keeps a thread's
+  // index as a 32-bit row offset, and 16 rows ahead fit the kernel's 64-register bound (ptxas:
+  // 64 registers, no spill at 512 threads; a 64-bit index spilled 272 bytes).
+  if (col && !(keep && r.knobs.items_per_thread)) {
     const dsl::Tensor* in = p.find_tensor(r.inputs.at(0));
     const int bytes = in ? dsl::dtype_bytes(in->dtype) : 4;
     const size_t n = out.size();

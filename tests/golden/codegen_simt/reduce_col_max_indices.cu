@@ -24,6 +24,10 @@ int ucut_s1_launch(const ucut_rt::StageArgs& args) {
     ucut_rt::set_error("stage s1: input tensors must be 8-byte aligned");
     return 2;
   }
+  if (p.r_chunk >= (1LL << 31)) {
+    ucut_rt::set_error("stage s1: an index reduction over 2^31 or more rows a block is not supported");
+    return 2;
+  }
   static int occupancy = 0, sms = 0;
   if (occupancy == 0) {
     int dev = 0;
