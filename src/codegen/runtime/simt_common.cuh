@@ -128,13 +128,16 @@ __device__ __forceinline__ void welford_add(Welford& w, float x) {
   w.m2 += d * (x - w.mean);
 }
 
-// Value with its index, for argmax/argmin (first index wins ties, like torch).
-struct ArgVal {
+// Value with its index, for argmax/argmin (first index wins ties, like torch). A column kernel's
+// thread keeps a 32-bit index (ArgValOf<int>: its row offset) and widens it after its sweep.
+template <class I> struct ArgValOf {
   float v;
-  i64 i;
+  I i;
 };
+using ArgVal = ArgValOf<i64>;
 template <bool MAX> struct ArgOp {
-  __device__ __forceinline__ ArgVal operator()(const ArgVal& a, const ArgVal& b) const {
+  template <class I>
+  __device__ __forceinline__ ArgValOf<I> operator()(const ArgValOf<I>& a, const ArgValOf<I>& b) const {
     bool a_nan = a.v != a.v, b_nan = b.v != b.v;
     if (a_nan || b_nan) {
       if (a_nan && b_nan) return a.i < b.i ? a : b;

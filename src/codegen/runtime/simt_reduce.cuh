@@ -65,10 +65,9 @@ template <int OP, class T> __device__ __forceinline__ T red_combine_acc(T a, T b
   else if constexpr (OP == kRedArgMin) return ArgOp<false>()(a, b);
   else return red_combine<OP>(a, b);
 }
-// One element x at reduced index r into a thread's state (sums: Kahan, in the kernel).
-template <int OP, class T> __device__ __forceinline__ void red_add(T& a, float x, i64 r) {
+// One element x into a thread's state (sums: Kahan, and argmax/argmin: a 32-bit index, in the kernel).
+template <int OP, class T> __device__ __forceinline__ void red_add(T& a, float x) {
   if constexpr (OP == kRedLogSumExp) online_add(a, x);
-  else if constexpr (red_is_arg<OP>) a = red_combine_acc<OP, T>(a, ArgVal{x, r});
   else a = red_combine_acc<OP, T>(a, T(x));
 }
 template <int OP, class T> __device__ __forceinline__ float red_value(const T& a, float scale) {
@@ -230,16 +229,16 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
   float ks[VEC], kc[VEC];
 #pragma unroll
   for (int k = 0; k < VEC; ++k) ks[k] = kc[k] = 0.f;
-  // Argmax/argmin: a thread visits its rows in increasing order, so its own state is the best
-  // value and the 32-bit offset of its row from r_begin (-1: none yet); a later row replaces it
-  // only when strictly better or a first NaN, which is ArgOp's rule (ties and NaNs: the first
-  // index) for increasing indices. It becomes an ArgVal after the sweep. A 64-bit index beside
-  // every loaded row spilled at 16 rows ahead (ptxas: 272 bytes at 512 threads); the host keeps
-  // r_chunk below 2^31 (reduce_outer_arg_fits).
-  float bv[VEC];
-  int bi[VEC];
+  // Argmax/argmin: a thread's state holds its row as a 32-bit offset from r_begin (ArgOp's rule
+  // on ArgValOf<int>; kNoRow: none yet), widened to an ArgVal after the sweep. A 64-bit index
+  // beside every loaded row spilled at 16 rows ahead (ptxas: 272 bytes at 512 threads); the
+  // launch code refuses an r_chunk of 2^31 or more (codegen/stage_reduce.cpp).
+  constexpr int kNoRow = 0x7fffffff;
+  ArgValOf<int> arg[VEC];
+  if constexpr (red_is_arg<OP>) {
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) bv[k] = 0.f, bi[k] = -1;
+    for (int k = 0; k < VEC; ++k) arg[k] = ArgValOf<int>{red_identity_acc<OP>().v, kNoRow};
+  }
   // One reduced group (a plain column reduction) is one stride: no index division per load.
   auto sweep = [&](auto one_group) {
     const i64 rstride = p.red.stride[0];
@@ -264,13 +263,9 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
               kc[k] = __fsub_rn(__fsub_rn(t, ks[k]), y);
               ks[k] = t;
             } else if constexpr (red_is_arg<OP>) {
-              const bool better = OP == kRedArgMax ? x1 > bv[k] : x1 < bv[k];
-              if (bi[k] < 0 || (bv[k] == bv[k] && (better || x1 != x1))) {
-                bv[k] = x1;
-                bi[k] = (int)(r - r_begin);
-              }
+              arg[k] = ArgOp<OP == kRedArgMax>()(arg[k], ArgValOf<int>{x1, (int)(r - r_begin)});
             } else {
-              red_add<OP>(acc[k], x1, r);
+              red_add<OP>(acc[k], x1);
             }
           }
         }
@@ -283,7 +278,7 @@ reduce_outer_kernel(ReduceParams p, Pro pro, Epi epi) {
     if constexpr (red_is_arg<OP>) {
 #pragma unroll
       for (int k = 0; k < VEC; ++k)
-        if (bi[k] >= 0) acc[k] = ArgVal{bv[k], r_begin + bi[k]};
+        if (arg[k].i != kNoRow) acc[k] = ArgVal{arg[k].v, r_begin + arg[k].i};
     }
   };
   if (i < p.inner) {
