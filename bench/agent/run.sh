@@ -11,8 +11,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-# The carried binary's libraries arrive packed (scripts/carry): unpacked once beside it.
-[ -d "$root/.carry/lib" ] || [ ! -f "$root/.carry/lib.tar.xz" ] || tar xJf "$root/.carry/lib.tar.xz" -C "$root/.carry"
+"$root/scripts/carry" --unpack  # the carried binary's libraries arrive packed
 BIN="${UCUT_BIN:-$root/.carry/ucutlass}"
 FAKE="${UCUT_FAKE_LLM:-$root/.carry/ucutlass-fake-llm}"
 out="${AGENT_WORK:-/tmp/ucut-agent}"

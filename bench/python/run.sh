@@ -12,8 +12,7 @@ cd "$root" || exit 2
 out="${1:?usage: run.sh OUT [run.py options]}"
 shift
 mkdir -p "$out"
-# The carried binary's libraries arrive packed (scripts/carry): unpacked once beside it.
-[ -d "$root/.carry/lib" ] || [ ! -f "$root/.carry/lib.tar.xz" ] || tar xJf "$root/.carry/lib.tar.xz" -C "$root/.carry"
+"$root/scripts/carry" --unpack  # the carried binary's libraries arrive packed
 bin="${UCUT_BIN:-$root/.carry/ucutlass}"
 if [ ! -d third_party/cutlass-4.2.0/include ] && [ -f .carry/cutlass.tar.xz ]; then
   mkdir -p third_party && tar xJf .carry/cutlass.tar.xz -C third_party
