@@ -42,6 +42,7 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import tmpdirs
 from .ray_bridge import _unreachable
 
 # Request fields that name a file on the machine that runs ucutlass.
@@ -65,7 +66,9 @@ class EvalActor:
     def __init__(self, worker_argv: Optional[List[str]], env: Dict[str, str]):
         # The default worker runs under the node's own Python (the one Ray runs this actor with).
         worker_argv = worker_argv or [sys.executable, "-m", "ucutlass_torch.worker"]
-        self.dir = tempfile.mkdtemp(prefix="ucut-ray-eval-")
+        # its worker's stderr and the libraries it receives: removed with the actor, or at the next
+        # actor's start on this node if this one was killed (tmpdirs.py)
+        self.dir = tmpdirs.private_dir(self, "ucut-ray-eval")
         self.baselines = os.path.join(tempfile.gettempdir(), "ucut-ray-eval-baselines")
         os.makedirs(self.baselines, exist_ok=True)
         self.stderr_path = os.path.join(self.dir, "worker.stderr")

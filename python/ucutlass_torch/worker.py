@@ -18,15 +18,13 @@ import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
-import weakref
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from . import baselines, correctness, guard, kernel, memplan, protocol, timing
+from . import baselines, correctness, guard, kernel, memplan, protocol, timing, tmpdirs
 from .loader import ProblemError, build_model, load_problem, make_inputs
 
 MODEL_SEED = 42
@@ -212,9 +210,8 @@ class Worker:
         self.memory: Optional[memplan.MemoryPlan] = None
         self.flusher = None
         # Private copies of the libraries it loads (open_kernel), each removed once loaded; the
-        # folder goes when the worker does.
-        self.tmpdir = tempfile.mkdtemp(prefix="ucut-worker-")
-        weakref.finalize(self, shutil.rmtree, self.tmpdir, True)
+        # folder goes when the worker does, or at the next worker's start if this one was killed.
+        self.tmpdir = tmpdirs.private_dir(self, "ucut-worker")
         self.n_loaded = 0
         self.fatal = False
         self._model64 = None  # the float64 model, built once per evaluation when first needed

@@ -69,11 +69,23 @@ FakeReply status_reply(int status, const std::string& retry_after = "") {
   return r;
 }
 
-std::string temp_path(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("ucut-llm-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+std::filesystem::path temp_root() {
+  return std::filesystem::temp_directory_path() / ("ucut-llm-test-" + std::to_string(::getpid()));
 }
+
+std::string temp_path(const std::string& name) {
+  std::filesystem::create_directories(temp_root());
+  return (temp_root() / name).string();
+}
+
+// This process's temporary folder goes when the tests end.
+struct RemoveTempRoot : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(temp_root(), ec);
+  }
+};
+[[maybe_unused]] const auto* const kRemoveTempRoot = ::testing::AddGlobalTestEnvironment(new RemoveTempRoot);
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);

@@ -44,7 +44,7 @@ TEST(RecordSave, AFailedMeasurementLeavesNoCandidateBehind) {
   }
   EXPECT_EQ(count_rows(path, "candidates"), 1);
   EXPECT_EQ(count_rows(path, "measurements"), 1);
-  std::remove(path.c_str());
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ const std::string kFake = std::string(UCUTLASS_SOURCE_DIR) + "/src/eval/testdata
 struct Fixture : ::testing::Test {
   std::string log = ::testing::TempDir() + "/fake_worker_" + std::to_string(::getpid()) + ".log";
   void SetUp() override { std::remove(log.c_str()); }
+  void TearDown() override { std::remove(log.c_str()); }
   WorkerOptions options() {
     WorkerOptions w;
     w.argv = {"/bin/sh", kFake};

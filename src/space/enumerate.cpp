@@ -26,6 +26,12 @@ namespace {
 // parallel with a reduce kernel), and a split of the same count sums every output in the same
 // order. Each count is one summation class (app/adapters_space.h).
 const std::vector<int> kSimtSplits = {1, 2, 3, 4, 6, 8, 12, 16};
+// The tensor-core SM80 kernels (3xTF32 and TF32 on mma.sync) split K to fill the grid only: up to
+// the language's 16 slices, so a few output tiles over a long K reach every SM
+// (kb1_matmul_large_k: 256 x 256 x 524288 is 8 tiles of 64 x 128, a quarter of the SMs at 4
+// slices); validate.cpp's split_k_useful keeps a split only where the tiles are fewer than half the
+// SMs and each slice has 4 K tiles.
+const std::vector<int> kTensorOpSplits = {1, 2, 4, 8, 16};
 }  // namespace
 
 std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, dsl::DType t) {
@@ -123,7 +129,7 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
       for (const auto& t : tiles)
         for (int st : space_or_fixed<int>(keep, fx.stages, prec == Precision::f32 ? std::vector<int>{3, 4, 5}
                                                                                 : std::vector<int>{3, 4}))
-          for (int sk : space_or_fixed<int>(keep, fx.split_k, prec == Precision::f32 ? kSimtSplits : std::vector<int>{1, 2, 4}))
+          for (int sk : space_or_fixed<int>(keep, fx.split_k, prec == Precision::f32 ? kSimtSplits : kTensorOpSplits))
             for (int w : space_or_fixed<int>(keep, fx.swizzle, {1, 2, 4})) {
               dsl::GemmKnobs k;
               k.tile = t;

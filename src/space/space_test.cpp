@@ -135,20 +135,20 @@ TEST(Space, EnumerationCountsAreFixed) {
   // 9 tile MxN x 2 K x 3 clusters x 2 schedules x (persistent + stream-K x (1 + splits 2,4,8))
   // x 2 rasters x 4 swizzles.
   EXPECT_EQ(all->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4);
-  // f32 data: the tf32 rung (sm90 tf32, and sm80 tf32m: 6 tiles x 2 stages x 3 splits x 3
+  // f32 data: the tf32 rung (sm90 tf32, and sm80 tf32m: 6 tiles x 2 stages x 5 splits x 3
   // swizzles), the f32x3s rung (cooperative stream-K, K in 4 or 8 pieces: 9 x 2 x 3 clusters x 2
   // splits x 2 rasters x 4 swizzles), the sm80 f32x3 rung (as tf32m) and the FP32 SIMT rung
   // (5 tiles x 3 stages x 8 splits, the summation orders, x 3 swizzles).
   auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 3 * 3 +
+  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + 9 * 2 * 3 * 2 * 2 * 4 + 6 * 2 * 5 * 3 +
                            5 * 3 * 8 * 3);
   // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4, and f32x3k on the same
   // rung with TF32's knobs (K < 1024 only: in the 4096 case above it is not offered)
   auto s = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 9 * 2 * 3 * 2 * 4 +
-                           9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 3 * 3 + 5 * 3 * 8 * 3);
+  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + 9 * 2 * 3 * 2 * 4 +
+                           9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + 5 * 3 * 8 * 3);
   for (const auto& c : *s) {
     if (c.gemm.precision == dsl::Precision::f32x3k) {
       EXPECT_EQ(c.rung, 1);
@@ -159,6 +159,34 @@ TEST(Space, EnumerationCountsAreFixed) {
 
 // A layout copy (a view read across its strided merged last dim) takes the permuting form, whose
 // tiles take no knobs: one configuration, named by its tile; a plain elementwise stage the grid.
+// kb1_matmul_large_k (256 x 256 x 524288, B [K, N]): eight 64 x 128 tiles. The sm80 3xTF32
+// kernel fills the H200's 132 SMs only in 16 K slices (the language's most); at the 4 it once had
+// (a quarter of the SMs) FP32 SIMT ranked above it. A full grid keeps one slice (split_k_useful).
+TEST(Space, AFewTilesOverALongKSplitTheTensorOpSm80KernelsWide) {
+  auto p = compile(
+      "ucut 1\nin a : f32[256, 524288]\nin b : f32[524288, 256]\nout c : f32[256, 256]\n"
+      "stage c = gemm(a, b)\n");
+  const RankedConfig* best_x3 = nullptr;
+  const RankedConfig* best_simt = nullptr;
+  const auto ranked = rank_stage0(p);
+  for (const auto& c : ranked) {
+    if (c.config.gemm.precision == dsl::Precision::f32x3 && !best_x3) best_x3 = &c;
+    if (c.config.gemm.precision == dsl::Precision::f32 && !best_simt) best_simt = &c;
+  }
+  ASSERT_TRUE(best_x3 && best_simt);
+  EXPECT_EQ(best_x3->config.gemm.split_k.value_or(1), 16) << best_x3->config.name;
+  EXPECT_LT(best_x3->t_est, best_simt->t_est) << best_x3->config.name << " against " << best_simt->config.name;
+  // a full grid (4096 x 4096: 256 tiles or more) keeps one slice on the tensor cores (FP32 SIMT,
+  // on the same ladder, splits for the summation order)
+  int x3 = 0;
+  for (const auto& c : rank_stage0(gemm_program(4096, 4096, 4096, "f32", "f32x3")))
+    if (c.config.gemm.precision == dsl::Precision::f32x3) {
+      ++x3;
+      EXPECT_EQ(c.config.gemm.split_k.value_or(1), 1) << c.config.name;
+    }
+  EXPECT_GT(x3, 0);
+}
+
 TEST(Space, APermutingCopyHasOneConfiguration) {
   auto p = compile("ucut 1\nin x : f32[2, 16, 10, 12]\nout y : f32[2, 10, 12, 16]\nout z : f32[2, 16, 10, 12]\n"
                    "view xv : f32[2, 10, 12, 16] = x strides [1920, 12, 1, 120] offset 0\n"
