@@ -318,3 +318,150 @@ def test_minutes_are_the_models_and_shared_out_among_the_subgraphs(tmp_path):
     fake2 = FakeBinary()
     run(m, make(tmp_path / "again", runner=fake2), x)
     assert all("--time-budget" not in a for a in fake2.calls)
+
+
+class Timer:
+    """Stands in for the GPU timing of fallback="auto": fixed milliseconds by choice, each choice
+    actually run once on the example inputs (so a choice that cannot run is seen)."""
+
+    def __init__(self, ms):
+        self.ms, self.asked = ms, []
+
+    def __call__(self, label, fn, args):
+        self.asked.append(label)
+        backend.call_graph(fn, args)
+        return self.ms.get(label)
+
+
+def auto_backend(tmp_path, timer):
+    return backend.Backend(tool.SearchOptions(budget=3), cache_dir=str(tmp_path / "cache"), fallback="auto",
+                           runner=FakeBinary(), load_library=stand_in_loader, timer=timer)
+
+
+@pytest.mark.parametrize("ms,taken", [
+    ({"Inductor": 1.0, "eager": 2.0, "eager without its kernels": 3.0}, "Inductor"),
+    ({"Inductor": 2.0, "eager": 1.0, "eager without its kernels": 3.0}, "eager"),
+    ({"Inductor": 2.0, "eager": 3.0, "eager without its kernels": 1.0}, "eager without its kernels"),
+])
+def test_auto_runs_the_fastest_of_inductor_eager_and_the_graph_without_kernels(tmp_path, ms, taken):
+    # The bf16 GPT block at batch 1 ran 0.58x eager through Inductor around no kernels (runs CZ,
+    # DC): "auto" times the choices on the example inputs and keeps the fastest, and a graph
+    # faster without its kernels runs without them, its parts reported as PyTorch.
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    timer = Timer(ms)
+    be = auto_backend(tmp_path, timer)
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x), atol=1e-5)
+    assert timer.asked == ["Inductor", "eager", "eager without its kernels"]
+    assert len(be.report.paths) == 1 and be.report.paths[0].startswith(f"graph 0: {taken} ("), be.report.paths
+    assert "Inductor 1.000 ms" in be.report.paths[0] or "Inductor 2.000 ms" in be.report.paths[0]
+    statuses = [p.status for p in be.report.parts]
+    if taken == "eager without its kernels":
+        assert statuses == ["pytorch", "pytorch"] and all("ran faster without it" in p.detail for p in be.report.parts)
+        assert "0 running μCUTLASS kernels" in str(be.report)
+    else:
+        assert statuses == ["kernel", "kernel"]
+    assert be.report.paths[0] in str(be.report) and be.report.to_json()["paths"] == be.report.paths
+
+
+def test_auto_without_gpu_inputs_is_inductor_and_a_graph_that_mutates_is_not_timed(tmp_path):
+    torch.manual_seed(0)
+    m, x = Block().eval(), torch.randn(4, 16)
+    be = auto_backend(tmp_path, backend.cuda_timer)  # CPU tensors: nothing is timed
+    got = run(m, be, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m(x), atol=1e-5)
+    assert be.report.paths == ["graph 0: Inductor (not timed: no GPU inputs)"]
+
+    class Mutates(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 16)
+
+        def forward(self, x):
+            y = self.fc(x)
+            y.add_(1.0)
+            return torch.relu(y)
+
+    timer = Timer({"Inductor": 2.0, "eager": 1.0})
+    be2 = auto_backend(tmp_path / "m", timer)
+    m2 = Mutates().eval()
+    got = run(m2, be2, x)
+    with torch.no_grad():
+        assert torch.allclose(got, m2(x), atol=1e-5)
+    assert timer.asked == []
+    assert len(be2.report.paths) == 1 and "not timed" in be2.report.paths[0] and "add_" in be2.report.paths[0]
+
+
+def test_fallback_names_are_checked():
+    with pytest.raises(ValueError, match="auto, inductor, eager"):
+        backend.Backend(fallback="cudagraphs")
+    assert backend.backend_from_options({}).fallback == "auto"
+    assert backend.rerun_safe(torch.fx.symbolic_trace(lambda x: torch.nn.functional.dropout(x, 0.5))) is not None
+    assert backend.rerun_safe(torch.fx.symbolic_trace(lambda x: torch.relu(x) * 2)) is None
+
+
+class AddInPlace(nn.Module):
+    """``add_`` (not in the vocabulary) changes the Linear's output that ``relu`` then reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = self.fc(x)
+        y.add_(1.0)
+        return torch.relu(y)
+
+
+class IaddThenRelu(AddInPlace):
+    """``h += 1`` read only through its result: safe out of place, one subgraph."""
+
+    def forward(self, x):
+        h = self.fc(x)
+        h += 1.0
+        return torch.relu(h)
+
+
+class StaleAlias(AddInPlace):
+    """``g`` is ``h`` before ``h += 1`` and is read after it: it must see the change."""
+
+    def forward(self, x):
+        h = self.fc(x)
+        g = h
+        h += 1.0
+        return torch.relu(g) * 2 + h
+
+
+class ReluInputInPlace(AddInPlace):
+    """An in-place ReLU of the graph's own input: the caller's tensor changes."""
+
+    def forward(self, x):
+        torch.nn.functional.relu(x, inplace=True)
+        return self.fc(x)
+
+
+@pytest.mark.parametrize("cls,parts", [
+    (AddInPlace, [["linear"]]),
+    (IaddThenRelu, [["linear", "add", "relu"]]),
+    (StaleAlias, [["linear"], ["mul"]]),
+    (ReluInputInPlace, []),
+])
+def test_in_place_changes_keep_pytorchs_order(tmp_path, cls, parts):
+    # A covered subgraph computes out of place. Before mutation_hazards, AddInPlace's Linear and
+    # ReLU were one subgraph and its add_ ran after them: the result lacked the +1.
+    torch.manual_seed(0)
+    m = cls().eval()
+    x = torch.randn(4, 16)
+    x_eager, x_ours = x.clone(), x.clone()
+    be = make(tmp_path, runner=FakeBinary())
+    got = run(m, be, x_ours)
+    with torch.no_grad():
+        want = m(x_eager)
+    assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
+    assert torch.equal(x_ours, x_eager)  # the input changed as PyTorch changes it (or not at all)
+    assert sorted(p.ops for p in be.report.parts) == parts, str(be.report)
+    if parts != [["linear", "add", "relu"]]:
+        assert any("changed in place" in why for why in be.report.uncovered), be.report.uncovered

@@ -36,8 +36,11 @@ def test_optimize_mlp_matches_the_reference_and_reloads(tmp_path):
     torch.manual_seed(0)
     m = mlp().cuda().eval()
     x = torch.randn(32, 512, device="cuda")
+    # fallback="inductor": the parts that are kernels stay kernels ("auto" may run the graph
+    # without them where that is faster end to end; test_backend_on_a_gpt_block checks it)
     opt = ucutlass_torch.optimize(m, [x], minutes=3, budget=4, profile="kb-v01", binary=BIN,
-                                  cache_dir=str(tmp_path / "cache"), db=str(tmp_path / "memory.db"))
+                                  cache_dir=str(tmp_path / "cache"), db=str(tmp_path / "memory.db"),
+                                  fallback="inductor")
     print(opt)
     with torch.no_grad():
         want, got = m(x), opt(x)
@@ -76,7 +79,7 @@ def test_backend_on_a_gpt_block(tmp_path):
     # The same graphs through a backend object whose report can be read: the searches above are in
     # the cache now, so this costs no search, and at least one subgraph must be a kernel.
     from ucutlass_torch.backend import backend_from_options
-    be = backend_from_options(dict(options, budget=0))
+    be = backend_from_options(dict(options, budget=0, fallback="inductor"))
     torch._dynamo.reset()
     with torch.no_grad():
         got2 = torch.compile(m, backend=be)(x)
@@ -84,3 +87,15 @@ def test_backend_on_a_gpt_block(tmp_path):
     assert torch.allclose(got2, want, atol=TOL, rtol=TOL)
     assert any(p.status == "kernel" for p in be.report.parts), str(be.report)
     assert not any(p.searched for p in be.report.parts)
+    # The default, "auto": at each graph's first call it times Inductor around the kernels, the
+    # graph eagerly and the graph without its kernels on the GPU, runs the fastest, and says so.
+    auto = backend_from_options(dict(options, budget=0))
+    torch._dynamo.reset()
+    with torch.no_grad():
+        compiled3 = torch.compile(m, backend=auto)
+        got3, got4 = compiled3(x), compiled3(x)
+    torch.cuda.synchronize()
+    assert torch.allclose(got3, want, atol=TOL, rtol=TOL) and torch.allclose(got4, want, atol=TOL, rtol=TOL)
+    print(auto.report)
+    assert len(auto.report.paths) == auto.report.graphs, auto.report.paths
+    assert all("Inductor" in p and " ms" in p and "eager" in p for p in auto.report.paths), auto.report.paths

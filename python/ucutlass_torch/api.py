@@ -95,7 +95,7 @@ class Optimized(torch.nn.Module):
 
 def optimize(model: torch.nn.Module, example_inputs: Sequence[Any], *, minutes: float = 10.0,
              profile: str = "default", policy: str = "tf32", db: Optional[str] = None, budget: int = 40,
-             cache_dir: Optional[str] = None, binary: Optional[str] = None, fallback: str = "inductor",
+             cache_dir: Optional[str] = None, binary: Optional[str] = None, fallback: str = "auto",
              runner: Optional[tool.Runner] = None,
              load_library: Optional[Callable[[str], library_op.LibraryOp]] = None) -> Optimized:
     """Searches kernels for ``model`` on ``example_inputs`` and returns the optimized module.
@@ -124,6 +124,6 @@ def load(directory: str, model: torch.nn.Module, *, cache_dir: Optional[str] = N
         raise tool.ToolError(f"{directory} was saved by ucutlass_torch {manifest.get('version')}, this is {__version__}")
     saved = manifest.get("options", {})
     options = tool.SearchOptions(budget=0, profile=saved.get("profile", "default"), policy=saved.get("policy", "tf32"))
-    be = backend.Backend(options, cache_dir=cache_dir, fallback=fallback or manifest.get("fallback", "inductor"),
+    be = backend.Backend(options, cache_dir=cache_dir, fallback=fallback or manifest.get("fallback", "auto"),
                          load_library=load_library, extra_cache=[os.path.abspath(directory)])
     return Optimized(model, be)

@@ -7,8 +7,10 @@ result (a library, or "PyTorch stays") is read from the result cache. An unknown
 KernelBench problem file and searched by the installed binary (``ucutlass optimize``: the same
 extraction, search, contract, kernel store and memory as the CLI), and the result cached. A kept
 library replaces its subgraph through its custom op (library_op.py); everything else, the
-replaced calls included, is compiled by Inductor (``fallback="inductor"``) or run as it is
-(``"eager"``).
+replaced calls included, is compiled by Inductor (``fallback="inductor"``), run as it is
+(``"eager"``), or, by default (``"auto"``), whichever of the two runs the graph faster on its
+example inputs, timed on the GPU, the graph without its kernels run eagerly among the choices (a
+partitioned graph can be slower end to end than the model it came from; see ``_rest``).
 
 Options (``torch.compile(model, backend="ucutlass", options={...})``): ``budget`` (attempts per
 subgraph; 0: search nothing, use only the cache), ``minutes`` (wall time of all the searches of the
@@ -26,10 +28,12 @@ pip-installed.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import os
 import shutil
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -102,12 +106,14 @@ class Report:
     parts: List[Part] = field(default_factory=list)
     uncovered: Dict[str, int] = field(default_factory=dict)  # reason -> node count
     graphs: int = 0
+    paths: List[str] = field(default_factory=list)  # fallback="auto": what each graph runs, and why
 
     def kernels(self) -> List[Part]:
         return [p for p in self.parts if p.status == "kernel"]
 
     def to_json(self) -> Dict[str, Any]:
-        return {"graphs": self.graphs, "parts": [vars(p) for p in self.parts], "uncovered": self.uncovered}
+        return {"graphs": self.graphs, "parts": [vars(p) for p in self.parts], "uncovered": self.uncovered,
+                "paths": self.paths}
 
     def __str__(self) -> str:
         lines = [f"ucutlass: {self.graphs} graph(s), {len(self.parts)} covered subgraph(s), "
@@ -120,6 +126,7 @@ class Report:
                          f"{' (' + why + ')' if why else ''}{' -> ' + p.op if p.op else ''}")
         for why, n in sorted(self.uncovered.items()):
             lines.append(f"  left to the fallback: {n} node(s): {why}")
+        lines += [f"  {p}" for p in self.paths]
         return "\n".join(lines)
 
 
@@ -152,22 +159,95 @@ def _is_weight(node: fx.Node, value: Any) -> bool:
     return isinstance(value, torch.nn.Parameter) or "_buffers_" in node.name or "_parameters_" in node.name
 
 
+FALLBACKS = ("auto", "inductor", "eager")
+# What fallback="auto" times: warm-up calls, then the median of this many (CUDA events).
+AUTO_WARMUP, AUTO_REPS = 3, 10
+# Nodes whose second run changes state or results: in-place changes (subgraph.mutates) and random
+# numbers (an extra run moves the generator). A graph that has one is never run for timing: "auto"
+# then takes Inductor.
+_RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "uniform", "exponential")
+
+
+def rerun_safe(gm: fx.GraphModule) -> Optional[str]:
+    """Why running ``gm`` more than once is not safe (the first such node), or None."""
+    for n in gm.graph.nodes:
+        if n.op not in ("call_function", "call_method"):
+            continue
+        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
+        if subgraph.mutates(n):
+            return f"{n.name} ({name}) changes its operands"
+        if any(w in name.lower() for w in _RANDOM_WORDS):
+            return f"{n.name} ({name}) draws random numbers"
+    return None
+
+
+def cuda_timer(label: str, fn: Callable, args: List[Any]) -> Optional[float]:
+    """Milliseconds of one call of ``fn`` on ``args`` (median of AUTO_REPS after AUTO_WARMUP, CUDA
+    events on the current stream), or None where nothing runs on a GPU."""
+    if not torch.cuda.is_available() or not any(isinstance(a, torch.Tensor) and a.is_cuda for a in args):
+        return None
+    def call():
+        return call_graph(fn, args)
+
+    with torch.no_grad():
+        for _ in range(AUTO_WARMUP):
+            call()
+        times = []
+        for _ in range(AUTO_REPS):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+WITHOUT_KERNELS = "eager without its kernels"
+
+
+def call_graph(fn: Callable, args) -> Any:
+    """Calls a graph as Dynamo calls a backend's result: its arguments positional (compile_fx's
+    result marks itself ``_boxed_call`` but takes them so too, on torch 2.11)."""
+    return fn(*args)
+
+
+class AutoPath:
+    """``fallback="auto"``'s graph: at its first call, times Inductor around the kernels, the same
+    graph run eagerly and the graph without its kernels run eagerly (Backend.choose), then runs the
+    fastest from then on."""
+
+    def __init__(self, owner: "Backend", index: int, inductor: Callable, eager: Callable, without: Callable):
+        self.owner, self.index = owner, index
+        self.choices = [("Inductor", inductor), ("eager", eager), (WITHOUT_KERNELS, without)]
+        self.chosen: Optional[Callable] = None
+
+    def __call__(self, *args):
+        if self.chosen is None:
+            self.chosen = self.owner.choose(self.index, self.choices, list(args))
+            self.choices = []
+        return call_graph(self.chosen, args)
+
+
 class Backend:
     """The backend object: ``Backend(...)(gm, example_inputs)`` is what torch.compile calls.
-    ``runner`` and ``load_library`` replace the binary and the library loader (tests)."""
+    ``runner``, ``load_library`` and ``timer`` replace the binary, the library loader and the
+    GPU timing of ``fallback="auto"`` (tests)."""
 
     def __init__(self, options: Optional[tool.SearchOptions] = None, cache_dir: Optional[str] = None,
-                 binary: Optional[str] = None, fallback: str = "inductor", runner: Optional[tool.Runner] = None,
+                 binary: Optional[str] = None, fallback: str = "auto", runner: Optional[tool.Runner] = None,
                  load_library: Optional[Callable[[str], library_op.LibraryOp]] = None,
-                 extra_cache: Optional[List[str]] = None):
-        if fallback not in ("inductor", "eager"):
-            raise ValueError(f"fallback {fallback!r}: inductor or eager")
+                 extra_cache: Optional[List[str]] = None,
+                 timer: Callable[[str, Callable, List[Any]], Optional[float]] = cuda_timer):
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback {fallback!r}: one of {', '.join(FALLBACKS)}")
         self.options = options or tool.SearchOptions()
         self.cache = ResultCache(cache_dir or default_cache_dir(), extra_cache)
         self.binary = binary
         self.fallback = fallback
         self.runner = runner
         self.load_library = load_library or library_op.load
+        self.timer = timer
         self.report = Report()
         self.used_keys: List[str] = []
         self._checked_binary: Optional[str] = None
@@ -186,14 +266,18 @@ class Backend:
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         for n, v in zip(placeholders, example_inputs):
             weights[n.name] = (_is_weight(n, v), v)
+        hazards = subgraph.mutation_hazards(gm)
         for n in gm.graph.nodes:
             if n.op in ("call_function", "call_method"):
-                why = subgraph.why_unsupported(n)
+                why = subgraph.why_unsupported(n) or hazards.get(n, "")
                 if why:
                     self.report.uncovered[why] = self.report.uncovered.get(why, 0) + 1
         # Dynamo's inputs carry their sources on the placeholder nodes, which Inductor's front end
         # requires of a graph from Dynamo; the partition makes new nodes: they get them back.
         sources = {n.name: n._dynamo_source for n in placeholders if hasattr(n, "_dynamo_source")}
+        # The graph as Dynamo gave it, run eagerly: one of "auto"'s choices. The partition rewrites
+        # gm in place; this copy shares its submodules and attributes (no weight is copied).
+        original = fx.GraphModule(gm, copy.deepcopy(gm.graph)) if self.fallback == "auto" else None
         fused, names = subgraph.partition(gm)
         for n in fused.graph.find_nodes(op="placeholder"):
             if n.name in sources and not hasattr(n, "_dynamo_source"):
@@ -202,13 +286,55 @@ class Backend:
         for i, call in enumerate(calls):
             self._replace(fused, call, weights, index, parts_left=len(calls) - i)
         fused.recompile()
-        return self._rest(fused, example_inputs)
+        return self._rest(fused, example_inputs, original, index)
 
-    def _rest(self, gm: fx.GraphModule, example_inputs: List[Any]):
-        if self.fallback == "inductor":
-            from torch._inductor.compile_fx import compile_fx
-            return compile_fx(gm, example_inputs)
-        return gm.forward
+    def _rest(self, gm: fx.GraphModule, example_inputs: List[Any], original: Optional[fx.GraphModule] = None,
+              index: int = 0):
+        if self.fallback == "eager":
+            return gm.forward
+        from torch._inductor.compile_fx import compile_fx
+        compiled = compile_fx(gm, example_inputs)
+        if self.fallback == "inductor" or original is None:
+            return compiled
+        # "auto": Inductor around the kernels, the same graph run eagerly (Inductor's own code can
+        # be slower than eager: the bf16 GPT block at batch 1, docs/benchmarks.md runs CZ and DC),
+        # or the graph without the kernels run eagerly (when they cost more end to end than they
+        # gained alone); the fastest on the first call's inputs, timed then (not here: Dynamo
+        # calls a backend while it traces, where operations run on fake tensors).
+        unsafe = rerun_safe(original)
+        if unsafe:
+            self.report.paths.append(f"graph {index}: Inductor (not timed: {unsafe})")
+            return compiled
+        return AutoPath(self, index, compiled, gm.forward, original.forward)
+
+    def choose(self, index: int, choices: List[Any], args: List[Any]) -> Callable:
+        """``fallback="auto"``'s choice for graph ``index`` among ``(label, fn)`` ``choices``, each
+        timed on ``args``; the report says which and why."""
+        mine = [p for p in self.report.parts if p.graph == index and p.status == "kernel"]
+        if not mine:
+            choices = [c for c in choices if c[0] != WITHOUT_KERNELS]
+        times = []
+        for label, fn in choices:
+            try:
+                t = self.timer(label, fn, args)
+            except Exception as e:  # noqa: BLE001 - a choice that fails to run is not taken
+                self.report.paths.append(f"graph {index}: {label} failed when timed: {str(e)[-200:]}")
+                continue
+            if t is None:  # nothing to time on (the CPU): Inductor, as "inductor" would
+                self.report.paths.append(f"graph {index}: Inductor (not timed: no GPU inputs)")
+                return choices[0][1]
+            times.append((t, label, fn))
+        if not times:
+            return choices[0][1]
+        best_t, best_label, best_fn = min(times, key=lambda x: x[0])
+        measured = ", ".join(f"{label} {t:.3f} ms" for t, label, _ in times)
+        self.report.paths.append(f"graph {index}: {best_label} ({measured})")
+        if best_label == WITHOUT_KERNELS:
+            for p in mine:
+                p.status = "pytorch"
+                p.detail = f"kernel not used: the graph ran faster without it ({measured})"
+                p.op = ""
+        return best_fn
 
     # -- one covered subgraph ----------------------------------------------------------------------
     def _replace(self, gm: fx.GraphModule, call: fx.Node, weights: Dict[str, Any], index: int,
@@ -312,7 +438,7 @@ def backend_from_options(options: Optional[Dict[str, Any]] = None) -> Backend:
                                 profile=options.get("profile", "default"), policy=options.get("policy", "tf32"),
                                 db=options.get("db"))
     return Backend(search, cache_dir=options.get("cache_dir"), binary=options.get("binary"),
-                   fallback=options.get("fallback", "inductor"))
+                   fallback=options.get("fallback", "auto"))
 
 
 def ucutlass_backend(gm: fx.GraphModule, example_inputs: List[Any], options: Optional[Dict[str, Any]] = None,

@@ -80,15 +80,87 @@ def why_unsupported(node: fx.Node) -> str:
     return ""
 
 
+# In-place operations: they change their first operand. A covered subgraph computes out of place,
+# so it may hold one only where nothing reads the old value afterwards (mutation_hazards).
+_INPLACE_FUNCTIONS = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
+                      operator.setitem}
+# Operations whose result may share its first operand's storage (a change to one is seen by the other).
+_ALIASING = (set(ops.VIEW_OPS) - {"clone", "cat", "stack", "pad", "masked_fill", "tril", "triu", "gather",
+                                  "index_select", "flip"}) | set(ops.IDENTITY_OPS) | {
+    "to", "type_as", "view_as", "reshape_as", "expand_as", "getitem", "narrow", "as_strided", "unflatten",
+    "movedim", "swapaxes", "unbind", "split_with_sizes", "type", "float", "half", "bfloat16"}
+
+
+def _call_name(node: fx.Node) -> str:
+    if node.op == "call_method":
+        return str(node.target)
+    return getattr(node.target, "__name__", str(node.target))
+
+
+def mutates(node: fx.Node) -> bool:
+    """Whether ``node`` changes its first operand in place (``add_``, ``x += y`` on a tensor,
+    ``relu(x, inplace=True)``, ``x[i] = y``)."""
+    if node.op not in ("call_function", "call_method"):
+        return False
+    if node.kwargs.get("inplace") is True or (node.op == "call_function" and node.target in _INPLACE_FUNCTIONS):
+        return True
+    name = _call_name(node)
+    return name.endswith("_") and not name.endswith("__") and name not in ops.IDENTITY_OPS
+
+
+def mutation_hazards(gm: fx.GraphModule) -> Dict[fx.Node, str]:
+    """The call nodes that must stay outside every covered subgraph because of an in-place
+    change, with the reason. Values that share storage (a tensor, its views, an in-place op's
+    result) form one class. An in-place op the language covers, on a class that no later node
+    reads through an older member and that is no input or weight of the graph, is safe out of
+    place (the subgraph writes a new tensor where PyTorch wrote the old one: nothing can tell).
+    Otherwise the op and every reader of the class stay with the fallback, which runs them in the
+    graph's order, so each reader sees the value PyTorch's order gives it."""
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    root: Dict[fx.Node, fx.Node] = {}
+    for n in gm.graph.nodes:
+        src = n.args[0] if n.args and isinstance(n.args[0], fx.Node) else None
+        aliasing = mutates(n) or (n.op in ("call_function", "call_method") and
+                                  (op_name(n) in _ALIASING or _call_name(n) in _ALIASING))
+        root[n] = root.get(src, src) if src is not None and aliasing else n
+    members: Dict[fx.Node, List[fx.Node]] = {}
+    for n, r in root.items():
+        members.setdefault(r, []).append(n)
+    hazards: Dict[fx.Node, str] = {}
+    for m in gm.graph.nodes:
+        if not mutates(m):
+            continue
+        r = root[m]
+        stale = [u for v in members[r] if order[v] < order[m] for u in v.users if u is not m and order[u] > order[m]]
+        if not stale and r.op not in ("placeholder", "get_attr") and not why_unsupported(m):
+            continue
+        why = (f"{r.name} is changed in place by {m.name} ({_call_name(m)})"
+               + (f" and read after it by {stale[0].name}" if stale else "")
+               + ("; it is an input or weight of the graph" if r.op in ("placeholder", "get_attr") else ""))
+        hazards[m] = why
+        for v in members[r]:
+            # the class's views too (a covered view is a copy, which the change would miss), not the
+            # value's producer: a subgraph that ends with it hands the fallback the tensor to change
+            if v is not r and v.op in ("call_function", "call_method"):
+                hazards.setdefault(v, why)
+            for u in v.users:
+                if u.op in ("call_function", "call_method"):
+                    hazards.setdefault(u, why)
+    return hazards
+
+
 def partition(gm: fx.GraphModule) -> Tuple[fx.GraphModule, List[str]]:
     """``gm`` with every group of covered nodes fused into a ``fused_<n>`` submodule; returns it
-    and the names of the submodules worth a kernel (those computing something)."""
+    and the names of the submodules worth a kernel (those computing something). A node an in-place
+    change makes unsafe to move (mutation_hazards) is not covered."""
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import OperatorSupportBase
 
+    hazards = mutation_hazards(gm)
+
     class Covered(OperatorSupportBase):
         def is_node_supported(self, submodules, node: fx.Node) -> bool:
-            return node.op in ("call_function", "call_method") and not why_unsupported(node)
+            return node.op in ("call_function", "call_method") and not why_unsupported(node) and node not in hazards
 
     parts = CapabilityBasedPartitioner(gm, Covered(), allows_single_node_partition=True).propose_partitions()
     keep = [p for p in parts if any(op_name(n) not in _MOVES_ONLY for n in p.nodes)]
