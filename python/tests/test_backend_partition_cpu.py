@@ -465,3 +465,31 @@ def test_in_place_changes_keep_pytorchs_order(tmp_path, cls, parts):
     assert sorted(p.ops for p in be.report.parts) == parts, str(be.report)
     if parts != [["linear", "add", "relu"]]:
         assert any("changed in place" in why for why in be.report.uncovered), be.report.uncovered
+
+
+class ResidualBlock(nn.Module):
+    """ResNet's basic block: ReLU(inplace=True) and ``out += x``, each on a value nothing reads
+    again: both safe out of place, so the whole block stays one subgraph."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.c2, self.b2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        out = self.relu(self.b1(self.c1(x)))
+        out = self.b2(self.c2(out))
+        out += x
+        return self.relu(out)
+
+
+def test_the_usual_in_place_idioms_stay_covered(tmp_path):
+    torch.manual_seed(0)
+    m, x = ResidualBlock().eval(), torch.randn(2, 8, 16, 16)
+    be = make(tmp_path, runner=FakeBinary())
+    got = run(m, be, x.clone())
+    with torch.no_grad():
+        assert torch.allclose(got, m(x.clone()), atol=1e-5)
+    assert [p.ops for p in be.report.parts] == [["conv2d", "batch_norm", "relu", "conv2d", "batch_norm", "add", "relu"]]
+    assert not any("in place" in why for why in be.report.uncovered)
