@@ -320,6 +320,19 @@ def test_minutes_are_the_models_and_shared_out_among_the_subgraphs(tmp_path):
     assert all("--time-budget" not in a for a in fake2.calls)
 
 
+class AddInPlace(nn.Module):
+    """``add_`` (not in the vocabulary) changes the Linear's output that ``relu`` then reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        y = self.fc(x)
+        y.add_(1.0)
+        return torch.relu(y)
+
+
 class Timer:
     """Stands in for the GPU timing of fallback="auto": fixed milliseconds by choice, each choice
     actually run once on the example inputs (so a choice that cannot run is seen)."""
@@ -375,19 +388,9 @@ def test_auto_without_gpu_inputs_is_inductor_and_a_graph_that_mutates_is_not_tim
         assert torch.allclose(got, m(x), atol=1e-5)
     assert be.report.paths == ["graph 0: Inductor (not timed: no GPU inputs)"]
 
-    class Mutates(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc = nn.Linear(16, 16)
-
-        def forward(self, x):
-            y = self.fc(x)
-            y.add_(1.0)
-            return torch.relu(y)
-
     timer = Timer({"Inductor": 2.0, "eager": 1.0})
     be2 = auto_backend(tmp_path / "m", timer)
-    m2 = Mutates().eval()
+    m2 = AddInPlace().eval()
     got = run(m2, be2, x)
     with torch.no_grad():
         assert torch.allclose(got, m2(x), atol=1e-5)
@@ -401,19 +404,6 @@ def test_fallback_names_are_checked():
     assert backend.backend_from_options({}).fallback == "auto"
     assert backend.rerun_safe(torch.fx.symbolic_trace(lambda x: torch.nn.functional.dropout(x, 0.5))) is not None
     assert backend.rerun_safe(torch.fx.symbolic_trace(lambda x: torch.relu(x) * 2)) is None
-
-
-class AddInPlace(nn.Module):
-    """``add_`` (not in the vocabulary) changes the Linear's output that ``relu`` then reads."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(16, 16)
-
-    def forward(self, x):
-        y = self.fc(x)
-        y.add_(1.0)
-        return torch.relu(y)
 
 
 class IaddThenRelu(AddInPlace):

@@ -33,7 +33,6 @@ import dataclasses
 import json
 import os
 import shutil
-import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -41,7 +40,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 import torch.fx as fx
 
-from . import library_op, runtime, subgraph, tool
+from . import calibrate, library_op, runtime, subgraph, tool
 
 NAME = "ucutlass"
 OPTION_KEYS = ("budget", "minutes", "profile", "policy", "db", "cache_dir", "binary", "fallback")
@@ -186,21 +185,8 @@ def cuda_timer(label: str, fn: Callable, args: List[Any]) -> Optional[float]:
     events on the current stream), or None where nothing runs on a GPU."""
     if not torch.cuda.is_available() or not any(isinstance(a, torch.Tensor) and a.is_cuda for a in args):
         return None
-    def call():
-        return call_graph(fn, args)
-
     with torch.no_grad():
-        for _ in range(AUTO_WARMUP):
-            call()
-        times = []
-        for _ in range(AUTO_REPS):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            call()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        return calibrate.median_ms(torch, lambda: call_graph(fn, args), AUTO_REPS, warmup=AUTO_WARMUP)
 
 
 WITHOUT_KERNELS = "eager without its kernels"

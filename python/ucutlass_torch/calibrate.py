@@ -26,10 +26,10 @@ import sys
 EXIT_NO_GPU = 2
 
 
-def _median_ms(torch, fn, reps: int, flush=None) -> float:
+def median_ms(torch, fn, reps: int, flush=None, warmup: int = 3) -> float:
     """Median of `reps` event-timed calls of fn(), each preceded by an L2 flush when given, after
-    three untimed warm-up calls."""
-    for _ in range(3):
+    `warmup` untimed calls (also the torch.compile backend's fallback="auto" timing)."""
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
@@ -50,7 +50,7 @@ def measure_copy_bw(torch, nbytes: int, reps: int, flush) -> dict:
     n = nbytes // 4
     src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
     dst = torch.empty_like(src)
-    ms = _median_ms(torch, lambda: dst.copy_(src), reps, flush)
+    ms = median_ms(torch, lambda: dst.copy_(src), reps, flush)
     moved = 2 * n * 4  # every byte read once and written once
     del src, dst
     return {"bytes_per_copy": n * 4, "median_ms": ms, "bytes_per_s": moved / (ms * 1e-3)}
@@ -60,7 +60,7 @@ def measure_read_bw(torch, nbytes: int, reps: int, flush) -> dict:
     n = nbytes // 4
     src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
     out = torch.empty((), dtype=torch.float32, device="cuda")
-    ms = _median_ms(torch, lambda: torch.sum(src, dim=0, out=out), reps, flush)
+    ms = median_ms(torch, lambda: torch.sum(src, dim=0, out=out), reps, flush)
     del src, out
     return {"bytes_per_sum": n * 4, "median_ms": ms, "bytes_per_s": n * 4 / (ms * 1e-3)}
 
@@ -71,7 +71,7 @@ def measure_gemm(torch, dtype, tf32: bool, size: int, reps: int, flush) -> dict:
         a = torch.randn(size, size, device="cuda", dtype=dtype)
         b = torch.randn(size, size, device="cuda", dtype=dtype)
         c = torch.empty(size, size, device="cuda", dtype=dtype)
-        ms = _median_ms(torch, lambda: torch.matmul(a, b, out=c), reps, flush)
+        ms = median_ms(torch, lambda: torch.matmul(a, b, out=c), reps, flush)
         del a, b, c
     finally:
         torch.backends.cuda.matmul.allow_tf32 = False
