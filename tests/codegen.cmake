@@ -23,10 +23,11 @@ add_test(NAME codegen_conv_nvcc
 set_tests_properties(codegen_conv_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 1800
                      ENVIRONMENT "UCUT_NVCC_TEST_KERNELS=conv2d_tf32_bias_relu conv3d_bf16_bn_residual")
 # `codegen_window_nvcc` (label nvcc): the window stage's golden libraries (max, avg and adaptive
-# avg pools in f32 and bf16; a depthwise conv with a channel multiplier, its bias and a ReLU6)
+# avg pools in f32 and bf16; a depthwise conv with a channel multiplier, its bias and a ReLU6; a
+# depthwise-separable block whose window stage writes a view of the pointwise GEMM's operand)
 # through the same nvcc checks (the SIMT runtime headers from src/codegen/runtime).
 add_test(NAME codegen_window_nvcc
          COMMAND bash "${CMAKE_SOURCE_DIR}/tests/golden/codegen/nvcc_test.sh" "${CUTLASS_DIR}"
          WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 set_tests_properties(codegen_window_nvcc PROPERTIES LABELS "nvcc" SKIP_RETURN_CODE 77 TIMEOUT 1800
-                     ENVIRONMENT "UCUT_NVCC_TEST_KERNELS=window_pools_f32 window_depthwise_relu6")
+                     ENVIRONMENT "UCUT_NVCC_TEST_KERNELS=window_pools_f32 window_depthwise_relu6 window_depthwise_separable")

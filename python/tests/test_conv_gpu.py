@@ -37,8 +37,8 @@ CATEGORIES = [
 CASES = [(n, "tf32") for n in CATEGORIES] + [("cv1_conv2d_asym_kernel", "bf16")]
 
 
-@pytest.mark.parametrize("name,policy", CASES)
-def test_conv_category_is_a_correct_kernel(name, policy, tmp_path):
+def first_attempt(name, policy, tmp_path):
+    """`ucutlass optimize` with one attempt; its first attempt and the problem's output folder."""
     env = dict(os.environ)
     env.setdefault("UCUTLASS_CACHE", str(tmp_path / "cache"))
     env["UCUTLASS_STORE"] = str(tmp_path / "store.sqlite")
@@ -50,7 +50,12 @@ def test_conv_category_is_a_correct_kernel(name, policy, tmp_path):
     attempts = [json.loads(line) for line in open(folder / "attempts.jsonl") if line.strip()]
     attempts = [a for a in attempts if a.get("kind") == "attempt"]
     assert attempts, out.stdout[-2000:]
-    first = attempts[0]
+    return attempts[0], folder
+
+
+@pytest.mark.parametrize("name,policy", CASES)
+def test_conv_category_is_a_correct_kernel(name, policy, tmp_path):
+    first, folder = first_attempt(name, policy, tmp_path)
     assert " = conv(" in first["candidate"]["program"], first["candidate"]["program"]
     if policy == "bf16":
         assert "precision bf16" in first["candidate"]["program"], first["candidate"]["program"]
@@ -61,3 +66,13 @@ def test_conv_category_is_a_correct_kernel(name, policy, tmp_path):
     report = json.load(open(folder / "report.json"))
     assert report["sol"]["gpu"]["name"] == report["gpu"], (report["sol"]["gpu"], report["gpu"])
     assert report["memory_key"]["gpu"] == report["gpu"], (report["memory_key"], report["gpu"])
+
+
+def test_depthwise_separable_is_a_window_stage_then_a_gemm(tmp_path):
+    # The window stage writes its NCHW result through a view of the [N, C, H*W] tensor the
+    # pointwise conv's batched GEMM reads (no layout copies; docs/optimizer.md, pass_match_conv).
+    first, _ = first_attempt("cv1_depthwise_separable2d", "tf32", tmp_path)
+    program = first["candidate"]["program"]
+    assert " = window sum(" in program and " = gemm(" in program and " = conv(" not in program, program
+    assert first["status"] == "ok", f"{first['status']}: {first.get('message', '')[:600]}"
+    assert first["time_s"] > 0 and first["max_abs_err"] <= 1e-2

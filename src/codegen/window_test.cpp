@@ -186,7 +186,26 @@ stage y = window sum(x, weight=w, bias=b, padding=[1, 1]) {
 }
 )";
 
+// A depthwise-separable block as the lowering writes it: the window stage writes its NCHW result
+// through a view of the [N, C, H*W] tensor the pointwise conv's batched GEMM reads (the view's
+// pointer is its tensor's, docs/language.md "Views").
+const char* const kSeparable = R"(ucut 1
+name window_depthwise_separable
+in x : f32[4, 32, 28, 28]
+param dw : f32[32, 1, 3, 3] = "depthwise.weight"
+param pw : f32[64, 32, 1, 1] = "pointwise.weight"
+out y : f32[4, 64, 784]
+tmp t_cs : f32[4, 32, 784]
+tmp pwb : f32[4, 64, 32]
+view pwb_v : f32[4, 64, 32] = pw strides [0, 32, 1] offset 0
+view t : f32[4, 32, 28, 28] = t_cs strides [25088, 784, 28, 1] offset 0
+stage t = window sum(x, weight=dw, padding=[1, 1]) { epilogue { t = relu(acc) } }
+stage pwb = elementwise { body { pwb = pwb_v } }
+stage y = gemm(pwb, t_cs) { precision tf32m tile 128x128x32 stages 3 }
+)";
+
 TEST(Window, GoldenPools) { check_golden(compile("window_pools_f32", kPools)); }
+TEST(Window, GoldenDepthwiseSeparable) { check_golden(compile("window_depthwise_separable", kSeparable)); }
 TEST(Window, GoldenDepthwise) { check_golden(compile("window_depthwise_relu6", kDepthwise)); }
 
 }  // namespace

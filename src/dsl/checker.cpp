@@ -484,7 +484,16 @@ std::optional<Program> Checker::run(const std::string& default_name) {
         continue;
       }
       written[w.name] = {static_cast<int>(i), s.span};
-      if (const Tensor* t = tensor(w.name); t && t->role == TensorRole::view) sliced.insert(t->view_of);
+      if (const Tensor* t = tensor(w.name); t && t->role == TensorRole::view) {
+        // a slice that is the whole tensor (offset 0, every element: the tensor in another shape)
+        // writes it whole, and later stages read it directly (a window stage's NCHW result read by
+        // a pointwise conv's GEMM as [N, C, H*W])
+        const Tensor* b = tensor(t->view_of);
+        if (b && t->view_offset == 0 && t->numel() == b->numel() && !sliced.count(b->name))
+          written[b->name] = {static_cast<int>(i), s.span};
+        else
+          sliced.insert(t->view_of);
+      }
     }
     if (errors_ > before) continue;
     prog_.stages.push_back(std::move(st));

@@ -150,3 +150,36 @@ TEST(Checker, ElementCountsThatOverflowAreRefusedNotWrapped) {
         << r.diagnostics[0].message;
   }
 }
+
+// A stage may write a view that is its whole tensor in another shape (offset 0, every element):
+// the tensor is then written whole and read directly (a depthwise conv's NCHW result read by the
+// pointwise conv's GEMM as [N, C, H*W]); a view of part of it is still a slice, read through views.
+TEST(Checker, AViewOfTheWholeTensorWritesItWhole) {
+  const std::string head = R"(ucut 1
+in x : f32[8, 8]
+in z : f32[2, 4, 8]
+in h : f32[4, 8]
+param w : f32[2, 6, 4] = "w"
+out y : f32[2, 6, 8]
+tmp t : f32[2, 4, 8]
+)";
+  auto whole = compile(head + "view t2 : f32[8, 8] = t strides [8, 1] offset 0\n"
+                              "stage t2 = elementwise { body { t2 = relu(x) } }\n"
+                              "stage y = gemm(w, t)\n");
+  EXPECT_TRUE(whole.program) << diag_render_all({"t.ucut", ""}, whole.diagnostics);
+  auto part = compile(head + "view t2 : f32[4, 8] = t strides [8, 1] offset 0\n"
+                             "view t3 : f32[4, 8] = t strides [8, 1] offset 32\n"
+                             "stage t2 = elementwise { body { t2 = relu(h) } }\n"
+                             "stage t3 = elementwise { body { t3 = relu(h) } }\n"
+                             "stage y = gemm(w, t)\n");
+  ASSERT_FALSE(part.program);
+  EXPECT_NE(diag_render_all({"t.ucut", ""}, part.diagnostics).find("which stages write in slices"), std::string::npos)
+      << diag_render_all({"t.ucut", ""}, part.diagnostics);
+  auto twice = compile(head + "view t2 : f32[8, 8] = t strides [8, 1] offset 0\n"
+                              "stage t2 = elementwise { body { t2 = relu(x) } }\n"
+                              "stage t = elementwise { body { t = z } }\n"
+                              "stage y = gemm(w, t)\n");
+  ASSERT_FALSE(twice.program);
+  EXPECT_NE(diag_render_all({"t.ucut", ""}, twice.diagnostics).find("already written"), std::string::npos)
+      << diag_render_all({"t.ucut", ""}, twice.diagnostics);
+}

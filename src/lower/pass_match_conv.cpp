@@ -390,8 +390,15 @@ class ConvMatcher {
         a = s_.add_tensor(w + "_kc", dt, {k, c});
         s_.views[a] = View{w, false};
       }
-      const std::string b = s_.add_tensor(x + "_cs", dt, n > 1 ? std::vector<int64_t>{n, c, sp} : std::vector<int64_t>{c, sp});
-      s_.views[b] = View{x, false};
+      const std::vector<int64_t> cs = n > 1 ? std::vector<int64_t>{n, c, sp} : std::vector<int64_t>{c, sp};
+      const std::string b = s_.add_tensor(x + "_cs", dt, cs);
+      if (s_.need(x).kind == problem::TensorKind::intermediate) {
+        // x is a stage's result (a depthwise conv's, in a depthwise-separable block): it is stored
+        // as [N, C, S], which its stage writes whole through an NCHW view (docs/language.md, views)
+        s_.strided[x] = Strided{b, xs, lower_contiguous_strides(xs), 0};
+      } else {
+        s_.views[b] = View{x, false};
+      }
       const std::vector<int64_t> shape = n > 1 ? std::vector<int64_t>{n, k, sp} : std::vector<int64_t>{k, sp};
       std::string value = s_.add_tensor(op.outputs[0] + "_g", s_.need(op.outputs[0]).dtype, shape);
       problem::Op mm;
@@ -801,17 +808,44 @@ class ConvMatcher {
   }
 
   // Whether the pointwise conv's NCHW operands can be read by the GEMM as [C, S] matrices: x is read
-  // by this conv only (it is redeclared so), and the last value, declared as the product's rows,
-  // is read only by elementwise ops and torch stages (which read it in any shape of its count).
+  // by this conv only (it is redeclared so) and is a problem input or the result of a window or
+  // elementwise stage (which then writes it through a view of the [N, C, S] tensor the GEMM reads),
+  // and the last value, declared as the product's rows, is read only by elementwise ops and torch
+  // stages (which read it in any shape of its count).
   bool gemm_readable(const std::string& x, const std::string& last, int id) const {
     for (int c : s_.consumers(x))
       if (c != id) return false;
-    if (s_.decl_shape.count(x) || s_.need(x).kind != problem::TensorKind::input) return false;
+    if (s_.decl_shape.count(x)) return false;
+    const problem::TensorKind xk = s_.need(x).kind;
+    if (xk == problem::TensorKind::intermediate) {
+      const int w = s_.writer(x);
+      if (w < 0 || s_.views.count(x) || s_.strided.count(x) || s_.is_output(x)) return false;
+      const OpClass k = s_.cls[static_cast<size_t>(w)];
+      if (k != OpClass::window && k != OpClass::elementwise && !becomes_depthwise(w)) return false;
+    } else if (xk != problem::TensorKind::input) {
+      return false;
+    }
     for (int c : s_.consumers(last)) {
       const OpClass k = s_.cls[static_cast<size_t>(c)];
       if (k != OpClass::elementwise && k != OpClass::torch) return false;
     }
     return true;
+  }
+
+  // Whether conv op `id`, not matched yet (run() matches later convs first), is one depthwise()
+  // makes a window stage: groups = C_in > 1, not transposed, a [C_out, 1, k..] weight, numeric
+  // stride, padding and dilation.
+  bool becomes_depthwise(int id) const {
+    const problem::Op& op = s_.ops[static_cast<size_t>(id)];
+    if (s_.cls[static_cast<size_t>(id)] == OpClass::torch || !is_conv(op.op) || is_transposed(op.op) ||
+        op.inputs.size() < 2 || !op.inputs[0].is_tensor() || !op.inputs[1].is_tensor())
+      return false;
+    const auto xs = s_.need(op.inputs[0].tensor).shape, ws = s_.need(op.inputs[1].tensor).shape;
+    if (xs.size() < 3 || ws.size() != xs.size()) return false;
+    const size_t rank = xs.size() - 2;
+    const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
+    return groups > 1 && groups == xs[1] && ws[1] == 1 && spatial_attr(op, "stride", rank, 1) &&
+           spatial_attr(op, "padding", rank, 0) && spatial_attr(op, "dilation", rank, 1);
   }
 
   // conv_rules_check on the stage this conv becomes: the first violation, with its hint, refuses it.
