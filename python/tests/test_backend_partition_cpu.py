@@ -483,3 +483,14 @@ def test_the_usual_in_place_idioms_stay_covered(tmp_path):
         assert torch.allclose(got, m(x.clone()), atol=1e-5)
     assert [p.ops for p in be.report.parts] == [["conv2d", "batch_norm", "relu", "conv2d", "batch_norm", "add", "relu"]]
     assert not any("in place" in why for why in be.report.uncovered)
+
+
+def test_mutates_knows_methods_functions_overloads_and_inplace_flags():
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    calls = [g.call_method("add_", (x, 1.0)), g.call_function(torch.relu_, (x,)),
+             g.call_function(torch.ops.aten.add_.Tensor, (x, x)),
+             g.call_function(torch.nn.functional.relu, (x,), {"inplace": True}),
+             g.call_function(torch.relu, (x,)), g.call_method("detach_", (x,)), g.call_method("__add__", (x, x))]
+    g.output(calls[-1])
+    assert [subgraph.mutates(n) for n in calls] == [True, True, True, True, False, False, False]

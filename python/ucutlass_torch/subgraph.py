@@ -104,7 +104,7 @@ def mutates(node: fx.Node) -> bool:
         return False
     if node.kwargs.get("inplace") is True or (node.op == "call_function" and node.target in _INPLACE_FUNCTIONS):
         return True
-    name = _call_name(node)
+    name = _call_name(node).split(".")[0]  # an ATen overload's name: "add_.Tensor"
     return name.endswith("_") and not name.endswith("__") and name not in ops.IDENTITY_OPS
 
 
