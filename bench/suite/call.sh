@@ -19,7 +19,7 @@ case "$what" in
     scripts/carry || exit 1
     # The openings of the kb suite under both profiles, ranked for both GPUs: the top 5 of each
     # problem (ZOO_TOP), since the breadth tier's second and third attempts are often ranks 4 and 5
-    # (run DN built 50 units outside a top-3 zoo, 50-65 s of nvcc each). About 265 units: on 2 cores
+    # (run DN built 50 units outside a top-3 zoo, 50-65 s of nvcc each). 249 units: on 2 cores
     # about 80 minutes from nothing (top 3: 174 units, 50 minutes); the store keeps what an earlier
     # run built.
     for prof in kb-v01 default; do
