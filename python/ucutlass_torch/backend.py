@@ -172,7 +172,7 @@ def rerun_safe(gm: fx.GraphModule) -> Optional[str]:
     for n in gm.graph.nodes:
         if n.op not in ("call_function", "call_method"):
             continue
-        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", str(n.target))
+        name = subgraph.call_name(n)
         if subgraph.mutates(n):
             return f"{n.name} ({name}) changes its operands"
         if any(w in name.lower() for w in _RANDOM_WORDS):
@@ -264,7 +264,7 @@ class Backend:
         # The graph as Dynamo gave it, run eagerly: one of "auto"'s choices. The partition rewrites
         # gm in place; this copy shares its submodules and attributes (no weight is copied).
         original = fx.GraphModule(gm, copy.deepcopy(gm.graph)) if self.fallback == "auto" else None
-        fused, names = subgraph.partition(gm)
+        fused, names = subgraph.partition(gm, hazards)
         for n in fused.graph.find_nodes(op="placeholder"):
             if n.name in sources and not hasattr(n, "_dynamo_source"):
                 n._dynamo_source = sources[n.name]
@@ -312,7 +312,7 @@ class Backend:
             times.append((t, label, fn))
         if not times:
             return choices[0][1]
-        best_t, best_label, best_fn = min(times, key=lambda x: x[0])
+        _, best_label, best_fn = min(times, key=lambda x: x[0])
         measured = ", ".join(f"{label} {t:.3f} ms" for t, label, _ in times)
         self.report.paths.append(f"graph {index}: {best_label} ({measured})")
         if best_label == WITHOUT_KERNELS:

@@ -91,7 +91,8 @@ _ALIASING = (set(ops.VIEW_OPS) - {"clone", "cat", "stack", "pad", "masked_fill",
     "movedim", "swapaxes", "unbind", "split_with_sizes", "type", "float", "half", "bfloat16"}
 
 
-def _call_name(node: fx.Node) -> str:
+def call_name(node: fx.Node) -> str:
+    """A call node's method or function name (a Python operator's own name, not its IR op)."""
     if node.op == "call_method":
         return str(node.target)
     return getattr(node.target, "__name__", str(node.target))
@@ -104,7 +105,7 @@ def mutates(node: fx.Node) -> bool:
         return False
     if node.kwargs.get("inplace") is True or (node.op == "call_function" and node.target in _INPLACE_FUNCTIONS):
         return True
-    name = _call_name(node).split(".")[0]  # an ATen overload's name: "add_.Tensor"
+    name = call_name(node).split(".")[0]  # an ATen overload's name: "add_.Tensor"
     return name.endswith("_") and not name.endswith("__") and name not in ops.IDENTITY_OPS
 
 
@@ -121,7 +122,7 @@ def mutation_hazards(gm: fx.GraphModule) -> Dict[fx.Node, str]:
     for n in gm.graph.nodes:
         src = n.args[0] if n.args and isinstance(n.args[0], fx.Node) else None
         aliasing = mutates(n) or (n.op in ("call_function", "call_method") and
-                                  (op_name(n) in _ALIASING or _call_name(n) in _ALIASING))
+                                  (op_name(n) in _ALIASING or call_name(n) in _ALIASING))
         root[n] = root.get(src, src) if src is not None and aliasing else n
     members: Dict[fx.Node, List[fx.Node]] = {}
     for n, r in root.items():
@@ -134,7 +135,7 @@ def mutation_hazards(gm: fx.GraphModule) -> Dict[fx.Node, str]:
         stale = [u for v in members[r] if order[v] < order[m] for u in v.users if u is not m and order[u] > order[m]]
         if not stale and r.op not in ("placeholder", "get_attr") and not why_unsupported(m):
             continue
-        why = (f"{r.name} is changed in place by {m.name} ({_call_name(m)})"
+        why = (f"{r.name} is changed in place by {m.name} ({call_name(m)})"
                + (f" and read after it by {stale[0].name}" if stale else "")
                + ("; it is an input or weight of the graph" if r.op in ("placeholder", "get_attr") else ""))
         hazards[m] = why
@@ -149,14 +150,16 @@ def mutation_hazards(gm: fx.GraphModule) -> Dict[fx.Node, str]:
     return hazards
 
 
-def partition(gm: fx.GraphModule) -> Tuple[fx.GraphModule, List[str]]:
+def partition(gm: fx.GraphModule, hazards: Optional[Dict[fx.Node, str]] = None) -> Tuple[fx.GraphModule, List[str]]:
     """``gm`` with every group of covered nodes fused into a ``fused_<n>`` submodule; returns it
     and the names of the submodules worth a kernel (those computing something). A node an in-place
-    change makes unsafe to move (mutation_hazards) is not covered."""
+    change makes unsafe to move (``hazards``: mutation_hazards(gm), computed here when not given)
+    is not covered."""
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import OperatorSupportBase
 
-    hazards = mutation_hazards(gm)
+    if hazards is None:
+        hazards = mutation_hazards(gm)
 
     class Covered(OperatorSupportBase):
         def is_node_supported(self, submodules, node: fx.Node) -> bool:

@@ -346,7 +346,7 @@ class ConvMatcher {
                             "unsqueeze the batch in PyTorch");
     const bool transposed = is_transposed(op.op);
     const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
-    if (groups != 1 && !transposed && groups == xs[1]) return depthwise(id, ws, ys);
+    if (depthwise_route(op, xs)) return depthwise(id, ws, ys);
     if (groups < 1 || xs[1] % groups != 0 || (transposed ? ws[0] != xs[1] : ws[1] * groups != xs[1]))
       return s_.unsupported(id, "groups = " + std::to_string(groups) + " does not split the " + std::to_string(xs[1]) +
                                 " input channels as the weight " + shape_str(ws) + " says");
@@ -789,14 +789,10 @@ class ConvMatcher {
   // depthwise_conv, its stride / padding / dilation written as lists, and pass_simt_stages drafts it.
   Status depthwise(int id, const std::vector<int64_t>& ws, const std::vector<int64_t>& ys) {
     problem::Op& op = s_.ops[static_cast<size_t>(id)];
+    if (auto why = depthwise_refusal(op, ws, ys)) return s_.unsupported(id, why->first, why->second);
     const size_t rank = ws.size() - 2;
     const auto stride = spatial_attr(op, "stride", rank, 1), pad = spatial_attr(op, "padding", rank, 0),
                dil = spatial_attr(op, "dilation", rank, 1);
-    if (!stride || !pad || !dil)
-      return s_.unsupported(id, "a padding other than numbers ('same', 'valid') is not lowered",
-                            "write the padding as numbers in the model");
-    if (ws[1] != 1 || ys[1] != ws[0])
-      return s_.unsupported(id, "a depthwise conv's weight is [C_out, 1, k...]; this one is " + shape_str(ws));
     op.op = "depthwise_conv";
     op.attrs["stride"] = *stride;
     op.attrs["padding"] = *pad;
@@ -832,20 +828,41 @@ class ConvMatcher {
     return true;
   }
 
-  // Whether conv op `id`, not matched yet (run() matches later convs first), is one depthwise()
-  // makes a window stage: groups = C_in > 1, not transposed, a [C_out, 1, k..] weight, numeric
-  // stride, padding and dilation.
+  // Whether lower_one takes conv `op` (input shape `xs`) to depthwise(): groups = C_in > 1, not
+  // transposed.
+  static bool depthwise_route(const problem::Op& op, const std::vector<int64_t>& xs) {
+    const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
+    return groups != 1 && !is_transposed(op.op) && groups == xs[1];
+  }
+
+  // Why depthwise() leaves a depthwise conv to a torch stage (the reason and the hint), or nothing
+  // when it makes it a window stage.
+  static std::optional<std::pair<std::string, std::string>> depthwise_refusal(const problem::Op& op,
+                                                                            const std::vector<int64_t>& ws,
+                                                                            const std::vector<int64_t>& ys) {
+    const size_t rank = ws.size() - 2;
+    if (!spatial_attr(op, "stride", rank, 1) || !spatial_attr(op, "padding", rank, 0) ||
+        !spatial_attr(op, "dilation", rank, 1))
+      return std::pair<std::string, std::string>{"a padding other than numbers ('same', 'valid') is not lowered",
+                                                 "write the padding as numbers in the model"};
+    if (ws[1] != 1 || ys[1] != ws[0])
+      return std::pair<std::string, std::string>{
+          "a depthwise conv's weight is [C_out, 1, k...]; this one is " + shape_str(ws), ""};
+    return std::nullopt;
+  }
+
+  // Whether conv op `id`, not matched yet (run() matches later convs first), is one lower_one
+  // will make a window stage (depthwise_route, no depthwise_refusal), its operands read as stored.
   bool becomes_depthwise(int id) const {
     const problem::Op& op = s_.ops[static_cast<size_t>(id)];
-    if (s_.cls[static_cast<size_t>(id)] == OpClass::torch || !is_conv(op.op) || is_transposed(op.op) ||
-        op.inputs.size() < 2 || !op.inputs[0].is_tensor() || !op.inputs[1].is_tensor())
+    if (s_.cls[static_cast<size_t>(id)] == OpClass::torch || !is_conv(op.op) || op.inputs.size() < 2 ||
+        !op.inputs[0].is_tensor() || !op.inputs[1].is_tensor() || op.outputs.size() != 1)
       return false;
-    const auto xs = s_.need(op.inputs[0].tensor).shape, ws = s_.need(op.inputs[1].tensor).shape;
-    if (xs.size() < 3 || ws.size() != xs.size()) return false;
-    const size_t rank = xs.size() - 2;
-    const int64_t groups = static_cast<int64_t>(attr_number(op, "groups", 1));
-    return groups > 1 && groups == xs[1] && ws[1] == 1 && spatial_attr(op, "stride", rank, 1) &&
-           spatial_attr(op, "padding", rank, 0) && spatial_attr(op, "dilation", rank, 1);
+    const std::string x = plain(op.inputs[0].tensor), w = plain(op.inputs[1].tensor);
+    if (x.empty() || w.empty()) return false;
+    const auto xs = s_.need(x).shape, ws = s_.need(w).shape, ys = s_.need(op.outputs[0]).shape;
+    if (xs.size() < 3 || xs.size() > 5 || ws.size() != xs.size() || ys.size() != xs.size()) return false;
+    return depthwise_route(op, xs) && !depthwise_refusal(op, ws, ys);
   }
 
   // conv_rules_check on the stage this conv becomes: the first violation, with its hint, refuses it.
