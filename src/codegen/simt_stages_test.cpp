@@ -422,6 +422,13 @@ TEST(SimtFunctors, EveryFunctionHasADeviceBody) {
 
 std::string golden_dir() { return std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/codegen_simt"; }
 
+// A golden case's program, or a test failure naming it (and nothing to emit).
+std::optional<dsl::Program> case_program(const std::string& file, const std::string& text, const char* what) {
+  auto res = dsl::dsl_compile({file, text});
+  if (!res.program) ADD_FAILURE() << what << " program refused";
+  return std::move(res.program);
+}
+
 std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   std::vector<std::pair<std::string, Result<StageCode>>> v;
   v.emplace_back("rowwise_softmax", codegen_emit_rowwise(softmax_program(4096, 16384), 0));
@@ -434,12 +441,12 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   {
     // GroupNorm(32, 256) of [16, 256, 128, 128]: rows of (sample, group), 131072 elements a
     // row split across a cluster of 8, per-channel weight and bias
-    auto res = dsl::dsl_compile(
-        {"group_norm.ucut",
-         "ucut 1\nin x : f32[16, 256, 128, 128]\nin w : f32[256]\nin b : f32[256]\n"
-         "out y : f32[16, 256, 128, 128]\nstage y = rowwise group_norm(x, groups=32, weight=w, bias=b) {\n}\n"});
-    if (!res.program) ADD_FAILURE() << "group_norm program refused";
-    if (res.program) v.emplace_back("rowwise_group_norm", codegen_emit_rowwise(*res.program, 0));
+    auto res = case_program(
+        "group_norm.ucut",
+        "ucut 1\nin x : f32[16, 256, 128, 128]\nin w : f32[256]\nin b : f32[256]\n"
+        "out y : f32[16, 256, 128, 128]\nstage y = rowwise group_norm(x, groups=32, weight=w, bias=b) {\n}\n",
+        "group_norm");
+    if (res) v.emplace_back("rowwise_group_norm", codegen_emit_rowwise(*res, 0));
   }
   {
     // a cluster of 16 (sm_90's non-portable size): the launcher allows it once per kernel
@@ -452,27 +459,27 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   {
     // rows of 65,535 floats (kb1_l2_norm): scalar vectors, split across a cluster of 4 in parts of
     // 16,384, the last one 16,383: a cluster needs no equal parts
-    auto res = dsl::dsl_compile(
-        {"l2_odd.ucut",
-         "ucut 1\nin x : f32[256, 65535]\nout y : f32[256, 65535]\n"
-         "stage y = rowwise l2_normalize(x, eps=0) {\n  threads 1024\n  cluster 4\n}\n"});
-    if (!res.program) ADD_FAILURE() << "uneven cluster program refused";
-    if (res.program) v.emplace_back("rowwise_l2_normalize_uneven_cluster", codegen_emit_rowwise(*res.program, 0));
+    auto res = case_program(
+        "l2_odd.ucut",
+        "ucut 1\nin x : f32[256, 65535]\nout y : f32[256, 65535]\n"
+        "stage y = rowwise l2_normalize(x, eps=0) {\n  threads 1024\n  cluster 4\n}\n",
+        "uneven cluster");
+    if (res) v.emplace_back("rowwise_l2_normalize_uneven_cluster", codegen_emit_rowwise(*res, 0));
   }
   {
     // the ops over several inputs: the streaming multi-input kernel, an epilogue on the row value
-    auto res = dsl::dsl_compile(
-        {"cosine.ucut",
-         "ucut 1\nin x : f32[4096, 8192]\nin y : f32[4096, 8192]\nout c : f32[4096]\n"
-         "stage c = rowwise cosine_similarity(x, y) {\n  epilogue { c = 1 - acc }\n}\n"});
-    if (!res.program) ADD_FAILURE() << "cosine_similarity program refused";
-    if (res.program) v.emplace_back("rowwise_cosine_similarity", codegen_emit_rowwise(*res.program, 0));
-    auto tri = dsl::dsl_compile(
-        {"triplet.ucut",
-         "ucut 1\nin a : bf16[1000, 768]\nin p : bf16[1000, 768]\nin n : bf16[1000, 768]\nout r : f32[1000]\n"
-         "stage r = rowwise triplet_margin(a, p, n, margin=0.5) {\n}\n"});
-    if (!tri.program) ADD_FAILURE() << "triplet_margin program refused";
-    if (tri.program) v.emplace_back("rowwise_triplet_margin", codegen_emit_rowwise(*tri.program, 0));
+    auto res = case_program(
+        "cosine.ucut",
+        "ucut 1\nin x : f32[4096, 8192]\nin y : f32[4096, 8192]\nout c : f32[4096]\n"
+        "stage c = rowwise cosine_similarity(x, y) {\n  epilogue { c = 1 - acc }\n}\n",
+        "cosine_similarity");
+    if (res) v.emplace_back("rowwise_cosine_similarity", codegen_emit_rowwise(*res, 0));
+    auto tri = case_program(
+        "triplet.ucut",
+        "ucut 1\nin a : bf16[1000, 768]\nin p : bf16[1000, 768]\nin n : bf16[1000, 768]\nout r : f32[1000]\n"
+        "stage r = rowwise triplet_margin(a, p, n, margin=0.5) {\n}\n",
+        "triplet_margin");
+    if (tri) v.emplace_back("rowwise_triplet_margin", codegen_emit_rowwise(*tri, 0));
   }
   v.emplace_back("reduce_col_sum", codegen_emit_reduce(colsum_program(), 0));
   {
@@ -486,34 +493,34 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   v.emplace_back("reduce_cross_entropy", codegen_emit_reduce(ce_program(), 0));
   {
     // the column kernel's pair states: online (max, sum-exp), and a value with its index
-    auto res = dsl::dsl_compile(
-        {"columns.ucut",
-         "ucut 1\nin x : f32[16384, 8192]\nout l : f32[8192]\nout v : f32[8192]\nout i : i64[8192]\n"
-         "stage l = reduce logsumexp(x, dims=[0])\nstage (v, i) = reduce max(x, dims=[0]) { threads 256 }\n"});
-    if (!res.program) ADD_FAILURE() << "column logsumexp/max program refused";
-    if (res.program) {
-      v.emplace_back("reduce_col_logsumexp", codegen_emit_reduce(*res.program, 0));
-      v.emplace_back("reduce_col_max_indices", codegen_emit_reduce(*res.program, 1));
+    auto res = case_program(
+        "columns.ucut",
+        "ucut 1\nin x : f32[16384, 8192]\nout l : f32[8192]\nout v : f32[8192]\nout i : i64[8192]\n"
+        "stage l = reduce logsumexp(x, dims=[0])\nstage (v, i) = reduce max(x, dims=[0]) { threads 256 }\n",
+        "column logsumexp/max");
+    if (res) {
+      v.emplace_back("reduce_col_logsumexp", codegen_emit_reduce(*res, 0));
+      v.emplace_back("reduce_col_max_indices", codegen_emit_reduce(*res, 1));
     }
   }
   {
     // kb1_argmax_dim's column argmax: 4-byte columns, 16 reduced rows loaded ahead (each thread's
     // index a 32-bit row offset; SimtNvcc checks that it does not spill)
-    auto res = dsl::dsl_compile(
-        {"argmax16.ucut",
-         "ucut 1\nin x : f32[128, 4096, 4095]\nout i : i64[128, 4095]\n"
-         "stage i = reduce argmax(x, dims=[1]) {\n  threads 512\n  vector_width 1\n  items_per_thread 16\n}\n"});
-    if (!res.program) ADD_FAILURE() << "column argmax program refused";
-    if (res.program) v.emplace_back("reduce_col_argmax_u16", codegen_emit_reduce(*res.program, 0));
+    auto res = case_program(
+        "argmax16.ucut",
+        "ucut 1\nin x : f32[128, 4096, 4095]\nout i : i64[128, 4095]\n"
+        "stage i = reduce argmax(x, dims=[1]) {\n  threads 512\n  vector_width 1\n  items_per_thread 16\n}\n",
+        "column argmax");
+    if (res) v.emplace_back("reduce_col_argmax_u16", codegen_emit_reduce(*res, 0));
   }
   {
     // a loss whose prologue maps the prediction: kl_div(log(p), q) reading p once
-    auto res = dsl::dsl_compile(
-        {"kl_log.ucut",
-         "ucut 1\nin p : f32[64, 100]\nin q : f32[64, 100]\nout y : f32[]\n"
-         "stage y = reduce kl_div(p, q, reduction=batchmean) {\n  prologue { p = log(acc) }\n}\n"});
-    if (!res.program) ADD_FAILURE() << "kl_div prologue program refused";
-    if (res.program) v.emplace_back("reduce_kl_div_log_prologue", codegen_emit_reduce(*res.program, 0));
+    auto res = case_program(
+        "kl_log.ucut",
+        "ucut 1\nin p : f32[64, 100]\nin q : f32[64, 100]\nout y : f32[]\n"
+        "stage y = reduce kl_div(p, q, reduction=batchmean) {\n  prologue { p = log(acc) }\n}\n",
+        "kl_div prologue");
+    if (res) v.emplace_back("reduce_kl_div_log_prologue", codegen_emit_reduce(*res, 0));
   }
   v.emplace_back("scan_cumsum_rev_excl_mask", codegen_emit_scan(cumsum_program(), 0));
   {
@@ -548,106 +555,106 @@ std::vector<std::pair<std::string, Result<StageCode>>> golden_cases() {
   v.emplace_back("elementwise_leaky_relu_bias", codegen_emit_elementwise(elementwise_program(), 0));
   {
     // PyTorch's roundings of 16-bit intermediates (the lowering of a bf16 or f16 graph)
-    auto res = dsl::dsl_compile(
-        {"rounding.ucut",
-         "ucut 1\nin g : bf16[4096, 1024]\nin u : bf16[4096, 1024]\nout y : f16[4096, 1024]\n"
-         "stage y = elementwise {\n  body {\n    let s = round_bf16(silu(g))\n"
-         "    y = round_f16(s * u) + 1\n  }\n}\n"});
-    if (!res.program) ADD_FAILURE() << "rounding program refused";
-    if (res.program) v.emplace_back("elementwise_rounding_16bit", codegen_emit_elementwise(*res.program, 0));
+    auto res = case_program(
+        "rounding.ucut",
+        "ucut 1\nin g : bf16[4096, 1024]\nin u : bf16[4096, 1024]\nout y : f16[4096, 1024]\n"
+        "stage y = elementwise {\n  body {\n    let s = round_bf16(silu(g))\n"
+        "    y = round_f16(s * u) + 1\n  }\n}\n",
+        "rounding");
+    if (res) v.emplace_back("elementwise_rounding_16bit", codegen_emit_elementwise(*res, 0));
   }
   {
     // the element's position: attention's causal mask in a softmax prologue over batched fp32
     // scores (row modulo the matrix's 1024 rows), and a lower triangle in an elementwise body
-    auto res = dsl::dsl_compile(
-        {"positions.ucut",
-         "ucut 1\nin s : f32[16, 1024, 1024]\nin x : f32[8, 96, 80]\nout p : bf16[16, 1024, 1024]\n"
-         "out t : f32[8, 96, 80]\n"
-         "stage p = rowwise softmax(s) {\n  prologue { s = where(le(col, row), acc, -inf) }\n}\n"
-         "stage t = elementwise {\n  body { t = where(ge(row, col), x, 0) }\n}\n"});
-    if (!res.program) ADD_FAILURE() << "positions program refused";
-    if (res.program) {
-      v.emplace_back("rowwise_softmax_causal", codegen_emit_rowwise(*res.program, 0));
-      v.emplace_back("elementwise_tril", codegen_emit_elementwise(*res.program, 1));
+    auto res = case_program(
+        "positions.ucut",
+        "ucut 1\nin s : f32[16, 1024, 1024]\nin x : f32[8, 96, 80]\nout p : bf16[16, 1024, 1024]\n"
+        "out t : f32[8, 96, 80]\n"
+        "stage p = rowwise softmax(s) {\n  prologue { s = where(le(col, row), acc, -inf) }\n}\n"
+        "stage t = elementwise {\n  body { t = where(ge(row, col), x, 0) }\n}\n",
+        "positions");
+    if (res) {
+      v.emplace_back("rowwise_softmax_causal", codegen_emit_rowwise(*res, 0));
+      v.emplace_back("elementwise_tril", codegen_emit_elementwise(*res, 1));
     }
   }
   {
     // views: minGPT's k head split, [B, H, T, D] of the [B, T, 3C] projections (one vector at a
     // time: stride 1 in the last dim), and a transpose through the permuting form's tiles
-    auto res = dsl::dsl_compile(
-        {"views.ucut",
-         "ucut 1\nin t0 : f32[16, 1024, 2304]\nin x : f32[96, 80]\nout k : f32[16, 12, 1024, 64]\n"
-         "out xt : f32[80, 96]\nout kf : f32[192, 1024, 64]\n"
-         "view kv : f32[16, 12, 1024, 64] = t0 strides [2359296, 64, 2304, 1] offset 768\n"
-         "view xv : f32[80, 96] = x strides [1, 80]\n"
-         "stage k = elementwise { body { k = kv } }\n"
-         "stage xt = elementwise { body { xt = 2 * xv } }\n"
-         "stage kf = elementwise { body { kf = kv } }\n"});
-    if (!res.program) ADD_FAILURE() << "views program refused";
-    if (res.program) {
-      v.emplace_back("elementwise_view_heads", codegen_emit_elementwise(*res.program, 0));
-      v.emplace_back("elementwise_view_transpose", codegen_emit_elementwise(*res.program, 1));
+    auto res = case_program(
+        "views.ucut",
+        "ucut 1\nin t0 : f32[16, 1024, 2304]\nin x : f32[96, 80]\nout k : f32[16, 12, 1024, 64]\n"
+        "out xt : f32[80, 96]\nout kf : f32[192, 1024, 64]\n"
+        "view kv : f32[16, 12, 1024, 64] = t0 strides [2359296, 64, 2304, 1] offset 768\n"
+        "view xv : f32[80, 96] = x strides [1, 80]\n"
+        "stage k = elementwise { body { k = kv } }\n"
+        "stage xt = elementwise { body { xt = 2 * xv } }\n"
+        "stage kf = elementwise { body { kf = kv } }\n",
+        "views");
+    if (res) {
+      v.emplace_back("elementwise_view_heads", codegen_emit_elementwise(*res, 0));
+      v.emplace_back("elementwise_view_transpose", codegen_emit_elementwise(*res, 1));
       // the same view into a batched GEMM's folded operand [B*H, T, D]: the output's element order
-      v.emplace_back("elementwise_view_folded", codegen_emit_elementwise(*res.program, 2));
+      v.emplace_back("elementwise_view_folded", codegen_emit_elementwise(*res, 2));
     }
   }
   {
     // fused attention: causal bf16 over a batch of heads (Hopper's kernel, the default, and 128-thread
     // blocks of mma.sync); f16 with Lq != Lk, Dv != D, a given scale and 256-thread blocks; f32
     // (3xTF32); grouped-query (8 heads a k/v head); f32 with head dim 96
-    auto res = dsl::dsl_compile(
-        {"attention.ucut",
-         "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\nin v : bf16[8, 32, 4096, 128]\n"
-         "in q2 : f16[3, 96, 128]\nin k2 : f16[3, 160, 128]\nin v2 : f16[3, 160, 64]\n"
-         "in q3 : f32[16, 32, 1024, 128]\nin kg : bf16[8, 4, 4096, 128]\n"
-         "out o : bf16[8, 32, 4096, 128]\nout o2 : f16[3, 96, 64]\nout o3 : f32[16, 32, 1024, 128]\n"
-         "out og : bf16[8, 32, 4096, 128]\nout om : bf16[8, 32, 4096, 128]\n"
-         "in q4 : f32[1024, 512, 96]\nout o4 : f32[1024, 512, 96]\n"
-         "stage o = attention(q, k, v, causal=true)\n"
-         "stage o2 = attention(q2, k2, v2, scale=0.05) { threads 256 }\n"
-         "stage o3 = attention(q3, q3, q3)\n"
-         "stage og = attention(q, kg, kg, causal=true)\n"
-         "stage om = attention(q, k, v, causal=true) { threads 128 }\n"
-         "stage o4 = attention(q4, q4, q4, causal=true, scale=0.102)\n"});
-    if (!res.program) ADD_FAILURE() << "attention program refused";
-    if (res.program) {
-      v.emplace_back("attention_bf16_causal", codegen_emit_attention(*res.program, 0));
-      v.emplace_back("attention_f16_rect", codegen_emit_attention(*res.program, 1));
-      v.emplace_back("attention_f32", codegen_emit_attention(*res.program, 2));
-      v.emplace_back("attention_gqa", codegen_emit_attention(*res.program, 3));
-      v.emplace_back("attention_bf16_causal_mma", codegen_emit_attention(*res.program, 4));
+    auto res = case_program(
+        "attention.ucut",
+        "ucut 1\nin q : bf16[8, 32, 4096, 128]\nin k : bf16[8, 32, 4096, 128]\nin v : bf16[8, 32, 4096, 128]\n"
+        "in q2 : f16[3, 96, 128]\nin k2 : f16[3, 160, 128]\nin v2 : f16[3, 160, 64]\n"
+        "in q3 : f32[16, 32, 1024, 128]\nin kg : bf16[8, 4, 4096, 128]\n"
+        "out o : bf16[8, 32, 4096, 128]\nout o2 : f16[3, 96, 64]\nout o3 : f32[16, 32, 1024, 128]\n"
+        "out og : bf16[8, 32, 4096, 128]\nout om : bf16[8, 32, 4096, 128]\n"
+        "in q4 : f32[1024, 512, 96]\nout o4 : f32[1024, 512, 96]\n"
+        "stage o = attention(q, k, v, causal=true)\n"
+        "stage o2 = attention(q2, k2, v2, scale=0.05) { threads 256 }\n"
+        "stage o3 = attention(q3, q3, q3)\n"
+        "stage og = attention(q, kg, kg, causal=true)\n"
+        "stage om = attention(q, k, v, causal=true) { threads 128 }\n"
+        "stage o4 = attention(q4, q4, q4, causal=true, scale=0.102)\n",
+        "attention");
+    if (res) {
+      v.emplace_back("attention_bf16_causal", codegen_emit_attention(*res, 0));
+      v.emplace_back("attention_f16_rect", codegen_emit_attention(*res, 1));
+      v.emplace_back("attention_f32", codegen_emit_attention(*res, 2));
+      v.emplace_back("attention_gqa", codegen_emit_attention(*res, 3));
+      v.emplace_back("attention_bf16_causal_mma", codegen_emit_attention(*res, 4));
       // f32 with minGPT's 96-wide heads (causal, 1024 matrices of 512 rows)
-      v.emplace_back("attention_f32_d96_causal", codegen_emit_attention(*res.program, 5));
+      v.emplace_back("attention_f32_d96_causal", codegen_emit_attention(*res, 5));
     }
   }
   {
     // schedules gemv16 / gemv32 (GEMM emitters without CUTLASS): PyTorch's 8192 x 262144 GEMV in 132 chunks
     // writing the output directly, and one in groups of 32 and 7 chunks through the epilogue pass (row vector,
     // scalar, residual, a bf16 output and a column sum)
-    auto res = dsl::dsl_compile(
-        {"gemv.ucut",
-         "ucut 1\nin a : f32[8192, 262144]\nin x : f32[262144, 1]\nin a2 : f32[1000, 4099]\nin x2 : f32[4099, 1]\n"
-         "in bias : f32[1000]\nin r : f32[1000, 1]\nscalar s = 0.5\nout y : f32[8192, 1]\nout y2 : bf16[1000, 1]\n"
-         "out tot : f32[1]\n"
-         "stage y = gemm(a, x) { schedule gemv16 }\n"
-         "stage y2 = gemm(a2, x2) {\n  schedule gemv32\n  split_k 7\n"
-         "  epilogue {\n    let z = relu(acc + bias[row]) * s + r\n    y2 = z\n    tot = colsum(z)\n  }\n}\n"});
-    if (!res.program) ADD_FAILURE() << "gemv program refused";
-    if (res.program) {
-      v.emplace_back("gemv_direct", codegen_emit_gemm(*res.program, 0));
-      v.emplace_back("gemv_epilogue", codegen_emit_gemm(*res.program, 1));
+    auto res = case_program(
+        "gemv.ucut",
+        "ucut 1\nin a : f32[8192, 262144]\nin x : f32[262144, 1]\nin a2 : f32[1000, 4099]\nin x2 : f32[4099, 1]\n"
+        "in bias : f32[1000]\nin r : f32[1000, 1]\nscalar s = 0.5\nout y : f32[8192, 1]\nout y2 : bf16[1000, 1]\n"
+        "out tot : f32[1]\n"
+        "stage y = gemm(a, x) { schedule gemv16 }\n"
+        "stage y2 = gemm(a2, x2) {\n  schedule gemv32\n  split_k 7\n"
+        "  epilogue {\n    let z = relu(acc + bias[row]) * s + r\n    y2 = z\n    tot = colsum(z)\n  }\n}\n",
+        "gemv");
+    if (res) {
+      v.emplace_back("gemv_direct", codegen_emit_gemm(*res, 0));
+      v.emplace_back("gemv_epilogue", codegen_emit_gemm(*res, 1));
     }
   }
   {
     // f32x3s of A.T @ B (A [K, M], B [K, N], a batch of 3, edges not multiples of the 32 x 32 tile):
     // the split stages copy each operand's TF32 parts into its transpose, K-major for wgmma
-    auto res = dsl::dsl_compile(
-        {"split_t.ucut",
-         "ucut 1\nin a : f32[3, 200, 1000]\nin b : f32[3, 200, 520]\nout y : f32[3, 1000, 520]\n"
-         "stage y = gemm(a.T, b) { precision f32x3s }\n"});
-    if (!res.program) ADD_FAILURE() << "f32x3s program refused";
-    if (res.program) {
-      auto x = codegen_expand_split_gemms(*res.program);
+    auto res = case_program(
+        "split_t.ucut",
+        "ucut 1\nin a : f32[3, 200, 1000]\nin b : f32[3, 200, 520]\nout y : f32[3, 1000, 520]\n"
+        "stage y = gemm(a.T, b) { precision f32x3s }\n",
+        "f32x3s");
+    if (res) {
+      auto x = codegen_expand_split_gemms(*res);
       if (!x) ADD_FAILURE() << x.error().render();
       if (x) v.emplace_back("elementwise_transpose_split", codegen_emit_elementwise(*x, 1));
     }
