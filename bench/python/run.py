@@ -255,7 +255,7 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="comma list: max-autotune, default, ucutlass, restart")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--fallback", default="inductor", choices=["inductor", "eager"])
+    ap.add_argument("--fallback", default="auto", choices=["auto", "inductor", "eager"])
     ap.add_argument("--binary", default=None)
     ap.add_argument("--tiny", action="store_true", help="small models (the plumbing on a CPU)")
     ap.add_argument("--record-problems", default=None, metavar="DIR",
