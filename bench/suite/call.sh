@@ -18,13 +18,16 @@ case "$what" in
   prepare)
     scripts/carry || exit 1
     # The openings of the kb suite under both profiles, ranked for both GPUs: the top 5 of each
-    # problem (ZOO_TOP), since the breadth tier's second and third attempts are often ranks 4 and 5
-    # (run DN built 50 units outside a top-3 zoo, 50-65 s of nvcc each). 249 units: on 2 cores
-    # about 80 minutes from nothing (top 3: 174 units, 50 minutes); the store keeps what an earlier
-    # run built.
+    # problem under kb-v01 (ZOO_TOP), since the breadth tier's second and third attempts are often
+    # ranks 4 and 5 (run DN built 50 units outside a top-3 zoo, 50-65 s of nvcc each), and the top 7
+    # under the default profile (ZOO_TOP_DEFAULT), whose kb2 Linears try ranks 6 and 7 as attempts
+    # 5-7 (run DQ built 28 units outside a top-5 zoo: 4.3 nvcc core-s an attempt). 273 units: on 2
+    # cores about 90 minutes from nothing; the store keeps what an earlier run built.
     for prof in kb-v01 default; do
+      top="${ZOO_TOP:-5}"
+      [ "$prof" = default ] && top="${ZOO_TOP_DEFAULT:-7}"
       build/ucutlass warmup --suite problems --match 'kb*' --profile "$prof" --gpu h100,h200 \
-        --top-k "${ZOO_TOP:-5}" || exit 1
+        --top-k "$top" || exit 1
     done
     build/ucutlass warmup --export .carry/zoo-kb.tar.xz
     ;;
