@@ -283,6 +283,14 @@ def test_torch_stages_run_between_kernels_and_export(tmp_path):
     [r] = ucut_eval("attention_masked_torch", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept" and r["deterministic"] and r["recheck_passed"]
+    # its per-stage profile (ucut_run_timed; docs/eval-contract.md "Per-stage times"): one entry a
+    # stage of the library, in ucut_describe()'s order, each a positive time
+    stages = json.loads(subprocess.run([BIN, "check", str(tmp_path / "prog.ucut"), "--json"], capture_output=True,
+                                       text=True).stdout or "{}").get("stages")
+    prof = r["stage_ms"]
+    assert prof and [p["stage"] for p in prof] == [f"s{i}" for i in range(len(prof))], prof
+    assert stages is None or len(prof) == stages, (prof, stages)
+    assert all(p["ms"] > 0 and p["kind"] and p["config"] for p in prof), prof
     out = tmp_path / "model_new.py"
     p = subprocess.run([BIN, "export", "--so", lib, "--kernelbench", "--problem", problem("attention_masked_torch"),
                         "-o", str(out)], capture_output=True, text=True, timeout=300)

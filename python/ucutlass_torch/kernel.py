@@ -15,6 +15,7 @@ missing key) is a :class:`BindError` naming the tensor.
 from __future__ import annotations
 
 import os
+import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -104,6 +105,20 @@ class CtypesKernel:
         if rc != 0:
             raise self._failure(rc)
 
+    def stage_times(self, tensors: Sequence[torch.Tensor], scalars: Sequence[float],
+                    workspace: Optional[torch.Tensor], stream: Any) -> Optional[List[float]]:
+        """Each stage's milliseconds in one run (ucut_run_timed; synchronizes), or None where the
+        library predates it."""
+        if not self.rt.has_stage_times:
+            return None
+        if self.host is not None:
+            self.host.bind(tensors, workspace)
+        handle = stream.cuda_stream if stream is not None else None
+        rc, ms = self.rt.run_timed_raw(list(tensors), list(scalars), workspace, handle)
+        if rc != 0:
+            raise self._failure(rc)
+        return ms
+
     def make_launcher(self, tensors, scalars, workspace, stream) -> Callable[[], None]:
         ptrs, sc = self.rt.pointers(tensors, scalars)
         args = (ptrs, len(tensors), sc, len(scalars),
@@ -127,11 +142,19 @@ class PyKernel:
     """A stand-in kernel: ``fn(tensors, scalars)`` writes the outputs in place (CPU tests)."""
 
     def __init__(self, describe: Dict[str, Any], fn: Callable[[List[torch.Tensor], List[float]], None],
-                 workspace_bytes: int = 0, path: str = "<python>"):
+                 workspace_bytes: int = 0, path: str = "<python>",
+                 stage_ms: Optional[Callable[[], List[float]]] = None):
         self.describe = check_describe(describe, path)
         self.fn = fn
         self.workspace_bytes = workspace_bytes
         self.path = path
+        self.stage_ms = stage_ms  # stands in for ucut_run_timed's per-stage times (tests)
+
+    def stage_times(self, tensors, scalars, workspace, stream) -> Optional[List[float]]:
+        if self.stage_ms is None:
+            return None
+        self.launch(tensors, scalars, workspace, stream)
+        return list(self.stage_ms())
 
     def launch(self, tensors, scalars, workspace, stream) -> None:
         rc = self.fn(list(tensors), list(scalars))
@@ -214,6 +237,26 @@ class BoundCall:
         if make is not None:
             return make(lst, self.scalars, self.workspace, stream)
         return lambda: self.kernel.launch(lst, self.scalars, self.workspace, stream)
+
+    def stage_times(self, inputs: Sequence[Any], stream: Any = None, reps: int = 3,
+                    prepare: Optional[Callable[[], None]] = None) -> Optional[List[float]]:
+        """Each stage's median milliseconds over ``reps`` runs (docs/kernel-abi.md, "Per-stage
+        times"), the outputs NaN-filled and ``prepare`` (the L2 flush) called before each run, as in
+        the timing loop; None where the kernel cannot time its stages."""
+        times = getattr(self.kernel, "stage_times", None)
+        if times is None:
+            return None
+        lst = self._tensors([x for x in inputs if isinstance(x, torch.Tensor)])
+        runs = []
+        for _ in range(max(1, reps)):
+            self.poison_outputs()
+            if prepare is not None:
+                prepare()
+            ms = times(lst, self.scalars, self.workspace, stream)
+            if ms is None:
+                return None
+            runs.append(ms)
+        return [statistics.median(r[i] for r in runs) for i in range(len(runs[0]))]
 
     def check_inputs(self, inputs: Sequence[Any]) -> List[torch.Tensor]:
         """Inputs made contiguous and viewed in the description's shapes (binding.as_declared)."""

@@ -19,9 +19,13 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
                                                sizes: {inputs, outputs, params, forward_peak},
                                                message}}}
   {"id": 3, "cmd": "evaluate", "so": "k.so", "profile": "default", "trials": 5,
-   "rescaled": true, "min_reps": 30, "target_s": 0.1, "timing": true, "scalars": null}
+   "rescaled": true, "min_reps": 30, "target_s": 0.1, "timing": true, "scalars": null,
+   "profile_stages": true}
       -> {"status": "ok", "result": {verdict, error, phase, kernel, correctness, timing,
-                                     recheck, seconds}, "fatal": false}
+                                     recheck, seconds, [stage_ms: [{stage, kind, config, ms}]]},
+          "fatal": false}
+     (``stage_ms``: an ok candidate of several stages whose library has ucut_run_timed; each
+     stage's median milliseconds over worker.PROFILE_REPS runs, a profile beside the timing)
   {"id": 4, "cmd": "baseline", "modes": ["eager", "compile"], "cache_dir": "/path"|null,
    "cached_only": ["compile"]}
       -> {"status": "ok", "baselines": {"eager": {mode, cached, setup_s, timing}|{mode, error}, ...}}
@@ -32,7 +36,7 @@ Requests (``id``: any JSON value, echoed; ``cmd``: the command)::
 outcome; ``rejected``: it wrote outside its outputs, the error says where; the client maps it onto
 RunRecord.status and adds ``timeout`` and the speed-of-light ``rejected`` itself).
 ``phase`` says where it ended: ``load`` | ``memory`` | ``bind`` | ``correctness`` | ``timing`` |
-``recheck`` | ``done``. ``memory``: the problem's memory plan (memplan, made at load_problem) says
+``recheck`` | ``profile`` | ``done``. ``memory``: the problem's memory plan (memplan, made at load_problem) says
 its evaluation cannot fit; the verdict is ``launch_error`` with the plan's message (the sizes and
 the fix), nothing ran, and ``baseline`` answers ``status: error`` with the same message.
 ``fatal: true`` means the CUDA context is unusable (e.g. an illegal address): the worker exits

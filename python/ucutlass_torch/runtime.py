@@ -257,6 +257,26 @@ class Library:
         self.current = None  # the call's tensors are not kept alive past it (the evaluation's memory plan)
         return rc
 
+    @property
+    def has_stage_times(self):
+        """Whether the library has ucut_run_timed (docs/kernel-abi.md, "Per-stage times")."""
+        return hasattr(self.lib, "ucut_run_timed")
+
+    def run_timed_raw(self, tensors, scalars, workspace, stream_handle):
+        """One ucut_run_timed: (its code, each stage's milliseconds). Synchronizes the stream."""
+        n = max(1, len(self.describe.get("stages", [])))
+        fn = self.lib.ucut_run_timed
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_double), ctypes.c_int,
+                       ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int]
+        ptrs, sc = self.pointers(tensors, scalars)
+        ms = (ctypes.c_float * n)()
+        ws = workspace.data_ptr() if workspace is not None and workspace.numel() else None
+        self.current = (tensors, workspace)
+        rc = fn(ptrs, len(tensors), sc, len(scalars), ws, self.workspace_bytes, stream_handle, ms, n)
+        self.current = None
+        return rc, [float(v) for v in ms[:len(self.describe.get("stages", []))]]
+
     def run(self, tensors, workspace, scalars=None):
         """ucut_run on PyTorch's current stream of the tensors' device; raises on any failure."""
         if not tensors or not tensors[0].is_cuda:

@@ -29,6 +29,9 @@ from .loader import ProblemError, build_model, load_problem, make_inputs
 
 MODEL_SEED = 42
 TIMING_SEED = 42
+# Runs of ucut_run_timed per evaluated candidate (the per-stage profile's median; each after an
+# L2 flush, as a timed repetition).
+PROFILE_REPS = 3
 
 # Problems kept loaded when the worker moves on to another: a suite's scheduler alternates among
 # problems, and run CU spent 37 s of its 354 GPU-held seconds on 292 loads (building the model,
@@ -241,7 +244,8 @@ class Worker:
                     do_timing=protocol.field(req, "timing", bool, True),
                     min_reps=protocol.field(req, "min_reps", int, timing.MIN_REPS),
                     target_s=protocol.field(req, "target_s", float, timing.TARGET_S),
-                    scalars=protocol.field(req, "scalars", list, None))
+                    scalars=protocol.field(req, "scalars", list, None),
+                    profile_stages=protocol.field(req, "profile_stages", bool, True))
                 return protocol.ok(rid, result=result, fatal=self.fatal)
             if cmd == "baseline":
                 self._need_problem()
@@ -442,7 +446,8 @@ class Worker:
 
     def _evaluate(self, k: Any, profile: str = "default", trials: int = correctness.MIN_TRIALS,
                   rescaled: bool = True, do_timing: bool = True, min_reps: int = timing.MIN_REPS,
-                  target_s: float = timing.TARGET_S, scalars: Optional[list] = None) -> Dict[str, Any]:
+                  target_s: float = timing.TARGET_S, scalars: Optional[list] = None,
+                  profile_stages: bool = True) -> Dict[str, Any]:
         t0 = time.perf_counter()
         correctness.tolerance(profile, torch.float32)
         info = {key: k.describe.get(key) for key in ("name", "program_hash", "abi", "ucutlass", "cutlass", "arch", "stages")}
@@ -484,6 +489,7 @@ class Worker:
         seconds = clock.seconds
         report = None
         stats = None
+        stage_ms = None
         try:
             phase = "correctness"
             report = correctness.check(self.reference, candidate, self.inputs, profile=profile, trials=trials,
@@ -518,8 +524,25 @@ class Worker:
                                         stats=stats, t0=t0, seconds=seconds)
                 if recheck["passed_by"] == "float64":
                     report.passed_by = "float64"
+                if profile_stages and len(k.describe.get("stages") or []) > 1:
+                    # Where the time goes (docs/eval-contract.md, "Per-stage times"): a profile
+                    # beside the timed result, after every verdict; a crash here is the kernel's.
+                    phase = "profile"
+                    with clock.phase("inputs"):
+                        tin = bound.check_inputs(self.inputs(TIMING_SEED))
+                    flush = self.flusher.flush if self.flusher is not None else None
+                    with clock.phase("profile"):
+                        ms = guarded(lambda: bound.stage_times(tin, stream, reps=PROFILE_REPS, prepare=flush))
+                    del tin
+                    if ms is not None:
+                        stage_ms = [{"stage": st.get("name", ""), "kind": st.get("kind", ""),
+                                     "config": st.get("config", ""), "ms": t}
+                                    for st, t in zip(k.describe.get("stages") or [], ms)]
             phase = "done"
-            return self._result("ok", phase, "", kernel_info=info, corr=report, stats=stats, t0=t0, seconds=seconds)
+            result = self._result("ok", phase, "", kernel_info=info, corr=report, stats=stats, t0=t0, seconds=seconds)
+            if do_timing and stage_ms is not None:
+                result["stage_ms"] = stage_ms
+            return result
         except guard.OutOfBounds as e:
             # Whatever else the write reached is unknown: the reference model is built again.
             self._rebuild_model()

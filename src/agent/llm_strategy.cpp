@@ -160,7 +160,13 @@ std::string LlmStrategy::floor_text(const std::string& program_text) const {
 }
 
 ProgramBrief LlmStrategy::brief_of(const search::Attempt& a) const {
-  return ProgramBrief{a.cand.name, a.cand.program, a.time_s, floor_text(a.cand.program)};
+  return ProgramBrief{a.cand.name, a.cand.program, a.time_s, floor_text(a.cand.program), agent_stage_times(a.stage_ms)};
+}
+
+std::string agent_stage_times(const search::StageTimes& t) {
+  std::string out;
+  for (const auto& s : t) out += fmt::format("{}{} {} {:.4g} ms", out.empty() ? "" : ", ", s.stage, s.kind, s.ms);
+  return out;
 }
 
 PromptInputs LlmStrategy::inputs(const search::SearchState& state, const std::string& parent_text,

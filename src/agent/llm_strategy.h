@@ -95,6 +95,8 @@ struct AgentOutcomeSlot {
 // The program-level floor the prompts show beside a program (sol_program_render; "" when the
 // text does not check).
 std::string agent_program_floor(const sol::HwSpec& hw, sol::Policy policy, double t_sol, const std::string& program_text);
+// A profiled attempt's stage times as one prompt line ("t0 gemm 1.2 ms, y elementwise 0.3 ms").
+std::string agent_stage_times(const search::StageTimes& t);
 
 class LlmStrategy final : public search::Strategy {
  public:

@@ -136,6 +136,13 @@ struct Rig {
   std::string last_user() const { return requests->back().messages.back().content; }
 };
 
+// A profiled attempt's stage times, as the prompt's "Measured per stage" line gives them.
+TEST(LlmStrategy, StageTimesAreOnePromptLine) {
+  EXPECT_EQ(agent_stage_times({{"t0", "gemm", "g", 1.25}, {"y", "elementwise", "e", 0.5}}),
+            "t0 gemm 1.25 ms, y elementwise 0.5 ms");
+  EXPECT_EQ(agent_stage_times({}), "");
+}
+
 TEST(LlmStrategy, MeasuresTheLoweredProgramBeforeAskingTheModel) {
   Rig rig({reply(fenced("Fold the let into the store.", kRewrite))});
   auto first = rig.propose();

@@ -31,6 +31,7 @@ std::string program_block(const ProgramBrief& p, double eager_s, double t_sol, b
   if (t_sol > 0 && p.time_s > 0) out += fmt::format(", {:.0f}% of the speed of light", 100 * t_sol / p.time_s);
   out += "\n```ucut\n" + p.text + (p.text.ends_with("\n") ? "" : "\n") + "```\n";
   if (!p.floor.empty()) out += "Program floor (what this structure can reach at best):\n" + p.floor + "\n";
+  if (!p.stages.empty()) out += "Measured per stage (CUDA events between stages): " + p.stages + "\n";
   return out;
 }
 

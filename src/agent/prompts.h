@@ -49,6 +49,7 @@ struct ProgramBrief {
   std::string text;            // the program
   double time_s = 0;           // measured (or estimated when planning)
   std::string floor;           // the program-level floor (sol_program_render)
+  std::string stages;          // measured per stage (Attempt::stage_ms), one line; "" when not profiled
 };
 
 struct AttemptBrief {

@@ -100,6 +100,14 @@ TEST(Prompts, AProgramNotTimedYetIsNotSaidToBeMeasured) {
   all.clear();
   for (const auto& part : prompt_parts(in)) all += part.text;
   EXPECT_NE(all.find("estimated (analytic model, not measured) 0.02 ms"), std::string::npos);
+  EXPECT_EQ(all.find("Measured per stage"), std::string::npos);  // not profiled: no line
+  // a profiled parent: where its time went, one line after the program
+  in.measured = true;
+  in.current->stages = "t0 gemm 1.25 ms, y elementwise 0.5 ms";  // agent_stage_times (llm_strategy_test)
+  all.clear();
+  for (const auto& part : prompt_parts(in)) all += part.text;
+  EXPECT_NE(all.find("Measured per stage (CUDA events between stages): t0 gemm 1.25 ms, y elementwise 0.5 ms\n"),
+            std::string::npos) << all;
 }
 
 }  // namespace

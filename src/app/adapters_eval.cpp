@@ -169,6 +169,7 @@ search::EvalOutcome eval_outcome_from_record(const eval::RunRecord& r) {
   if (r.eval_phases.is_object())
     for (const auto& [phase, secs] : r.eval_phases.items())
       if (secs.is_number()) e.gpu_phases[phase] = secs.get<double>();
+  if (e.status == RunStatus::ok) e.stage_ms = search::stage_times_from_json(r.stage_ms);
   return e;
 }
 

@@ -564,11 +564,19 @@ TEST(EvalAdapter, RecordsBecomeOutcomes) {
   EXPECT_EQ(e.status, RunStatus::ok);
   EXPECT_DOUBLE_EQ(e.time_s, 1.5e-3);
   EXPECT_DOUBLE_EQ(e.gpu_seconds, 3);
+  EXPECT_TRUE(e.stage_ms.empty());
+  // the per-stage profile (docs/eval-contract.md, "Per-stage times"); an entry without a time dropped
+  r.stage_ms = nlohmann::json::array({{{"stage", "t0"}, {"kind", "gemm"}, {"config", "g"}, {"ms", 1.0}},
+                                      {{"stage", "y"}, {"kind", "elementwise"}, {"config", "e"}, {"ms", 0.5}},
+                                      {{"stage", "z"}, {"ms", nullptr}}});
+  e = eval_outcome_from_record(r);
+  EXPECT_EQ(e.stage_ms, (search::StageTimes{{"t0", "gemm", "g", 1.0}, {"y", "elementwise", "e", 0.5}}));
   r.status = "rejected";
   r.error = "faster than 0.9 x t_SOL";
   e = eval_outcome_from_record(r);
   EXPECT_EQ(e.status, RunStatus::rejected);
   EXPECT_EQ(e.time_s, 0);
+  EXPECT_TRUE(e.stage_ms.empty());  // only an ok candidate's
   r.status = "exploded";
   e = eval_outcome_from_record(r);
   EXPECT_EQ(e.status, RunStatus::launch_error);

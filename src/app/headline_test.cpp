@@ -221,6 +221,51 @@ TEST(RunReport, ABestSlowerThanEagerSaysKeepPyTorch) {
   EXPECT_EQ(run_report_markdown(r).find("keep PyTorch"), std::string::npos);
 }
 
+// The best kernel's per-stage profile becomes "Where the time goes", each stage beside its own
+// floor (the program-level estimate of the best program on the report's GPU).
+TEST(RunReport, WhereTheTimeGoesSetsEachStageBesideItsFloor) {
+  RunReport r;
+  r.problem = "p";
+  r.gpu = "h100-sxm";
+  search::Attempt a;
+  a.status = RunStatus::ok;
+  a.cand.name = "reduce+elementwise";
+  a.time_s = 0.003;
+  a.speedup = 2;
+  r.state.attempts.push_back(a);
+  r.state.best = 0;
+  EXPECT_EQ(run_report_stage_times(r), "");  // no profile, no section
+  EXPECT_EQ(run_report_markdown(r).find("Where the time goes"), std::string::npos);
+  r.state.attempts[0].stage_ms = {{"s0", "rowwise", "rowwise_th256", 0.5}, {"s1", "elementwise", "elementwise_th128_v2", 2.5}};
+  // no program: the times and shares only
+  std::string md = run_report_stage_times(r);
+  EXPECT_NE(md.find("| s0 | rowwise | `rowwise_th256` | 0.5 | 17% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| s1 | elementwise | `elementwise_th128_v2` | 2.5 | 83% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("sum to 3 ms (the timed median: 3 ms)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("floor"), std::string::npos) << md;
+  // with the program: each stage's floor by the stage's name (64 MiB in and out a stage: tens of
+  // microseconds on an H100); a stage the program does not name leaves the floors out
+  r.state.attempts[0].cand.program = R"(ucut 1
+in x : f32[4096, 4096]
+out y : f32[4096, 4096]
+tmp m : f32[4096]
+stage m = rowwise mean(x) {
+}
+stage y = elementwise {
+  body {
+    y = x - m[row]
+  }
+}
+)";
+  md = run_report_stage_times(r);
+  EXPECT_NE(md.find("| floor ms | % of floor |"), std::string::npos) << md;
+  EXPECT_NE(md.find("The most time above a floor: stage s1 (elementwise), 2.5 ms against its floor of"),
+            std::string::npos) << md;
+  EXPECT_NE(run_report_markdown(r).find("## Where the time goes (the best kernel, per stage)"), std::string::npos);
+  r.state.attempts[0].stage_ms[1].stage = "s7";
+  EXPECT_EQ(run_report_stage_times(r).find("floor"), std::string::npos);
+}
+
 // A simulated suite (issue 29 item 1): its first line says nothing ran, its costs are the model's,
 // labelled so, beside the seconds the run really took; report.json says the same.
 TEST(Headline, SimulatedSaysSoAndNeverReportsModelledCostsAsMeasured) {

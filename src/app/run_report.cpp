@@ -2,7 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "codegen/library.h"
+#include "dsl/dsl.h"
 #include "sol/format.h"
+#include "sol/hardware.h"
+#include "sol/program_estimate.h"
 
 namespace ucut::app {
 
@@ -159,7 +165,61 @@ std::string run_report_markdown(const RunReport& r) {
                      ok && a.frac_sol > 0 ? fmt::format("{:.0f}%", 100 * a.frac_sol) : "-");
   }
   s += "\n`*` marks a new best.\n";
+  s += run_report_stage_times(r);
   return s;
+}
+
+std::string run_report_stage_times(const RunReport& r) {
+  const search::Attempt* b = r.state.best_attempt();
+  if (!b || b->stage_ms.empty()) return "";
+  // Each stage's floor (docs/sol.md, "Program-level floor") where the program and the GPU are known.
+  // The library's stages are the program's after codegen's expansions (an f32x3s GEMM is five),
+  // as `ucutlass sol --program` prices them; matched by name.
+  std::vector<double> floor;
+  if (auto hw = sol::hw_lookup(r.gpu); hw && !b->cand.program.empty()) {
+    auto checked = dsl::dsl_compile(SourceFile{"best.ucut", b->cand.program});
+    auto runs = checked.program ? codegen::codegen_expand_split_gemms(*checked.program)
+                                : Result<dsl::Program>(make_error(ErrorCode::invalid_input, "best.ucut does not check"));
+    if (runs) {
+      const sol::ProgramEstimate est = sol::sol_program_estimate(*hw, *runs, r.policy);
+      for (const auto& t : b->stage_ms) {
+        auto it = std::find_if(est.stages.begin(), est.stages.end(), [&](const auto& l) { return l.name == t.stage; });
+        if (it == est.stages.end()) {
+          floor.clear();
+          break;
+        }
+        floor.push_back(it->t_floor * 1e3);
+      }
+    }
+  }
+  double sum = 0;
+  for (const auto& t : b->stage_ms) sum += t.ms;
+  std::string s = fmt::format(
+      "\n## Where the time goes (the best kernel, per stage)\n\nCUDA events before each stage and after the last, "
+      "median of 3 runs, each after the L2 flush (docs/eval-contract.md, \"Per-stage times\"): a profile beside the "
+      "timed median, not the contract's timing.\n\n");
+  s += floor.empty() ? "| stage | kind | configuration | ms | share |\n|---|---|---|---|---|\n"
+                     : "| stage | kind | configuration | ms | share | floor ms | % of floor |\n|---|---|---|---|---|---|---|\n";
+  size_t worst = 0;
+  double worst_gap = -1;
+  for (size_t i = 0; i < b->stage_ms.size(); ++i) {
+    const search::StageTime& t = b->stage_ms[i];
+    s += fmt::format("| {} | {} | `{}` | {:.4g} | {:.0f}% |", t.stage, t.kind, t.config, t.ms,
+                     sum > 0 ? 100 * t.ms / sum : 0.0);
+    if (!floor.empty()) {
+      s += fmt::format(" {:.4g} | {} |", floor[i], t.ms > 0 ? fmt::format("{:.0f}%", 100 * floor[i] / t.ms) : "-");
+      if (t.ms - floor[i] > worst_gap) {
+        worst_gap = t.ms - floor[i];
+        worst = i;
+      }
+    }
+    s += "\n";
+  }
+  s += fmt::format("\nThe stages sum to {:.4g} ms (the timed median: {:.4g} ms).", sum, b->time_s * 1e3);
+  if (!floor.empty() && worst_gap > 0)
+    s += fmt::format(" The most time above a floor: stage {} ({}), {:.4g} ms against its floor of {:.4g} ms.",
+                     b->stage_ms[worst].stage, b->stage_ms[worst].kind, b->stage_ms[worst].ms, floor[worst]);
+  return s + "\n";
 }
 
 }  // namespace ucut::app

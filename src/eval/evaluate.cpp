@@ -120,6 +120,7 @@ void record_apply_result(RunRecord& r, const nlohmann::json& result) {
     r.l2_flush_bytes = t.value("l2_flush_bytes", 0);
     r.samples_ms = t.value("samples_ms", nlohmann::json::array());
   }
+  if (auto st = result.find("stage_ms"); st != result.end() && st->is_array()) r.stage_ms = *st;
   const auto& s = result.value("seconds", nlohmann::json::object());
   r.eval_seconds = num(s, "total");
   r.eval_phases = nlohmann::json::object();

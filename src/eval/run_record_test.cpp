@@ -158,6 +158,12 @@ TEST(RecordApply, MapsWorkerResult) {
   EXPECT_EQ(t.eval_seconds, 2.5);
   EXPECT_EQ(t.eval_phases, (nlohmann::json{{"checks", 1.25}, {"candidate", 0.5}}));
   EXPECT_EQ(run_record_from_json(run_record_to_json(t))->eval_phases, t.eval_phases);
+  EXPECT_TRUE(t.stage_ms.is_null());
+  // The per-stage profile, as the worker names it (docs/results-schema.md stage_ms).
+  const nlohmann::json prof = nlohmann::json::array({{{"stage", "t0"}, {"kind", "gemm"}, {"config", "g"}, {"ms", 0.75}}});
+  record_apply_result(t, {{"verdict", "ok"}, {"stage_ms", prof}});
+  EXPECT_EQ(t.stage_ms, prof);
+  EXPECT_EQ(run_record_from_json(run_record_to_json(t))->stage_ms, prof);
 }
 
 }  // namespace

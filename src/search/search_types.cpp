@@ -22,8 +22,25 @@ Candidate candidate_from_json(const nlohmann::json& j) {
   return c;
 }
 
+nlohmann::json stage_times_to_json(const StageTimes& t) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : t) out.push_back({{"stage", s.stage}, {"kind", s.kind}, {"config", s.config}, {"ms", s.ms}});
+  return out;
+}
+
+StageTimes stage_times_from_json(const nlohmann::json& j) {
+  StageTimes out;
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.contains("ms") || !e["ms"].is_number()) continue;
+    auto text = [&](const char* k) { return e.contains(k) && e[k].is_string() ? e[k].get<std::string>() : ""; };
+    out.push_back({text("stage"), text("kind"), text("config"), e["ms"].get<double>()});
+  }
+  return out;
+}
+
 nlohmann::json attempt_to_json(const Attempt& a) {
-  return {{"index", a.index},
+  nlohmann::json j = {{"index", a.index},
           {"candidate", candidate_to_json(a.cand)},
           {"status", run_status_name(a.status)},
           {"message", a.message},
@@ -42,6 +59,8 @@ nlohmann::json attempt_to_json(const Attempt& a) {
           {"improved", a.improved},
           {"so", a.so_path},
           {"cu", a.cu_path}};
+  if (!a.stage_ms.empty()) j["stage_ms"] = stage_times_to_json(a.stage_ms);
+  return j;
 }
 
 Attempt attempt_from_json(const nlohmann::json& j) {
@@ -67,6 +86,7 @@ Attempt attempt_from_json(const nlohmann::json& j) {
   a.improved = j.value("improved", false);
   a.so_path = j.value("so", "");
   a.cu_path = j.value("cu", "");
+  if (auto st = j.find("stage_ms"); st != j.end()) a.stage_ms = stage_times_from_json(*st);
   return a;
 }
 

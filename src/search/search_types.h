@@ -52,6 +52,17 @@ struct CompileOutcome {
 // checks, float64, timing, recheck; docs/results-schema.md eval_phases).
 using GpuPhases = std::map<std::string, double>;
 
+// One stage's time in an ok candidate's per-stage profile (docs/eval-contract.md, "Per-stage
+// times"): the stage's name, kind and configuration as ucut_describe() names them.
+struct StageTime {
+  std::string stage, kind, config;
+  double ms = 0;
+  bool operator==(const StageTime&) const = default;
+};
+using StageTimes = std::vector<StageTime>;
+nlohmann::json stage_times_to_json(const StageTimes& t);
+StageTimes stage_times_from_json(const nlohmann::json& j);  // lenient: entries without a number dropped
+
 struct EvalOutcome {
   RunStatus status = RunStatus::launch_error;
   double time_s = 0;         // median kernel time when status == ok
@@ -68,6 +79,7 @@ struct EvalOutcome {
   // runs were bit-identical. Any kernel that sums every output in the same order (the space's
   // summation_class) computes the same values, so it fails the same way.
   bool rounding_mismatch = false;
+  StageTimes stage_ms;       // ok candidates of several stages whose library times them
 };
 
 // Times the candidates are judged against (EVAL-CONTRACT §2).
@@ -87,6 +99,7 @@ struct Attempt {
   double compile_s = 0;
   double gpu_s = 0;
   GpuPhases gpu_phases;      // gpu_s by phase (EvalOutcome); empty in journals older than it
+  StageTimes stage_ms;       // the per-stage profile (EvalOutcome); empty where none was taken
   // Seconds from the start of the search (its first start, across --resume) to this result:
   // the best attempt's is the problem's time to best (issue 6). 0 in journals older than it.
   double at_s = 0;

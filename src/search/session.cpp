@@ -224,6 +224,7 @@ bool SearchSession::step() {
       a.time_s = e.status == RunStatus::ok ? e.time_s : 0;
       a.gpu_s = e.gpu_seconds;
       a.gpu_phases = e.gpu_phases;
+      if (e.status == RunStatus::ok) a.stage_ms = e.stage_ms;
       a.max_abs_err = e.max_abs_err;
       a.max_rel_err = e.max_rel_err;
       a.reference_limited = e.reference_limited;

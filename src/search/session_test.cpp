@@ -386,6 +386,12 @@ TEST(Session, EvaluationPhasesAreKeptAndSummed) {
   EXPECT_EQ(at[0].gpu_phases.at("checks"), 0.25);
   EXPECT_EQ(attempt_from_json(attempt_to_json(at[0])).gpu_phases, at[0].gpu_phases);
   EXPECT_TRUE(attempt_from_json(nlohmann::json{{"gpu_s", 1.0}}).gpu_phases.empty());  // older journals
+  // the per-stage profile: kept by the journal, absent where none was taken
+  Attempt p = at[0];
+  p.stage_ms = {{"t0", "gemm", "g", 1.5}, {"y", "elementwise", "e", 0.25}};
+  EXPECT_EQ(attempt_from_json(attempt_to_json(p)).stage_ms, p.stage_ms);
+  EXPECT_FALSE(attempt_to_json(at[0]).contains("stage_ms"));
+  EXPECT_TRUE(attempt_from_json(nlohmann::json{{"gpu_s", 1.0}}).stage_ms.empty());
   const auto& cost = r.session->cost();
   EXPECT_EQ(cost.gpu_phases.at("checks"), 0.75);
   EXPECT_EQ(cost.gpu_phases.at("candidate") + cost.gpu_phases.at("reference") + cost.gpu_phases.at("checks"),

@@ -410,8 +410,10 @@ UCUT_EXPORT int ucut_workspace_size(size_t* bytes) {
   return 0;
 }
 
-UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scalars, int n_scalars,
-                         void* workspace, size_t workspace_bytes, void* stream) {
+// ucut_run's body; with `events` (kNumStages + 1 of them) it records one before each stage and
+// one after the last (ucut_run_timed).
+static int run_stages(void* const* tensors, int n_tensors, const double* scalars, int n_scalars,
+                      void* workspace, size_t workspace_bytes, void* stream, cudaEvent_t* events) {
   ucut_rt::error_buffer()[0] = '\0';
   if (n_tensors != kNumAbiTensors || (kNumAbiTensors > 0 && tensors == nullptr)) {
     ucut_rt::set_error("ucut_run: expected %d tensors, got %d", kNumAbiTensors, n_tensors);
@@ -447,6 +449,10 @@ UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scal
     ucut_rt::StageArgs a{all, scalars,
                          pl.stage_ws_bytes ? static_cast<char*>(workspace) + pl.stage_ws_offset : nullptr,
                          pl.stage_ws_bytes, static_cast<cudaStream_t>(stream)};
+    if (events != nullptr && cudaEventRecord(events[s], static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+      ucut_rt::set_error("ucut_run_timed: cudaEventRecord before stage '%s' failed", kStageNames[s]);
+      return 4;
+    }
     int rc = stage_run(s, a);
     if (rc != 0) {
       char msg[2048];
@@ -455,5 +461,47 @@ UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scal
       return rc;
     }
   }
+  if (events != nullptr && cudaEventRecord(events[kNumStages], static_cast<cudaStream_t>(stream)) != cudaSuccess) {
+    ucut_rt::set_error("ucut_run_timed: cudaEventRecord after the last stage failed");
+    return 4;
+  }
   return 0;
+}
+
+UCUT_EXPORT int ucut_run(void* const* tensors, int n_tensors, const double* scalars, int n_scalars,
+                         void* workspace, size_t workspace_bytes, void* stream) {
+  return run_stages(tensors, n_tensors, scalars, n_scalars, workspace, workspace_bytes, stream, nullptr);
+}
+
+// ucut_run with a CUDA event before each stage and after the last: stage_ms[i] is stage i's
+// elapsed time (docs/kernel-abi.md, "Per-stage times"). It synchronizes on its last event.
+UCUT_EXPORT int ucut_run_timed(void* const* tensors, int n_tensors, const double* scalars, int n_scalars,
+                               void* workspace, size_t workspace_bytes, void* stream, float* stage_ms,
+                               int n_stage_ms) {
+  if (stage_ms == nullptr || n_stage_ms < kNumStages) {
+    ucut_rt::set_error("ucut_run_timed: stage_ms holds %d values, the program has %d stages", n_stage_ms,
+                       kNumStages);
+    return 1;
+  }
+  cudaEvent_t events[kNumStages + 1];
+  int made = 0;
+  for (; made <= kNumStages; ++made)
+    if (cudaEventCreate(&events[made]) != cudaSuccess) break;
+  int rc = made <= kNumStages ? 4 : 0;
+  if (rc != 0) ucut_rt::set_error("ucut_run_timed: cudaEventCreate failed");
+  if (rc == 0) rc = run_stages(tensors, n_tensors, scalars, n_scalars, workspace, workspace_bytes, stream, events);
+  if (rc == 0) {
+    const cudaError_t e = cudaEventSynchronize(events[kNumStages]);
+    if (e != cudaSuccess) {
+      ucut_rt::set_error("ucut_run_timed: the run failed on the GPU: %s", cudaGetErrorString(e));
+      rc = 4;
+    }
+  }
+  for (int s = 0; rc == 0 && s < kNumStages; ++s)
+    if (cudaEventElapsedTime(&stage_ms[s], events[s], events[s + 1]) != cudaSuccess) {
+      ucut_rt::set_error("ucut_run_timed: cudaEventElapsedTime of stage '%s' failed", kStageNames[s]);
+      rc = 4;
+    }
+  for (int e = 0; e < made; ++e) cudaEventDestroy(events[e]);
+  return rc;
 }
