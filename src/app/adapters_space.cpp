@@ -202,10 +202,33 @@ std::vector<search::Candidate> RealSpace::ranked(int k, int min_rung) {
 }
 
 std::vector<search::Candidate> RealSpace::neighbors(const search::Candidate& c) {
+  return neighbors_measured(c, {});
+}
+
+std::vector<search::Candidate> RealSpace::neighbors_measured(const search::Candidate& c,
+                                                             const search::StageTimes& measured) {
   auto ch = choice_of(c);
   if (!ch) return {};
   const int rung = rung_of(*ch);
-  std::vector<std::pair<double, Choice>> found;
+  // Each stage's measured seconds beyond what the model predicts for its configuration: the
+  // library's stages of that name and its expansions (an f32x3s GEMM `s0` runs as `s0_p1`,
+  // `s0_p2`, `s0_epi`, ...). The model's ranking put every stage where it predicts best, so its
+  // one-step neighbours are predicted slower; where it is most wrong is where a step may still
+  // gain: the stages that take the most time over their prediction are stepped first.
+  std::vector<double> miss(stages_.size(), 0);
+  if (!measured.empty())
+    for (size_t s = 0; s < stages_.size(); ++s) {
+      if ((*ch)[s] < 0) continue;
+      double sum = 0;
+      bool any = false;
+      for (const auto& t : measured)
+        if (t.stage == stages_[s].name || t.stage.rfind(stages_[s].name + "_", 0) == 0) {
+          sum += t.ms * 1e-3;
+          any = true;
+        }
+      if (any) miss[s] = std::max(0.0, sum - stages_[s].ranked[static_cast<size_t>((*ch)[s])].t_est);
+    }
+  std::vector<std::tuple<double, double, Choice>> found;  // (-miss of the stage stepped, predicted, choice)
   std::set<Choice> seen{*ch};
   for (size_t s = 0; s < stages_.size(); ++s) {
     if ((*ch)[s] < 0) continue;
@@ -216,10 +239,17 @@ std::vector<search::Candidate> RealSpace::neighbors(const search::Candidate& c) 
       Choice next = *ch;
       next[s] = static_cast<int>(it->second);
       if (rung_of(next) != rung || !seen.insert(next).second) continue;
-      found.emplace_back(predicted(next), next);
+      found.emplace_back(-miss[s], predicted(next), next);
     }
   }
-  return make_fastest_first(std::move(found), "neighbor");
+  std::stable_sort(found.begin(), found.end());
+  std::vector<search::Candidate> out;
+  for (const auto& [m, t, next] : found) {
+    search::Candidate n = make(next);
+    n.origin = "neighbor";
+    out.push_back(std::move(n));
+  }
+  return out;
 }
 
 std::vector<search::Candidate> RealSpace::make_fastest_first(std::vector<std::pair<double, Choice>> found,

@@ -48,6 +48,8 @@ class RealSpace final : public search::SearchSpace {
 
   std::vector<search::Candidate> ranked(int k, int min_rung = 0) override;
   std::vector<search::Candidate> neighbors(const search::Candidate& c) override;
+  std::vector<search::Candidate> neighbors_measured(const search::Candidate& c,
+                                                    const search::StageTimes& measured) override;
   std::optional<search::Candidate> at_rung(const search::Candidate& c, int rung) override;
   std::optional<search::Candidate> from_config(const nlohmann::json& config) override;
   std::optional<int> summation_order_rung() override;

@@ -451,6 +451,44 @@ TEST(RealSpace, MultiStageProgramsVaryEachStage) {
   EXPECT_TRUE(prefixed) << top[0].config.dump();
 }
 
+// With the anchor's per-stage profile, the neighbours of the stage whose measured time most
+// exceeds the model's prediction come first; without one, the predicted order (neighbors()).
+TEST(RealSpace, MeasuredNeighborsStepTheStageTheModelMissesFirst) {
+  auto p = prepare("gemm_softmax.json", temp_dir("measured"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->stages().size(), 2u);
+  const search::Candidate best = s->ranked(1).at(0);
+  const std::string gemm = s->stages()[static_cast<size_t>(s->primary_stage())].name;
+  const std::string rows = s->stages()[static_cast<size_t>(1 - s->primary_stage())].name;
+  // which stage a neighbour steps: the other stage's knobs carry its name as a prefix
+  auto steps_rows = [&](const search::Candidate& n) {
+    for (auto it = best.config.begin(); it != best.config.end(); ++it)
+      if (n.config[it.key()] != *it) return it.key().rfind(rows + ".", 0) == 0;
+    return false;
+  };
+  const auto plain = s->neighbors(best);
+  ASSERT_GT(plain.size(), 2u);
+  std::vector<std::string> names;
+  for (const auto& n : s->neighbors_measured(best, {})) names.push_back(n.name);
+  std::vector<std::string> plain_names;
+  for (const auto& n : plain) plain_names.push_back(n.name);
+  EXPECT_EQ(names, plain_names);  // no profile: the predicted order
+  size_t row_steps = 0;
+  for (const auto& n : plain) row_steps += steps_rows(n);
+  ASSERT_GT(row_steps, 0u);
+  ASSERT_LT(row_steps, plain.size());
+  // the softmax stage took a second (far above any prediction): its steps first, then the GEMM's
+  auto by_rows = s->neighbors_measured(best, {{gemm, "gemm", "", 1e-3}, {rows, "rowwise", "", 1000.0}});
+  ASSERT_EQ(by_rows.size(), plain.size());
+  for (size_t i = 0; i < by_rows.size(); ++i) EXPECT_EQ(steps_rows(by_rows[i]), i < row_steps) << i << by_rows[i].name;
+  // the GEMM took it (an f32x3s expansion's parts count for their stage): the GEMM's steps first
+  auto by_gemm = s->neighbors_measured(best, {{gemm + "_p1", "gemm", "", 600.0}, {gemm + "_epi", "gemm", "", 400.0},
+                                              {rows, "rowwise", "", 1e-3}});
+  for (size_t i = 0; i < by_gemm.size(); ++i)
+    EXPECT_EQ(steps_rows(by_gemm[i]), i >= plain.size() - row_steps) << i << by_gemm[i].name;
+}
+
 TEST(RealCompiler, EmitOnlyWritesTheKernelLibrarySource) {
   auto p = prepare("linear_bias_gelu.json", temp_dir("emit"));
   auto s = space_of(p);

@@ -214,7 +214,7 @@ std::optional<Candidate> BuiltinStrategy::refine(const SearchState& state) {
   // here already) come before the first one that needs a compile.
   for (int pass = opt_.store ? 0 : 1; pass < 2; ++pass)
     for (size_t i = 0; i < anchors; ++i)
-      for (const auto& n : space_.neighbors(ok[i]->cand)) {
+      for (const auto& n : space_.neighbors_measured(ok[i]->cand, ok[i]->stage_ms)) {
         auto l = lift(n);
         if (l && fresh(*l, state) && (pass == 1 || fresh_units(*l) == 0)) {
           l->origin = "neighbor";

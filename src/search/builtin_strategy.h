@@ -6,7 +6,9 @@
 //      a seed first: a prior that does not transfer to this shape delays the model's best by one
 //      attempt, not by every remembered prior (run E, docs/benchmarks.md);
 //   3. local refinement: experience moves applied to the best so far (a knob change that helped
-//      elsewhere), then the best's neighbors (one knob step), then the runner-up's, ...; every
+//      elsewhere), then the best's neighbors (one knob step; with its per-stage profile, the
+//      steps of the stage the model most underestimated first: neighbors_measured), then the
+//      runner-up's, ...; every
 //      `explore_every`-th refinement proposal is instead a seeded random pick from the wider
 //      ranked pool, so refinement does not tunnel into one basin;
 //   4. the rest of the ranked pool, in rank order.

@@ -79,7 +79,13 @@ class TwoStageSpace final : public SearchSpace {
     return std::to_string(p.r0) + "," + std::to_string(p.r1);
   }
   std::optional<Candidate> from_config(const nlohmann::json&) override { return std::nullopt; }
+  // The profiles the strategy steps from (SearchSpace::neighbors_measured), by anchor.
+  std::vector<Candidate> neighbors_measured(const Candidate& c, const StageTimes& measured) override {
+    measured_seen.emplace_back(c.name, measured);
+    return neighbors(c);
+  }
   bool with_descents = true;
+  std::vector<std::pair<std::string, StageTimes>> measured_seen;
 };
 
 // Runs the strategy for `n` attempts: the second stage mismatches on rung 0, the first passes.
@@ -105,6 +111,7 @@ std::vector<Attempt> run(TwoStageSpace& space, int n, std::vector<Candidate> see
     } else {
       a.status = RunStatus::ok;
       a.time_s = c->predicted_s;
+      a.stage_ms = {{"s0", "gemm", c->name, 1.0}, {"s1", "gemm", c->name, 2.0}};  // named after it: seen below
       a.improved = !state.best || a.time_s < state.attempts[static_cast<size_t>(*state.best)].time_s;
       if (a.improved) state.best = i;
     }
@@ -142,6 +149,17 @@ TEST(Descent, AStageThatPassesOnTheFailedRungGoesBackDown) {
   ASSERT_NE(best, nullptr);
   EXPECT_EQ(TwoStageSpace::pick_of(best->cand).r0, 0) << best->cand.name;
   EXPECT_GT(admitted, 0) << "the passed mix's neighbours stay below the floor";
+}
+
+// Refinement steps from its anchors with their per-stage profiles (the evaluator's stage_ms).
+TEST(Descent, RefinementStepsFromEachAnchorsProfile) {
+  TwoStageSpace space;
+  run(space, 12);
+  ASSERT_FALSE(space.measured_seen.empty());
+  for (const auto& [anchor, measured] : space.measured_seen) {
+    ASSERT_EQ(measured.size(), 2u) << anchor;
+    EXPECT_EQ(measured[0].config, anchor);  // the anchor's own profile, not another attempt's
+  }
 }
 
 TEST(Descent, WithoutDescentsEveryStageStaysOnTheRaisedFloor) {

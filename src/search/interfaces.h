@@ -22,6 +22,15 @@ class SearchSpace {
   virtual std::vector<Candidate> ranked(int k, int min_rung = 0) = 0;
   // Candidates one knob step away from `c` (same rung), best predicted first.
   virtual std::vector<Candidate> neighbors(const Candidate& c) = 0;
+  // The same, ordered by `c`'s per-stage profile (Attempt::stage_ms): the steps of the stage
+  // whose measured time most exceeds the model's prediction for it come first (the model put
+  // every stage where it predicts best; where it is most wrong a step may still gain), each
+  // stage's steps best predicted first. Without a profile (or in a space that cannot use one)
+  // the order of neighbors().
+  virtual std::vector<Candidate> neighbors_measured(const Candidate& c, const StageTimes& measured) {
+    (void)measured;
+    return neighbors(c);
+  }
   // `c`'s configuration at precision-ladder rung `rung` (tf32 -> 3xTF32 -> FP32 SIMT under the
   // tf32 policy); nullopt past the last rung or when the rung cannot hold the configuration.
   virtual std::optional<Candidate> at_rung(const Candidate& c, int rung) = 0;
