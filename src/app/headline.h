@@ -58,6 +58,13 @@ struct ProblemOutcome {
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
   bool passed_by_float64 = false;   // the best kernel passed only by the reference-class pass (float64)
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
+  // The best kernel's stage with the most time above its program-level floor (its per-stage
+  // profile, docs/eval-contract.md "Per-stage times"); stage empty where none was profiled or no
+  // floor is known. share: of the stages' summed time.
+  struct StageGap {
+    std::string stage, kind, config;
+    double ms = 0, floor_ms = 0, share = 0;
+  } worst_stage;
   long long tokens_in = 0, tokens_out = 0;  // the strategy's LLM usage (zero without one)
   double llm_cost_usd = 0;
 

@@ -262,8 +262,39 @@ stage y = elementwise {
   EXPECT_NE(md.find("The most time above a floor: stage s1 (elementwise), 2.5 ms against its floor of"),
             std::string::npos) << md;
   EXPECT_NE(run_report_markdown(r).find("## Where the time goes (the best kernel, per stage)"), std::string::npos);
+  // the outcome keeps that stage for the suite's report
+  const ProblemOutcome::StageGap w = run_report_outcome(r).worst_stage;
+  EXPECT_EQ(w.stage, "s1");
+  EXPECT_EQ(w.ms, 2.5);
+  EXPECT_GT(w.floor_ms, 0);
+  EXPECT_DOUBLE_EQ(w.share, 2.5 / 3);
   r.state.attempts[0].stage_ms[1].stage = "s7";
   EXPECT_EQ(run_report_stage_times(r).find("floor"), std::string::npos);
+  EXPECT_EQ(run_report_outcome(r).worst_stage.stage, "");  // no floors: no worst stage
+}
+
+// The suite's report lists each profiled kernel's worst stage, the largest share of a kernel's
+// time above a floor first; report.json has it per problem (null where none).
+TEST(SuiteReport, WhereTheTimeGoesListsEachKernelsWorstStage) {
+  std::vector<ProblemOutcome> ps = {ok("a", 2, 1, 0, 0.5), ok("b", 2, 1, 0, 0.5), ok("c", 2, 1, 0, 0.5)};
+  ps[0].worst_stage = {"s3", "elementwise", "elementwise_th128_v2", 1.0, 0.5, 0.25};  // 12.5% above
+  ps[1].worst_stage = {"s0_p1", "gemm", "gemm_tf32_t128x128", 4.0, 1.0, 0.8};         // 60% above
+  Headline h = headline_compute(ps, {});
+  const std::string md = suite_report_markdown(false, headline_render(h), h, ps);
+  const size_t sec = md.find("## Where the time goes");
+  ASSERT_NE(sec, std::string::npos) << md;
+  const size_t b = md.find("| b | s0_p1 | gemm | `gemm_tf32_t128x128` | 4 | 80% | 1 | 60% of the kernel |", sec);
+  const size_t a = md.find("| a | s3 | elementwise | `elementwise_th128_v2` | 1 | 25% | 0.5 | 12% of the kernel |", sec);
+  EXPECT_NE(b, std::string::npos) << md;
+  EXPECT_NE(a, std::string::npos) << md;
+  EXPECT_LT(b, a);
+  EXPECT_EQ(md.find("| c |", sec), std::string::npos);
+  const auto j = suite_report_json("s", false, h, ps);
+  EXPECT_EQ(j["problems"][1]["worst_stage"]["stage"], "s0_p1");
+  EXPECT_EQ(j["problems"][1]["worst_stage"]["floor_ms"], 1.0);
+  EXPECT_TRUE(j["problems"][2]["worst_stage"].is_null());
+  ps[0].worst_stage = ps[1].worst_stage = {};
+  EXPECT_EQ(suite_report_markdown(false, "", h, ps).find("Where the time goes"), std::string::npos);
 }
 
 // A simulated suite (issue 29 item 1): its first line says nothing ran, its costs are the model's,

@@ -47,6 +47,7 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
     p.attempts_to_best = b->index + 1;
     p.time_to_best_s = b->at_s;
     p.passed_by_float64 = b->passed_by_float64;
+    p.worst_stage = run_report_worst_stage(r);
   } else {
     p.failure = r.state.attempts.empty() ? (r.measured ? "no_attempt" : "not_measured")
                                          : run_status_name(r.state.attempts.back().status);
@@ -169,13 +170,27 @@ std::string run_report_markdown(const RunReport& r) {
   return s;
 }
 
-std::string run_report_stage_times(const RunReport& r) {
-  const search::Attempt* b = r.state.best_attempt();
-  if (!b || b->stage_ms.empty()) return "";
-  // Each stage's floor (docs/sol.md, "Program-level floor") where the program and the GPU are known.
-  // The library's stages are the program's after codegen's expansions (an f32x3s GEMM is five),
-  // as `ucutlass sol --program` prices them; matched by name.
-  std::vector<double> floor;
+namespace {
+
+// The best attempt's profile, each stage with its program-level floor in ms (docs/sol.md): the
+// library's stages are the program's after codegen's expansions (an f32x3s GEMM is five), as
+// `ucutlass sol --program` prices them, matched by name; every floor -1 where one is unknown.
+struct StageRows {
+  const search::Attempt* best = nullptr;
+  std::vector<double> floor_ms;  // empty: no floors
+  double sum_ms = 0;
+  size_t worst = 0;              // most time above its floor (floors known)
+  double worst_gap_ms = -1;
+};
+
+StageRows stage_rows(const RunReport& r) {
+  StageRows out;
+  out.best = r.state.best_attempt();
+  if (!out.best || out.best->stage_ms.empty()) {
+    out.best = nullptr;
+    return out;
+  }
+  const search::Attempt* b = out.best;
   if (auto hw = sol::hw_lookup(r.gpu); hw && !b->cand.program.empty()) {
     auto checked = dsl::dsl_compile(SourceFile{"best.ucut", b->cand.program});
     auto runs = checked.program ? codegen::codegen_expand_split_gemms(*checked.program)
@@ -185,40 +200,56 @@ std::string run_report_stage_times(const RunReport& r) {
       for (const auto& t : b->stage_ms) {
         auto it = std::find_if(est.stages.begin(), est.stages.end(), [&](const auto& l) { return l.name == t.stage; });
         if (it == est.stages.end()) {
-          floor.clear();
+          out.floor_ms.clear();
           break;
         }
-        floor.push_back(it->t_floor * 1e3);
+        out.floor_ms.push_back(it->t_floor * 1e3);
       }
     }
   }
-  double sum = 0;
-  for (const auto& t : b->stage_ms) sum += t.ms;
+  for (size_t i = 0; i < b->stage_ms.size(); ++i) {
+    out.sum_ms += b->stage_ms[i].ms;
+    if (!out.floor_ms.empty() && b->stage_ms[i].ms - out.floor_ms[i] > out.worst_gap_ms) {
+      out.worst_gap_ms = b->stage_ms[i].ms - out.floor_ms[i];
+      out.worst = i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ProblemOutcome::StageGap run_report_worst_stage(const RunReport& r) {
+  const StageRows rows = stage_rows(r);
+  if (!rows.best || rows.floor_ms.empty()) return {};
+  const search::StageTime& t = rows.best->stage_ms[rows.worst];
+  return {t.stage, t.kind, t.config, t.ms, rows.floor_ms[rows.worst], rows.sum_ms > 0 ? t.ms / rows.sum_ms : 0};
+}
+
+std::string run_report_stage_times(const RunReport& r) {
+  const StageRows rows = stage_rows(r);
+  const search::Attempt* b = rows.best;
+  if (!b) return "";
+  const std::vector<double>& floor = rows.floor_ms;
   std::string s = fmt::format(
       "\n## Where the time goes (the best kernel, per stage)\n\nCUDA events before each stage and after the last, "
       "median of 3 runs, each after the L2 flush (docs/eval-contract.md, \"Per-stage times\"): a profile beside the "
       "timed median, not the contract's timing.\n\n");
   s += floor.empty() ? "| stage | kind | configuration | ms | share |\n|---|---|---|---|---|\n"
                      : "| stage | kind | configuration | ms | share | floor ms | % of floor |\n|---|---|---|---|---|---|---|\n";
-  size_t worst = 0;
-  double worst_gap = -1;
   for (size_t i = 0; i < b->stage_ms.size(); ++i) {
     const search::StageTime& t = b->stage_ms[i];
     s += fmt::format("| {} | {} | `{}` | {:.4g} | {:.0f}% |", t.stage, t.kind, t.config, t.ms,
-                     sum > 0 ? 100 * t.ms / sum : 0.0);
-    if (!floor.empty()) {
+                     rows.sum_ms > 0 ? 100 * t.ms / rows.sum_ms : 0.0);
+    if (!floor.empty())
       s += fmt::format(" {:.4g} | {} |", floor[i], t.ms > 0 ? fmt::format("{:.0f}%", 100 * floor[i] / t.ms) : "-");
-      if (t.ms - floor[i] > worst_gap) {
-        worst_gap = t.ms - floor[i];
-        worst = i;
-      }
-    }
     s += "\n";
   }
-  s += fmt::format("\nThe stages sum to {:.4g} ms (the timed median: {:.4g} ms).", sum, b->time_s * 1e3);
-  if (!floor.empty() && worst_gap > 0)
+  s += fmt::format("\nThe stages sum to {:.4g} ms (the timed median: {:.4g} ms).", rows.sum_ms, b->time_s * 1e3);
+  if (!floor.empty() && rows.worst_gap_ms > 0)
     s += fmt::format(" The most time above a floor: stage {} ({}), {:.4g} ms against its floor of {:.4g} ms.",
-                     b->stage_ms[worst].stage, b->stage_ms[worst].kind, b->stage_ms[worst].ms, floor[worst]);
+                     b->stage_ms[rows.worst].stage, b->stage_ms[rows.worst].kind, b->stage_ms[rows.worst].ms,
+                     floor[rows.worst]);
   return s + "\n";
 }
 

@@ -44,6 +44,9 @@ std::string run_report_markdown(const RunReport& r);
 // report.md's "Where the time goes": the best attempt's per-stage profile (Attempt::stage_ms) with
 // each stage's program-level floor where the GPU and the program are known; "" without a profile.
 std::string run_report_stage_times(const RunReport& r);
+// The best kernel's stage with the most time above its floor (ProblemOutcome::worst_stage); empty
+// stage where there is no profile or no floor.
+ProblemOutcome::StageGap run_report_worst_stage(const RunReport& r);
 ProblemOutcome run_report_outcome(const RunReport& r);
 // report.md's speed-of-light line: t_SOL, the contract's SOL where it is higher, and (eager known) the most
 // any correct kernel can gain over eager.

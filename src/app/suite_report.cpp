@@ -129,7 +129,11 @@ nlohmann::json suite_report_json(const std::string& suite, bool simulated, const
                                  const std::vector<ProblemOutcome>& outcomes) {
   nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", suite}, {"simulated", simulated},
                       {"headline", headline_to_json(h)}, {"problems", nlohmann::json::array()}};
-  for (const auto& oc : outcomes)
+  for (const auto& oc : outcomes) {
+    nlohmann::json worst = nullptr;
+    if (!oc.worst_stage.stage.empty())
+      worst = {{"stage", oc.worst_stage.stage}, {"kind", oc.worst_stage.kind}, {"config", oc.worst_stage.config},
+               {"ms", oc.worst_stage.ms}, {"floor_ms", oc.worst_stage.floor_ms}, {"share", oc.worst_stage.share}};
     j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
                              {"frac_sol", oc.frac_sol()}, {"ceiling_speedup_eager", oc.ceiling_eager()},
                              {"kernel_share", oc.kernel_share},
@@ -141,7 +145,9 @@ nlohmann::json suite_report_json(const std::string& suite, bool simulated, const
                              {"reference_limited", oc.reference_limited},
                              {"passed_by", oc.correct() ? (oc.passed_by_float64 ? "float64" : "allclose") : ""},
                              {"tokens_in", oc.tokens_in},
-                             {"tokens_out", oc.tokens_out}, {"llm_cost_usd", oc.llm_cost_usd}});
+                             {"tokens_out", oc.tokens_out}, {"llm_cost_usd", oc.llm_cost_usd},
+                             {"worst_stage", worst}});
+  }
   return j;
 }
 
@@ -164,6 +170,28 @@ std::string suite_report_markdown(bool simulated, const std::string& headline_te
                       oc.attempts, oc.attempts_to_best > 0 ? std::to_string(oc.attempts_to_best) : "-",
                       oc.correct() && oc.time_to_best_s > 0 ? fmt::format("{:.1f} min", oc.time_to_best_s / 60) : "-",
                       oc.stop_reason.empty() ? "-" : oc.stop_reason, oc.best_name.empty() ? "-" : "`" + oc.best_name + "`");
+  }
+  // The stage of each profiled kernel with the most time above its floor, most of the kernel's
+  // time first: where the next kernel work pays (docs/eval-contract.md, "Per-stage times").
+  std::vector<const ProblemOutcome*> profiled;
+  for (const auto& oc : outcomes)
+    if (oc.correct() && !oc.worst_stage.stage.empty()) profiled.push_back(&oc);
+  auto excess = [](const ProblemOutcome* o) {
+    return o->worst_stage.share * (o->worst_stage.ms > 0 ? 1 - o->worst_stage.floor_ms / o->worst_stage.ms : 0);
+  };
+  std::stable_sort(profiled.begin(), profiled.end(),
+                   [&](const ProblemOutcome* a, const ProblemOutcome* b) { return excess(a) > excess(b); });
+  if (!profiled.empty()) {
+    md += "\n## Where the time goes\n\nPer kernel, the stage with the most time above its program-level floor "
+          "(its per-stage profile; docs/eval-contract.md, \"Per-stage times\"), the largest share of a kernel's "
+          "time above a floor first; each problem's report.md has every stage.\n\n"
+          "| problem | stage | kind | configuration | ms | of the kernel | floor ms | above the floor |\n"
+          "|---|---|---|---|---:|---:|---:|---:|\n";
+    for (const ProblemOutcome* o : profiled) {
+      const auto& w = o->worst_stage;
+      md += fmt::format("| {} | {} | {} | `{}` | {:.4g} | {:.0f}% | {:.4g} | {:.0f}% of the kernel |\n", o->name, w.stage,
+                        w.kind, w.config, w.ms, 100 * w.share, w.floor_ms, 100 * excess(o));
+    }
   }
   if (h.cost.tokens_in + h.cost.tokens_out > 0) {
     // The LLM strategies' cost per problem, beside its attempts (docs/agent.md "What it costs").
