@@ -95,13 +95,15 @@ def test_no_profile_for_one_stage_a_mismatch_or_when_not_asked(relu):
     r = relu.evaluate(kernel.PyKernel(TWO, p.launch, stage_ms=p.stage_ms), min_reps=30, profile_stages=False)
     assert r["verdict"] == "ok" and "stage_ms" not in r and p.profiled == 0
 
-    # a library without ucut_run_timed (an older one): ok, no stage_ms
+    # a library without ucut_run_timed (an older one): ok, no stage_ms, no profile phase at all
     r = relu.evaluate(kernel.PyKernel(TWO, correct), min_reps=30)
-    assert r["verdict"] == "ok" and "stage_ms" not in r
+    assert r["verdict"] == "ok" and "stage_ms" not in r and "profile" not in r["seconds"]
 
 
 class StrayInProfile(kernel.PyKernel):
     """Correct in every checked and timed run; writes past its output when its stages are timed."""
+
+    times_stages = True
 
     def stage_times(self, tensors, scalars, workspace, stream):
         self.launch(tensors, scalars, workspace, stream)

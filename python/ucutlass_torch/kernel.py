@@ -105,6 +105,11 @@ class CtypesKernel:
         if rc != 0:
             raise self._failure(rc)
 
+    @property
+    def times_stages(self) -> bool:
+        """Whether the library has ucut_run_timed (libraries generated before it have not)."""
+        return self.rt.has_stage_times
+
     def stage_times(self, tensors: Sequence[torch.Tensor], scalars: Sequence[float],
                     workspace: Optional[torch.Tensor], stream: Any) -> Optional[List[float]]:
         """Each stage's milliseconds in one run (ucut_run_timed; synchronizes), or None where the
@@ -149,6 +154,10 @@ class PyKernel:
         self.workspace_bytes = workspace_bytes
         self.path = path
         self.stage_ms = stage_ms  # stands in for ucut_run_timed's per-stage times (tests)
+
+    @property
+    def times_stages(self) -> bool:
+        return self.stage_ms is not None
 
     def stage_times(self, tensors, scalars, workspace, stream) -> Optional[List[float]]:
         if self.stage_ms is None:

@@ -524,7 +524,7 @@ class Worker:
                                         stats=stats, t0=t0, seconds=seconds)
                 if recheck["passed_by"] == "float64":
                     report.passed_by = "float64"
-                if profile_stages and len(k.describe.get("stages") or []) > 1:
+                if profile_stages and len(k.describe.get("stages") or []) > 1 and getattr(k, "times_stages", False):
                     # Where the time goes (docs/eval-contract.md, "Per-stage times"): a profile
                     # beside the timed result, after every verdict; a crash here is the kernel's.
                     phase = "profile"
