@@ -62,6 +62,9 @@ HtmlProblem html_problem(const app::ProblemOutcome& oc, bool searched) {
                   oc.status(), oc.best_name, oc.attempts, oc.stop_reason, oc.best_so_far};
   row.ceiling = oc.ceiling_eager();
   row.ceiling_frac_sol = oc.ceiling_frac_sol();
+  if (const auto& w = oc.worst_stage; !w.stage.empty())
+    row.worst_stage = fmt::format("{} {}: {}, floor {}", w.stage, w.kind, html_fmt_time(w.ms * 1e-3),
+                                  html_fmt_time(w.floor_ms * 1e-3));
   return row;
 }
 

@@ -60,5 +60,13 @@ TEST(HeadlineFigures, SimulatedCostsAreLabelledModelled) {
   EXPECT_EQ(f.back().note, "the model's clock: nothing compiled or ran; this run took 90.0 ms");
 }
 
+// A problem's row names its kernel's stage most above its floor, in the page's time format.
+TEST(HeadlineFigures, TheRowNamesTheStageMostAboveItsFloor) {
+  app::ProblemOutcome p = ok("mamba", 2.0, 1.0);
+  EXPECT_EQ(html_problem(p, true).worst_stage, "");
+  p.worst_stage = {"s9", "gemm", "gemm_f32x3_t64x128x32_s4_w1_a4", 2.1, 0.2, 0.3};
+  EXPECT_EQ(html_problem(p, true).worst_stage, "s9 gemm: 2.10 ms, floor 200 us");
+}
+
 }  // namespace
 }  // namespace ucut::report

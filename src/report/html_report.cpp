@@ -367,18 +367,20 @@ std::string html_render(const HtmlReport& r) {
   s += "<h2>Best speedup over attempts</h2>\n<div class=\"scroll\">\n" + html_svg_over_attempts(r.problems) + "</div>\n";
   s += "<h2>Problems</h2>\n<div class=\"scroll\">\n<table class=\"problems\">\n<tr><th>problem</th><th class=\"text\">result</th>"
        "<th>speedup over eager</th><th>over torch.compile</th><th>% of SOL</th><th>ceiling</th><th>attempts</th>"
-       "<th class=\"text\">stopped</th><th class=\"text\">best kernel</th></tr>\n";
+       "<th class=\"text\">stopped</th><th class=\"text\">best kernel</th>"
+       "<th class=\"text\">its stage most above its floor</th></tr>\n";
   for (const auto& p : r.problems) {
     const Kind k = kind_of(p);
     const bool ok = k == Kind::correct;
     s += fmt::format(
         "<tr><td>{}</td><td class=\"text{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td class=\"text\">{}</td><td class=\"text\">{}</td></tr>\n",
+        "<td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td></tr>\n",
         html_escape(p.name), ok ? "" : k == Kind::failed ? " fail" : " fallback", html_escape(html_status_text(p.status)),
         ok ? html_fmt_speedup(p.speedup) : k == Kind::fallback ? html_fmt_speedup(1.0) : "-",
         ok && p.speedup_compile > 0 ? html_fmt_speedup(p.speedup_compile) : "-",
         p.frac_sol > 0 ? html_fmt_percent(p.frac_sol) : "-", p.ceiling > 0 ? html_fmt_speedup(p.ceiling) : "-",
-        p.attempts, html_escape(html_stop_text(p.stop_reason)), p.best.empty() ? "-" : html_escape(p.best));
+        p.attempts, html_escape(html_stop_text(p.stop_reason)), p.best.empty() ? "-" : html_escape(p.best),
+        ok && !p.worst_stage.empty() ? html_escape(p.worst_stage) : "-");
   }
   s += "</table>\n</div>\n</body></html>\n";
   return s;

@@ -44,6 +44,14 @@ TEST(HtmlReport, PageHoldsThreeInlineSvgPlotsAndNoScript) {
   EXPECT_NE(page.find("softmax&lt;&amp;&gt;"), std::string::npos);  // escaped
   EXPECT_EQ(page.find("softmax<&>"), std::string::npos);
   EXPECT_NE(page.find("class=\"text fail\">wrong result</td>"), std::string::npos);
+  // the profiled kernel's stage most above its floor; "-" where none
+  HtmlReport r = sample();
+  r.problems[0].worst_stage = "s0 gemm: 2.10 ms, floor 200 us";
+  page = html_render(r);
+  EXPECT_NE(page.find("<th class=\"text\">its stage most above its floor</th>"), std::string::npos);
+  EXPECT_NE(page.find("<td class=\"text\">tf32_128x256x64</td><td class=\"text\">s0 gemm: 2.10 ms, floor 200 us</td>"),
+            std::string::npos) << page;
+  EXPECT_NE(page.find("<td class=\"text\">-</td><td class=\"text\">-</td></tr>"), std::string::npos);
 }
 
 // Issue 29 item 9: three significant digits, x for speedups, % for fractions, us/ms/s for times.
