@@ -57,6 +57,11 @@ case "$what" in
     GPU_STEPS=suite GPU_SUITE_MATCH='kb*' GPU_SUITE_MINUTES="$minutes" GPU_SUITE_ARGS="--profile $prof" \
       GPU_SUITE_ZOO=.carry/zoo-kb.tar.xz UCUTLASS_JOBS=16 \
       GPU_SUITE_BASELINES="$([ -f "$base" ] && echo "$base")" scripts/gpu-check
+    rc=$?
+    # The kernels' worst stages (the suite report's "Where the time goes", per-stage profiles) in
+    # the call's own output too: the archive has them, but a lost archive lost run CT's table.
+    sed -n '/^## Where the time goes/,/^## /p' "$work/out/report.md" 2>/dev/null | head -n 40
+    exit "$rc"
     ;;
   focus)
     # A short call that checks what changed on a few problems under both profiles, each from the
