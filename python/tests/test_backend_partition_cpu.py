@@ -45,7 +45,9 @@ class FakeBinary:
         with open(os.path.join(out, stem, "best.so"), "wb") as f:
             f.write(b"not a real library")
         report = {"schema": "ucutlass.optimize-report/1", "result": {"kind": "kernel", "text": "the kernel, 1.50x"},
-                  "best": {"speedup": 1.5, "frac_sol": 0.6}}
+                  "best": {"speedup": 1.5, "frac_sol": 0.6,
+                           "worst_stage": {"stage": "s0", "kind": "gemm", "config": "g", "ms": 1.25, "floor_ms": 0.5,
+                                           "share": 0.9}}}
         with open(os.path.join(out, stem, "report.json"), "w") as f:
             json.dump(report, f)
         return 0, "ok"
@@ -108,6 +110,8 @@ def test_partition_separates_covered_and_uncovered_ops(tmp_path):
     assert argv[argv.index("--budget") + 1] == "3" and "--profile" in argv and "--policy" in argv
     text = str(be.report)
     assert "2 running μCUTLASS kernels" in text and "1.50x over eager" in text
+    # the kernel's stage most above its floor, from the search's report.json
+    assert "most above its floor: s0 gemm 1.25 ms, floor 0.5 ms" in text, text
 
 
 def test_the_problem_file_is_kernelbench_format_and_extracts(tmp_path):

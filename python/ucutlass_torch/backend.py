@@ -96,6 +96,7 @@ class Part:
     frac_sol: float = 0.0
     op: str = ""              # the custom op's qualified name
     detail: str = ""
+    worst_stage: str = ""     # the kernel's stage most above its floor (SearchResult.worst_stage)
 
 
 @dataclass
@@ -120,6 +121,8 @@ class Report:
         for p in self.parts:
             where = "searched" if p.searched else "known" if p.status in ("kernel", "pytorch") else ""
             perf = f"{p.speedup:.2f}x over eager, {100 * p.frac_sol:.0f}% of SOL" if p.status == "kernel" else p.detail
+            if p.status == "kernel" and p.worst_stage:
+                perf += f"; most above its floor: {p.worst_stage}"
             why = "; ".join(w for w in (where, perf) if w)
             lines.append(f"  graph {p.graph} {p.name} [{', '.join(p.ops)}] key {p.key[:12]}: {p.status}"
                          f"{' (' + why + ')' if why else ''}{' -> ' + p.op if p.op else ''}")
@@ -383,6 +386,7 @@ class Backend:
         setattr(gm, str(call.target), replacement)
         part.status, part.op = "kernel", op.qualname
         part.speedup, part.frac_sol = float(result.get("speedup", 1.0)), float(result.get("frac_sol", 0.0))
+        part.worst_stage = str(result.get("worst_stage", ""))
 
     def share(self, parts_left: int = 1) -> tool.SearchOptions:
         """The options of the next search: ``minutes`` is the time left until the model's deadline
@@ -414,7 +418,7 @@ class Backend:
                                       os.path.join(found.out_dir, "report.json"), folder)}
         if found.so:
             shutil.copyfile(found.so, os.path.join(folder, "kernel.so"))
-            result.update(so="kernel.so", speedup=found.speedup, frac_sol=found.frac_sol)
+            result.update(so="kernel.so", speedup=found.speedup, frac_sol=found.frac_sol, worst_stage=found.worst_stage)
         # Only a measured outcome is kept: a kernel, or PyTorch kept because nothing beat it. A
         # plan (no GPU) or a search that measured nothing (the problem did not load, a crash) is
         # searched again next time instead of standing as "PyTorch" for good.

@@ -141,6 +141,15 @@ class SearchResult:
         best = self.report.get("best") or {}
         return float(best.get("frac_sol") or 0.0) if self.so else 0.0
 
+    @property
+    def worst_stage(self) -> str:
+        """The kept kernel's stage most above its floor ("s9 gemm 2.1 ms, floor 0.2 ms"), from its
+        per-stage profile (docs/eval-contract.md, "Per-stage times"); "" where none was taken."""
+        w = (self.report.get("best") or {}).get("worst_stage") if self.so else None
+        if not isinstance(w, dict) or not isinstance(w.get("ms"), (int, float)):
+            return ""
+        return f"{w.get('stage', '')} {w.get('kind', '')} {w['ms']:.3g} ms, floor {float(w.get('floor_ms') or 0):.3g} ms"
+
 
 def optimize(problem_file: str, out_dir: str, options: SearchOptions, binary: str,
              runner: Runner = subprocess_runner) -> SearchResult:

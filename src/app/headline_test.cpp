@@ -268,9 +268,11 @@ stage y = elementwise {
   EXPECT_EQ(w.ms, 2.5);
   EXPECT_GT(w.floor_ms, 0);
   EXPECT_DOUBLE_EQ(w.share, 2.5 / 3);
+  EXPECT_EQ(run_report_json(r)["best"]["worst_stage"]["stage"], "s1");  // report.json, for the Python API
   r.state.attempts[0].stage_ms[1].stage = "s7";
   EXPECT_EQ(run_report_stage_times(r).find("floor"), std::string::npos);
   EXPECT_EQ(run_report_outcome(r).worst_stage.stage, "");  // no floors: no worst stage
+  EXPECT_TRUE(run_report_json(r)["best"]["worst_stage"].is_null());
 }
 
 // The suite's report lists each profiled kernel's worst stage, the largest share of a kernel's

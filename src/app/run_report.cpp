@@ -94,10 +94,15 @@ nlohmann::json run_report_json(const RunReport& r) {
     attempts.push_back(std::move(j));
   }
   nlohmann::json best = nullptr;
-  if (const search::Attempt* b = r.state.best_attempt())
+  if (const search::Attempt* b = r.state.best_attempt()) {
     best = {{"index", b->index}, {"name", b->cand.name}, {"hash", b->cand.hash},
             {"time_s", b->time_s}, {"speedup", b->speedup}, {"frac_sol", b->frac_sol},
-            {"config", b->cand.config}};
+            {"config", b->cand.config}, {"worst_stage", nullptr}};
+    // its stage most above its floor (report.md's "Where the time goes"), for the Python API's report
+    if (const ProblemOutcome::StageGap w = run_report_worst_stage(r); !w.stage.empty())
+      best["worst_stage"] = {{"stage", w.stage}, {"kind", w.kind}, {"config", w.config},
+                             {"ms", w.ms}, {"floor_ms", w.floor_ms}, {"share", w.share}};
+  }
   return {{"schema", "ucutlass.optimize-report/1"},
           {"problem", r.problem},
           {"gpu", r.gpu},
