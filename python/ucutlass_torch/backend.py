@@ -279,7 +279,7 @@ class Backend:
         if calls and not any(p.graph == index and p.status == "kernel" for p in self.report.parts):
             # Every part kept PyTorch: the partitioned graph would only add its submodule calls
             # (at batch 1 a launch-bound graph pays for each: the bf16 GPT block, run DS).
-            return self._rest(original, example_inputs, None, index)
+            return self._rest(original, example_inputs, original, index)
         fused.recompile()
         return self._rest(fused, example_inputs, original, index)
 
@@ -289,10 +289,8 @@ class Backend:
             return gm.forward
         from torch._inductor.compile_fx import compile_fx
         compiled = compile_fx(gm, example_inputs)
-        if self.fallback == "inductor":
+        if self.fallback == "inductor" or original is None:
             return compiled
-        if original is None:  # no kernels: Inductor or the same graph eagerly
-            original = gm
         # "auto": Inductor around the kernels, the same graph run eagerly (Inductor's own code can
         # be slower than eager: the bf16 GPT block at batch 1, docs/benchmarks.md runs CZ and DC),
         # or the graph without the kernels run eagerly (when they cost more end to end than they
