@@ -247,13 +247,17 @@ class BoundCall:
             return make(lst, self.scalars, self.workspace, stream)
         return lambda: self.kernel.launch(lst, self.scalars, self.workspace, stream)
 
+    @property
+    def times_stages(self) -> bool:
+        """Whether the kernel can time its stages (a library with ucut_run_timed)."""
+        return bool(getattr(self.kernel, "times_stages", False))
+
     def stage_times(self, inputs: Sequence[Any], stream: Any = None, reps: int = 3,
                     prepare: Optional[Callable[[], None]] = None) -> Optional[List[float]]:
         """Each stage's median milliseconds over ``reps`` runs (docs/kernel-abi.md, "Per-stage
         times"), the outputs NaN-filled and ``prepare`` (the L2 flush) called before each run, as in
-        the timing loop; None where the kernel cannot time its stages."""
-        times = getattr(self.kernel, "stage_times", None)
-        if times is None:
+        the timing loop; None where the kernel cannot time its stages (:attr:`times_stages`)."""
+        if not self.times_stages:
             return None
         lst = self._tensors([x for x in inputs if isinstance(x, torch.Tensor)])
         runs = []
@@ -261,10 +265,7 @@ class BoundCall:
             self.poison_outputs()
             if prepare is not None:
                 prepare()
-            ms = times(lst, self.scalars, self.workspace, stream)
-            if ms is None:
-                return None
-            runs.append(ms)
+            runs.append(self.kernel.stage_times(lst, self.scalars, self.workspace, stream))
         return [statistics.median(r[i] for r in runs) for i in range(len(runs[0]))]
 
     def check_inputs(self, inputs: Sequence[Any]) -> List[torch.Tensor]:

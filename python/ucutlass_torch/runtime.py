@@ -182,6 +182,9 @@ class Library:
         lib.ucut_run.restype = ctypes.c_int
         lib.ucut_run.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_double),
                                  ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+        if hasattr(lib, "ucut_run_timed"):  # optional (docs/kernel-abi.md, "Per-stage times")
+            lib.ucut_run_timed.restype = ctypes.c_int
+            lib.ucut_run_timed.argtypes = lib.ucut_run.argtypes + [ctypes.POINTER(ctypes.c_float), ctypes.c_int]
         self.lib = lib
         self.path = path
         abi = lib.ucut_abi_version()
@@ -248,14 +251,18 @@ class Library:
         sc = (ctypes.c_double * max(1, len(scalars)))(*scalars)
         return ptrs, (sc if scalars else None)
 
-    def run_raw(self, tensors, scalars, workspace, stream_handle):
-        """One ucut_run; returns its code (0: ok). ``stream_handle``: a cudaStream_t or None."""
+    def _call(self, fn, tensors, scalars, workspace, stream_handle, *extra):
+        """``fn`` (ucut_run or ucut_run_timed) on the marshalled arguments, then ``extra``."""
         ptrs, sc = self.pointers(tensors, scalars)
         ws = workspace.data_ptr() if workspace is not None and workspace.numel() else None
         self.current = (tensors, workspace)  # for torch stages, called back from inside ucut_run
-        rc = self.lib.ucut_run(ptrs, len(tensors), sc, len(scalars), ws, self.workspace_bytes, stream_handle)
+        rc = fn(ptrs, len(tensors), sc, len(scalars), ws, self.workspace_bytes, stream_handle, *extra)
         self.current = None  # the call's tensors are not kept alive past it (the evaluation's memory plan)
         return rc
+
+    def run_raw(self, tensors, scalars, workspace, stream_handle):
+        """One ucut_run; returns its code (0: ok). ``stream_handle``: a cudaStream_t or None."""
+        return self._call(self.lib.ucut_run, tensors, scalars, workspace, stream_handle)
 
     @property
     def has_stage_times(self):
@@ -264,18 +271,10 @@ class Library:
 
     def run_timed_raw(self, tensors, scalars, workspace, stream_handle):
         """One ucut_run_timed: (its code, each stage's milliseconds). Synchronizes the stream."""
-        n = max(1, len(self.describe.get("stages", [])))
-        fn = self.lib.ucut_run_timed
-        fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, ctypes.POINTER(ctypes.c_double), ctypes.c_int,
-                       ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_int]
-        ptrs, sc = self.pointers(tensors, scalars)
-        ms = (ctypes.c_float * n)()
-        ws = workspace.data_ptr() if workspace is not None and workspace.numel() else None
-        self.current = (tensors, workspace)
-        rc = fn(ptrs, len(tensors), sc, len(scalars), ws, self.workspace_bytes, stream_handle, ms, n)
-        self.current = None
-        return rc, [float(v) for v in ms[:len(self.describe.get("stages", []))]]
+        stages = len(self.describe.get("stages", []))
+        ms = (ctypes.c_float * max(1, stages))()
+        rc = self._call(self.lib.ucut_run_timed, tensors, scalars, workspace, stream_handle, ms, max(1, stages))
+        return rc, [float(v) for v in ms[:stages]]
 
     def run(self, tensors, workspace, scalars=None):
         """ucut_run on PyTorch's current stream of the tensors' device; raises on any failure."""

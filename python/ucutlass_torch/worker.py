@@ -524,7 +524,7 @@ class Worker:
                                         stats=stats, t0=t0, seconds=seconds)
                 if recheck["passed_by"] == "float64":
                     report.passed_by = "float64"
-                if profile_stages and len(k.describe.get("stages") or []) > 1 and getattr(k, "times_stages", False):
+                if profile_stages and len(k.describe.get("stages") or []) > 1 and bound.times_stages:
                     # Where the time goes (docs/eval-contract.md, "Per-stage times"): a profile
                     # beside the timed result, after every verdict; a crash here is the kernel's.
                     phase = "profile"
@@ -534,10 +534,9 @@ class Worker:
                     with clock.phase("profile"):
                         ms = guarded(lambda: bound.stage_times(tin, stream, reps=PROFILE_REPS, prepare=flush))
                     del tin
-                    if ms is not None:
-                        stage_ms = [{"stage": st.get("name", ""), "kind": st.get("kind", ""),
-                                     "config": st.get("config", ""), "ms": t}
-                                    for st, t in zip(k.describe.get("stages") or [], ms)]
+                    stage_ms = [{"stage": st.get("name", ""), "kind": st.get("kind", ""),
+                                 "config": st.get("config", ""), "ms": t}
+                                for st, t in zip(k.describe.get("stages") or [], ms)]
             phase = "done"
             result = self._result("ok", phase, "", kernel_info=info, corr=report, stats=stats, t0=t0, seconds=seconds)
             if do_timing and stage_ms is not None:
