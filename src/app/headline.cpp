@@ -160,6 +160,12 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
   return h;
 }
 
+nlohmann::json stage_gap_to_json(const ProblemOutcome::StageGap& w) {
+  if (w.stage.empty()) return nullptr;
+  return {{"stage", w.stage}, {"kind", w.kind},         {"config", w.config},
+          {"ms", w.ms},       {"floor_ms", w.floor_ms}, {"share", w.share}};
+}
+
 nlohmann::json headline_to_json(const Headline& h) {
   return {{"problems", h.problems},
           {"counted", h.counted},

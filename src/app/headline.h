@@ -176,6 +176,9 @@ double headline_gpu_busy(const CostFigures& cost);
 // when the worker reported none.
 std::string headline_phases(const CostFigures& cost);
 nlohmann::json headline_to_json(const Headline& h);
+// A kernel's stage most above its floor as report.json writes it (the optimize report's best, the
+// bench report's problems): null where there is none.
+nlohmann::json stage_gap_to_json(const ProblemOutcome::StageGap& w);
 // A few lines for the terminal and report.md.
 std::string headline_render(const Headline& h);
 

@@ -97,11 +97,9 @@ nlohmann::json run_report_json(const RunReport& r) {
   if (const search::Attempt* b = r.state.best_attempt()) {
     best = {{"index", b->index}, {"name", b->cand.name}, {"hash", b->cand.hash},
             {"time_s", b->time_s}, {"speedup", b->speedup}, {"frac_sol", b->frac_sol},
-            {"config", b->cand.config}, {"worst_stage", nullptr}};
-    // its stage most above its floor (report.md's "Where the time goes"), for the Python API's report
-    if (const ProblemOutcome::StageGap w = run_report_worst_stage(r); !w.stage.empty())
-      best["worst_stage"] = {{"stage", w.stage}, {"kind", w.kind}, {"config", w.config},
-                             {"ms", w.ms}, {"floor_ms", w.floor_ms}, {"share", w.share}};
+            {"config", b->cand.config},
+            // its stage most above its floor (report.md's "Where the time goes"), for the Python API's report
+            {"worst_stage", stage_gap_to_json(run_report_worst_stage(r))}};
   }
   return {{"schema", "ucutlass.optimize-report/1"},
           {"problem", r.problem},
@@ -179,7 +177,7 @@ namespace {
 
 // The best attempt's profile, each stage with its program-level floor in ms (docs/sol.md): the
 // library's stages are the program's after codegen's expansions (an f32x3s GEMM is five), as
-// `ucutlass sol --program` prices them, matched by name; every floor -1 where one is unknown.
+// `ucutlass sol --program` prices them, matched by name; no floors unless every stage has one.
 struct StageRows {
   const search::Attempt* best = nullptr;
   std::vector<double> floor_ms;  // empty: no floors

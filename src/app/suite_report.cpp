@@ -129,11 +129,7 @@ nlohmann::json suite_report_json(const std::string& suite, bool simulated, const
                                  const std::vector<ProblemOutcome>& outcomes) {
   nlohmann::json j = {{"schema", "ucutlass.bench-report/1"}, {"suite", suite}, {"simulated", simulated},
                       {"headline", headline_to_json(h)}, {"problems", nlohmann::json::array()}};
-  for (const auto& oc : outcomes) {
-    nlohmann::json worst = nullptr;
-    if (!oc.worst_stage.stage.empty())
-      worst = {{"stage", oc.worst_stage.stage}, {"kind", oc.worst_stage.kind}, {"config", oc.worst_stage.config},
-               {"ms", oc.worst_stage.ms}, {"floor_ms", oc.worst_stage.floor_ms}, {"share", oc.worst_stage.share}};
+  for (const auto& oc : outcomes)
     j["problems"].push_back({{"name", oc.name}, {"speedup_eager", oc.speedup_eager()},
                              {"frac_sol", oc.frac_sol()}, {"ceiling_speedup_eager", oc.ceiling_eager()},
                              {"kernel_share", oc.kernel_share},
@@ -146,8 +142,7 @@ nlohmann::json suite_report_json(const std::string& suite, bool simulated, const
                              {"passed_by", oc.correct() ? (oc.passed_by_float64 ? "float64" : "allclose") : ""},
                              {"tokens_in", oc.tokens_in},
                              {"tokens_out", oc.tokens_out}, {"llm_cost_usd", oc.llm_cost_usd},
-                             {"worst_stage", worst}});
-  }
+                             {"worst_stage", stage_gap_to_json(oc.worst_stage)}});
   return j;
 }
 
