@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "codegen/library.h"
 #include "dsl/dsl.h"
 #include "dsl/names.h"
 #include "dsl/window_rules.h"
@@ -222,7 +223,7 @@ std::vector<search::Candidate> RealSpace::neighbors_measured(const search::Candi
       double sum = 0;
       bool any = false;
       for (const auto& t : measured)
-        if (t.stage == stages_[s].name || t.stage.rfind(stages_[s].name + "_", 0) == 0) {
+        if (codegen::codegen_stage_runs_as(stages_[s].name, t.stage)) {
           sum += t.ms * 1e-3;
           any = true;
         }
@@ -243,13 +244,9 @@ std::vector<search::Candidate> RealSpace::neighbors_measured(const search::Candi
     }
   }
   std::stable_sort(found.begin(), found.end());
-  std::vector<search::Candidate> out;
-  for (const auto& [m, t, next] : found) {
-    search::Candidate n = make(next);
-    n.origin = "neighbor";
-    out.push_back(std::move(n));
-  }
-  return out;
+  std::vector<Choice> order;
+  for (auto& [m, t, next] : found) order.push_back(std::move(next));
+  return make_each(order, "neighbor");
 }
 
 std::vector<search::Candidate> RealSpace::make_fastest_first(std::vector<std::pair<double, Choice>> found,
@@ -257,8 +254,14 @@ std::vector<search::Candidate> RealSpace::make_fastest_first(std::vector<std::pa
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second < b.second;
   });
+  std::vector<Choice> order;
+  for (auto& [t, next] : found) order.push_back(std::move(next));
+  return make_each(order, origin);
+}
+
+std::vector<search::Candidate> RealSpace::make_each(const std::vector<Choice>& order, const char* origin) {
   std::vector<search::Candidate> out;
-  for (const auto& [t, next] : found) {
+  for (const auto& next : order) {
     search::Candidate n = make(next);
     n.origin = origin;
     out.push_back(std::move(n));

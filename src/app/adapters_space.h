@@ -79,6 +79,7 @@ class RealSpace final : public search::SearchSpace {
   search::Candidate make(const Choice& ch);
   // The candidates of `found` (predicted time, choice) fastest first, each with `origin`.
   std::vector<search::Candidate> make_fastest_first(std::vector<std::pair<double, Choice>> found, const char* origin);
+  std::vector<search::Candidate> make_each(const std::vector<Choice>& order, const char* origin);
   int rung_of(const Choice& ch) const;
   // Stage `s`'s configuration on `rung` for one now at `cur` (at_rung, descents): -1 where it has none.
   int pick_on_rung(size_t s, const space::StageConfig& cur, int rung) const;

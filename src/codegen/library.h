@@ -55,6 +55,10 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
 // products, and the TF32 GEMM of the TF32 values whose epilogue adds them (K in split_k pieces).
 // Other stages are copied; the new tmp tensors are appended to the tensor list.
 Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program);
+// Whether `library_stage` (a stage name of the emitted library, as ucut_describe() names it) runs
+// part of the program's stage `program_stage`: the stage itself, or one of the stages its
+// expansion adds (`<stage>_<part>`, codegen_expand_split_gemms).
+bool codegen_stage_runs_as(const std::string& program_stage, const std::string& library_stage);
 
 // The emitter for one stage kind (dispatch on the variant of Stage::body).
 Result<StageCode> codegen_emit_stage(const dsl::Program& program, int stage_index);

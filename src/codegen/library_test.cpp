@@ -79,6 +79,11 @@ TEST(Library, F32x3sExpandsIntoSplitStagesAndThreeTf32Gemms) {
     ASSERT_NE(tt, nullptr) << t;
     EXPECT_EQ(tt->role, dsl::TensorRole::tmp);
   }
+  // every stage the expansion adds runs as the program's stage s0 (a per-stage profile's sums);
+  // no other stage's name does
+  for (const auto& st : x->stages) EXPECT_TRUE(codegen_stage_runs_as("s0", st.name)) << st.name;
+  EXPECT_FALSE(codegen_stage_runs_as("s1", "s10"));
+  EXPECT_FALSE(codegen_stage_runs_as("s1", "s10_p1"));
   auto lib = codegen_emit_library(e->program, {"f32x3s_split.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   EXPECT_EQ(lib->config_names.size(), 5u);

@@ -41,6 +41,9 @@
 namespace ucut::codegen {
 namespace {
 
+// The name of a stage an expansion adds for the program's stage `stage` (codegen_stage_runs_as).
+std::string part_name(const std::string& stage, const std::string& part) { return stage + "_" + part; }
+
 using dsl::Expr;
 using dsl::ExprPtr;
 
@@ -169,7 +172,7 @@ std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::
   dsl::ElementwiseStage e;
   e.body.stmts = {x, big, store(slice, value)};
   dsl::Stage s;
-  s.name = stage_name + "_" + w + "3";
+  s.name = part_name(stage_name, w + "3");
   s.outputs = {slice};
   s.body = std::move(e);
   p.stages.push_back(std::move(s));
@@ -177,6 +180,10 @@ std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::
 }
 
 }  // namespace
+
+bool codegen_stage_runs_as(const std::string& program_stage, const std::string& library_stage) {
+  return library_stage == program_stage || library_stage.rfind(part_name(program_stage, ""), 0) == 0;
+}
 
 Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
   dsl::Program p = program;
@@ -238,7 +245,7 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       if (transpose) std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
       const std::string big = add_tmp(which + "b", shape), small = add_tmp(which + "s", shape);
       dsl::Stage s;
-      s.name = st.name + "_" + which;
+      s.name = part_name(st.name, which);
       s.outputs = {big, small};
       dsl::EpilogueStmt let;
       let.kind = dsl::EpilogueStmt::Kind::let;
@@ -281,8 +288,8 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     dsl::Epilogue e1, e2;
     e1.stmts = {store(p1, acc())};
     e2.stmts = {store(p2, binary(dsl::BinOp::add, acc(), load(p1)))};
-    gemm(st.name + "_p1", ab, bs, {p1}, e1, false);
-    gemm(st.name + "_p2", as, bb, {p2}, e2, false);
+    gemm(part_name(st.name, "p1"), ab, bs, {p1}, e1, false);
+    gemm(part_name(st.name, "p2"), as, bb, {p2}, e2, false);
     // the stage's own epilogue over acc + p2 (bound once as a local)
     const std::string sum = "ucut_acc3";
     dsl::EpilogueStmt let;
@@ -313,7 +320,7 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     dsl::ElementwiseStage e;
     e.body.stmts = std::move(body);
     dsl::Stage es;
-    es.name = st.name + "_epi";
+    es.name = part_name(st.name, "epi");
     es.outputs = st.outputs;
     es.body = std::move(e);
     p.stages.push_back(std::move(es));
