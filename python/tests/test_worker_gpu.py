@@ -430,6 +430,19 @@ def test_f32x3k_is_one_tf32_gemm_over_interleaved_parts(tmp_path):
     assert r["rescaled_trial"] == "kept"
 
 
+def test_f32x3w_splits_inside_the_main_loop(tmp_path):
+    """A Linear with a GELU, M and N ragged, K = 4096: f32x3w (3xTF32 on TF32 wgmma, the operands
+    split in shared memory between TMA and the wgmmas, the big product promoted to fp32 every 4
+    k-tiles) passes the default contract's 1e-4, the rescaled trial included."""
+    lib, text = lowered_library(tmp_path, "linear_f32x3w",
+                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3w\n", t))
+    assert "precision f32x3w" in (tmp_path / "prog.ucut").read_text()
+    [r] = ucut_eval("linear_f32x3w", [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
+    assert r["max_abs_err"] is not None and r["max_abs_err"] <= 1e-4
+
+
 @pytest.mark.parametrize("name,stages", [
     ("window_maxpool_ceil", 1),     # max, dilation 2, ceil_mode, the ReLU in the epilogue
     ("window_avgpool3d_pad", 2),    # avg 3-D, count_include_pad false, ceil_mode; divisor_override

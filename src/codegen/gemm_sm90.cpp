@@ -206,6 +206,13 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                    "cutlass/epilogue/collective/collective_builder.hpp",
                    "cutlass/epilogue/fusion/sm90_visitor_tma_warpspecialized.hpp",
                    "cutlass/util/packed_stride.hpp"};
+  // f32x3w: 3xTF32 with the operand split inside the main loop, ours (runtime/gemm_f32x3w.cuh);
+  // the kernel, its scheduler and the epilogue stay CUTLASS's
+  const bool x3w = k.precision == dsl::Precision::f32x3w;
+  if (x3w) {
+    code.includes.push_back("gemm_f32x3w.cuh");
+    code.needs_runtime = true;
+  }
   const bool fast = k.math == dsl::MathMode::fast;
   auto tree = sm90_epilogue_tree(p, s.epilogue, {s.m, s.n, g.folded, g.l, g.m, g.n}, fast);
   if (!tree) return tree.error();
@@ -219,10 +226,13 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   const std::string NS = "UCUT_UNIT";  // replaced by the key-derived name below
   std::string d;
   d += "namespace " + NS + " {\nusing namespace cute;\n";
-  d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", cutlass_element(op_dt),
+  // f32x3w's operands are fp32 words that TMA must copy as bits (as float it rounds them to TF32
+  // on the way in, and the small parts are lost): CUTLASS copies tfloat32_t so
+  const char* op_el = x3w ? "cutlass::tfloat32_t" : cutlass_element(op_dt);
+  d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", op_el,
                    s.a.transposed ? "ColumnMajor" : "RowMajor",
                    s.a.transposed ? "given as [K, M] (A.T)" : "[M, K]");
-  d += fmt::format("using ElementB = {};\nusing LayoutB = cutlass::layout::{};  // B {}\n", cutlass_element(op_dt),
+  d += fmt::format("using ElementB = {};\nusing LayoutB = cutlass::layout::{};  // B {}\n", op_el,
                    s.b.transposed ? "ColumnMajor" : "RowMajor",
                    s.b.transposed ? "given as [N, K] (B.T, K-major)" : "[K, N] (N-major)");
   d += fmt::format("constexpr int AlignA = {0}, AlignB = {0};\n", align_ab);
@@ -251,12 +261,22 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
     ElementC, cutlass::layout::RowMajor, AlignC, ElementD, cutlass::layout::RowMajor, AlignD,
     EpilogueSchedule, Fusion>::CollectiveOp;
 )";
-  std::string stage_count = g.stages_auto
-      ? "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
-      : "cutlass::gemm::collective::StageCount<" + std::to_string(*k.stages) + ">";
-  d += "using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<\n"
-       "    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, AlignA, ElementB, LayoutB, AlignB,\n"
-       "    float, TileShape, ClusterShape,\n    " + stage_count + ",\n    MainloopSchedule>::CollectiveOp;\n";
+  if (x3w) {
+    // the stages that fit beside the epilogue and the two small-part buffers, as the builder's
+    // StageCountAutoCarveout counts them (ucut_f32x3w::auto_stages), or the explicit count
+    const std::string stages = g.stages_auto
+        ? "ucut_f32x3w::auto_stages<TileShape>(static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage)))"
+        : std::to_string(*k.stages);
+    d += fmt::format("using CollectiveMainloop = ucut_f32x3w::Mainloop<{}, ClusterShape, TileShape, {}>;\n", stages,
+                     dsl::kF32x3wPromoteKTiles);
+  } else {
+    std::string stage_count = g.stages_auto
+        ? "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
+        : "cutlass::gemm::collective::StageCount<" + std::to_string(*k.stages) + ">";
+    d += "using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<\n"
+         "    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, AlignA, ElementB, LayoutB, AlignB,\n"
+         "    float, TileShape, ClusterShape,\n    " + stage_count + ",\n    MainloopSchedule>::CollectiveOp;\n";
+  }
   d += fmt::format("using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,\n"
                    "    CollectiveEpilogue, cutlass::gemm::{}>;\n",
                    stream_k ? "StreamKScheduler" : "PersistentScheduler");

@@ -213,7 +213,7 @@ Result<LibraryCode> codegen_emit_library(const dsl::Program& program, const Libr
     // the SIMT stages and the gemv schedules' GEMMs (the GEMM kernels without CUTLASS)
     const dsl::StageKind kind = dsl::dsl_stage_kind_of(p.stages[i]);
     bool runtime = !c->needs_cutlass || (kind != dsl::StageKind::gemm && kind != dsl::StageKind::grouped_gemm &&
-                                         kind != dsl::StageKind::conv);
+                                         kind != dsl::StageKind::conv) || c->needs_runtime;
     lib.needs_simt_runtime = lib.needs_simt_runtime || runtime;
     codes.push_back(std::move(*c));
   }

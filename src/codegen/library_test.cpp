@@ -282,6 +282,27 @@ TEST(Library, GoldenF32x3) {
   check_golden(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::f32x3, {}));
 }
 
+// f32x3w: CUTLASS's cooperative kernel and epilogue over our main loop (runtime/gemm_f32x3w.cuh),
+// whose operands TMA copies as 32-bit words (tfloat32_t, not float: float rounds them to TF32 on
+// the way in). The library includes the runtime header, so its folder is on the include path and
+// the header's text in every unit's store key.
+TEST(Library, GoldenF32x3w) {
+  const dsl::Program p = sample_f32_scaled(1024, 8192, 8192, dsl::Precision::f32x3w, {});
+  check_golden(p);
+  auto lib = codegen_emit_library(p, {"f32_scaled_f32x3w.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  EXPECT_TRUE(lib->needs_simt_runtime);
+  EXPECT_NE(lib->source.find("#include \"gemm_f32x3w.cuh\""), std::string::npos);
+  EXPECT_NE(lib->source.find("using ElementA = cutlass::tfloat32_t;"), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_f32x3w::Mainloop<ucut_f32x3w::auto_stages<TileShape>("), std::string::npos);
+  EXPECT_EQ(lib->config_names.at(0), "gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1");
+  // the same GEMM in TF32 keeps CUTLASS's own main loop and needs no runtime header
+  auto tf = codegen_emit_library(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::tf32, {}), {"t.ucut", "h"});
+  ASSERT_TRUE(tf.ok());
+  EXPECT_FALSE(tf->needs_simt_runtime);
+  EXPECT_EQ(tf->source.find("gemm_f32x3w.cuh"), std::string::npos);
+}
+
 // The sm80 epilogue pass's reductions: the row sum adds warp-aggregated fp64 partials (N % 32 == 0)
 // converted at the end, the column max stays a float atomic into an identity-filled output.
 TEST(Library, GoldenF32x3Reductions) {

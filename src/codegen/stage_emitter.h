@@ -33,6 +33,8 @@ struct StageCode {
                                       // bytes, evaluated at run time in the library; "0" if none
   std::string config_name;            // canonical configuration name (identity for caches and memory)
   bool needs_cutlass = false;         // whether the library must be compiled with CUTLASS include paths
+  bool needs_runtime = false;         // a CUTLASS stage that also includes a header of runtime/
+                                      // (f32x3w's main loop): its folder on the include path and in the key
   // A stored kernel unit (docs/kernel-abi.md): `unit` is canonical text (no shape, knob value,
   // name or index of this program) defining extern "C" `<unit_name>_run` and
   // `<unit_name>_workspace` over ucut_rt::GemmArgs; it is compiled once into the kernel store and

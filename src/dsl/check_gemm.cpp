@@ -28,7 +28,7 @@ std::optional<std::vector<int64_t>> dims_knob(Checker& c, const AstStage& s, con
 
 bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
   bool ok = true;
-  int p = c.word_knob(s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s", "tf32m", "f32x3k"}, ok);
+  int p = c.word_knob(s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s", "tf32m", "f32x3k", "f32x3w"}, ok);
   k.precision = static_cast<Precision>(p);
   if (auto t = dims_knob(c, s, "tile", 3, "MxNxK such as 128x128x64", ok)) {
     const AstKnob* kn = c.knob(s, "tile");

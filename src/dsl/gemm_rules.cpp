@@ -160,6 +160,11 @@ int gemm_sm90_stage_bytes(const GemmKnobs& k) {
   return (k.tile->m + k.tile->n) * k.tile->k * bytes + 32;
 }
 
+int gemm_f32x3w_small_bytes(const GemmKnobs& k) {
+  if (k.precision != Precision::f32x3w || !k.tile) return 0;
+  return 2 * (k.tile->m + k.tile->n) * k.tile->k * 4;
+}
+
 int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source,
                             int row_vectors, int col_vectors) {
   // EpilogueTileAuto: cooperative 128 x min(32, N), pingpong 64 x min(32, N)
@@ -280,6 +285,14 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
     if (k.scheduler == TileScheduler::auto_ && *k.split_k > 1) k.scheduler = TileScheduler::stream_k;
     if (k.schedule == Schedule::auto_) k.schedule = Schedule::cooperative;
   }
+  if (k.precision == Precision::f32x3w) {
+    // the main loop of runtime/gemm_f32x3w.cuh: two consumer warpgroups (cooperative), one output
+    // tile a work unit (persistent), 128 x 128 x 32 tiles (rule_f32x3w)
+    if (k.schedule == Schedule::auto_) k.schedule = Schedule::cooperative;
+    if (k.scheduler == TileScheduler::auto_) k.scheduler = TileScheduler::persistent;
+    if (!k.split_k) k.split_k = 1;
+    if (!k.tile) k.tile = TileShape{128, 128, 32};
+  }
   int bytes = dtype_bytes(gemm_operand_dtype(k.precision));
   if (k.schedule == Schedule::auto_) {
     // Cooperative needs a tile M of 128 or 256; small-M problems run better as pingpong 64xN.
@@ -307,7 +320,7 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   if (!k.stages) {
     EpiFacts f = epi_facts(p, s.epilogue);
     int epi = gemm_sm90_epilogue_smem(k, out.dtype, f.has_source, f.source, f.row_vectors,
-                                      f.col_vectors);
+                                      f.col_vectors) + gemm_f32x3w_small_bytes(k);
     k.stages = std::max(0, (kSm90SmemBytes - epi) / gemm_sm90_stage_bytes(k));
   }
   return k;
@@ -347,17 +360,21 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
 // other layouts to a register-sourced transposing mainloop that we do not generate. (f32x3s and
 // f32x3k take any layout: their split stages write the operands' parts K-major,
 // codegen/split_gemm.cpp.)
+// f32x3w reads its operands through the same TF32 wgmma (its split happens in shared memory, in
+// the layout TMA wrote), so it is K-major only too.
 void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
-  if (k.precision != Precision::tf32) return;
+  if (k.precision != Precision::tf32 && k.precision != Precision::f32x3w) return;
+  const std::string pr = precision_name(k.precision);
+  const std::string other = k.precision == Precision::tf32 ? "tf32m (TF32 on mma.sync) or f32x3"
+                                                            : "f32x3 (3xTF32 on mma.sync) or f32x3k";
   if (!gemm_a_k_major(c.s))
-    c.add("tf32_k_major", "a", "tf32 wgmma reads A only K-major, but A is written transposed ('" +
+    c.add("tf32_k_major", "a", pr + " wgmma reads A only K-major, but A is written transposed ('" +
           c.s.a.tensor + ".T', M contiguous)",
-          "pass A as [M, K] (untransposed), or use precision tf32m (TF32 on mma.sync) or f32x3, which take any "
-          "layout");
+          "pass A as [M, K] (untransposed), or use precision " + other + ", which take any layout");
   if (!gemm_b_k_major(c.s))
-    c.add("tf32_k_major", "b", "tf32 wgmma reads B only K-major, but B is [K, N] (N contiguous)",
-          "pass B as [N, K] and write '" + c.s.b.tensor + ".T' (as nn.Linear's weight is), or use precision tf32m "
-          "(TF32 on mma.sync) or f32x3");
+    c.add("tf32_k_major", "b", pr + " wgmma reads B only K-major, but B is [K, N] (N contiguous)",
+          "pass B as [N, K] and write '" + c.s.b.tensor + ".T' (as nn.Linear's weight is), or use precision " +
+              other);
 }
 
 void rule_tma_aligned(Ctx& c, const GemmKnobs& k) {
@@ -478,7 +495,7 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
   }
   EpiFacts f = epi_facts(c.p, c.s.epilogue);
   int epi = gemm_sm90_epilogue_smem(k, c.out.dtype, f.has_source, f.source, f.row_vectors,
-                                    f.col_vectors);
+                                    f.col_vectors) + gemm_f32x3w_small_bytes(k);  // (f32x3w's: beside the epilogue's)
   int stage = gemm_sm90_stage_bytes(k);
   int max_st = (kSm90SmemBytes - epi) / stage;
   // The producer/consumer pipeline needs two stages to overlap loads with math; CUTLASS's
@@ -664,6 +681,28 @@ void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
           "add the full-size tensor in an elementwise stage of its own, or use precision f32x3");
 }
 
+// f32x3w: the main loop of runtime/gemm_f32x3w.cuh. Its two consumer warpgroups split each k-tile
+// between them (a barrier of the cooperative kernel's 256 consumer threads) and hold three
+// accumulators each (the running fp32 sum, big x big, the cross products): tile M 128 (one 64-row
+// wgmma per warpgroup), N 64 or 128 (3 x 64 accumulator registers at most), K 32 (one 128-byte
+// swizzle row of fp32: the small-part buffers double the main loop's shared memory). It runs the
+// persistent scheduler only: one output tile a work unit, no split-K or stream-K fix-up.
+void rule_f32x3w(Ctx& c, const GemmKnobs& k) {
+  if (k.precision != Precision::f32x3w) return;
+  if (k.schedule != Schedule::cooperative)
+    c.add("f32x3w_schedule", "schedule", "f32x3w runs on the cooperative kernel (two consumer warpgroups share its split)",
+          "use schedule cooperative or auto");
+  if (k.tile && !tile_in(*k.tile, {128}, {64, 128}, {32}))
+    c.add("f32x3w_tile", "tile",
+          "f32x3w holds three accumulators a thread and doubles its main loop's shared memory: its tiles are 128x64x32 "
+          "and 128x128x32, not " + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k),
+          "use tile 128x128x32, 128x64x32 or auto");
+  if (k.scheduler != TileScheduler::persistent || k.split_k.value_or(1) != 1)
+    c.add("f32x3w_scheduler", k.split_k.value_or(1) != 1 ? "split_k" : "scheduler",
+          "f32x3w runs one output tile a work unit (the persistent scheduler): no split-K or stream-K",
+          "use split_k 1 and scheduler persistent (or auto)");
+}
+
 // schedule gemv16 / gemv32: the matrix-vector kernel of runtime/gemv.cuh (FP32 FFMA, one output
 // column, A's rows read along K, K in split_k chunks). The CUTLASS knobs have nothing to set in it.
 void rule_gemv(Ctx& c, const GemmKnobs& k) {
@@ -714,6 +753,7 @@ void run_rules(Ctx& c, const GemmKnobs& k) {
   rule_batch(c);
   rule_epilogue(c, k);
   rule_f32x3s(c, k);
+  rule_f32x3w(c, k);
 }
 
 }  // namespace

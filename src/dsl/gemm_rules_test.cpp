@@ -120,6 +120,54 @@ TEST(GemmRules, Tf32NeedsKMajor) {
   EXPECT_TRUE(h.check().empty()) << all(h.check());
 }
 
+// f32x3w: the in-kernel split's main loop (runtime/gemm_f32x3w.cuh) has its own shapes. Auto
+// resolves to them, with the stages that fit beside its two small-part buffers; each rule names
+// the knob that breaks it.
+TEST(GemmRules, F32x3wShapes) {
+  Fixture f(DType::f32, 128, 32768, 32768);
+  f.s.knobs.precision = Precision::f32x3w;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  GemmKnobs k = gemm_resolve_auto(f.p, f.s, f.p.tensors[2]);
+  EXPECT_EQ(k.schedule, Schedule::cooperative);
+  EXPECT_EQ(k.scheduler, TileScheduler::persistent);
+  EXPECT_EQ(*k.split_k, 1);
+  EXPECT_EQ(k.tile->m, 128);
+  EXPECT_EQ(k.tile->n, 128);
+  EXPECT_EQ(k.tile->k, 32);
+  // 227 KiB less the epilogue and 2 x 32 KiB of small parts: three or four 32 KiB stages, not six
+  EXPECT_GE(*k.stages, 2);
+  EXPECT_LE(*k.stages, 4);
+  EXPECT_EQ(gemm_f32x3w_small_bytes(k), 2 * (128 + 128) * 32 * 4);
+  f.s.knobs.stages = 6;
+  EXPECT_TRUE(has(f.check(), "fits_smem", "stages")) << all(f.check());
+  f.s.knobs.stages.reset();
+  f.s.knobs.tile = TileShape{128, 256, 32};
+  EXPECT_TRUE(has(f.check(), "f32x3w_tile", "tile")) << all(f.check());
+  f.s.knobs.tile = TileShape{128, 64, 32};
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  f.s.knobs.schedule = Schedule::pingpong;
+  EXPECT_TRUE(has(f.check(), "f32x3w_schedule", "schedule")) << all(f.check());
+  f.s.knobs.schedule = Schedule::auto_;
+  f.s.knobs.split_k = 4;
+  EXPECT_TRUE(has(f.check(), "f32x3w_scheduler", "split_k")) << all(f.check());
+  f.s.knobs.split_k.reset();
+  f.s.knobs.scheduler = TileScheduler::stream_k;
+  EXPECT_TRUE(has(f.check(), "f32x3w_scheduler", "scheduler")) << all(f.check());
+  // wgmma's TF32 reads K-major operands only: a [K, N] weight is refused with a way out
+  Fixture g(DType::f32, 256, 256, 256, DType::f32, /*bt=*/false);
+  g.s.knobs.precision = Precision::f32x3w;
+  ASSERT_TRUE(has(g.check(), "tf32_k_major", "b")) << all(g.check());
+  EXPECT_NE(all(g.check()).find("f32x3w wgmma reads B only K-major"), std::string::npos) << all(g.check());
+  for (const auto& r : g.check())
+    if (r.rule == "tf32_k_major") {
+      EXPECT_NE(r.hint.find("f32x3k"), std::string::npos) << r.hint;
+    }
+  // other precisions have no small-part buffers
+  GemmKnobs t = k;
+  t.precision = Precision::tf32;
+  EXPECT_EQ(gemm_f32x3w_small_bytes(t), 0);
+}
+
 TEST(GemmRules, TmaAligned) {
   Fixture f(DType::bf16, 256, 256, 100);  // K*2 = 200 bytes
   EXPECT_TRUE(has(f.check(), "tma_aligned", "a")) << all(f.check());

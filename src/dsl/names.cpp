@@ -59,6 +59,7 @@ const char* dsl_precision_str(Precision p) {
     case Precision::f32x3s: return "f32x3s";
     case Precision::tf32m: return "tf32m";
     case Precision::f32x3k: return "f32x3k";
+    case Precision::f32x3w: return "f32x3w";
   }
   return "auto";
 }

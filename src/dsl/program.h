@@ -162,6 +162,9 @@ enum class Precision {
   f32x3k,  // f32 data, 3xTF32 as one TF32 wgmma GEMM over K three times: A's parts [Ab | Ab | As]
            // against B's [Bb | Bs | Bb] along K, all in one accumulator (fp32-faithful where K is
            // short; codegen_expand_split_gemms). One pass over the output, where f32x3s makes five.
+  f32x3w,  // f32 data, 3xTF32 on TF32 wgmma with the split inside the GEMM's main loop
+           // (runtime/gemm_f32x3w.cuh): no split stages, no extra memory passes; the big x big
+           // product promoted to an fp32 sum every few K tiles (fp32-faithful at any K)
 };
 // gemv16, gemv32: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that
 // adds in the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh): split_k

@@ -156,6 +156,14 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
     std::vector<int> splits = {1};
     for (int s = 2; s <= o.max_split_k; s *= 2) splits.push_back(s);
     if (keep && fx.split_k) splits = {*fx.split_k};
+    if (prec == Precision::f32x3w) {
+      // its main loop's own shapes (gemm_rules: rule_f32x3w): 128 x {64, 128} x 32 tiles on the
+      // cooperative kernel, one output tile a work unit
+      if (!(keep && fx.tile)) tiles = {{128, 128, 32}, {128, 64, 32}};
+      if (!(keep && fx.schedule != dsl::Schedule::auto_)) schedules = {dsl::Schedule::cooperative};
+      if (!(keep && fx.scheduler != dsl::TileScheduler::auto_)) schedulers = {dsl::TileScheduler::persistent};
+      if (!(keep && fx.split_k)) splits = {1};
+    }
     if (prec == Precision::f32x3s) {
       // the big x big GEMM in K pieces on stream-K (gemm_rules: rule_f32x3s)
       if (!(keep && fx.schedule != dsl::Schedule::auto_)) schedules = {dsl::Schedule::cooperative};

@@ -97,6 +97,12 @@ constexpr double kTorchOpSeconds = 30e-6;
 // estimates sat within the opening's margin on batched GEMMs where f32x3 ran 1.45x faster
 // (kb1_bmm 3.8 against 5.6 ms, kb1_einsum_4d 6.6 against 9.6 ms, kb1_sdpa 17.2 against 24.9 ms).
 constexpr double kSplitGemmCalibration = 1.2;
+// f32x3w splits each k-tile in shared memory between the TMA load and the wgmmas (two barriers of
+// the consumer warpgroups a k-tile, 96 KB of shared-memory traffic per 128 x 128 x 32 tile beside
+// the wgmmas' own reads) and drains its wgmmas every kF32x3wPromoteKTiles tiles to promote the
+// big sum: its main loop cannot reach three TF32 GEMMs' rate. 1.6 puts it at 1.25x mma.sync's
+// 3xTF32 (tf32 / 4.8 against tf32 / 6), the gain the design expects before a measurement.
+constexpr double kInKernelSplitCalibration = 1.6;
 
 double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   switch (p) {
@@ -105,7 +111,8 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
     case dsl::Precision::tf32: return hw.tf32;
     case dsl::Precision::tf32m: return hw.tf32 * kMmaSyncTf32Fraction;
     case dsl::Precision::f32x3s:
-    case dsl::Precision::f32x3k: return hw.tf32 / 3;
+    case dsl::Precision::f32x3k:
+    case dsl::Precision::f32x3w: return hw.tf32 / 3;
     // three TF32 MMAs per product (docs/eval-contract.md) on mma.sync: the SM80 kernel, at
     // mma.sync's rate (run BN: the estimate at wgmma's rate was 2.0-2.4x under every measurement)
     case dsl::Precision::f32x3: return hw.tf32 * kMmaSyncTf32Fraction / 3.0;
@@ -243,7 +250,9 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   }
   // never under the stage's own roofline: the multicast and swizzle gains are orderings, not
   // speed beyond the bound (a 128x256 tile in a cluster of 2 came out 0.5% under it)
-  const double calibration = k.precision == dsl::Precision::f32x3s ? kSplitGemmCalibration : 1.0;
+  const double calibration = k.precision == dsl::Precision::f32x3s   ? kSplitGemmCalibration
+                             : k.precision == dsl::Precision::f32x3w ? kInKernelSplitCalibration
+                                                                     : 1.0;
   r.t_est = std::max((t_body + r.epilogue_s + t_fix) * l2 * calibration, r.t_sol);
   return r;
 }

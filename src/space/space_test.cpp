@@ -157,6 +157,34 @@ TEST(Space, EnumerationCountsAreFixed) {
   EXPECT_FALSE(space_enumerate(p, 3, {}));  // no such stage
 }
 
+// precision f32x3w written: its main loop's shapes only (2 tiles x 3 clusters x 2 rasters x 4
+// swizzles, cooperative, persistent, one K piece); the rules refuse none of them (the space's own
+// usefulness rules drop the clusters and swizzles wider than a one-tile-high grid).
+TEST(Space, F32x3wEnumeratesItsMainLoopsShapes) {
+  auto p = compile("ucut 1\nin x : f32[128, 32768]\nparam W : f32[32768, 32768] = \"w\"\nout y : f32[128, 32768]\n"
+                   "stage y = gemm(x, W.T) { precision f32x3w }\n");
+  SpaceOptions o;
+  o.keep_precision = true;
+  auto all = space_enumerate(p, 0, o);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 2u * 3 * 2 * 4);
+  auto valid = space_valid(p, 0, o);
+  ASSERT_TRUE(valid);
+  EXPECT_GT(valid->size(), 0u);
+  const auto& g = std::get<dsl::GemmStage>(p.stages[0].body);
+  for (const auto& c : *all) {
+    dsl::GemmStage with = g;
+    with.knobs = c.gemm;
+    EXPECT_TRUE(dsl::gemm_rules_check(p, with, p.tensors[2]).empty()) << dsl::gemm_config_name(c.gemm, true);
+    EXPECT_EQ(c.gemm.precision, dsl::Precision::f32x3w);
+    EXPECT_EQ(c.gemm.tile->m, 128);
+    EXPECT_EQ(c.gemm.tile->k, 32);
+    EXPECT_EQ(c.gemm.schedule, dsl::Schedule::cooperative);
+    EXPECT_EQ(c.gemm.scheduler, dsl::TileScheduler::persistent);
+    EXPECT_EQ(c.gemm.split_k.value_or(1), 1);
+  }
+}
+
 // A layout copy (a view read across its strided merged last dim) takes the permuting form, whose
 // tiles take no knobs: one configuration, named by its tile; a plain elementwise stage the grid.
 // kb1_matmul_large_k (256 x 256 x 524288, B [K, N]): eight 64 x 128 tiles. The sm80 3xTF32

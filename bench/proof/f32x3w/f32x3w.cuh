@@ -1,0 +1,112 @@
+// The f32x3w proof's kernels: whole GEMMs over the main loop the library generates for precision
+// f32x3w (src/codegen/runtime/gemm_f32x3w.cuh, where its design is explained), at a few tiles,
+// clusters, stage counts and promotion intervals, beside plain TF32 wgmma on the same kernel for
+// the speed 3xTF32 is measured against. bench/proof/f32x3w/README.md runs them.
+#pragma once
+
+#include "cute/tensor.hpp"
+#include "cutlass/arch/barrier.h"
+#include "cutlass/cutlass.h"
+#include "cutlass/epilogue/collective/collective_builder.hpp"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+#include "cutlass/gemm/device/gemm_universal_adapter.h"
+#include "cutlass/gemm/kernel/gemm_universal.hpp"
+#include "cutlass/util/packed_stride.hpp"
+#include "gemm_f32x3w.cuh"  // src/codegen/runtime: the main loop the library generates
+
+#include <cuda_runtime.h>
+
+namespace f32x3w {
+
+using namespace cute;
+using ucut_f32x3w::Mainloop;
+
+// A whole GEMM: D[M, N] = A[M, K] * B[N, K]^T, fp32 in and out, CUTLASS's cooperative kernel with
+// its TMA epilogue and persistent tile scheduler.
+template <class TileShape, class ClusterShape, int Stages, int Promote>
+struct Gemm {
+  using MainloopT = Mainloop<Stages, ClusterShape, TileShape, Promote>;
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::RowMajor, 4, float,
+      cutlass::layout::RowMajor, 4, cutlass::epilogue::TmaWarpSpecializedCooperative>::CollectiveOp;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, MainloopT, Epilogue,
+                                                      cutlass::gemm::PersistentScheduler>;
+  using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+
+  static cudaError_t run(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
+    using StrideA = typename MainloopT::StrideA;
+    using StrideB = typename MainloopT::StrideB;
+    using StrideD = typename Epilogue::StrideD;
+    typename Device::Arguments args{
+        cutlass::gemm::GemmUniversalMode::kGemm,
+        {M, N, K, 1},
+        {reinterpret_cast<const cutlass::tfloat32_t*>(A), cutlass::make_cute_packed_stride(StrideA{}, {M, K, 1}),
+         reinterpret_cast<const cutlass::tfloat32_t*>(B), cutlass::make_cute_packed_stride(StrideB{}, {N, K, 1})},
+        {{1.f, 0.f}, nullptr, StrideD{}, C, cutlass::make_cute_packed_stride(StrideD{}, {M, N, 1})}};
+    Device gemm;
+    if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorNotSupported;
+    if (Device::get_workspace_size(args) != 0) return cudaErrorNotSupported;  // the persistent scheduler needs none
+    if (gemm.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+    if (gemm.run(stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+    return cudaGetLastError();
+  }
+};
+
+// Plain TF32 on the same kernel and tiles (CUTLASS's own main loop, TMA rounding fp32 to TF32):
+// the speed 3xTF32 is measured against (a third of it is the split's ideal).
+template <class TileShape, class ClusterShape, int Stages>
+struct Tf32Gemm {
+  using MainloopT = typename cutlass::gemm::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, cutlass::layout::RowMajor, 4, float,
+      cutlass::layout::ColumnMajor, 4, float, TileShape, ClusterShape, cutlass::gemm::collective::StageCount<Stages>,
+      cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
+  using Epilogue = typename Gemm<TileShape, ClusterShape, 2, 1>::Epilogue;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, MainloopT, Epilogue,
+                                                      cutlass::gemm::PersistentScheduler>;
+  using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
+
+  static cudaError_t run(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
+    using StrideA = typename MainloopT::StrideA;
+    using StrideB = typename MainloopT::StrideB;
+    using StrideD = typename Epilogue::StrideD;
+    typename Device::Arguments args{
+        cutlass::gemm::GemmUniversalMode::kGemm,
+        {M, N, K, 1},
+        {A, cutlass::make_cute_packed_stride(StrideA{}, {M, K, 1}), B,
+         cutlass::make_cute_packed_stride(StrideB{}, {N, K, 1})},
+        {{1.f, 0.f}, nullptr, StrideD{}, C, cutlass::make_cute_packed_stride(StrideD{}, {M, N, 1})}};
+    Device gemm;
+    if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorNotSupported;
+    if (Device::get_workspace_size(args) != 0) return cudaErrorNotSupported;
+    if (gemm.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+    if (gemm.run(stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+    return cudaGetLastError();
+  }
+};
+
+struct Variant {
+  const char* name;
+  cudaError_t (*run)(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t s);
+};
+
+#ifndef F32X3W_VARIANTS
+// name: tile MxN (K 32 a k-tile), cluster, stages, promotion interval in k-tiles.
+#define F32X3W_VARIANTS                                                                              \
+  X("f32x3w_t128x128_c1_s3_p4", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4>)               \
+  X("f32x3w_t128x128_c1_s3_p16", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 16>)             \
+  X("f32x3w_t128x128_c1_s3_pK", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 1 << 20>)         \
+  X("f32x3w_t128x128_c2x1_s3_p8", Gemm<Shape<_128, _128, _32>, Shape<_2, _1, _1>, 3, 8>)             \
+  X("f32x3w_t128x64_c1_s4_p8", Gemm<Shape<_128, _64, _32>, Shape<_1, _1, _1>, 4, 8>)                 \
+  X("tf32_sm90_t128x128_c1_s4", Tf32Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 4>)
+#endif
+
+inline const Variant* variants(int* count) {
+#define X(name, ...) Variant{name, &__VA_ARGS__::run},
+  static const Variant list[] = {F32X3W_VARIANTS};
+#undef X
+  *count = static_cast<int>(sizeof(list) / sizeof(list[0]));
+  return list;
+}
+
+}  // namespace f32x3w

@@ -1,0 +1,233 @@
+// f32x3w: 3xTF32 on Hopper's TF32 wgmma with the operand split done inside the GEMM's main loop
+// (docs/language.md, precision f32x3w;
+// measured in bench/proof/f32x3w).
+//
+// Why: an fp32-faithful GEMM (one that meets atol = rtol = 1e-4 against PyTorch's fp32) runs today
+// either as CUTLASS's SM80 3xTF32 kernel on mma.sync (~73 TFLOP/s on Hopper: three MMAs at the
+// legacy rate) or as `f32x3s`/`f32x3k`, which split A and B into TF32 "big" and "small" parts in
+// separate elementwise kernels and then run TF32 wgmma GEMMs over them. Those splits cost memory
+// passes: on a 128 x 32768 x 32768 Linear the weight's split alone writes 8 GiB, and `f32x3s` ran
+// it at 0.61x eager where `f32x3` ran 1.41x (docs/benchmarks.md, run DQ). Here the split happens
+// in shared memory, after TMA has brought a k-tile in and before the wgmmas read it:
+//   big   = x with its low 13 mantissa bits cleared (exactly TF32, written back in place),
+//   small = x - big (exact in fp32; wgmma rounds it to TF32, an error of 2^-21 |x| at most),
+// and per k-tile three wgmmas: big*big into one accumulator, big*small + small*big into a second.
+// The big accumulator is "promoted" every `Promote` k-tiles: added in ordinary fp32 into the
+// running sum and restarted, because the tensor core's own accumulation of a long K drifts past
+// 1e-4 (docs/language.md, `f32x3s`); the small one is added at the same points.
+//
+// It plugs into CUTLASS's SM90 cooperative warp-specialized kernel as a collective main loop: the
+// producer warp's TMA loads, the pipeline, the tile scheduler and the epilogue are CUTLASS's own.
+// TMA copies raw 32-bit words (the element type is tfloat32_t, which CUTLASS's TMA treats as
+// plain bits; with float it would round to TF32 on the way in and lose the small part).
+#pragma once
+
+#include "cute/tensor.hpp"
+#include "cutlass/arch/barrier.h"
+#include "cutlass/cutlass.h"
+#include "cutlass/gemm/collective/collective_builder.hpp"
+
+namespace ucut_f32x3w {
+
+
+using namespace cute;
+
+// The stock TMA + GMMA main loop, over 32-bit words: its load() (the producer side), Params and
+// pipeline are used unchanged; only the consumer side (mma) and the shared storage differ.
+template <int Stages, class ClusterShape, class TileShape>
+struct StockTypes {
+  using StrideA = cutlass::gemm::TagToStrideA_t<cutlass::layout::RowMajor>;     // A [M, K]
+  using StrideB = cutlass::gemm::TagToStrideB_t<cutlass::layout::ColumnMajor>;  // B as [N, K]
+  using Element = cutlass::tfloat32_t;
+  using TiledMma = decltype(make_tiled_mma(
+      GMMA::ss_op_selector<Element, Element, float, TileShape, GMMA::Major::K, GMMA::Major::K>(),
+      Layout<Shape<_2, _1, _1>>{}));  // cooperative: two consumer warpgroups along M
+  using AtomA = decltype(cutlass::gemm::collective::detail::ss_smem_selector<
+                         GMMA::Major::K, Element, decltype(get<0>(TileShape{})), decltype(get<2>(TileShape{}))>());
+  using AtomB = decltype(cutlass::gemm::collective::detail::ss_smem_selector<
+                         GMMA::Major::K, Element, decltype(get<1>(TileShape{})), decltype(get<2>(TileShape{}))>());
+  using CopyA = decltype(cutlass::gemm::collective::detail::sm90_cluster_shape_to_tma_atom(get<1>(ClusterShape{})));
+  using CopyB = decltype(cutlass::gemm::collective::detail::sm90_cluster_shape_to_tma_atom(get<0>(ClusterShape{})));
+  using Mainloop = cutlass::gemm::collective::CollectiveMma<
+      cutlass::gemm::MainloopSm90TmaGmmaWarpSpecialized<Stages, ClusterShape,
+                                                        cutlass::gemm::KernelTmaWarpSpecializedCooperative>,
+      TileShape, Element, StrideA, Element, StrideB, TiledMma, CopyA, AtomA, void, cute::identity, CopyB, AtomB,
+      void, cute::identity>;
+};
+
+// The split of one 32-bit word: big keeps sign, exponent and the top 10 mantissa bits (a TF32
+// value, unchanged by any TF32 rounding the tensor core applies); small is the exact rest.
+// Infinities and NaNs keep their value in big and get a zero small part.
+CUTLASS_DEVICE void split_word(uint32_t& x, uint32_t& small) {
+  const float v = __uint_as_float(x);
+  const uint32_t big = x & 0xffffe000u;
+  small = isfinite(v) ? __float_as_uint(v - __uint_as_float(big)) : 0u;
+  x = isfinite(v) ? big : x;
+}
+
+// Splits `n` words of one shared-memory tile in place (big) and into `small`, 16 bytes at a time,
+// by `threads` threads. The two buffers have the same layout and the same alignment modulo the
+// swizzle period, so a word at offset o holds the same (row, k) element in both.
+CUTLASS_DEVICE void split_tile(uint32_t* big, uint32_t* small, int n, int tid, int threads) {
+  uint4* b4 = reinterpret_cast<uint4*>(big);
+  uint4* s4 = reinterpret_cast<uint4*>(small);
+  for (int i = tid; i < n / 4; i += threads) {
+    uint4 v = b4[i];
+    uint4 s;
+    split_word(v.x, s.x);
+    split_word(v.y, s.y);
+    split_word(v.z, s.z);
+    split_word(v.w, s.w);
+    b4[i] = v;
+    s4[i] = s;
+  }
+}
+
+template <int Stages, class ClusterShape, class TileShape, int Promote>
+struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
+  using Base = typename StockTypes<Stages, ClusterShape, TileShape>::Mainloop;
+  using Types = StockTypes<Stages, ClusterShape, TileShape>;
+  using typename Base::MainloopPipeline;
+  using typename Base::Params;
+  using typename Base::PipelineState;
+  using typename Base::SmemLayoutA;
+  using typename Base::SmemLayoutB;
+  using typename Base::TiledMma;
+  using Element = typename Types::Element;
+
+  static_assert(Promote >= 1, "promote the big accumulator every 1 or more k-tiles");
+  static_assert(size(TiledMma{}) == 256, "two consumer warpgroups (the cooperative kernel)");
+
+  // The small parts of the k-tile in flight: two buffers, so that the split of tile t+1 can run
+  // while tile t's wgmmas read the other one.
+  using SmemLayoutAs = decltype(tile_to_shape(typename Types::AtomA{},
+                                              make_shape(get<0>(TileShape{}), get<2>(TileShape{}), _2{}),
+                                              Step<_1, _2, _3>{}));
+  using SmemLayoutBs = decltype(tile_to_shape(typename Types::AtomB{},
+                                              make_shape(get<1>(TileShape{}), get<2>(TileShape{}), _2{}),
+                                              Step<_1, _2, _3>{}));
+  static constexpr int TileWordsA = size<0>(SmemLayoutA{}) * size<1>(SmemLayoutA{});
+  static constexpr int TileWordsB = size<0>(SmemLayoutB{}) * size<1>(SmemLayoutB{});
+  static_assert(cosize_v<SmemLayoutA> == TileWordsA * Stages && cosize_v<SmemLayoutB> == TileWordsB * Stages,
+                "stages are contiguous, one tile each");
+  static_assert(TileWordsA * 4 % 1024 == 0 && TileWordsB * 4 % 1024 == 0, "tiles are whole swizzle periods");
+
+  struct TensorStorage : Base::TensorStorage {
+    alignas(1024) cute::array<Element, cosize_v<SmemLayoutAs>> small_A;
+    alignas(1024) cute::array<Element, cosize_v<SmemLayoutBs>> small_B;
+  };
+  using PipelineStorage = typename Base::PipelineStorage;
+  struct SharedStorage {
+    TensorStorage tensors;
+    PipelineStorage pipeline;
+  };
+
+  // A named barrier of the two consumer warpgroups, above the ids CUTLASS reserves.
+  static constexpr uint32_t kSplitBarrier = cutlass::arch::NamedBarrier::ReservedNamedBarrierCount;
+
+  template <class FrgTensorC>
+  CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
+                          int k_tile_count, int thread_idx, TensorStorage& st, Params const&) {
+    constexpr int Threads = size(TiledMma{});
+    Tensor sA = make_tensor(make_smem_ptr(st.smem_A.data()), SmemLayoutA{});
+    Tensor sB = make_tensor(make_smem_ptr(st.smem_B.data()), SmemLayoutB{});
+    Tensor sAs = make_tensor(make_smem_ptr(st.small_A.data()), SmemLayoutAs{});
+    Tensor sBs = make_tensor(make_smem_ptr(st.small_B.data()), SmemLayoutBs{});
+
+    // The same element at the same offset in a stage and in a small buffer needs the same address
+    // bits under the 1024-byte swizzle period.
+    if (thread_idx == 0) {
+      const uint32_t a = cute::cast_smem_ptr_to_uint(st.smem_A.data());
+      const uint32_t as = cute::cast_smem_ptr_to_uint(st.small_A.data());
+      const uint32_t b = cute::cast_smem_ptr_to_uint(st.smem_B.data());
+      const uint32_t bs = cute::cast_smem_ptr_to_uint(st.small_B.data());
+      if (((a ^ as) | (b ^ bs)) & 1023u) __trap();
+    }
+
+    Layout wg_layout = make_layout(Int<Threads / cutlass::NumThreadsPerWarpGroup>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
+    const int wg = __shfl_sync(0xffffffff, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
+    TiledMma tiled_mma;
+    auto thr = tiled_mma.get_slice(wg_layout(wg));
+    Tensor tCrA = thr.make_fragment_A(thr.partition_A(sA));     // (MMA, MMA_M, MMA_K, PIPE)
+    Tensor tCrB = thr.make_fragment_B(thr.partition_B(sB));     // (MMA, MMA_N, MMA_K, PIPE)
+    Tensor tCrAs = thr.make_fragment_A(thr.partition_A(sAs));   // (MMA, MMA_M, MMA_K, 2)
+    Tensor tCrBs = thr.make_fragment_B(thr.partition_B(sBs));   // (MMA, MMA_N, MMA_K, 2)
+
+    Tensor acc_big = make_fragment_like(accum);
+    Tensor acc_small = make_fragment_like(accum);
+    clear(accum);
+    clear(acc_big);
+    clear(acc_small);
+    tiled_mma.accumulate_ = GMMA::ScaleOut::One;
+
+    const int tid = thread_idx % Threads;
+    PipelineState smem_pipe_release = smem_pipe_read;
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (int t = 0; t < k_tile_count; ++t) {
+      auto token = pipeline.consumer_try_wait(smem_pipe_read);
+      pipeline.consumer_wait(smem_pipe_read, token);
+      const int s = smem_pipe_read.index();
+      const int buf = t & 1;
+      // Small buffer `buf` was last read by tile t-2's wgmmas (or by the previous output tile's):
+      // each warpgroup has waited for its own (wait<1> below, or mma_tail), and this barrier makes
+      // both have done so before either overwrites it.
+      cutlass::arch::NamedBarrier::sync(Threads, kSplitBarrier);
+      split_tile(reinterpret_cast<uint32_t*>(st.smem_A.data()) + s * TileWordsA,
+                 reinterpret_cast<uint32_t*>(st.small_A.data()) + buf * TileWordsA, TileWordsA, tid, Threads);
+      split_tile(reinterpret_cast<uint32_t*>(st.smem_B.data()) + s * TileWordsB,
+                 reinterpret_cast<uint32_t*>(st.small_B.data()) + buf * TileWordsB, TileWordsB, tid, Threads);
+      // The wgmmas read shared memory through the async proxy: make the generic-proxy writes
+      // visible to it, then wait for every thread's share of the split.
+      cutlass::arch::fence_view_async_shared();
+      cutlass::arch::NamedBarrier::sync(Threads, kSplitBarrier);
+
+      warpgroup_fence_operand(acc_big);
+      warpgroup_fence_operand(acc_small);
+      warpgroup_arrive();
+      CUTLASS_PRAGMA_UNROLL
+      for (int kb = 0; kb < size<2>(tCrA); ++kb) {
+        cute::gemm(tiled_mma, tCrA(_, _, kb, s), tCrB(_, _, kb, s), acc_big);
+        cute::gemm(tiled_mma, tCrA(_, _, kb, s), tCrBs(_, _, kb, buf), acc_small);
+        cute::gemm(tiled_mma, tCrAs(_, _, kb, buf), tCrB(_, _, kb, s), acc_small);
+      }
+      warpgroup_commit_batch();
+      // Tile t-1's wgmmas are done (this warpgroup's): its stage goes back to the producer.
+      warpgroup_wait<1>();
+      warpgroup_fence_operand(acc_big);
+      warpgroup_fence_operand(acc_small);
+      if (t >= 1) {
+        pipeline.consumer_release(smem_pipe_release);
+        ++smem_pipe_release;
+      }
+      ++smem_pipe_read;
+
+      if ((t + 1) % Promote == 0 || t + 1 == k_tile_count) {
+        warpgroup_wait<0>();
+        warpgroup_fence_operand(acc_big);
+        warpgroup_fence_operand(acc_small);
+        CUTLASS_PRAGMA_UNROLL
+        for (int i = 0; i < size(accum); ++i) {
+          accum(i) += acc_big(i) + acc_small(i);
+          acc_big(i) = 0.f;
+          acc_small(i) = 0.f;
+        }
+        warpgroup_fence_operand(acc_big);
+        warpgroup_fence_operand(acc_small);
+      }
+    }
+    warpgroup_fence_operand(accum);
+  }
+  // mma_tail (the base's): waits for every wgmma and releases the last stage, which mma() keeps.
+};
+
+// The stages that fit in sm_90's 227 KiB beside the epilogue's storage and the two small-part
+// buffers, counted as CUTLASS's StageCountAutoCarveout counts its own (a stage: the A and B tiles
+// and 32 bytes of pipeline barriers); between 2 and 8.
+template <class TileShape>
+constexpr int auto_stages(int epilogue_bytes) {
+  constexpr int tile = (size<0>(TileShape{}) + size<1>(TileShape{})) * size<2>(TileShape{}) * 4;
+  const int st = (232448 - epilogue_bytes - 2 * tile) / (tile + 32);
+  return st < 2 ? 2 : st > 8 ? 8 : st;
+}
+
+}  // namespace ucut_f32x3w
