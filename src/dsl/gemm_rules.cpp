@@ -162,7 +162,7 @@ int gemm_sm90_stage_bytes(const GemmKnobs& k) {
 
 int gemm_f32x3w_small_bytes(const GemmKnobs& k) {
   if (k.precision != Precision::f32x3w || !k.tile) return 0;
-  return 2 * (k.tile->m + k.tile->n) * k.tile->k * 4;
+  return 2 * (k.tile->m + k.tile->n) * k.tile->k * 4 + 2 * 1024;  // and each buffer's 1 KiB of slack
 }
 
 int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source,

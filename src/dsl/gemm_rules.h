@@ -96,7 +96,8 @@ int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DTyp
 // Bytes of one mainloop stage (A tile + B tile + its pipeline barrier).
 int gemm_sm90_stage_bytes(const GemmKnobs& k);
 // f32x3w's two small-part buffers (runtime/gemm_f32x3w.cuh: the split of the k-tile in flight and
-// of the next one), beside its stages: 2 x (A tile + B tile) in fp32; 0 for other precisions.
+// of the next one), beside its stages: 2 x (A tile + B tile) in fp32 and 1 KiB of slack each (to
+// match the stages' swizzle phase); 0 for other precisions.
 int gemm_f32x3w_small_bytes(const GemmKnobs& k);
 // f32x3w adds the big x big product's tensor-core sum into an fp32 total every this many k-tiles
 // (runtime/gemm_f32x3w.cuh, Promote), as FP8 GEMMs promote theirs: TF32 wgmma accumulation drifts

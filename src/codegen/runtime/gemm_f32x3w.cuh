@@ -112,9 +112,15 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
                 "stages are contiguous, one tile each");
   static_assert(TileWordsA * 4 % 1024 == 0 && TileWordsB * 4 % 1024 == 0, "tiles are whole swizzle periods");
 
+  // The small buffers carry 1 KiB of slack each: the split maps a word at offset o of a stage to
+  // offset o of a small buffer, which holds the same (row, k) element only where both sit at the
+  // same address modulo the 1024-byte swizzle period (TMA and wgmma swizzle by absolute address
+  // bits), and CUTLASS places the stages 128-byte aligned, not 1024. small_tile() starts each
+  // buffer at the stage's phase inside its slack.
+  static constexpr int kSlackWords = 1024 / 4;
   struct TensorStorage : Base::TensorStorage {
-    alignas(1024) cute::array<Element, cosize_v<SmemLayoutAs>> small_A;
-    alignas(1024) cute::array<Element, cosize_v<SmemLayoutBs>> small_B;
+    alignas(128) cute::array<Element, cosize_v<SmemLayoutAs> + kSlackWords> small_A;
+    alignas(128) cute::array<Element, cosize_v<SmemLayoutBs> + kSlackWords> small_B;
   };
   using PipelineStorage = typename Base::PipelineStorage;
   struct SharedStorage {
@@ -125,24 +131,23 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
   // A named barrier of the two consumer warpgroups, above the ids CUTLASS reserves.
   static constexpr uint32_t kSplitBarrier = cutlass::arch::NamedBarrier::ReservedNamedBarrierCount;
 
+  // The first word of `slack` (a small buffer) at the same address modulo 1024 as `stage`.
+  CUTLASS_DEVICE static Element* small_tile(Element* slack, Element const* stage) {
+    const uint32_t want = cute::cast_smem_ptr_to_uint(stage) & 1023u;
+    const uint32_t have = cute::cast_smem_ptr_to_uint(slack) & 1023u;
+    return slack + ((want - have) & 1023u) / 4;
+  }
+
   template <class FrgTensorC>
   CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
                           int k_tile_count, int thread_idx, TensorStorage& st, Params const&) {
     constexpr int Threads = size(TiledMma{});
+    Element* small_a = small_tile(st.small_A.data(), st.smem_A.data());
+    Element* small_b = small_tile(st.small_B.data(), st.smem_B.data());
     Tensor sA = make_tensor(make_smem_ptr(st.smem_A.data()), SmemLayoutA{});
     Tensor sB = make_tensor(make_smem_ptr(st.smem_B.data()), SmemLayoutB{});
-    Tensor sAs = make_tensor(make_smem_ptr(st.small_A.data()), SmemLayoutAs{});
-    Tensor sBs = make_tensor(make_smem_ptr(st.small_B.data()), SmemLayoutBs{});
-
-    // The same element at the same offset in a stage and in a small buffer needs the same address
-    // bits under the 1024-byte swizzle period.
-    if (thread_idx == 0) {
-      const uint32_t a = cute::cast_smem_ptr_to_uint(st.smem_A.data());
-      const uint32_t as = cute::cast_smem_ptr_to_uint(st.small_A.data());
-      const uint32_t b = cute::cast_smem_ptr_to_uint(st.smem_B.data());
-      const uint32_t bs = cute::cast_smem_ptr_to_uint(st.small_B.data());
-      if (((a ^ as) | (b ^ bs)) & 1023u) __trap();
-    }
+    Tensor sAs = make_tensor(make_smem_ptr(small_a), SmemLayoutAs{});
+    Tensor sBs = make_tensor(make_smem_ptr(small_b), SmemLayoutBs{});
 
     Layout wg_layout = make_layout(Int<Threads / cutlass::NumThreadsPerWarpGroup>{}, Int<cutlass::NumThreadsPerWarpGroup>{});
     const int wg = __shfl_sync(0xffffffff, thread_idx / cutlass::NumThreadsPerWarpGroup, 0);
@@ -173,9 +178,9 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
       // both have done so before either overwrites it.
       cutlass::arch::NamedBarrier::sync(Threads, kSplitBarrier);
       split_tile(reinterpret_cast<uint32_t*>(st.smem_A.data()) + s * TileWordsA,
-                 reinterpret_cast<uint32_t*>(st.small_A.data()) + buf * TileWordsA, TileWordsA, tid, Threads);
+                 reinterpret_cast<uint32_t*>(small_a) + buf * TileWordsA, TileWordsA, tid, Threads);
       split_tile(reinterpret_cast<uint32_t*>(st.smem_B.data()) + s * TileWordsB,
-                 reinterpret_cast<uint32_t*>(st.small_B.data()) + buf * TileWordsB, TileWordsB, tid, Threads);
+                 reinterpret_cast<uint32_t*>(small_b) + buf * TileWordsB, TileWordsB, tid, Threads);
       // The wgmmas read shared memory through the async proxy: make the generic-proxy writes
       // visible to it, then wait for every thread's share of the split.
       cutlass::arch::fence_view_async_shared();
@@ -221,12 +226,12 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
 };
 
 // The stages that fit in sm_90's 227 KiB beside the epilogue's storage and the two small-part
-// buffers, counted as CUTLASS's StageCountAutoCarveout counts its own (a stage: the A and B tiles
+// buffers (with their slack), counted as CUTLASS's StageCountAutoCarveout counts its own (a stage: the A and B tiles
 // and 32 bytes of pipeline barriers); between 2 and 8.
 template <class TileShape>
 constexpr int auto_stages(int epilogue_bytes) {
   constexpr int tile = (size<0>(TileShape{}) + size<1>(TileShape{})) * size<2>(TileShape{}) * 4;
-  const int st = (232448 - epilogue_bytes - 2 * tile) / (tile + 32);
+  const int st = (232448 - epilogue_bytes - 2 * tile - 2048) / (tile + 32);
   return st < 2 ? 2 : st > 8 ? 8 : st;
 }
 
