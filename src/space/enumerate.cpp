@@ -8,6 +8,8 @@
 // 6, 8, 12, 16: the summation orders), swizzle 1, 2, 4.
 // SIMT stages (space/kinds/simt.cpp and each kind's file): threads, rows per block and vector width.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <variant>
 
 #include "dsl/gemm_rules.h"
@@ -34,9 +36,26 @@ const std::vector<int> kSimtSplits = {1, 2, 3, 4, 6, 8, 12, 16};
 const std::vector<int> kTensorOpSplits = {1, 2, 4, 8, 16};
 }  // namespace
 
+bool space_offers_f32x3w() {
+  const char* v = std::getenv("UCUTLASS_OFFER_F32X3W");
+  return v && std::string(v) == "1";
+}
+
 std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, dsl::DType t) {
   if (t == dsl::DType::f16) return {{Precision::f16}};
   if (t == dsl::DType::bf16) return {{Precision::bf16}};
+  // f32x3w (3xTF32 with the split in the main loop) joins the 3xTF32-on-wgmma rung only where
+  // UCUTLASS_OFFER_F32X3W=1 asks for it, until its GPU measurement is in (docs/language.md)
+  if (space_offers_f32x3w()) {
+    auto ladder = space_precision_ladder_base(policy);
+    for (auto& rung : ladder)
+      if (std::find(rung.begin(), rung.end(), Precision::f32x3k) != rung.end()) rung.push_back(Precision::f32x3w);
+    return ladder;
+  }
+  return space_precision_ladder_base(policy);
+}
+
+std::vector<std::vector<Precision>> space_precision_ladder_base(sol::Policy policy) {
   switch (policy) {
     // f32x3s (3xTF32 on wgmma, split stages) before f32x3 (the one-kernel SM80 3xTF32): ~1.45x
     // faster on 4096 x 8192 x 8192, a little less accurate (docs/benchmarks.md run Y). FP32 SIMT

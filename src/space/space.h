@@ -75,6 +75,10 @@ Sm90Grid sm90_grid(int64_t tiles_m, int64_t tiles_n, int cluster_m, int cluster_
 // bf16 -> as tf32 (bf16 math on f32 data needs the lowering's
 // conversion stages). f16/bf16 data: that dtype only.
 std::vector<std::vector<dsl::Precision>> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
+// The f32 ladder of a policy, before any experimental precision joins it.
+std::vector<std::vector<dsl::Precision>> space_precision_ladder_base(sol::Policy policy);
+// Whether UCUTLASS_OFFER_F32X3W=1 puts f32x3w on the 3xTF32-on-wgmma rung (docs/optimizer.md).
+bool space_offers_f32x3w();
 
 // Every knob combination considered for `stage` (not yet validated), in a fixed order.
 // Errors: the stage index is out of range.

@@ -2,6 +2,8 @@
 // rules, the space rules, ranking sanity on known shapes, apply and neighbours. No timings.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <set>
 
 #include "dsl/dsl.h"
@@ -104,6 +106,17 @@ TEST(Space, Ladder) {
   EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
             (R{{P::f32x3s, P::f32x3k}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
+  // f32x3w joins the 3xTF32-on-wgmma rung where UCUTLASS_OFFER_F32X3W=1 asks (until measured)
+  ::setenv("UCUTLASS_OFFER_F32X3W", "1", 1);
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
+            (R{{P::tf32, P::tf32m}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
+            (R{{P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
+  ::setenv("UCUTLASS_OFFER_F32X3W", "0", 1);
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
+            (R{{P::f32x3s, P::f32x3k}, {P::f32x3}, {P::f32}}));
+  ::unsetenv("UCUTLASS_OFFER_F32X3W");
 }
 
 // A plain x @ W (W [K, N], N contiguous) cannot run wgmma's TF32; its TF32 rung is mma.sync's
