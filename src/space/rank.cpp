@@ -100,9 +100,10 @@ constexpr double kSplitGemmCalibration = 1.2;
 // f32x3w splits each k-tile in shared memory between the TMA load and the wgmmas (two barriers of
 // the consumer warpgroups a k-tile, 96 KB of shared-memory traffic per 128 x 128 x 32 tile beside
 // the wgmmas' own reads) and drains its wgmmas every kF32x3wPromoteKTiles tiles to promote the
-// big sum: its main loop cannot reach three TF32 GEMMs' rate. 1.6 puts it at 1.25x mma.sync's
-// 3xTF32 (tf32 / 4.8 against tf32 / 6), the gain the design expects before a measurement.
-constexpr double kInKernelSplitCalibration = 1.6;
+// big sum: it ran at 52% of a third of TF32's peak, 1.16-1.18x the SM80 3xTF32 kernel's speed on
+// three shapes (run DU, H100: 4096^3 at 85.9 TFLOP/s against 73.7; 1024 x 8192 x 8192 86.1 against
+// 74.4; 128 x 32768 x 32768 83.9 against 71.1). 1.7 keeps that ratio to f32x3's estimate.
+constexpr double kInKernelSplitCalibration = 1.7;
 
 double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   switch (p) {

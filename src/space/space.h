@@ -69,15 +69,15 @@ struct Sm90Grid {
 Sm90Grid sm90_grid(int64_t tiles_m, int64_t tiles_n, int cluster_m, int cluster_n, int swizzle);
 
 // The precision ladder of a GEMM stage under a policy: its rungs, first tried first, each the
-// precisions of one accuracy (a candidate's `rung`). f32 data: exact -> {f32x3s, f32x3k}, f32x3,
-// f32; tf32 -> {tf32, tf32m}, {f32x3s, f32x3k}, f32x3, f32 (tf32m: TF32 on mma.sync, for the
+// precisions of one accuracy (a candidate's `rung`). f32 data: exact -> {f32x3s, f32x3k, f32x3w},
+// f32x3, f32; tf32 -> {tf32, tf32m}, {f32x3s, f32x3k, f32x3w}, f32x3, f32 (tf32m: TF32 on mma.sync, for the
 // operand layouts wgmma's TF32 does not read; f32x3k only where K < 1024, enumerate.cpp);
 // bf16 -> as tf32 (bf16 math on f32 data needs the lowering's
 // conversion stages). f16/bf16 data: that dtype only.
 std::vector<std::vector<dsl::Precision>> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
 // The f32 ladder of a policy, before any experimental precision joins it.
 std::vector<std::vector<dsl::Precision>> space_precision_ladder_base(sol::Policy policy);
-// Whether UCUTLASS_OFFER_F32X3W=1 puts f32x3w on the 3xTF32-on-wgmma rung (docs/optimizer.md).
+// Whether f32x3w is on the 3xTF32-on-wgmma rung: yes unless UCUTLASS_OFFER_F32X3W=0 (docs/optimizer.md).
 bool space_offers_f32x3w();
 
 // Every knob combination considered for `stage` (not yet validated), in a fixed order.
