@@ -104,6 +104,24 @@ constexpr double kSplitGemmCalibration = 1.2;
 // three shapes (run DU, H100: 4096^3 at 85.9 TFLOP/s against 73.7; 1024 x 8192 x 8192 86.1 against
 // 74.4; 128 x 32768 x 32768 83.9 against 71.1). 1.7 keeps that ratio to f32x3's estimate.
 constexpr double kInKernelSplitCalibration = 1.7;
+// A split stage of f32x3s/f32x3k whose operand is not K-major transposes it through shared memory
+// (elementwise_permute, 32 x 32 tiles): run DV's per-stage profile of kb1_sdpa timed V's split
+// (a [1024, 512, 1024] fp32 operand, 2.1 GB read, its three parts 6.4 GB written) at 6.73 ms on the
+// H100, 38% of the memory bandwidth, where the K-major split of the other operand ran at it.
+constexpr double kTransposingSplitEfficiency = 0.4;
+
+// The split stages of an f32x3s/f32x3k GEMM: each operand read once (4 bytes an element) and its
+// parts written (`written` bytes an element: 8 for f32x3s's two, 12 for f32x3k's three), at the
+// memory bandwidth where the operand is K-major and at kTransposingSplitEfficiency of it where not.
+double split_stage_seconds(const dsl::Program& p, const dsl::GemmStage& g, const sol::HwSpec& hw, int written) {
+  auto one = [&](const dsl::Operand& o, bool k_major) {
+    const dsl::Tensor* t = p.find_tensor(o.tensor);
+    if (!t) return 0.0;
+    const double bytes = static_cast<double>(t->numel()) * (4 + written);
+    return bytes / (hw.mem_bw * (k_major ? 1.0 : kTransposingSplitEfficiency));
+  };
+  return one(g.a, dsl::gemm_a_k_major(g)) + one(g.b, dsl::gemm_b_k_major(g));
+}
 
 double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
   switch (p) {
@@ -229,7 +247,7 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
     // the MMAs, are the time (run BN: K = 32 and 64 measured 4.6-5.7x the estimate without them).
     const double mn = static_cast<double>(f.m) * f.n * f.batch;
     const double parts = static_cast<double>(f.ab_elems) * 4;
-    const double t_split = static_cast<double>(f.ab_elems) * 12 / hw.mem_bw + 2 * kLaunchSeconds;
+    const double t_split = split_stage_seconds(p, g, hw, 8) + 2 * kLaunchSeconds;
     const double g1 = (parts + mn * 4) / hw.mem_bw, g2 = (parts + mn * 8) / hw.mem_bw;
     const double g3 = (parts + mn * 4 + out_bytes + static_cast<double>(f.epi_read_bytes)) / hw.mem_bw;
     t_body = t_split + std::max(t_main / 3, g1) + std::max(t_main / 3, g2) + std::max(t_main / 3, g3) +
@@ -237,15 +255,9 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   }
   if (k.precision == dsl::Precision::f32x3k) {
     // The split stages (codegen/split_gemm.cpp) read each operand once and write its three parts
-    // (4 + 12 bytes per element); an operand that is not K-major is transposed through shared
-    // memory (elementwise_permute), charged twice its bytes. The GEMM itself reads the parts, three times
-    // the operands' bytes, and writes the output once.
-    auto operand_read = [&](const dsl::Operand& o, bool k_major) {
-      const dsl::Tensor* t = p.find_tensor(o.tensor);
-      return t ? static_cast<double>(t->numel()) * (k_major ? 4 : 8) : 0.0;
-    };
-    const double t_split = (operand_read(g.a, dsl::gemm_a_k_major(g)) + operand_read(g.b, dsl::gemm_b_k_major(g)) +
-                            static_cast<double>(f.ab_elems) * 12) / hw.mem_bw + 2 * kLaunchSeconds;
+    // (4 + 12 bytes per element), a transposing one at its measured rate (split_stage_seconds).
+    // The GEMM itself reads the parts, three times the operands' bytes, and writes the output once.
+    const double t_split = split_stage_seconds(p, g, hw, 12) + 2 * kLaunchSeconds;
     const double t_mem3 = (static_cast<double>(f.ab_elems) * 12 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
     t_body = t_split + std::max(t_main, t_mem3);
   }
