@@ -22,6 +22,7 @@
 #include "build/program_build.h"
 #include "cli/commands.h"
 #include "codegen/gemm_common.h"
+#include "codegen/simt_common.h"
 #include "sol/hardware.h"
 #include "support/fs.h"
 #include "support/paths.h"
@@ -242,7 +243,9 @@ int run_warmup(const WarmupArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   size_t done = 0;
   auto summary = build::build_store_units(
-      *compiler, todo, {a.cutlass_dir + "/include", a.cutlass_dir + "/tools/util/include"},
+      *compiler, todo,
+      // the runtime headers too: f32x3w's GEMM units include its main loop from there
+      {a.cutlass_dir + "/include", a.cutlass_dir + "/tools/util/include", codegen::simt_runtime_include_dir()},
       fs_cache_dir() + "/zoo-sources", bo, true, [&](const build::StoreUnitEvent& e) {
         ++done;
         const auto& u = (*units)[e.index];

@@ -11,7 +11,10 @@
 
 #include "codegen/epilogue_expr.h"
 #include "codegen/gemm_common.h"
+#include "codegen/simt_common.h"
 #include "support/diagnostics.h"
+#include "support/fs.h"
+#include "support/hash.h"
 
 namespace ucut::codegen {
 
@@ -346,6 +349,13 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
         "#endif\n";
   std::string unit = "// ucutlass stored kernel unit: CUTLASS 3.x sm90 GEMM, emitter " + std::string(kSm90UnitEmitter) +
                      "\n" + prelude + d;
+  // A stored unit's key is its text (docs/kernel-abi.md): f32x3w's main loop lives in a runtime
+  // header, so the header's digest is part of the text, and an edited main loop is a new unit.
+  if (x3w) {
+    const auto header = fs_read(simt_runtime_include_dir() + "/gemm_f32x3w.cuh");
+    unit = "// main loop: gemm_f32x3w.cuh sha256 " + sha256_hex(header ? *header : std::string("<unreadable>")).substr(0, 16) +
+           "\n" + unit;
+  }
   // The name derives from the text with the placeholder, so equal units get equal names.
   unit_publish(code, std::move(unit), NS);
 

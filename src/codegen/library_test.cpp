@@ -12,10 +12,12 @@
 #include <tuple>
 
 #include "codegen/golden_test.h"
+#include "codegen/simt_common.h"
 #include "codegen/sample_programs.h"
 #include "dsl/dsl.h"
 #include "dsl/interp.h"
 #include "support/fs.h"
+#include "support/hash.h"
 
 namespace ucut::codegen {
 namespace {
@@ -296,6 +298,14 @@ TEST(Library, GoldenF32x3w) {
   EXPECT_NE(lib->source.find("using ElementA = cutlass::tfloat32_t;"), std::string::npos);
   EXPECT_NE(lib->source.find("ucut_f32x3w::Mainloop<ucut_f32x3w::auto_stages<TileShape>("), std::string::npos);
   EXPECT_EQ(lib->config_names.at(0), "gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1");
+  // the stored unit's text (its store key) carries the main loop header's digest
+  const auto header = fs_read(simt_runtime_include_dir() + "/gemm_f32x3w.cuh");
+  ASSERT_TRUE(header);
+  bool digest = false;
+  for (const auto& u : lib->units)
+    digest = digest || (u.stored && u.source.find("gemm_f32x3w.cuh sha256 " + sha256_hex(*header).substr(0, 16)) !=
+                                        std::string::npos);
+  EXPECT_TRUE(digest);
   // the same GEMM in TF32 keeps CUTLASS's own main loop and needs no runtime header
   auto tf = codegen_emit_library(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::tf32, {}), {"t.ucut", "h"});
   ASSERT_TRUE(tf.ok());
