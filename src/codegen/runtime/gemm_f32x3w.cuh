@@ -55,35 +55,45 @@ struct StockTypes {
       void, cute::identity>;
 };
 
-// The split of one 32-bit word: big keeps sign, exponent and the top 10 mantissa bits (a TF32
-// value, unchanged by any TF32 rounding the tensor core applies); small is the exact rest.
-// Infinities and NaNs keep their value in big and get a zero small part.
+// How a word's TF32 value is taken. kBigInPlace (what the library generates): big is the word with
+// its low 13 mantissa bits cleared, written back in place, so the tensor core reads a TF32 value
+// whatever rounding it would apply to an fp32 one. The other two leave the stage as TMA wrote it and
+// only write the small part, as the remainder of what the tensor core is assumed to read: the word
+// truncated (kBigHwTrunc) or rounded to nearest, ties away (kBigHwRna, cvt.rna.tf32.f32). A wrong
+// assumption shows as an error near TF32's own (bench/proof/f32x3w measures the three).
+enum BigMode { kBigInPlace = 0, kBigHwTrunc = 1, kBigHwRna = 2 };
+
+// The split of one 32-bit word into its TF32 value (in x, for kBigInPlace) and the exact rest.
+// Infinities and NaNs keep their value and get a zero small part.
+template <int Mode>
 CUTLASS_DEVICE void split_word(uint32_t& x, uint32_t& small) {
   const float v = __uint_as_float(x);
-  const uint32_t big = x & 0xffffe000u;
+  uint32_t big = x & 0xffffe000u;
+  if constexpr (Mode == kBigHwRna) asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(v));
   small = isfinite(v) ? __float_as_uint(v - __uint_as_float(big)) : 0u;
-  x = isfinite(v) ? big : x;
+  if constexpr (Mode == kBigInPlace) x = isfinite(v) ? big : x;
 }
 
-// Splits `n` words of one shared-memory tile in place (big) and into `small`, 16 bytes at a time,
-// by `threads` threads. The two buffers have the same layout and the same alignment modulo the
-// swizzle period, so a word at offset o holds the same (row, k) element in both.
+// Splits `n` words of one shared-memory tile (in place where Mode is kBigInPlace) into `small`,
+// 16 bytes at a time, by `threads` threads. The two buffers have the same layout and the same
+// alignment modulo the swizzle period, so a word at offset o holds the same (row, k) element in both.
+template <int Mode>
 CUTLASS_DEVICE void split_tile(uint32_t* big, uint32_t* small, int n, int tid, int threads) {
   uint4* b4 = reinterpret_cast<uint4*>(big);
   uint4* s4 = reinterpret_cast<uint4*>(small);
   for (int i = tid; i < n / 4; i += threads) {
     uint4 v = b4[i];
     uint4 s;
-    split_word(v.x, s.x);
-    split_word(v.y, s.y);
-    split_word(v.z, s.z);
-    split_word(v.w, s.w);
-    b4[i] = v;
+    split_word<Mode>(v.x, s.x);
+    split_word<Mode>(v.y, s.y);
+    split_word<Mode>(v.z, s.z);
+    split_word<Mode>(v.w, s.w);
+    if constexpr (Mode == kBigInPlace) b4[i] = v;
     s4[i] = s;
   }
 }
 
-template <int Stages, class ClusterShape, class TileShape, int Promote>
+template <int Stages, class ClusterShape, class TileShape, int Promote, int Big = kBigInPlace>
 struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
   using Base = typename StockTypes<Stages, ClusterShape, TileShape>::Mainloop;
   using Types = StockTypes<Stages, ClusterShape, TileShape>;
@@ -177,9 +187,9 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
       // each warpgroup has waited for its own (wait<1> below, or mma_tail), and this barrier makes
       // both have done so before either overwrites it.
       cutlass::arch::NamedBarrier::sync(Threads, kSplitBarrier);
-      split_tile(reinterpret_cast<uint32_t*>(st.smem_A.data()) + s * TileWordsA,
+      split_tile<Big>(reinterpret_cast<uint32_t*>(st.smem_A.data()) + s * TileWordsA,
                  reinterpret_cast<uint32_t*>(small_a) + buf * TileWordsA, TileWordsA, tid, Threads);
-      split_tile(reinterpret_cast<uint32_t*>(st.smem_B.data()) + s * TileWordsB,
+      split_tile<Big>(reinterpret_cast<uint32_t*>(st.smem_B.data()) + s * TileWordsB,
                  reinterpret_cast<uint32_t*>(small_b) + buf * TileWordsB, TileWordsB, tid, Threads);
       // The wgmmas read shared memory through the async proxy: make the generic-proxy writes
       // visible to it, then wait for every thread's share of the split.
