@@ -98,12 +98,12 @@ constexpr double kTorchOpSeconds = 30e-6;
 // (kb1_bmm 3.8 against 5.6 ms, kb1_einsum_4d 6.6 against 9.6 ms, kb1_sdpa 17.2 against 24.9 ms).
 constexpr double kSplitGemmCalibration = 1.2;
 // f32x3w splits each k-tile in shared memory between the TMA load and the wgmmas (two barriers of
-// the consumer warpgroups a k-tile, 96 KB of shared-memory traffic per 128 x 128 x 32 tile beside
+// the consumer warpgroups a k-tile, 32 KB of small parts written per 128 x 128 x 32 tile beside
 // the wgmmas' own reads) and drains its wgmmas every kF32x3wPromoteKTiles tiles to promote the
-// big sum: it ran at 52% of a third of TF32's peak, 1.16-1.18x the SM80 3xTF32 kernel's speed on
-// three shapes (run DU, H100: 4096^3 at 85.9 TFLOP/s against 73.7; 1024 x 8192 x 8192 86.1 against
-// 74.4; 128 x 32768 x 32768 83.9 against 71.1). 1.7 keeps that ratio to f32x3's estimate.
-constexpr double kInKernelSplitCalibration = 1.7;
+// big sum: it ran at 60% of a third of TF32's peak, 1.34-1.36x the SM80 3xTF32 kernel on the H100
+// (run DW: 4096^3 at 98.5 TFLOP/s against 73.1, 128 x 32768 x 32768 at 99.3 against 73.9; 88.3
+// against 71.9 on that Linear's weights). 1.5 puts the estimates within 5% of those times.
+constexpr double kInKernelSplitCalibration = 1.5;
 // A split stage of f32x3s/f32x3k whose operand is not K-major transposes it through shared memory
 // (elementwise_permute, 32 x 32 tiles): run DV's per-stage profile of kb1_sdpa timed V's split
 // (a [1024, 512, 1024] fp32 operand, 2.1 GB read, its three parts 6.4 GB written) at 6.73 ms on the

@@ -23,7 +23,7 @@ using ucut_f32x3w::Mainloop;
 
 // A whole GEMM: D[M, N] = A[M, K] * B[N, K]^T, fp32 in and out, CUTLASS's cooperative kernel with
 // its TMA epilogue and persistent tile scheduler.
-template <class TileShape, class ClusterShape, int Stages, int Promote, int Big = ucut_f32x3w::kBigInPlace>
+template <class TileShape, class ClusterShape, int Stages, int Promote, int Big = ucut_f32x3w::kBigHwTrunc>
 struct Gemm {
   using MainloopT = Mainloop<Stages, ClusterShape, TileShape, Promote, Big>;
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -94,12 +94,13 @@ struct Variant {
 // name: tile MxN (K 32 a k-tile), cluster, stages, promotion interval in k-tiles.
 #define F32X3W_VARIANTS                                                                              \
   X("f32x3w_t128x128_c1_s3_p4", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4>)               \
-  X("f32x3w_t128x128_c1_s4_p4", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 4, 4>)               \
-  X("f32x3w_t128x128_c1_s3_p4_hwtrunc",                                                             \
-    Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4, ucut_f32x3w::kBigHwTrunc>)                 \
+  X("f32x3w_t128x128_c1_s3_p4_inplace",                                                             \
+    Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4, ucut_f32x3w::kBigInPlace>)                 \
   X("f32x3w_t128x128_c1_s3_p4_hwrna",                                                               \
     Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4, ucut_f32x3w::kBigHwRna>)                   \
   X("f32x3w_t128x128_c1_s3_p16", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 16>)             \
+  X("f32x3w_t128x128_c2x1_s3_p4", Gemm<Shape<_128, _128, _32>, Shape<_2, _1, _1>, 3, 4>)             \
+  X("f32x3w_t128x64_c1_s4_p4", Gemm<Shape<_128, _64, _32>, Shape<_1, _1, _1>, 4, 4>)                 \
   X("tf32_sm90_t128x128_c1_s4", Tf32Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 4>)
 #endif
 

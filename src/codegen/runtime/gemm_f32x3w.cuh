@@ -9,8 +9,12 @@
 // passes: on a 128 x 32768 x 32768 Linear the weight's split alone writes 8 GiB, and `f32x3s` ran
 // it at 0.61x eager where `f32x3` ran 1.41x (docs/benchmarks.md, run DQ). Here the split happens
 // in shared memory, after TMA has brought a k-tile in and before the wgmmas read it:
-//   big   = x with its low 13 mantissa bits cleared (exactly TF32, written back in place),
-//   small = x - big (exact in fp32; wgmma rounds it to TF32, an error of 2^-21 |x| at most),
+//   big   = x with its low 13 mantissa bits cleared (exactly TF32), which is what TF32 wgmma
+//           reads from an fp32 word: it truncates (run DW, docs/benchmarks.md: assuming that and
+//           leaving the stage as TMA wrote it gave the in-place split's errors bit for bit, and
+//           assuming round-to-nearest missed by TF32's own error), so the stage is not rewritten;
+//   small = x - big (exact in fp32; wgmma truncates it to TF32 too, 2^-21 |x| at most), the one
+//           shared-memory write of the split,
 // and per k-tile three wgmmas: big*big into one accumulator, big*small + small*big into a second.
 // The big accumulator is "promoted" every `Promote` k-tiles: added in ordinary fp32 into the
 // running sum and restarted, because the tensor core's own accumulation of a long K drifts past
@@ -55,12 +59,12 @@ struct StockTypes {
       void, cute::identity>;
 };
 
-// How a word's TF32 value is taken. kBigInPlace (what the library generates): big is the word with
-// its low 13 mantissa bits cleared, written back in place, so the tensor core reads a TF32 value
-// whatever rounding it would apply to an fp32 one. The other two leave the stage as TMA wrote it and
-// only write the small part, as the remainder of what the tensor core is assumed to read: the word
-// truncated (kBigHwTrunc) or rounded to nearest, ties away (kBigHwRna, cvt.rna.tf32.f32). A wrong
-// assumption shows as an error near TF32's own (bench/proof/f32x3w measures the three).
+// How a word's TF32 value is taken. kBigHwTrunc (what the library generates) leaves the stage as
+// TMA wrote it and writes only the small part, the remainder of the word truncated to TF32, which
+// is what TF32 wgmma reads (run DW). kBigInPlace also writes the truncated word back in place, so
+// the tensor core reads a TF32 value whatever it does to an fp32 one (13-15% slower: one more
+// shared-memory write a word); kBigHwRna assumes round-to-nearest, ties away (cvt.rna.tf32.f32),
+// and misses by TF32's own error (run DW: its proof variant fails). bench/proof/f32x3w has all three.
 enum BigMode { kBigInPlace = 0, kBigHwTrunc = 1, kBigHwRna = 2 };
 
 // The split of one 32-bit word into its TF32 value (in x, for kBigInPlace) and the exact rest.
@@ -93,7 +97,7 @@ CUTLASS_DEVICE void split_tile(uint32_t* big, uint32_t* small, int n, int tid, i
   }
 }
 
-template <int Stages, class ClusterShape, class TileShape, int Promote, int Big = kBigInPlace>
+template <int Stages, class ClusterShape, class TileShape, int Promote, int Big = kBigHwTrunc>
 struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
   using Base = typename StockTypes<Stages, ClusterShape, TileShape>::Mainloop;
   using Types = StockTypes<Stages, ClusterShape, TileShape>;
