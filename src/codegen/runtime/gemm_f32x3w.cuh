@@ -78,9 +78,10 @@ CUTLASS_DEVICE void split_word(uint32_t& x, uint32_t& small) {
   if constexpr (Mode == kBigInPlace) x = isfinite(v) ? big : x;
 }
 
-// Splits `n` words of one shared-memory tile (in place where Mode is kBigInPlace) into `small`,
-// 16 bytes at a time, by `threads` threads. The two buffers have the same layout and the same
-// alignment modulo the swizzle period, so a word at offset o holds the same (row, k) element in both.
+// Splits the `n` words of one stage's tile (`big`: rewritten in place where Mode is kBigInPlace,
+// only read otherwise) into `small`, 16 bytes at a time, by `threads` threads. The two buffers have
+// the same layout and the same alignment modulo the swizzle period, so a word at offset o holds the
+// same (row, k) element in both.
 template <int Mode>
 CUTLASS_DEVICE void split_tile(uint32_t* big, uint32_t* small, int n, int tid, int threads) {
   uint4* b4 = reinterpret_cast<uint4*>(big);
@@ -192,9 +193,9 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
       // both have done so before either overwrites it.
       cutlass::arch::NamedBarrier::sync(Threads, kSplitBarrier);
       split_tile<Big>(reinterpret_cast<uint32_t*>(st.smem_A.data()) + s * TileWordsA,
-                 reinterpret_cast<uint32_t*>(small_a) + buf * TileWordsA, TileWordsA, tid, Threads);
+                      reinterpret_cast<uint32_t*>(small_a) + buf * TileWordsA, TileWordsA, tid, Threads);
       split_tile<Big>(reinterpret_cast<uint32_t*>(st.smem_B.data()) + s * TileWordsB,
-                 reinterpret_cast<uint32_t*>(small_b) + buf * TileWordsB, TileWordsB, tid, Threads);
+                      reinterpret_cast<uint32_t*>(small_b) + buf * TileWordsB, TileWordsB, tid, Threads);
       // The wgmmas read shared memory through the async proxy: make the generic-proxy writes
       // visible to it, then wait for every thread's share of the split.
       cutlass::arch::fence_view_async_shared();
