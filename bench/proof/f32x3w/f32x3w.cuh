@@ -21,35 +21,45 @@ namespace f32x3w {
 using namespace cute;
 using ucut_f32x3w::Mainloop;
 
-// A whole GEMM: D[M, N] = A[M, K] * B[N, K]^T, fp32 in and out, CUTLASS's cooperative kernel with
-// its TMA epilogue and persistent tile scheduler.
+// Runs one GEMM D[M, N] = A[M, K] * B[N, K]^T of a GemmUniversalAdapter over the cooperative
+// kernel with the persistent scheduler, its operands read as `Element` (tfloat32_t: 32-bit words,
+// copied as bits; float: rounded to TF32 by TMA on the way in).
+template <class Device, class Element>
+cudaError_t run_gemm(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
+  using Kernel = typename Device::GemmKernel;
+  using StrideA = typename Kernel::StrideA;
+  using StrideB = typename Kernel::StrideB;
+  using StrideD = typename Kernel::StrideD;
+  typename Device::Arguments args{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      {M, N, K, 1},
+      {reinterpret_cast<const Element*>(A), cutlass::make_cute_packed_stride(StrideA{}, {M, K, 1}),
+       reinterpret_cast<const Element*>(B), cutlass::make_cute_packed_stride(StrideB{}, {N, K, 1})},
+      {{1.f, 0.f}, nullptr, StrideD{}, C, cutlass::make_cute_packed_stride(StrideD{}, {M, N, 1})}};
+  Device gemm;
+  if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorNotSupported;
+  if (Device::get_workspace_size(args) != 0) return cudaErrorNotSupported;  // the persistent scheduler needs none
+  if (gemm.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+  if (gemm.run(stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
+  return cudaGetLastError();
+}
+
+// The fp32 epilogue both kernels below store through: D = acc, no C read.
+template <class TileShape, class ClusterShape>
+using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
+    cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::RowMajor, 4, float,
+    cutlass::layout::RowMajor, 4, cutlass::epilogue::TmaWarpSpecializedCooperative>::CollectiveOp;
+
+// A whole f32x3w GEMM: our main loop in CUTLASS's cooperative kernel with its TMA epilogue and
+// persistent tile scheduler.
 template <class TileShape, class ClusterShape, int Stages, int Promote, int Big = ucut_f32x3w::kBigHwTrunc>
 struct Gemm {
-  using MainloopT = Mainloop<Stages, ClusterShape, TileShape, Promote, Big>;
-  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
-      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::RowMajor, 4, float,
-      cutlass::layout::RowMajor, 4, cutlass::epilogue::TmaWarpSpecializedCooperative>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, MainloopT, Epilogue,
-                                                      cutlass::gemm::PersistentScheduler>;
-  using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>,
+                                                      Mainloop<Stages, ClusterShape, TileShape, Promote, Big>,
+                                                      Epilogue<TileShape, ClusterShape>, cutlass::gemm::PersistentScheduler>;
   static cudaError_t run(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
-    using StrideA = typename MainloopT::StrideA;
-    using StrideB = typename MainloopT::StrideB;
-    using StrideD = typename Epilogue::StrideD;
-    typename Device::Arguments args{
-        cutlass::gemm::GemmUniversalMode::kGemm,
-        {M, N, K, 1},
-        {reinterpret_cast<const cutlass::tfloat32_t*>(A), cutlass::make_cute_packed_stride(StrideA{}, {M, K, 1}),
-         reinterpret_cast<const cutlass::tfloat32_t*>(B), cutlass::make_cute_packed_stride(StrideB{}, {N, K, 1})},
-        {{1.f, 0.f}, nullptr, StrideD{}, C, cutlass::make_cute_packed_stride(StrideD{}, {M, N, 1})}};
-    Device gemm;
-    if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorNotSupported;
-    if (Device::get_workspace_size(args) != 0) return cudaErrorNotSupported;  // the persistent scheduler needs none
-    if (gemm.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
-    if (gemm.run(stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
-    return cudaGetLastError();
+    return run_gemm<cutlass::gemm::device::GemmUniversalAdapter<Kernel>, cutlass::tfloat32_t>(M, N, K, A, B, C, stream);
   }
 };
 
@@ -61,27 +71,10 @@ struct Tf32Gemm {
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, float, cutlass::layout::RowMajor, 4, float,
       cutlass::layout::ColumnMajor, 4, float, TileShape, ClusterShape, cutlass::gemm::collective::StageCount<Stages>,
       cutlass::gemm::KernelTmaWarpSpecializedCooperative>::CollectiveOp;
-  using Epilogue = typename Gemm<TileShape, ClusterShape, 2, 1>::Epilogue;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, MainloopT, Epilogue,
-                                                      cutlass::gemm::PersistentScheduler>;
-  using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
-
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, MainloopT,
+                                                      Epilogue<TileShape, ClusterShape>, cutlass::gemm::PersistentScheduler>;
   static cudaError_t run(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
-    using StrideA = typename MainloopT::StrideA;
-    using StrideB = typename MainloopT::StrideB;
-    using StrideD = typename Epilogue::StrideD;
-    typename Device::Arguments args{
-        cutlass::gemm::GemmUniversalMode::kGemm,
-        {M, N, K, 1},
-        {A, cutlass::make_cute_packed_stride(StrideA{}, {M, K, 1}), B,
-         cutlass::make_cute_packed_stride(StrideB{}, {N, K, 1})},
-        {{1.f, 0.f}, nullptr, StrideD{}, C, cutlass::make_cute_packed_stride(StrideD{}, {M, N, 1})}};
-    Device gemm;
-    if (gemm.can_implement(args) != cutlass::Status::kSuccess) return cudaErrorNotSupported;
-    if (Device::get_workspace_size(args) != 0) return cudaErrorNotSupported;
-    if (gemm.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
-    if (gemm.run(stream) != cutlass::Status::kSuccess) return cudaErrorLaunchFailure;
-    return cudaGetLastError();
+    return run_gemm<cutlass::gemm::device::GemmUniversalAdapter<Kernel>, float>(M, N, K, A, B, C, stream);
   }
 };
 
