@@ -494,15 +494,16 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
     return;
   }
   EpiFacts f = epi_facts(c.p, c.s.epilogue);
-  int epi = gemm_sm90_epilogue_smem(k, c.out.dtype, f.has_source, f.source, f.row_vectors,
-                                    f.col_vectors) + gemm_f32x3w_small_bytes(k);  // (f32x3w's: beside the epilogue's)
+  const int small = gemm_f32x3w_small_bytes(k);  // f32x3w's small-part buffers, beside the epilogue
+  int epi = gemm_sm90_epilogue_smem(k, c.out.dtype, f.has_source, f.source, f.row_vectors, f.col_vectors) + small;
   int stage = gemm_sm90_stage_bytes(k);
   int max_st = (kSm90SmemBytes - epi) / stage;
   // The producer/consumer pipeline needs two stages to overlap loads with math; CUTLASS's
   // mainloop static_asserts at least 2.
   if (st < 2 || st > max_st) {
     std::string msg = "shared memory: " + str(st) + " stages x " + str(stage) + " bytes + epilogue " +
-                      str(epi) + " bytes";
+                      str(epi - small) + " bytes" +
+                      (small ? " + f32x3w's small parts " + str(small) + " bytes" : std::string());
     if (st >= 2) msg += " = " + str(st * stage + epi) + " > " + str(kSm90SmemBytes) + " (227 KiB)";
     else msg += ": at most " + str(max_st) + " stages fit, the mainloop needs 2";
     c.add("fits_smem", knob, msg,
@@ -687,16 +688,19 @@ void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
 // wgmma per warpgroup), N 64 or 128 (3 x 64 accumulator registers at most), K 32 (one 128-byte
 // swizzle row of fp32: the small-part buffers double the main loop's shared memory). It runs the
 // persistent scheduler only: one output tile a work unit, no split-K or stream-K fix-up.
+void rule_f32x3w_tile(Ctx& c, const GemmKnobs& k) {
+  if (k.precision != Precision::f32x3w || !k.tile || tile_in(*k.tile, {128}, {64, 128}, {32})) return;
+  c.add("f32x3w_tile", "tile",
+        "f32x3w holds three accumulators a thread and doubles its main loop's shared memory: its tiles are 128x64x32 "
+        "and 128x128x32, not " + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k),
+        "use tile 128x128x32, 128x64x32 or auto");
+}
+
 void rule_f32x3w(Ctx& c, const GemmKnobs& k) {
   if (k.precision != Precision::f32x3w) return;
   if (k.schedule != Schedule::cooperative)
     c.add("f32x3w_schedule", "schedule", "f32x3w runs on the cooperative kernel (two consumer warpgroups share its split)",
           "use schedule cooperative or auto");
-  if (k.tile && !tile_in(*k.tile, {128}, {64, 128}, {32}))
-    c.add("f32x3w_tile", "tile",
-          "f32x3w holds three accumulators a thread and doubles its main loop's shared memory: its tiles are 128x64x32 "
-          "and 128x128x32, not " + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k),
-          "use tile 128x128x32, 128x64x32 or auto");
   if (k.scheduler != TileScheduler::persistent || k.split_k.value_or(1) != 1)
     c.add("f32x3w_scheduler", k.split_k.value_or(1) != 1 ? "split_k" : "scheduler",
           "f32x3w runs one output tile a work unit (the persistent scheduler): no split-K or stream-K",
@@ -745,8 +749,11 @@ void run_rules(Ctx& c, const GemmKnobs& k) {
   rule_tile_legal(c, k);
   rule_schedule_compatible(c, k);
   rule_cluster_legal(c, k);
+  // f32x3w's own tile rule runs first here: shared memory is not worth a second message about a
+  // tile its main loop does not take
+  rule_f32x3w_tile(c, k);
   bool tile_ok = std::none_of(c.v.begin(), c.v.end(), [](const RuleViolation& r) {
-    return r.rule == "tile_legal";
+    return r.rule == "tile_legal" || r.rule == "f32x3w_tile";
   });
   if (tile_ok) rule_fits_smem(c, k);
   rule_scheduler(c, k);

@@ -141,8 +141,14 @@ TEST(GemmRules, F32x3wShapes) {
   f.s.knobs.stages = 6;
   EXPECT_TRUE(has(f.check(), "fits_smem", "stages")) << all(f.check());
   f.s.knobs.stages.reset();
-  f.s.knobs.tile = TileShape{128, 256, 32};
+  f.s.knobs.tile = TileShape{256, 128, 32};  // not its tile: that message alone, no shared-memory one
   EXPECT_TRUE(has(f.check(), "f32x3w_tile", "tile")) << all(f.check());
+  EXPECT_FALSE(has(f.check(), "fits_smem", "tile")) << all(f.check());
+  f.s.knobs.tile = TileShape{128, 128, 32};
+  f.s.knobs.stages = 6;  // the small parts named beside the epilogue
+  ASSERT_TRUE(has(f.check(), "fits_smem", "stages")) << all(f.check());
+  EXPECT_NE(all(f.check()).find("f32x3w's small parts 67584 bytes"), std::string::npos) << all(f.check());
+  f.s.knobs.stages.reset();
   f.s.knobs.tile = TileShape{128, 64, 32};
   EXPECT_TRUE(f.check().empty()) << all(f.check());
   f.s.knobs.schedule = Schedule::pingpong;
