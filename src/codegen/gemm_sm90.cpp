@@ -212,8 +212,9 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   // f32x3w: 3xTF32 with the operand split inside the main loop, ours (runtime/gemm_f32x3w.cuh);
   // the kernel, its scheduler and the epilogue stay CUTLASS's
   const bool x3w = k.precision == dsl::Precision::f32x3w;
+  static constexpr const char* kX3wHeader = "gemm_f32x3w.cuh";
   if (x3w) {
-    code.includes.push_back("gemm_f32x3w.cuh");
+    code.includes.push_back(kX3wHeader);
     code.needs_runtime = true;
   }
   const bool fast = k.math == dsl::MathMode::fast;
@@ -352,9 +353,9 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
   // A stored unit's key is its text (docs/kernel-abi.md): f32x3w's main loop lives in a runtime
   // header, so the header's digest is part of the text, and an edited main loop is a new unit.
   if (x3w) {
-    const auto header = fs_read(simt_runtime_include_dir() + "/gemm_f32x3w.cuh");
-    unit = "// main loop: gemm_f32x3w.cuh sha256 " + sha256_hex(header ? *header : std::string("<unreadable>")).substr(0, 16) +
-           "\n" + unit;
+    const auto header = fs_read(simt_runtime_include_dir() + "/" + kX3wHeader);
+    unit = "// main loop: " + std::string(kX3wHeader) + " sha256 " +
+           sha256_hex(header ? *header : std::string("<unreadable>")).substr(0, 16) + "\n" + unit;
   }
   // The name derives from the text with the placeholder, so equal units get equal names.
   unit_publish(code, std::move(unit), NS);

@@ -119,9 +119,16 @@ int sm80_max_align(const GemmStage& s) {
 // Shared memory of a 2.x multistage kernel: `stages` copies of the A and B tiles (fp32).
 int sm80_smem(const TileShape& t, int stages) { return stages * (t.m + t.n) * t.k * 4; }
 
+// f32x3w's main loop (runtime/gemm_f32x3w.cuh) holds three accumulators a thread and doubles its
+// shared memory with the small parts: tile M 128 (one 64-row wgmma per consumer warpgroup), N 64 or
+// 128, K one 128-byte swizzle row of fp32. The first is `auto`'s.
+constexpr TileShape kF32x3wTiles[] = {{128, 128, 32}, {128, 64, 32}};
+
 }  // namespace
 
 // ---- facts ---------------------------------------------------------------------------------
+
+std::span<const TileShape> gemm_f32x3w_tiles() { return kF32x3wTiles; }
 
 std::span<const Sm80Tile> gemm_sm80_tiles(Precision p) {
   if (p == Precision::f32x3 || p == Precision::tf32m) return kF32x3Tiles;  // both TF32 mma.sync
@@ -287,11 +294,11 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   }
   if (k.precision == Precision::f32x3w) {
     // the main loop of runtime/gemm_f32x3w.cuh: two consumer warpgroups (cooperative), one output
-    // tile a work unit (persistent), 128 x 128 x 32 tiles (rule_f32x3w)
+    // tile a work unit (persistent), its first tile (rule_f32x3w)
     if (k.schedule == Schedule::auto_) k.schedule = Schedule::cooperative;
     if (k.scheduler == TileScheduler::auto_) k.scheduler = TileScheduler::persistent;
     if (!k.split_k) k.split_k = 1;
-    if (!k.tile) k.tile = TileShape{128, 128, 32};
+    if (!k.tile) k.tile = gemm_f32x3w_tiles().front();
   }
   int bytes = dtype_bytes(gemm_operand_dtype(k.precision));
   if (k.schedule == Schedule::auto_) {
@@ -689,11 +696,16 @@ void rule_f32x3s(Ctx& c, const GemmKnobs& k) {
 // swizzle row of fp32: the small-part buffers double the main loop's shared memory). It runs the
 // persistent scheduler only: one output tile a work unit, no split-K or stream-K fix-up.
 void rule_f32x3w_tile(Ctx& c, const GemmKnobs& k) {
-  if (k.precision != Precision::f32x3w || !k.tile || tile_in(*k.tile, {128}, {64, 128}, {32})) return;
+  if (k.precision != Precision::f32x3w || !k.tile) return;
+  std::string list;
+  for (const auto& t : gemm_f32x3w_tiles()) {
+    if (t.m == k.tile->m && t.n == k.tile->n && t.k == k.tile->k) return;
+    list += (list.empty() ? "" : ", ") + str(t.m) + "x" + str(t.n) + "x" + str(t.k);
+  }
   c.add("f32x3w_tile", "tile",
-        "f32x3w holds three accumulators a thread and doubles its main loop's shared memory: its tiles are 128x64x32 "
-        "and 128x128x32, not " + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k),
-        "use tile 128x128x32, 128x64x32 or auto");
+        "f32x3w holds three accumulators a thread and doubles its main loop's shared memory: its tiles are " + list +
+            ", not " + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k),
+        "use tile " + list + " or auto");
 }
 
 void rule_f32x3w(Ctx& c, const GemmKnobs& k) {

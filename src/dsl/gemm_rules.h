@@ -99,6 +99,9 @@ int gemm_sm90_stage_bytes(const GemmKnobs& k);
 // of the next one), beside its stages: 2 x (A tile + B tile) in fp32 and 1 KiB of slack each (to
 // match the stages' swizzle phase); 0 for other precisions.
 int gemm_f32x3w_small_bytes(const GemmKnobs& k);
+// f32x3w's tiles (the main loop's three accumulators a thread and its doubled shared memory allow),
+// `auto`'s first: one table for the rules, the resolver and the space.
+std::span<const TileShape> gemm_f32x3w_tiles();
 // f32x3w adds the big x big product's tensor-core sum into an fp32 total every this many k-tiles
 // (runtime/gemm_f32x3w.cuh, Promote), as FP8 GEMMs promote theirs: TF32 wgmma accumulation drifts
 // past atol = 1e-4 over K in the thousands (rule_f32x3s).

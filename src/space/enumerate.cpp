@@ -176,9 +176,9 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
     for (int s = 2; s <= o.max_split_k; s *= 2) splits.push_back(s);
     if (keep && fx.split_k) splits = {*fx.split_k};
     if (prec == Precision::f32x3w) {
-      // its main loop's own shapes (gemm_rules: rule_f32x3w): 128 x {64, 128} x 32 tiles on the
-      // cooperative kernel, one output tile a work unit
-      if (!(keep && fx.tile)) tiles = {{128, 128, 32}, {128, 64, 32}};
+      // its main loop's own shapes (gemm_rules: rule_f32x3w): its tiles on the cooperative kernel,
+      // one output tile a work unit
+      if (!(keep && fx.tile)) tiles.assign(dsl::gemm_f32x3w_tiles().begin(), dsl::gemm_f32x3w_tiles().end());
       if (!(keep && fx.schedule != dsl::Schedule::auto_)) schedules = {dsl::Schedule::cooperative};
       if (!(keep && fx.scheduler != dsl::TileScheduler::auto_)) schedulers = {dsl::TileScheduler::persistent};
       if (!(keep && fx.split_k)) splits = {1};
