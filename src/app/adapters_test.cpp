@@ -23,6 +23,7 @@
 #include "app/driver.h"
 #include "app/pipeline.h"
 #include "build/program_build.h"
+#include "search/builtin_strategy.h"
 #include "support/fs.h"
 
 namespace ucut::app {
@@ -100,6 +101,12 @@ TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
   const int probe = pipeline_reference_class_probe(strict, *s, "default");
   EXPECT_EQ(probe, *order - 1);
   EXPECT_EQ(s->ranked(1, probe).at(0).config.value("precision", ""), "f32x3");
+  // Where it passes, the probe chains to the rung the elementwise bound allows: 3xTF32 on wgmma.
+  const int chain = pipeline_reference_class_probe_floor(strict);
+  EXPECT_EQ(chain, 1);
+  ASSERT_LT(chain, probe);
+  const std::string wgmma = s->ranked(1, chain).at(0).config.value("precision", "");
+  EXPECT_TRUE(wgmma == "f32x3s" || wgmma == "f32x3k" || wgmma == "f32x3w") << wgmma;
   EXPECT_EQ(pipeline_reference_class_probe(loose, *s, "kb-v01"), -1);
   EXPECT_EQ(pipeline_reference_class_probe(strict, *s, "kb-v01"), -1);
   // The plan shows it second, as the search measures it.
@@ -111,6 +118,40 @@ TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
   ASSERT_GE(plan.top.size(), 2u);
   EXPECT_EQ(plan.top[1].cand.origin, "probe");
   EXPECT_EQ(plan.top[1].cand.rung, probe);
+  // In the search: once the probe passes, the next proposals are probes of the chained rung, one
+  // per precision mix (at most two), before the reopened floor's top-k.
+  search::BuiltinOptions bo;
+  bo.start_rung = *order;
+  bo.probe_rung = probe;
+  bo.probe_floor = chain;
+  search::BuiltinStrategy st(*s, bo);
+  search::SearchState state;
+  std::optional<search::Candidate> c;
+  for (int i = 0; i < 4 && (c = st.propose(state)); ++i) {
+    state.proposed.insert(c->hash);
+    if (c->origin == "probe") break;
+  }
+  ASSERT_TRUE(c && c->origin == "probe");
+  search::Attempt passed;
+  passed.cand = *c;
+  passed.status = RunStatus::ok;
+  passed.time_s = 1e-3;
+  passed.passed_by_float64 = true;
+  state.attempts.push_back(passed);
+  state.best = 0;
+  st.observe(state.attempts.back(), state);
+  EXPECT_EQ(st.floor_rung(), probe);
+  std::set<std::string> mixes;
+  while ((c = st.propose(state)) && c->origin == "probe") {
+    state.proposed.insert(c->hash);
+    EXPECT_EQ(c->rung, chain) << c->name;
+    EXPECT_TRUE(mixes.insert(c->config.value("precision", "")).second) << c->name;
+  }
+  EXPECT_GE(mixes.size(), 1u);
+  EXPECT_LE(mixes.size(), 2u);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->rung, probe) << c->name;  // then the reopened floor's own ranking
+  EXPECT_EQ(c->origin, "rank");
 }
 
 // A problem with an op outside the language prepares with a torch stage (and says what share of

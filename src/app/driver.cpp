@@ -57,8 +57,10 @@ Status ProblemRun::assemble(search::SearchSpace& space, search::Compiler& compil
   bo.max_fresh_compiles = opt_.max_compiles;
   // The memory's lesson may predate a capability that passes lower: one probe there.
   if (trace_.start_rung > analytic_rung()) bo.probe_rung = analytic_rung();
-  else if (const int probe = pipeline_reference_class_probe(tf32_bound_, space, opt_.profile); probe >= 0)
+  else if (const int probe = pipeline_reference_class_probe(tf32_bound_, space, opt_.profile); probe >= 0) {
     bo.probe_rung = probe;
+    bo.probe_floor = pipeline_reference_class_probe_floor(tf32_bound_);
+  }
   search::StrategyContext ctx{space, bo};
   ctx.problem = prepared_.get();
   ctx.hw = prepared_ ? &hw_ : nullptr;

@@ -166,6 +166,8 @@ int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::Search
   return start > 0 ? start - 1 : -1;
 }
 
+int pipeline_reference_class_probe_floor(const space::Tf32Bound& bound) { return bound.fails ? 1 : 0; }
+
 double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
   if (tf32.faithful_fails && sol.fp32_simt.t_sol > 0) return sol.fp32_simt.t_sol;
   if (tf32.fails)

@@ -81,6 +81,10 @@ int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& spac
 // below it (mma.sync's 3xTF32, the more accurate of the two 3xTF32 kernels) is probed once
 // (BuiltinOptions::probe_rung). -1 where there is nothing to probe.
 int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::SearchSpace& space, const std::string& profile);
+// The lowest rung a passed reference-class probe chains down to (BuiltinOptions::probe_floor): the
+// rung the elementwise bound alone allows (one above TF32 where TF32 fails it), so 3xTF32 on wgmma
+// is probed after mma.sync's 3xTF32 passes.
+int pipeline_reference_class_probe_floor(const space::Tf32Bound& bound);
 // The speed of light at the cheapest precision the tolerance leaves (RunReport::t_sol_contract):
 // the FP32 SIMT bound where 3xTF32 fails too, the fp32-faithful (exact policy) bound where `tf32`
 // fails, else the policy's; reference peaks.

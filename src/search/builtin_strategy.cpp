@@ -39,7 +39,7 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
   if (rungs.tie)
     first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min(after + 1, first_.size())), std::move(*rungs.tie));
   if (auto probe = probe_opening(space_, opt_.probe_rung, floor_rung_)) {
-    probe_hash_ = probe->hash;
+    probe_hashes_.insert(probe->hash);
     const auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));  // after the first seed
     first_.insert(first_.begin() + at, std::move(*probe));
   }
@@ -133,6 +133,17 @@ std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k
   for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < k; ++i)
     if (!taken[i]) out.push_back(ranked[i]);
   return out;
+}
+
+std::string precision_mix(const nlohmann::json& config) {
+  std::string mix;
+  if (!config.is_object()) return mix;
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    const std::string& key = it.key();
+    const auto dot = key.rfind('.');
+    if ((dot == std::string::npos ? key : key.substr(dot + 1)) == "precision") mix += key + "=" + it.value().dump() + ";";
+  }
+  return mix;
 }
 
 std::string shape_signature(const nlohmann::json& config) {
@@ -294,6 +305,41 @@ std::optional<Candidate> BuiltinStrategy::propose_next(const SearchState& state)
   return std::nullopt;
 }
 
+void BuiltinStrategy::reopen_at(int r) {
+  floor_rung_ = r;
+  pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
+  // The opening's ranked candidates above the new floor were the old floor's (slower rungs): the
+  // new floor's top-k take their place; seeds stay.
+  std::deque<Candidate> kept;
+  for (auto& c : first_)
+    if (c.rung <= r || (c.origin != "rank" && c.origin != "rank-rung" && c.origin != "stored"))
+      kept.push_back(std::move(c));
+  first_ = std::move(kept);
+  std::vector<Candidate> top = diverse_top_k(pool_, opt_.top_k);
+  for (size_t i = top.size(); i-- > 0;) {
+    top[i].origin = "rank";
+    first_.push_front(std::move(top[i]));
+  }
+  if (opt_.probe_floor < 0 || r - 1 < opt_.probe_floor) return;
+  // The rung below may hold kernels of unequal accuracy (f32x3w promotes its tensor-core sums every
+  // 128 of K, as mma.sync's 3xTF32 does; f32x3s sums longer runs of K): the best-ranked of each of
+  // its first two precision mixes is probed, so the more accurate one is not skipped for the one
+  // ranked faster.
+  std::vector<Candidate> probes;
+  std::set<std::string> mixes;
+  // (a wide window: a rung's best tiles of one kernel can fill the first hundred places)
+  for (auto& c : ranked_on_rung(space_, r - 1, std::max(1024, opt_.pool))) {
+    if (probes.size() >= 2) break;
+    if (!mixes.insert(precision_mix(c.config)).second) continue;
+    c.origin = "probe";
+    probes.push_back(std::move(c));
+  }
+  for (size_t i = probes.size(); i-- > 0;) {
+    probe_hashes_.insert(probes[i].hash);
+    first_.push_front(std::move(probes[i]));
+  }
+}
+
 void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {
   const double eager = state.baselines.eager_s;
   const Attempt* best = state.best_attempt();
@@ -319,9 +365,8 @@ void BuiltinStrategy::observe(const Attempt& attempt, const SearchState& state) 
   }
   if (attempt.status == RunStatus::mismatch && descent) failed_signatures_.insert(space_.rung_signature(attempt.cand));
   if (attempt.status == RunStatus::ok && is_probe(attempt.cand) && attempt.cand.rung < floor_rung_) {
-    // The probe passed below the memory's floor: the lower rung is open again.
-    floor_rung_ = attempt.cand.rung;
-    pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
+    // The probe passed below the floor: the lower rung is open again.
+    reopen_at(attempt.cand.rung);
     return;
   }
   if (attempt.status != RunStatus::mismatch) return;

@@ -67,6 +67,12 @@ struct BuiltinOptions {
   // its best-ranked candidate is tried once, after the first seed, since what the memory learned
   // may predate a capability that passes there; if it passes, the floor drops to it.
   int probe_rung = -1;
+  // A probe that passes chains one rung down, while the rung below is at least this one (-1: no
+  // chain): the reference-class probe starts at mma.sync's 3xTF32, the most accurate tensor-core
+  // rung, and where that passes the float64 pass, 3xTF32 on wgmma (f32x3w, f32x3s: 1.3-1.45x
+  // faster) is probed next (run DV's kb1_matmul_transposed_b stopped at f32x3, 1.43x, and spent
+  // its other attempts on FP32 SIMT).
+  int probe_floor = -1;
   int slow_probe_after = 3;       // correct attempts, all slower than eager, before the speed probe
   // A best within this factor of eager counts as slow for the speed probe: a 1.00-1.04x kernel is
   // within run-to-run spread of a fallback (run DG's kb1_sdpa: three 3xTF32 attempts at 0.98-1.00x
@@ -107,6 +113,8 @@ class SplitMix64 {
 // A configuration without its minor knobs (raster, swizzle, cluster, align, per stage): the
 // opening top-k attempts take one candidate per signature before any near-twin.
 std::string shape_signature(const nlohmann::json& config);
+// The configuration's precision knobs alone ("precision", "s0.precision", ...): its precision mix.
+std::string precision_mix(const nlohmann::json& config);
 
 // The first k of `ranked` (best first) that have distinct shape signatures, in rank order, then
 // the best of the rest if fewer than k shapes exist. The analytic ranking cannot tell raster order,
@@ -153,7 +161,11 @@ class BuiltinStrategy final : public Strategy {
  private:
   std::optional<Candidate> lift(const Candidate& c);
   // The one candidate below the floor that is wanted (BuiltinOptions::probe_rung).
-  bool is_probe(const Candidate& c) const { return !probe_hash_.empty() && c.hash == probe_hash_; }
+  bool is_probe(const Candidate& c) const { return probe_hashes_.count(c.hash) > 0; }
+  // A probe passed at rung `r` below the floor: the floor drops to it, the opening's candidates
+  // still waiting above it give way to the new floor's ranked top-k, and the rung below is probed
+  // in turn (BuiltinOptions::probe_floor).
+  void reopen_at(int r);
   // Wanted below the floor: the probe, a stage descent, or a candidate whose mix of rungs a
   // descent has passed with.
   bool below_floor_ok(const Candidate& c) const;
@@ -183,7 +195,7 @@ class BuiltinStrategy final : public Strategy {
   std::deque<Candidate> fallback_, first_;
   std::vector<Candidate> pool_;
   int floor_rung_ = 0;
-  std::string probe_hash_;  // the probe below the floor (BuiltinOptions::probe_rung), if any
+  std::set<std::string> probe_hashes_;  // the probes below the floor (BuiltinOptions::probe_rung)
   int refinements_ = 0;
   std::set<std::string> failed_classes_;  // summation classes of rounding mismatches
   // The most precise rung a candidate could reach, where rounding mismatches of a reduced

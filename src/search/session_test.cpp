@@ -566,6 +566,56 @@ TEST(Session, AProbeBelowTheMemorysFloorReopensTheRungItPasses) {
   EXPECT_EQ(f.strategy.floor_rung(), 2);
 }
 
+// The reference-class probe chains (BuiltinOptions::probe_floor): where mma.sync's 3xTF32 passes
+// below FP32 SIMT's floor, the faster 3xTF32 on wgmma below it is probed next, and the opening's
+// FP32 SIMT candidates still waiting give way to the reopened rung's own top-k (run DV's
+// kb1_matmul_transposed_b measured its passing probe and then three FP32 SIMT shapes).
+TEST(Session, APassingProbeChainsDownAndTheOpeningFollowsIt) {
+  SurfaceSpec spec;  // every rung passes; rung 0 is the fastest
+  BuiltinOptions bo;
+  bo.start_rung = 2;
+  bo.probe_rung = 1;
+  bo.probe_floor = 0;
+  Rig r(spec, bo, no_stop_rules(12));
+  r.session->run();
+  const auto& at = r.session->state().attempts;
+  ASSERT_GE(at.size(), 6u);
+  EXPECT_EQ(at[1].cand.origin, "probe");
+  EXPECT_EQ(at[1].cand.rung, 1);
+  int probes0 = 0, at2 = 0;
+  for (const auto& a : at) {
+    probes0 += a.cand.origin == "probe" && a.cand.rung == 0 && a.status == RunStatus::ok;
+    at2 += a.cand.rung == 2;
+  }
+  EXPECT_EQ(probes0, 1);
+  EXPECT_EQ(r.strategy.floor_rung(), 0);
+  ASSERT_TRUE(r.session->state().best);
+  EXPECT_EQ(at[static_cast<size_t>(*r.session->state().best)].cand.rung, 0);
+  // Rung 2's opening ends where the probes passed: its first candidate and those already in flight.
+  EXPECT_LE(at2, 3);
+  // Without the chain the floor stops at the probe's rung, and its own top-k follow it.
+  bo.probe_floor = -1;
+  Rig once(spec, bo, no_stop_rules(12));
+  once.session->run();
+  EXPECT_EQ(once.strategy.floor_rung(), 1);
+  int rung0 = 0, rung2 = 0;
+  for (const auto& a : once.session->state().attempts) {
+    rung0 += a.cand.rung == 0;
+    rung2 += a.cand.rung == 2;
+  }
+  EXPECT_EQ(rung0, 0);
+  EXPECT_LE(rung2, 3);
+  // Where the chained probe's rung fails, it is the one attempt spent there and the floor stays.
+  spec.tf32_mismatch = true;
+  bo.probe_floor = 0;
+  Rig f(spec, bo, no_stop_rules(12));
+  f.session->run();
+  int tried0 = 0;
+  for (const auto& a : f.session->state().attempts) tried0 += a.cand.rung == 0;
+  EXPECT_EQ(tried0, 1);
+  EXPECT_EQ(f.strategy.floor_rung(), 1);
+}
+
 // A mismatch that is not repeatable (a flaky run, a binding error) retires nothing.
 TEST(Session, AnUnrepeatableMismatchRetiresNoClass) {
   SurfaceSpec spec;
