@@ -203,9 +203,15 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
   // A rung above in a near tie comes second, as the search measures it.
   if (rungs.tie)
     ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*rungs.tie));
-  // The reference-class probe comes second, as the search measures it (BuiltinOptions::probe_rung).
-  if (auto probe = search::probe_opening(space, pipeline_reference_class_probe(bound, space, o.profile), floor))
-    ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*probe));
+  // The reference-class probe comes second, and the probes it chains to after it, as the search
+  // measures them (BuiltinOptions::probe_rung, probe_floor).
+  if (auto probe = search::probe_opening(space, pipeline_reference_class_probe(bound, space, o.profile), floor)) {
+    std::vector<search::Candidate> probes =
+        search::chain_probes(space, probe->rung - 1, pipeline_reference_class_probe_floor(bound));
+    probes.insert(probes.begin(), std::move(*probe));
+    auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size()));
+    for (auto& c : probes) ranked.insert(ranked.begin() + at++, std::move(c));
+  }
   if (ranked.size() > static_cast<size_t>(std::max(o.top, 1))) ranked.resize(static_cast<size_t>(std::max(o.top, 1)));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;

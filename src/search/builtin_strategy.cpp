@@ -39,9 +39,14 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
   if (rungs.tie)
     first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min(after + 1, first_.size())), std::move(*rungs.tie));
   if (auto probe = probe_opening(space_, opt_.probe_rung, floor_rung_)) {
-    probe_hashes_.insert(probe->hash);
-    const auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));  // after the first seed
-    first_.insert(first_.begin() + at, std::move(*probe));
+    // after the first seed: the probe, then the rungs below it down to probe_floor
+    std::vector<Candidate> probes = chain_probes(space_, probe->rung - 1, opt_.probe_floor);
+    probes.insert(probes.begin(), std::move(*probe));
+    auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));
+    for (auto& c : probes) {
+      probe_hashes_.insert(c.hash);
+      first_.insert(first_.begin() + at++, std::move(c));
+    }
   }
   // The kernel store: when the opening's first candidate needs a fresh compile, the best-ranked
   // candidate whose units are all stored is measured first, while the opening compiles behind it.
@@ -119,6 +124,27 @@ std::optional<Candidate> probe_opening(SearchSpace& space, int probe_rung, int f
   if (below.empty() || below.front().rung >= floor) return std::nullopt;
   below.front().origin = "probe";
   return std::move(below.front());
+}
+
+std::vector<Candidate> chain_probes(SearchSpace& space, int from_rung, int floor) {
+  std::vector<Candidate> out;
+  if (floor < 0) return out;
+  // A rung may hold kernels of unequal accuracy (f32x3w promotes its tensor-core sums every 128
+  // of K, as mma.sync's 3xTF32 does; f32x3s sums longer runs): the best-ranked of each of its
+  // first two precision mixes, so the more accurate one is not skipped for the one ranked faster
+  // (a wide window: one kernel's best tiles can fill a rung's first hundred places).
+  for (int r = from_rung; r >= floor; --r) {
+    std::set<std::string> mixes;
+    int taken = 0;
+    for (auto& c : ranked_on_rung(space, r, 1024)) {
+      if (taken >= 2) break;
+      if (!mixes.insert(precision_mix(c.config)).second) continue;
+      c.origin = "probe";
+      out.push_back(std::move(c));
+      ++taken;
+    }
+  }
+  return out;
 }
 
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {
@@ -320,20 +346,8 @@ void BuiltinStrategy::reopen_at(int r) {
     top[i].origin = "rank";
     first_.push_front(std::move(top[i]));
   }
-  if (opt_.probe_floor < 0 || r - 1 < opt_.probe_floor) return;
-  // The rung below may hold kernels of unequal accuracy (f32x3w promotes its tensor-core sums every
-  // 128 of K, as mma.sync's 3xTF32 does; f32x3s sums longer runs of K): the best-ranked of each of
-  // its first two precision mixes is probed, so the more accurate one is not skipped for the one
-  // ranked faster.
-  std::vector<Candidate> probes;
-  std::set<std::string> mixes;
-  // (a wide window: a rung's best tiles of one kernel can fill the first hundred places)
-  for (auto& c : ranked_on_rung(space_, r - 1, std::max(1024, opt_.pool))) {
-    if (probes.size() >= 2) break;
-    if (!mixes.insert(precision_mix(c.config)).second) continue;
-    c.origin = "probe";
-    probes.push_back(std::move(c));
-  }
+  // A probe queued up front may have passed first; the rungs below still wait (or are done).
+  std::vector<Candidate> probes = chain_probes(space_, r - 1, opt_.probe_floor);
   for (size_t i = probes.size(); i-- > 0;) {
     probe_hashes_.insert(probes[i].hash);
     first_.push_front(std::move(probes[i]));

@@ -67,11 +67,12 @@ struct BuiltinOptions {
   // its best-ranked candidate is tried once, after the first seed, since what the memory learned
   // may predate a capability that passes there; if it passes, the floor drops to it.
   int probe_rung = -1;
-  // A probe that passes chains one rung down, while the rung below is at least this one (-1: no
-  // chain): the reference-class probe starts at mma.sync's 3xTF32, the most accurate tensor-core
-  // rung, and where that passes the float64 pass, 3xTF32 on wgmma (f32x3w, f32x3s: 1.3-1.45x
-  // faster) is probed next (run DV's kb1_matmul_transposed_b stopped at f32x3, 1.43x, and spent
-  // its other attempts on FP32 SIMT).
+  // The probe chains down to this rung (-1: no chain; chain_probes): the reference-class probe is
+  // mma.sync's 3xTF32, the most accurate tensor-core rung, and 3xTF32 on wgmma below it (f32x3w,
+  // f32x3s: 1.3-1.45x faster) may pass the float64 pass too, so its probes follow it in the
+  // opening; whichever passes lowest sets the floor, and a probe that passes reopens its rung
+  // (run DV's kb1_matmul_transposed_b passed its f32x3 probe, 1.43x, and spent its other
+  // attempts on FP32 SIMT).
   int probe_floor = -1;
   int slow_probe_after = 3;       // correct attempts, all slower than eager, before the speed probe
   // A best within this factor of eager counts as slow for the speed probe: a 1.00-1.04x kernel is
@@ -142,6 +143,11 @@ RungOpening rung_opening(SearchSpace& space, int floor, const std::vector<Candid
 // The probe below `floor` (BuiltinOptions::probe_rung): the best-ranked candidate from `probe_rung`
 // up, origin "probe", when it is below the floor; nullopt otherwise (and for probe_rung < 0).
 std::optional<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor);
+
+// The probes below a reference-class probe (BuiltinOptions::probe_floor), in the order they are
+// measured: for each rung from `from_rung` down to `floor`, the best-ranked candidate of each of
+// its first two precision mixes (precision_mix), origin "probe". Empty for floor < 0.
+std::vector<Candidate> chain_probes(SearchSpace& space, int from_rung, int floor);
 
 class BuiltinStrategy final : public Strategy {
  public:

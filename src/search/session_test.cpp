@@ -582,6 +582,8 @@ TEST(Session, APassingProbeChainsDownAndTheOpeningFollowsIt) {
   ASSERT_GE(at.size(), 6u);
   EXPECT_EQ(at[1].cand.origin, "probe");
   EXPECT_EQ(at[1].cand.rung, 1);
+  EXPECT_EQ(at[2].cand.origin, "probe");  // queued with the first, not after its verdict
+  EXPECT_EQ(at[2].cand.rung, 0);
   int probes0 = 0, at2 = 0;
   for (const auto& a : at) {
     probes0 += a.cand.origin == "probe" && a.cand.rung == 0 && a.status == RunStatus::ok;
