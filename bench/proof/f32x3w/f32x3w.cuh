@@ -13,6 +13,7 @@
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/util/packed_stride.hpp"
 #include "gemm_f32x3w.cuh"  // src/codegen/runtime: the main loop the library generates
+#include "gemm_f32x3w_rs.cuh"  // src/codegen/runtime: A in registers, any layout (proof stage)
 
 #include <cuda_runtime.h>
 
@@ -23,7 +24,8 @@ using ucut_f32x3w::Mainloop;
 
 // Runs one GEMM D[M, N] = A[M, K] * B[N, K]^T of a GemmUniversalAdapter over the cooperative
 // kernel with the persistent scheduler, its operands read as `Element` (tfloat32_t: 32-bit words,
-// copied as bits; float: rounded to TF32 by TMA on the way in).
+// copied as bits; float: rounded to TF32 by TMA on the way in), in the layouts the kernel's
+// strides say (the harness passes A as [K, M] and B as [K, N] to a variant whose kLayout asks).
 template <class Device, class Element>
 cudaError_t run_gemm(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
   using Kernel = typename Device::GemmKernel;
@@ -63,6 +65,19 @@ struct Gemm {
   }
 };
 
+// f32x3w with A in registers (gemm_f32x3w_rs.cuh): A K-major ([M, K]) or M-major (given as
+// [K, M]), B K-major ([N, K]) or N-major (given as [K, N]); kLayout tells the harness which.
+template <GMMA::Major MajorA, GMMA::Major MajorB, class TileShape, class ClusterShape, int Stages, int Promote>
+struct GemmRs {
+  static constexpr int kLayout = (MajorA == GMMA::Major::MN ? 1 : 0) | (MajorB == GMMA::Major::MN ? 2 : 0);
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<
+      Shape<int, int, int, int>, ucut_f32x3w::MainloopRs<MajorA, MajorB, Stages, ClusterShape, TileShape, Promote>,
+      Epilogue<TileShape, ClusterShape>, cutlass::gemm::PersistentScheduler>;
+  static cudaError_t run(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t stream) {
+    return run_gemm<cutlass::gemm::device::GemmUniversalAdapter<Kernel>, cutlass::tfloat32_t>(M, N, K, A, B, C, stream);
+  }
+};
+
 // Plain TF32 on the same kernel and tiles (CUTLASS's own main loop, TMA rounding fp32 to TF32):
 // the speed 3xTF32 is measured against (a third of it is the split's ideal).
 template <class TileShape, class ClusterShape, int Stages>
@@ -81,7 +96,13 @@ struct Tf32Gemm {
 struct Variant {
   const char* name;
   cudaError_t (*run)(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t s);
+  int layout;  // bit 0: A given as [K, M]; bit 1: B given as [K, N]
 };
+
+template <class T, class = void>
+struct LayoutOf : std::integral_constant<int, 0> {};
+template <class T>
+struct LayoutOf<T, std::void_t<decltype(T::kLayout)>> : std::integral_constant<int, T::kLayout> {};
 
 #ifndef F32X3W_VARIANTS
 // name: tile MxN (K 32 a k-tile), cluster, stages, promotion interval in k-tiles.
@@ -94,11 +115,17 @@ struct Variant {
   X("f32x3w_t128x128_c1_s3_p16", Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 16>)             \
   X("f32x3w_t128x128_c2x1_s3_p4", Gemm<Shape<_128, _128, _32>, Shape<_2, _1, _1>, 3, 4>)             \
   X("f32x3w_t128x64_c1_s4_p4", Gemm<Shape<_128, _64, _32>, Shape<_1, _1, _1>, 4, 4>)                 \
-  X("tf32_sm90_t128x128_c1_s4", Tf32Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 4>)
+  X("tf32_sm90_t128x128_c1_s4", Tf32Gemm<Shape<_128, _128, _32>, Shape<_1, _1, _1>, 4>)               \
+  X("f32x3w_rs_kk_t128x128_s3_p4", GemmRs<GMMA::Major::K, GMMA::Major::K, Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4>) \
+  X("f32x3w_rs_kk_t128x128_s4_p4", GemmRs<GMMA::Major::K, GMMA::Major::K, Shape<_128, _128, _32>, Shape<_1, _1, _1>, 4, 4>) \
+  X("f32x3w_rs_kn_t128x128_s3_p4", GemmRs<GMMA::Major::K, GMMA::Major::MN, Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4>) \
+  X("f32x3w_rs_mk_t128x128_s3_p4", GemmRs<GMMA::Major::MN, GMMA::Major::K, Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4>) \
+  X("f32x3w_rs_mn_t128x128_s3_p4", GemmRs<GMMA::Major::MN, GMMA::Major::MN, Shape<_128, _128, _32>, Shape<_1, _1, _1>, 3, 4>) \
+  X("f32x3w_rs_kn_t128x64_s4_p4", GemmRs<GMMA::Major::K, GMMA::Major::MN, Shape<_128, _64, _32>, Shape<_1, _1, _1>, 4, 4>)
 #endif
 
 inline const Variant* variants(int* count) {
-#define X(name, ...) Variant{name, &__VA_ARGS__::run},
+#define X(name, ...) Variant{name, &__VA_ARGS__::run, LayoutOf<__VA_ARGS__>::value},
   static const Variant list[] = {F32X3W_VARIANTS};
 #undef X
   *count = static_cast<int>(sizeof(list) / sizeof(list[0]));

@@ -11,6 +11,7 @@ struct Variant {
   const char* name;
   // A: M x K row-major, B: N x K row-major, C: M x N row-major (C = A * B^T)
   cudaError_t (*run)(int M, int N, int K, const float* A, const float* B, float* C, cudaStream_t s);
+  int layout;  // bit 0: A given as [K, M]; bit 1: B given as [K, N]
 };
 
 // Reports "not supported" so that the harness prints an ERROR row for it rather than timing nothing.
@@ -20,7 +21,7 @@ inline cudaError_t stub_run(int, int, int, const float*, const float*, float*, c
 
 // The list of variants the header provides: here one, which always fails.
 inline const Variant* variants(int* count) {
-  static const Variant list[] = {{"f32x3w_stub", &stub_run}};
+  static const Variant list[] = {{"f32x3w_stub", &stub_run, 0}};
   *count = 1;
   return list;
 }

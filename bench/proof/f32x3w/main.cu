@@ -103,6 +103,27 @@ enum class Dist : int {
   mixed,      // U[-2, 2): signs mixed, so sums cancel and relative errors grow
 };
 
+// out[c][r] = in[r][c] for an R x C row-major `in`: the [K, M] / [K, N] copies of the operands
+// that variants reading A M-major or B N-major take (Variant::layout), made once per input.
+__global__ void transpose_kernel(const float* in, float* out, int R, int C) {
+  __shared__ float tile[32][33];
+  const int c0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int r = r0 + i, c = c0 + threadIdx.x;
+    if (r < R && c < C) tile[i][threadIdx.x] = in[size_t(r) * C + c];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int c = c0 + i, r = r0 + threadIdx.x;
+    if (r < R && c < C) out[size_t(c) * R + r] = tile[threadIdx.x][i];
+  }
+}
+
+cudaError_t transpose(const float* in, float* out, int R, int C, cudaStream_t s) {
+  transpose_kernel<<<dim3(ceil_div(C, 32), ceil_div(R, 32)), dim3(32, 8), 0, s>>>(in, out, R, C);
+  return cudaGetLastError();
+}
+
 __global__ void fill_kernel(float* p, size_t n, uint32_t key, Dist dist, float scale) {
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -546,6 +567,7 @@ Options parse(int argc, char** argv) {
 struct Variant {
   std::string name;
   RunFn run;
+  int layout = 0;  // bit 0: A passed as [K, M]; bit 1: B passed as [K, N] (f32x3w::Variant)
 };
 
 std::vector<Variant> all_variants() {
@@ -554,7 +576,7 @@ std::vector<Variant> all_variants() {
                             {"f32x3_sm80", &run_cutlass_sm80<F32x3Sm80>}};
   int n = 0;
   const f32x3w::Variant* list = f32x3w::variants(&n);
-  for (int i = 0; i < n; ++i) v.push_back({list[i].name, list[i].run});
+  for (int i = 0; i < n; ++i) v.push_back({list[i].name, list[i].run, list[i].layout});
   return v;
 }
 
@@ -576,6 +598,7 @@ std::string error_status(const char* what, cudaError_t e) {
 // Everything one (shape, kind) needs on the device.
 struct Buffers {
   float *A = nullptr, *B = nullptr, *C = nullptr;
+  float *At = nullptr, *Bt = nullptr;  // A as [K, M], B as [K, N], where a variant's layout asks
   double* R = nullptr;
 };
 
@@ -591,7 +614,7 @@ Row evaluate(const Variant& v, const Shape& sh, const Kind& kind, const Buffers&
   r.N = sh.N;
   r.K = sh.K;
   const size_t nc = size_t(sh.M) * sh.N;
-  const Problem p{sh.M, sh.N, sh.K, b.A, b.B, b.C};
+  const Problem p{sh.M, sh.N, sh.K, (v.layout & 1) ? b.At : b.A, (v.layout & 2) ? b.Bt : b.B, b.C};
   cudaGetLastError();
 
   // Poison C with NaN (all-ones bytes): an output element the kernel never writes shows up.
@@ -715,6 +738,10 @@ int main(int argc, char** argv) {
     if (e == cudaSuccess) e = cudaMalloc(&b.B, nb * sizeof(float));
     if (e == cudaSuccess) e = cudaMalloc(&b.C, nc * sizeof(float));
     if (e == cudaSuccess) e = cudaMalloc(&b.R, nc * sizeof(double));
+    int layouts = 0;
+    for (const Variant& v : variants) layouts |= v.layout;
+    if (e == cudaSuccess && (layouts & 1)) e = cudaMalloc(&b.At, na * sizeof(float));
+    if (e == cudaSuccess && (layouts & 2)) e = cudaMalloc(&b.Bt, nb * sizeof(float));
     if (e != cudaSuccess) {
       // Too big for this GPU: say so for every row of the shape and go on with the next one.
       cudaGetLastError();
@@ -735,6 +762,8 @@ int main(int argc, char** argv) {
         const float scale = float(1.0 / std::sqrt(double(sh.K)));  // nn.Linear's bound for fan_in K
         check(fill(b.A, na, kSeedA, k->a, scale, s), "fill A");
         check(fill(b.B, nb, kSeedB, k->b, scale, s), "fill B");
+        if (b.At) check(transpose(b.A, b.At, sh.M, sh.K, s), "transpose A");
+        if (b.Bt) check(transpose(b.B, b.Bt, sh.N, sh.K, s), "transpose B");
         cudaEvent_t t0, t1;
         check(cudaEventCreate(&t0), "cudaEventCreate");
         check(cudaEventCreate(&t1), "cudaEventCreate");
@@ -767,6 +796,8 @@ int main(int argc, char** argv) {
     cudaFree(b.B);
     cudaFree(b.C);
     cudaFree(b.R);
+    cudaFree(b.At);
+    cudaFree(b.Bt);
   }
   if (json) std::fclose(json);
   cudaFree(d_partial);
