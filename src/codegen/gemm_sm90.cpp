@@ -211,10 +211,13 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                    "cutlass/util/packed_stride.hpp"};
   // f32x3w: 3xTF32 with the operand split inside the main loop, ours (runtime/gemm_f32x3w.cuh);
   // the kernel, its scheduler and the epilogue stay CUTLASS's
+  // (runtime/gemm_f32x3w_rs.cuh, A in registers, where an operand is not K-major)
   const bool x3w = k.precision == dsl::Precision::f32x3w;
+  const bool x3w_rs = x3w && dsl::gemm_f32x3w_registers(s);
   static constexpr const char* kX3wHeader = "gemm_f32x3w.cuh";
+  static constexpr const char* kX3wRsHeader = "gemm_f32x3w_rs.cuh";
   if (x3w) {
-    code.includes.push_back(kX3wHeader);
+    code.includes.push_back(x3w_rs ? kX3wRsHeader : kX3wHeader);
     code.needs_runtime = true;
   }
   const bool fast = k.math == dsl::MathMode::fast;
@@ -265,7 +268,18 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
     ElementC, cutlass::layout::RowMajor, AlignC, ElementD, cutlass::layout::RowMajor, AlignD,
     EpilogueSchedule, Fusion>::CollectiveOp;
 )";
-  if (x3w) {
+  if (x3w_rs) {
+    // A in registers: A and B in their own majors, B's parts written K-major (big ones too where B
+    // is [K, N]); the stages that fit beside them (ucut_f32x3w::auto_stages_rs)
+    const bool bt = !dsl::gemm_b_k_major(s);
+    const std::string stages = g.stages_auto
+        ? fmt::format("ucut_f32x3w::auto_stages_rs<TileShape, {}>(static_cast<int>(sizeof(typename "
+                      "CollectiveEpilogue::SharedStorage)))", bt ? "true" : "false")
+        : std::to_string(*k.stages);
+    d += fmt::format("using CollectiveMainloop = ucut_f32x3w::MainloopRs<cute::GMMA::Major::{}, cute::GMMA::Major::{},\n"
+                     "    {}, ClusterShape, TileShape, {}>;\n",
+                     dsl::gemm_a_k_major(s) ? "K" : "MN", bt ? "MN" : "K", stages, dsl::kF32x3wPromoteKTiles);
+  } else if (x3w) {
     // the stages that fit beside the epilogue and the two small-part buffers, as the builder's
     // StageCountAutoCarveout counts them (ucut_f32x3w::auto_stages), or the explicit count
     const std::string stages = g.stages_auto
@@ -353,9 +367,13 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
   // A stored unit's key is its text (docs/kernel-abi.md): f32x3w's main loop lives in a runtime
   // header, so the header's digest is part of the text, and an edited main loop is a new unit.
   if (x3w) {
-    const auto header = fs_read(simt_runtime_include_dir() + "/" + kX3wHeader);
-    unit = "// main loop: " + std::string(kX3wHeader) + " sha256 " +
-           sha256_hex(header ? *header : std::string("<unreadable>")).substr(0, 16) + "\n" + unit;
+    auto digest = [](const char* name) {
+      const auto header = fs_read(simt_runtime_include_dir() + "/" + name);
+      return "// main loop: " + std::string(name) + " sha256 " +
+             sha256_hex(header ? *header : std::string("<unreadable>")).substr(0, 16) + "\n";
+    };
+    // the register-sourced main loop includes the other header (its split and stock types)
+    unit = digest(kX3wHeader) + (x3w_rs ? digest(kX3wRsHeader) : std::string()) + unit;
   }
   // The name derives from the text with the placeholder, so equal units get equal names.
   unit_publish(code, std::move(unit), NS);

@@ -313,6 +313,33 @@ TEST(Library, GoldenF32x3w) {
   EXPECT_EQ(tf->source.find("gemm_f32x3w.cuh"), std::string::npos);
 }
 
+// f32x3w with B [K, N] (N contiguous): TF32 wgmma cannot read it from shared memory, so the
+// register-sourced main loop (runtime/gemm_f32x3w_rs.cuh) reads A into registers and its split
+// writes B's parts K-major; its unit carries both headers' digests.
+TEST(Library, GoldenF32x3wRegisters) {
+  dsl::Program p = sample_f32_scaled(1024, 2048, 4096, dsl::Precision::f32x3w, {});
+  p.name = "f32_scaled_f32x3w_kn";
+  p.tensors[1].shape = {4096, 2048};
+  std::get<dsl::GemmStage>(p.stages[0].body).b.transposed = false;
+  check_golden(p);
+  auto lib = codegen_emit_library(p, {"f32_scaled_f32x3w_kn.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  EXPECT_TRUE(lib->needs_simt_runtime);
+  EXPECT_NE(lib->source.find("#include \"gemm_f32x3w_rs.cuh\""), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::K, cute::GMMA::Major::MN,"), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_f32x3w::auto_stages_rs<TileShape, true>("), std::string::npos);
+  EXPECT_NE(lib->source.find("using LayoutB = cutlass::layout::RowMajor;  // B [K, N] (N-major)"), std::string::npos);
+  for (const char* header : {"gemm_f32x3w.cuh", "gemm_f32x3w_rs.cuh"}) {
+    const auto text = fs_read(simt_runtime_include_dir() + "/" + header);
+    ASSERT_TRUE(text);
+    bool digest = false;
+    for (const auto& u : lib->units)
+      digest = digest || (u.stored && u.source.find(std::string(header) + " sha256 " + sha256_hex(*text).substr(0, 16)) !=
+                                          std::string::npos);
+    EXPECT_TRUE(digest) << header;
+  }
+}
+
 // The sm80 epilogue pass's reductions: the row sum adds warp-aggregated fp64 partials (N % 32 == 0)
 // converted at the end, the column max stays a float atomic into an identity-filled output.
 TEST(Library, GoldenF32x3Reductions) {

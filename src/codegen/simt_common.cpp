@@ -15,7 +15,7 @@ std::vector<std::string> simt_runtime_headers() {
   std::vector<std::string> out;
   for (const char* f :
        {"simt_common.cuh", "simt_reduce.cuh", "simt_rowwise.cuh", "simt_scan.cuh", "attention.cuh", "attention_sm90.cuh",
-        "gemv.cuh", "gemm_f32x3w.cuh"})
+        "gemv.cuh", "gemm_f32x3w.cuh", "gemm_f32x3w_rs.cuh"})
     out.push_back(simt_runtime_include_dir() + "/" + f);
   return out;
 }

@@ -167,8 +167,10 @@ int gemm_sm90_stage_bytes(const GemmKnobs& k) {
   return (k.tile->m + k.tile->n) * k.tile->k * bytes + 32;
 }
 
-int gemm_f32x3w_small_bytes(const GemmKnobs& k) {
+int gemm_f32x3w_small_bytes(const GemmStage& s, const GemmKnobs& k) {
   if (k.precision != Precision::f32x3w || !k.tile) return 0;
+  const int b_parts = 2 * k.tile->n * k.tile->k * 4 + 1024;  // two tiles and the slack
+  if (gemm_f32x3w_registers(s)) return gemm_b_k_major(s) ? b_parts : 2 * b_parts;
   return 2 * (k.tile->m + k.tile->n) * k.tile->k * 4 + 2 * 1024;  // and each buffer's 1 KiB of slack
 }
 
@@ -327,7 +329,7 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   if (!k.stages) {
     EpiFacts f = epi_facts(p, s.epilogue);
     int epi = gemm_sm90_epilogue_smem(k, out.dtype, f.has_source, f.source, f.row_vectors,
-                                      f.col_vectors) + gemm_f32x3w_small_bytes(k);
+                                      f.col_vectors) + gemm_f32x3w_small_bytes(s, k);
     k.stages = std::max(0, (kSm90SmemBytes - epi) / gemm_sm90_stage_bytes(k));
   }
   return k;
@@ -366,14 +368,12 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
 // wgmma reads 32-bit (tf32) operands from shared memory only K-major; the CUTLASS builder sends
 // other layouts to a register-sourced transposing mainloop that we do not generate. (f32x3s and
 // f32x3k take any layout: their split stages write the operands' parts K-major,
-// codegen/split_gemm.cpp.)
-// f32x3w reads its operands through the same TF32 wgmma (its split happens in shared memory, in
-// the layout TMA wrote), so it is K-major only too.
+// codegen/split_gemm.cpp; f32x3w too: where an operand is not K-major its main loop reads A into
+// registers and writes B's parts K-major, runtime/gemm_f32x3w_rs.cuh.)
 void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
-  if (k.precision != Precision::tf32 && k.precision != Precision::f32x3w) return;
+  if (k.precision != Precision::tf32) return;
   const std::string pr = precision_name(k.precision);
-  const std::string other = k.precision == Precision::tf32 ? "tf32m (TF32 on mma.sync) or f32x3"
-                                                            : "f32x3 (3xTF32 on mma.sync) or f32x3k";
+  const std::string other = "tf32m (TF32 on mma.sync) or f32x3";
   if (!gemm_a_k_major(c.s))
     c.add("tf32_k_major", "a", pr + " wgmma reads A only K-major, but A is written transposed ('" +
           c.s.a.tensor + ".T', M contiguous)",
@@ -501,7 +501,7 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
     return;
   }
   EpiFacts f = epi_facts(c.p, c.s.epilogue);
-  const int small = gemm_f32x3w_small_bytes(k);  // f32x3w's small-part buffers, beside the epilogue
+  const int small = gemm_f32x3w_small_bytes(c.s, k);  // f32x3w's part buffers, beside the epilogue
   int epi = gemm_sm90_epilogue_smem(k, c.out.dtype, f.has_source, f.source, f.row_vectors, f.col_vectors) + small;
   int stage = gemm_sm90_stage_bytes(k);
   int max_st = (kSm90SmemBytes - epi) / stage;

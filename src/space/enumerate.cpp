@@ -41,6 +41,11 @@ bool space_offers_f32x3w() {
   return !(v && std::string(v) == "0");
 }
 
+bool space_offers_f32x3w_registers() {
+  const char* v = std::getenv("UCUTLASS_OFFER_F32X3W_RS");
+  return v && std::string(v) == "1";
+}
+
 std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, dsl::DType t) {
   if (t == dsl::DType::f16) return {{Precision::f16}};
   if (t == dsl::DType::bf16) return {{Precision::bf16}};
@@ -118,6 +123,12 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
     // f32x3k keeps all three products in one tensor-core accumulator: offered where f32x3s keeps
     // its big x big product in one K piece too (gemm_f32x3s_split_k), the accuracy both share
     if (prec == Precision::f32x3k && fx.precision != Precision::f32x3k && dsl::gemm_f32x3s_split_k(g.k) > 1)
+      continue;
+    // f32x3w on an operand that is not K-major runs the register-sourced main loop
+    // (runtime/gemm_f32x3w_rs.cuh), offered only with UCUTLASS_OFFER_F32X3W_RS=1 until a GPU has
+    // measured it (docs/cli.md)
+    if (prec == Precision::f32x3w && fx.precision != Precision::f32x3w && dsl::gemm_f32x3w_registers(g) &&
+        !space_offers_f32x3w_registers())
       continue;
     auto push = [&](dsl::GemmKnobs k) {
       StageConfig c;

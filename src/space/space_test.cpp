@@ -192,6 +192,27 @@ TEST(Space, F32x3wEnumeratesItsMainLoopsShapes) {
     EXPECT_EQ(c.gemm.scheduler, dsl::TileScheduler::persistent);
     EXPECT_EQ(c.gemm.split_k.value_or(1), 1);
   }
+  // A [K, N] weight: the register-sourced main loop, legal, but enumerated on the ladder only with
+  // UCUTLASS_OFFER_F32X3W_RS=1 (not measured on a GPU yet); written, it is kept.
+  auto kn = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
+                    "stage y = gemm(x, W)\n");
+  auto count = [&](const dsl::Program& q, SpaceOptions so) {
+    auto e = space_enumerate(q, 0, so);
+    EXPECT_TRUE(e);
+    if (!e) return -1;
+    const std::vector<StageConfig> configs = std::move(*e);
+    int n = 0;
+    for (const auto& c : configs) n += c.gemm.precision == dsl::Precision::f32x3w;
+    return n;
+  };
+  ::unsetenv("UCUTLASS_OFFER_F32X3W_RS");
+  EXPECT_EQ(count(kn, {}), 0);
+  ::setenv("UCUTLASS_OFFER_F32X3W_RS", "1", 1);
+  EXPECT_EQ(count(kn, {}), 2 * 3 * 2 * 4);
+  ::unsetenv("UCUTLASS_OFFER_F32X3W_RS");
+  auto written = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
+                         "stage y = gemm(x, W) { precision f32x3w }\n");
+  EXPECT_EQ(count(written, o), 2 * 3 * 2 * 4);
 }
 
 // A layout copy (a view read across its strided merged last dim) takes the permuting form, whose
