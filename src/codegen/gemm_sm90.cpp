@@ -211,13 +211,12 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
                    "cutlass/util/packed_stride.hpp"};
   // f32x3w: 3xTF32 with the operand split inside the main loop, ours (runtime/gemm_f32x3w.cuh);
   // the kernel, its scheduler and the epilogue stay CUTLASS's
-  // (runtime/gemm_f32x3w_rs.cuh, A in registers, where an operand is not K-major)
+  // (runtime/gemm_f32x3w_rs.cuh: A in registers, any layout; it includes gemm_f32x3w.cuh)
   const bool x3w = k.precision == dsl::Precision::f32x3w;
-  const bool x3w_rs = x3w && dsl::gemm_f32x3w_registers(s);
   static constexpr const char* kX3wHeader = "gemm_f32x3w.cuh";
   static constexpr const char* kX3wRsHeader = "gemm_f32x3w_rs.cuh";
   if (x3w) {
-    code.includes.push_back(x3w_rs ? kX3wRsHeader : kX3wHeader);
+    code.includes.push_back(kX3wRsHeader);
     code.needs_runtime = true;
   }
   const bool fast = k.math == dsl::MathMode::fast;
@@ -268,9 +267,10 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
     ElementC, cutlass::layout::RowMajor, AlignC, ElementD, cutlass::layout::RowMajor, AlignD,
     EpilogueSchedule, Fusion>::CollectiveOp;
 )";
-  if (x3w_rs) {
-    // A in registers: A and B in their own majors, B's parts written K-major (big ones too where B
-    // is [K, N]); the stages that fit beside them (ucut_f32x3w::auto_stages_rs)
+  if (x3w) {
+    // A in registers whatever its layout, B's parts written K-major (its big ones too where B is
+    // [K, N]); the stages that fit beside them, as the builder's StageCountAutoCarveout counts its
+    // own (ucut_f32x3w::auto_stages_rs), or the explicit count
     const bool bt = !dsl::gemm_b_k_major(s);
     const std::string stages = g.stages_auto
         ? fmt::format("ucut_f32x3w::auto_stages_rs<TileShape, {}>(static_cast<int>(sizeof(typename "
@@ -279,14 +279,6 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
     d += fmt::format("using CollectiveMainloop = ucut_f32x3w::MainloopRs<cute::GMMA::Major::{}, cute::GMMA::Major::{},\n"
                      "    {}, ClusterShape, TileShape, {}>;\n",
                      dsl::gemm_a_k_major(s) ? "K" : "MN", bt ? "MN" : "K", stages, dsl::kF32x3wPromoteKTiles);
-  } else if (x3w) {
-    // the stages that fit beside the epilogue and the two small-part buffers, as the builder's
-    // StageCountAutoCarveout counts them (ucut_f32x3w::auto_stages), or the explicit count
-    const std::string stages = g.stages_auto
-        ? "ucut_f32x3w::auto_stages<TileShape>(static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage)))"
-        : std::to_string(*k.stages);
-    d += fmt::format("using CollectiveMainloop = ucut_f32x3w::Mainloop<{}, ClusterShape, TileShape, {}>;\n", stages,
-                     dsl::kF32x3wPromoteKTiles);
   } else {
     std::string stage_count = g.stages_auto
         ? "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
@@ -373,7 +365,7 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
              sha256_hex(header ? *header : std::string("<unreadable>")).substr(0, 16) + "\n";
     };
     // the register-sourced main loop includes the other header (its split and stock types)
-    unit = digest(kX3wHeader) + (x3w_rs ? digest(kX3wRsHeader) : std::string()) + unit;
+    unit = digest(kX3wHeader) + digest(kX3wRsHeader) + unit;
   }
   // The name derives from the text with the placeholder, so equal units get equal names.
   unit_publish(code, std::move(unit), NS);

@@ -284,19 +284,21 @@ TEST(Library, GoldenF32x3) {
   check_golden(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::f32x3, {}));
 }
 
-// f32x3w: CUTLASS's cooperative kernel and epilogue over our main loop (runtime/gemm_f32x3w.cuh),
-// whose operands TMA copies as 32-bit words (tfloat32_t, not float: float rounds them to TF32 on
-// the way in). The library includes the runtime header, so its folder is on the include path and
-// the header's text in every unit's store key.
+// f32x3w: CUTLASS's cooperative kernel and epilogue over our main loop (runtime/gemm_f32x3w_rs.cuh,
+// A split in registers), whose operands TMA copies as 32-bit words (tfloat32_t, not float: float
+// rounds them to TF32 on the way in). The library includes the runtime header, so its folder is on
+// the include path and the headers' text in every unit's store key.
 TEST(Library, GoldenF32x3w) {
   const dsl::Program p = sample_f32_scaled(1024, 8192, 8192, dsl::Precision::f32x3w, {});
   check_golden(p);
   auto lib = codegen_emit_library(p, {"f32_scaled_f32x3w.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   EXPECT_TRUE(lib->needs_simt_runtime);
-  EXPECT_NE(lib->source.find("#include \"gemm_f32x3w.cuh\""), std::string::npos);
+  EXPECT_NE(lib->source.find("#include \"gemm_f32x3w_rs.cuh\""), std::string::npos);
   EXPECT_NE(lib->source.find("using ElementA = cutlass::tfloat32_t;"), std::string::npos);
-  EXPECT_NE(lib->source.find("ucut_f32x3w::Mainloop<ucut_f32x3w::auto_stages<TileShape>("), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::K, cute::GMMA::Major::K,\n"
+                             "    ucut_f32x3w::auto_stages_rs<TileShape, false>("),
+            std::string::npos);
   EXPECT_EQ(lib->config_names.at(0), "gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1");
   // the stored unit's text (its store key) carries the main loop header's digest
   const auto header = fs_read(simt_runtime_include_dir() + "/gemm_f32x3w.cuh");
@@ -313,9 +315,8 @@ TEST(Library, GoldenF32x3w) {
   EXPECT_EQ(tf->source.find("gemm_f32x3w.cuh"), std::string::npos);
 }
 
-// f32x3w with B [K, N] (N contiguous): TF32 wgmma cannot read it from shared memory, so the
-// register-sourced main loop (runtime/gemm_f32x3w_rs.cuh) reads A into registers and its split
-// writes B's parts K-major; its unit carries both headers' digests.
+// f32x3w with B [K, N] (N contiguous): TF32 wgmma cannot read it from shared memory, so the main
+// loop's split writes B's big and small parts K-major; its unit carries both headers' digests.
 TEST(Library, GoldenF32x3wRegisters) {
   dsl::Program p = sample_f32_scaled(1024, 2048, 4096, dsl::Precision::f32x3w, {});
   p.name = "f32_scaled_f32x3w_kn";

@@ -170,8 +170,7 @@ int gemm_sm90_stage_bytes(const GemmKnobs& k) {
 int gemm_f32x3w_small_bytes(const GemmStage& s, const GemmKnobs& k) {
   if (k.precision != Precision::f32x3w || !k.tile) return 0;
   const int b_parts = 2 * k.tile->n * k.tile->k * 4 + 1024;  // two tiles and the slack
-  if (gemm_f32x3w_registers(s)) return gemm_b_k_major(s) ? b_parts : 2 * b_parts;
-  return 2 * (k.tile->m + k.tile->n) * k.tile->k * 4 + 2 * 1024;  // and each buffer's 1 KiB of slack
+  return gemm_b_k_major(s) ? b_parts : 2 * b_parts;
 }
 
 int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source,
@@ -368,8 +367,8 @@ void rule_precision_matches_dtype(Ctx& c, const GemmKnobs& k) {
 // wgmma reads 32-bit (tf32) operands from shared memory only K-major; the CUTLASS builder sends
 // other layouts to a register-sourced transposing mainloop that we do not generate. (f32x3s and
 // f32x3k take any layout: their split stages write the operands' parts K-major,
-// codegen/split_gemm.cpp; f32x3w too: where an operand is not K-major its main loop reads A into
-// registers and writes B's parts K-major, runtime/gemm_f32x3w_rs.cuh.)
+// codegen/split_gemm.cpp; f32x3w too: its main loop reads A into registers whatever its layout and
+// writes B's parts K-major, runtime/gemm_f32x3w_rs.cuh.)
 void rule_tf32_k_major(Ctx& c, const GemmKnobs& k) {
   if (k.precision != Precision::tf32) return;
   const std::string pr = precision_name(k.precision);
@@ -510,7 +509,7 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
   if (st < 2 || st > max_st) {
     std::string msg = "shared memory: " + str(st) + " stages x " + str(stage) + " bytes + epilogue " +
                       str(epi - small) + " bytes" +
-                      (small ? " + f32x3w's small parts " + str(small) + " bytes" : std::string());
+                      (small ? " + f32x3w's split buffers " + str(small) + " bytes" : std::string());
     if (st >= 2) msg += " = " + str(st * stage + epi) + " > " + str(kSm90SmemBytes) + " (227 KiB)";
     else msg += ": at most " + str(max_st) + " stages fit, the mainloop needs 2";
     c.add("fits_smem", knob, msg,

@@ -95,15 +95,11 @@ int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DTyp
                             int row_vectors, int col_vectors);
 // Bytes of one mainloop stage (A tile + B tile + its pipeline barrier).
 int gemm_sm90_stage_bytes(const GemmKnobs& k);
-// f32x3w's part buffers beside its stages, double-buffered (the split of the k-tile in flight and of
-// the next one), 1 KiB of slack each (to match or reach a swizzle phase); 0 for other precisions.
-// Both operands K-major (runtime/gemm_f32x3w.cuh): A's and B's small parts. Otherwise A is split in
-// registers (runtime/gemm_f32x3w_rs.cuh: gemm_f32x3w_registers): B's small parts, and where B is
-// [K, N] its big parts too (the split writes both K-major).
+// f32x3w's part buffers beside its stages (runtime/gemm_f32x3w_rs.cuh: A is split in registers),
+// double-buffered (the split of the k-tile in flight and of the next one), 1 KiB of slack each (to
+// match or reach a swizzle phase): B's small parts, and where B is [K, N] its big parts too (the
+// split writes both K-major); 0 for other precisions.
 int gemm_f32x3w_small_bytes(const GemmStage& s, const GemmKnobs& k);
-// f32x3w on the register-sourced main loop (runtime/gemm_f32x3w_rs.cuh): where A or B is not
-// K-major, which shared-memory-sourced TF32 wgmma cannot read.
-inline bool gemm_f32x3w_registers(const GemmStage& s) { return !gemm_a_k_major(s) || !gemm_b_k_major(s); }
 // f32x3w's tiles (the main loop's three accumulators a thread and its doubled shared memory allow),
 // `auto`'s first: one table for the rules, the resolver and the space.
 std::span<const TileShape> gemm_f32x3w_tiles();

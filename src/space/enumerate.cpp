@@ -41,8 +41,8 @@ bool space_offers_f32x3w() {
   return !(v && std::string(v) == "0");
 }
 
-bool space_offers_f32x3w_registers() {
-  const char* v = std::getenv("UCUTLASS_OFFER_F32X3W_RS");
+bool space_offers_f32x3w_kn() {
+  const char* v = std::getenv("UCUTLASS_OFFER_F32X3W_KN");
   return v && std::string(v) == "1";
 }
 
@@ -124,11 +124,11 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
     // its big x big product in one K piece too (gemm_f32x3s_split_k), the accuracy both share
     if (prec == Precision::f32x3k && fx.precision != Precision::f32x3k && dsl::gemm_f32x3s_split_k(g.k) > 1)
       continue;
-    // f32x3w on an operand that is not K-major runs the register-sourced main loop
-    // (runtime/gemm_f32x3w_rs.cuh), offered only with UCUTLASS_OFFER_F32X3W_RS=1 until a GPU has
-    // measured it (docs/cli.md)
-    if (prec == Precision::f32x3w && fx.precision != Precision::f32x3w && dsl::gemm_f32x3w_registers(g) &&
-        !space_offers_f32x3w_registers())
+    // f32x3w on a B [K, N] transposes B's tiles in its split, at a third of its speed with the
+    // other layouts (run DX, 34 against 106 TFLOP/s; slower than mma.sync's f32x3): offered only
+    // with UCUTLASS_OFFER_F32X3W_KN=1 (docs/cli.md)
+    if (prec == Precision::f32x3w && fx.precision != Precision::f32x3w && !dsl::gemm_b_k_major(g) &&
+        !space_offers_f32x3w_kn())
       continue;
     auto push = [&](dsl::GemmKnobs k) {
       StageConfig c;

@@ -102,8 +102,14 @@ constexpr double kSplitGemmCalibration = 1.2;
 // the wgmmas' own reads) and drains its wgmmas every kF32x3wPromoteKTiles tiles to promote the
 // big sum: it ran at 60% of a third of TF32's peak, 1.34-1.36x the SM80 3xTF32 kernel on the H100
 // (run DW: 4096^3 at 98.5 TFLOP/s against 73.1, 128 x 32768 x 32768 at 99.3 against 73.9; 88.3
-// against 71.9 on that Linear's weights). 1.5 puts the estimates within 5% of those times.
-constexpr double kInKernelSplitCalibration = 1.5;
+// against 71.9 on that Linear's weights). 1.5 put the estimates within 5% of those times. Its
+// register-sourced form (A split in registers, only B's small parts written; the library's since
+// run DX) ran 4096^3 at 106.0 TFLOP/s and 2048 x 4096 x 8192 at 106.9 (A K-major; 104.2 and 104.8
+// with A M-major): 1.4.
+constexpr double kInKernelSplitCalibration = 1.4;
+// Where B is [K, N] the split also transposes B's tiles (scalar shared-memory writes of its big and
+// small parts): run DX ran it at 33.7-34.5 TFLOP/s, a third of the K-major form's.
+constexpr double kTransposingInKernelSplitCalibration = 4.3;
 // A split stage of f32x3s/f32x3k whose operand is not K-major transposes it through shared memory
 // (elementwise_permute, 32 x 32 tiles): run DV's per-stage profile of kb1_sdpa timed V's split
 // (a [1024, 512, 1024] fp32 operand, 2.1 GB read, its three parts 6.4 GB written) at 6.73 ms on the
@@ -264,8 +270,9 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   // never under the stage's own roofline: the multicast and swizzle gains are orderings, not
   // speed beyond the bound (a 128x256 tile in a cluster of 2 came out 0.5% under it)
   const double calibration = k.precision == dsl::Precision::f32x3s   ? kSplitGemmCalibration
-                             : k.precision == dsl::Precision::f32x3w ? kInKernelSplitCalibration
-                                                                     : 1.0;
+                             : k.precision == dsl::Precision::f32x3w
+                                 ? (dsl::gemm_b_k_major(g) ? kInKernelSplitCalibration : kTransposingInKernelSplitCalibration)
+                                 : 1.0;
   r.t_est = std::max((t_body + r.epilogue_s + t_fix) * l2 * calibration, r.t_sol);
   return r;
 }

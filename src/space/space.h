@@ -79,9 +79,9 @@ std::vector<std::vector<dsl::Precision>> space_precision_ladder(sol::Policy poli
 std::vector<std::vector<dsl::Precision>> space_precision_ladder_base(sol::Policy policy);
 // Whether f32x3w is on the 3xTF32-on-wgmma rung: yes unless UCUTLASS_OFFER_F32X3W=0 (docs/optimizer.md).
 bool space_offers_f32x3w();
-// Whether f32x3w is enumerated where an operand is not K-major (its register-sourced main loop,
-// runtime/gemm_f32x3w_rs.cuh): only with UCUTLASS_OFFER_F32X3W_RS=1, until a GPU has measured it.
-bool space_offers_f32x3w_registers();
+// Whether f32x3w is enumerated where B is [K, N] (its split transposes B's tiles,
+// runtime/gemm_f32x3w_rs.cuh; run DX: 34 TFLOP/s): only with UCUTLASS_OFFER_F32X3W_KN=1.
+bool space_offers_f32x3w_kn();
 
 // Every knob combination considered for `stage` (not yet validated), in a fixed order.
 // Errors: the stage index is out of range.

@@ -192,10 +192,13 @@ TEST(Space, F32x3wEnumeratesItsMainLoopsShapes) {
     EXPECT_EQ(c.gemm.scheduler, dsl::TileScheduler::persistent);
     EXPECT_EQ(c.gemm.split_k.value_or(1), 1);
   }
-  // A [K, N] weight: the register-sourced main loop, legal, but enumerated on the ladder only with
-  // UCUTLASS_OFFER_F32X3W_RS=1 (not measured on a GPU yet); written, it is kept.
+  // A [K, N] weight: legal (the split transposes B's tiles), but enumerated on the ladder only with
+  // UCUTLASS_OFFER_F32X3W_KN=1 (run DX: a third of the other layouts' speed); written, it is kept.
+  // A transposed A is offered as is (read into registers at the K-major form's speed).
   auto kn = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
                     "stage y = gemm(x, W)\n");
+  auto mk = compile("ucut 1\nin xt : f32[1024, 512]\nparam W : f32[2048, 1024] = \"w\"\nout y : f32[512, 2048]\n"
+                    "stage y = gemm(xt.T, W.T)\n");
   auto count = [&](const dsl::Program& q, SpaceOptions so) {
     auto e = space_enumerate(q, 0, so);
     EXPECT_TRUE(e);
@@ -205,11 +208,12 @@ TEST(Space, F32x3wEnumeratesItsMainLoopsShapes) {
     for (const auto& c : configs) n += c.gemm.precision == dsl::Precision::f32x3w;
     return n;
   };
-  ::unsetenv("UCUTLASS_OFFER_F32X3W_RS");
+  ::unsetenv("UCUTLASS_OFFER_F32X3W_KN");
   EXPECT_EQ(count(kn, {}), 0);
-  ::setenv("UCUTLASS_OFFER_F32X3W_RS", "1", 1);
+  EXPECT_EQ(count(mk, {}), 2 * 3 * 2 * 4);
+  ::setenv("UCUTLASS_OFFER_F32X3W_KN", "1", 1);
   EXPECT_EQ(count(kn, {}), 2 * 3 * 2 * 4);
-  ::unsetenv("UCUTLASS_OFFER_F32X3W_RS");
+  ::unsetenv("UCUTLASS_OFFER_F32X3W_KN");
   auto written = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
                          "stage y = gemm(x, W) { precision f32x3w }\n");
   EXPECT_EQ(count(written, o), 2 * 3 * 2 * 4);
