@@ -431,9 +431,10 @@ def test_f32x3k_is_one_tf32_gemm_over_interleaved_parts(tmp_path):
 
 
 def test_f32x3w_splits_inside_the_main_loop(tmp_path):
-    """A Linear with a GELU, M and N ragged, K = 4096: f32x3w (3xTF32 on TF32 wgmma, the operands
-    split in shared memory between TMA and the wgmmas, the big product promoted to fp32 every 4
-    k-tiles) passes the default contract's 1e-4, the rescaled trial included."""
+    """A Linear with a GELU, M and N ragged, K = 4096: f32x3w (3xTF32 on TF32 wgmma, A split in
+    registers and B's small parts in shared memory between TMA and the wgmmas, the big product
+    promoted to fp32 every 4 k-tiles) passes the default contract's 1e-4, the rescaled trial
+    included."""
     lib, text = lowered_library(tmp_path, "linear_f32x3w",
                                 lambda t: re.sub(r"  precision \w+\n", "  precision f32x3w\n", t))
     assert "precision f32x3w" in (tmp_path / "prog.ucut").read_text()
@@ -446,8 +447,9 @@ def test_f32x3w_splits_inside_the_main_loop(tmp_path):
 @pytest.mark.parametrize("name,major", [("matmul_kn_f32x3w", "K, cute::GMMA::Major::MN"),
                                         ("matmul_mk_f32x3w", "MN, cute::GMMA::Major::K")])
 def test_f32x3w_reads_any_layout_through_registers(tmp_path, name, major):
-    """f32x3w where an operand is not K-major (B [K, N], or A given transposed): the register-sourced
-    main loop (A's parts in registers, B's written K-major by the split) passes the default
+    """f32x3w where an operand is not K-major (B [K, N], or A given transposed): the main loop's
+    register copy gathers A's fragments from an M-major stage, and its split writes a [K, N] B's
+    parts K-major; both pass the default
     contract's 1e-4 on two-input matmuls, the rescaled trial included. Their programs start on FP32
     SIMT (docs/optimizer.md: the 3xTF32 bound), so the elementwise bound is not asked of them: the
     float64 pass judges them as it judges the search's probes."""

@@ -1,6 +1,7 @@
 // f32x3w: 3xTF32 on Hopper's TF32 wgmma with the operand split done inside the GEMM's main loop
-// (docs/language.md, precision f32x3w;
-// measured in bench/proof/f32x3w).
+// (docs/language.md, precision f32x3w; measured in bench/proof/f32x3w). This header's Mainloop
+// splits both operands in shared memory (K-major only); the library generates gemm_f32x3w_rs.cuh's
+// register-sourced form (8% faster, any layout), which uses this header's split and stock types.
 //
 // Why: an fp32-faithful GEMM (one that meets atol = rtol = 1e-4 against PyTorch's fp32) runs today
 // either as CUTLASS's SM80 3xTF32 kernel on mma.sync (~73 TFLOP/s on Hopper: three MMAs at the
