@@ -99,6 +99,23 @@ CUTLASS_DEVICE void split_tile(uint32_t* big, uint32_t* small, int n, int tid, i
   }
 }
 
+// The promotion: once this warpgroup's wgmmas are done, both tensor-core sums are added in
+// ordinary fp32 into the running total and restarted.
+template <class Acc, class Part>
+CUTLASS_DEVICE void promote(Acc& accum, Part& acc_big, Part& acc_small) {
+  warpgroup_wait<0>();
+  warpgroup_fence_operand(acc_big);
+  warpgroup_fence_operand(acc_small);
+  CUTLASS_PRAGMA_UNROLL
+  for (int i = 0; i < size(accum); ++i) {
+    accum(i) += acc_big(i) + acc_small(i);
+    acc_big(i) = 0.f;
+    acc_small(i) = 0.f;
+  }
+  warpgroup_fence_operand(acc_big);
+  warpgroup_fence_operand(acc_small);
+}
+
 template <int Stages, class ClusterShape, class TileShape, int Promote, int Big = kBigHwTrunc>
 struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
   using Base = typename StockTypes<Stages, ClusterShape, TileShape>::Mainloop;
@@ -222,19 +239,7 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
       }
       ++smem_pipe_read;
 
-      if ((t + 1) % Promote == 0 || t + 1 == k_tile_count) {
-        warpgroup_wait<0>();
-        warpgroup_fence_operand(acc_big);
-        warpgroup_fence_operand(acc_small);
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < size(accum); ++i) {
-          accum(i) += acc_big(i) + acc_small(i);
-          acc_big(i) = 0.f;
-          acc_small(i) = 0.f;
-        }
-        warpgroup_fence_operand(acc_big);
-        warpgroup_fence_operand(acc_small);
-      }
+      if ((t + 1) % Promote == 0 || t + 1 == k_tile_count) promote(accum, acc_big, acc_small);
     }
     warpgroup_fence_operand(accum);
   }

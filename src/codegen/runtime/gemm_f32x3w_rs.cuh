@@ -219,19 +219,7 @@ struct MainloopRs : LayoutTypes<MajorA, MajorB, Stages, ClusterShape, TileShape>
       }
       ++smem_pipe_read;
 
-      if ((t + 1) % Promote == 0 || t + 1 == k_tile_count) {
-        warpgroup_wait<0>();
-        warpgroup_fence_operand(acc_big);
-        warpgroup_fence_operand(acc_small);
-        CUTLASS_PRAGMA_UNROLL
-        for (int i = 0; i < size(accum); ++i) {
-          accum(i) += acc_big(i) + acc_small(i);
-          acc_big(i) = 0.f;
-          acc_small(i) = 0.f;
-        }
-        warpgroup_fence_operand(acc_big);
-        warpgroup_fence_operand(acc_small);
-      }
+      if ((t + 1) % Promote == 0 || t + 1 == k_tile_count) promote(accum, acc_big, acc_small);
     }
     warpgroup_fence_operand(accum);
   }
