@@ -153,10 +153,12 @@ space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string
   return space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(profile));
 }
 
+int pipeline_reference_class_probe_floor(const space::Tf32Bound& bound) { return bound.fails ? 1 : 0; }
+
 int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& space) {
   if (bound.faithful_fails)
     if (auto order = space.summation_order_rung()) return *order;
-  return bound.fails ? 1 : 0;
+  return pipeline_reference_class_probe_floor(bound);
 }
 
 int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::SearchSpace& space, const std::string& profile) {
@@ -165,8 +167,6 @@ int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::Search
   const int start = pipeline_start_rung(bound, space);
   return start > 0 ? start - 1 : -1;
 }
-
-int pipeline_reference_class_probe_floor(const space::Tf32Bound& bound) { return bound.fails ? 1 : 0; }
 
 double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
   if (tf32.faithful_fails && sol.fp32_simt.t_sol > 0) return sol.fp32_simt.t_sol;
@@ -205,13 +205,10 @@ Plan pipeline_plan(const PreparedProblem& p, RealSpace& space, const PlanOptions
     ranked.insert(ranked.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size())), std::move(*rungs.tie));
   // The reference-class probe comes second, and the probes it chains to after it, as the search
   // measures them (BuiltinOptions::probe_rung, probe_floor).
-  if (auto probe = search::probe_opening(space, pipeline_reference_class_probe(bound, space, o.profile), floor)) {
-    std::vector<search::Candidate> probes =
-        search::chain_probes(space, probe->rung - 1, pipeline_reference_class_probe_floor(bound));
-    probes.insert(probes.begin(), std::move(*probe));
-    auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size()));
-    for (auto& c : probes) ranked.insert(ranked.begin() + at++, std::move(c));
-  }
+  auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, ranked.size()));
+  for (auto& c : search::probe_opening(space, pipeline_reference_class_probe(bound, space, o.profile), floor,
+                                       pipeline_reference_class_probe_floor(bound)))
+    ranked.insert(ranked.begin() + at++, std::move(c));
   if (ranked.size() > static_cast<size_t>(std::max(o.top, 1))) ranked.resize(static_cast<size_t>(std::max(o.top, 1)));
   for (size_t i = 0; i < ranked.size(); ++i) plan.top.push_back({static_cast<int>(i) + 1, ranked[i], std::nullopt});
   if (!o.codegen) return plan;

@@ -38,15 +38,11 @@ BuiltinStrategy::BuiltinStrategy(SearchSpace& space, BuiltinOptions options)
   // A rung above in a near tie: its best shape second, after the floor's best.
   if (rungs.tie)
     first_.insert(first_.begin() + static_cast<std::ptrdiff_t>(std::min(after + 1, first_.size())), std::move(*rungs.tie));
-  if (auto probe = probe_opening(space_, opt_.probe_rung, floor_rung_)) {
-    // after the first seed: the probe, then the rungs below it down to probe_floor
-    std::vector<Candidate> probes = chain_probes(space_, probe->rung - 1, opt_.probe_floor);
-    probes.insert(probes.begin(), std::move(*probe));
-    auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));
-    for (auto& c : probes) {
-      probe_hashes_.insert(c.hash);
-      first_.insert(first_.begin() + at++, std::move(c));
-    }
+  // after the first seed: the probe, then the rungs below it down to probe_floor
+  auto at = static_cast<std::ptrdiff_t>(std::min<size_t>(1, first_.size()));
+  for (auto& c : probe_opening(space_, opt_.probe_rung, floor_rung_, opt_.probe_floor)) {
+    probe_hashes_.insert(c.hash);
+    first_.insert(first_.begin() + at++, std::move(c));
   }
   // The kernel store: when the opening's first candidate needs a fresh compile, the best-ranked
   // candidate whose units are all stored is measured first, while the opening compiles behind it.
@@ -118,12 +114,14 @@ RungOpening rung_opening(SearchSpace& space, int floor, const std::vector<Candid
   return out;
 }
 
-std::optional<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor) {
-  if (probe_rung < 0 || probe_rung >= floor) return std::nullopt;
+std::vector<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor, int probe_floor) {
+  if (probe_rung < 0 || probe_rung >= floor) return {};
   auto below = space.ranked(1, probe_rung);
-  if (below.empty() || below.front().rung >= floor) return std::nullopt;
+  if (below.empty() || below.front().rung >= floor) return {};
   below.front().origin = "probe";
-  return std::move(below.front());
+  std::vector<Candidate> out = chain_probes(space, below.front().rung - 1, probe_floor);
+  out.insert(out.begin(), std::move(below.front()));
+  return out;
 }
 
 std::vector<Candidate> chain_probes(SearchSpace& space, int from_rung, int floor) {
@@ -161,28 +159,31 @@ std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k
   return out;
 }
 
-std::string precision_mix(const nlohmann::json& config) {
-  std::string mix;
-  if (!config.is_object()) return mix;
+namespace {
+
+// "key=value;" for each knob of `config` whose name (the key's last dotted part: "s0.precision"
+// is "precision") `keep` accepts.
+template <class Keep>
+std::string config_signature(const nlohmann::json& config, Keep keep) {
+  std::string sig;
+  if (!config.is_object()) return sig;
   for (auto it = config.begin(); it != config.end(); ++it) {
     const std::string& key = it.key();
     const auto dot = key.rfind('.');
-    if ((dot == std::string::npos ? key : key.substr(dot + 1)) == "precision") mix += key + "=" + it.value().dump() + ";";
+    if (keep(dot == std::string::npos ? key : key.substr(dot + 1))) sig += key + "=" + it.value().dump() + ";";
   }
-  return mix;
+  return sig;
+}
+
+}  // namespace
+
+std::string precision_mix(const nlohmann::json& config) {
+  return config_signature(config, [](const std::string& knob) { return knob == "precision"; });
 }
 
 std::string shape_signature(const nlohmann::json& config) {
   static const std::set<std::string> minor = {"raster", "swizzle", "cluster", "align"};
-  std::string sig;
-  if (!config.is_object()) return sig;
-  for (auto it = config.begin(); it != config.end(); ++it) {
-    std::string key = it.key();
-    auto dot = key.rfind('.');
-    if (minor.count(dot == std::string::npos ? key : key.substr(dot + 1))) continue;
-    sig += key + "=" + it.value().dump() + ";";
-  }
-  return sig;
+  return config_signature(config, [](const std::string& knob) { return minor.count(knob) == 0; });
 }
 
 std::optional<Candidate> BuiltinStrategy::lift(const Candidate& c) {
@@ -335,23 +336,19 @@ void BuiltinStrategy::reopen_at(int r) {
   floor_rung_ = r;
   pool_ = space_.ranked(std::max(opt_.pool, opt_.top_k), floor_rung_);
   // The opening's ranked candidates above the new floor were the old floor's (slower rungs): the
-  // new floor's top-k take their place; seeds stay.
-  std::deque<Candidate> kept;
-  for (auto& c : first_)
-    if (c.rung <= r || (c.origin != "rank" && c.origin != "rank-rung" && c.origin != "stored"))
+  // new floor's top-k take their place; seeds stay. Probes of the rungs below still waiting (the
+  // opening queued the whole chain) come first.
+  std::deque<Candidate> probes, kept;
+  for (auto& c : first_) {
+    if (is_probe(c) && c.rung < r) probes.push_back(std::move(c));
+    else if (c.rung <= r || (c.origin != "rank" && c.origin != "rank-rung" && c.origin != "stored"))
       kept.push_back(std::move(c));
-  first_ = std::move(kept);
+  }
   std::vector<Candidate> top = diverse_top_k(pool_, opt_.top_k);
-  for (size_t i = top.size(); i-- > 0;) {
-    top[i].origin = "rank";
-    first_.push_front(std::move(top[i]));
-  }
-  // A probe queued up front may have passed first; the rungs below still wait (or are done).
-  std::vector<Candidate> probes = chain_probes(space_, r - 1, opt_.probe_floor);
-  for (size_t i = probes.size(); i-- > 0;) {
-    probe_hashes_.insert(probes[i].hash);
-    first_.push_front(std::move(probes[i]));
-  }
+  for (auto& c : top) c.origin = "rank";
+  first_ = std::move(probes);
+  first_.insert(first_.end(), std::make_move_iterator(top.begin()), std::make_move_iterator(top.end()));
+  first_.insert(first_.end(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
 }
 
 void BuiltinStrategy::maybe_probe_for_speed(const SearchState& state) {

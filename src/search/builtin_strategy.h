@@ -140,9 +140,11 @@ struct RungOpening {
 RungOpening rung_opening(SearchSpace& space, int floor, const std::vector<Candidate>& floor_ranked,
                          const BuiltinOptions& o);
 
-// The probe below `floor` (BuiltinOptions::probe_rung): the best-ranked candidate from `probe_rung`
-// up, origin "probe", when it is below the floor; nullopt otherwise (and for probe_rung < 0).
-std::optional<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor);
+// The probes below `floor` (BuiltinOptions::probe_rung, probe_floor), in the order they are
+// measured: the best-ranked candidate from `probe_rung` up, when it is below the floor, then its
+// chain_probes down to `probe_floor`; all origin "probe". Empty when there is no probe (and for
+// probe_rung < 0).
+std::vector<Candidate> probe_opening(SearchSpace& space, int probe_rung, int floor, int probe_floor = -1);
 
 // The probes below a reference-class probe (BuiltinOptions::probe_floor), in the order they are
 // measured: for each rung from `from_rung` down to `floor`, the best-ranked candidate of each of
@@ -168,9 +170,9 @@ class BuiltinStrategy final : public Strategy {
   std::optional<Candidate> lift(const Candidate& c);
   // The one candidate below the floor that is wanted (BuiltinOptions::probe_rung).
   bool is_probe(const Candidate& c) const { return probe_hashes_.count(c.hash) > 0; }
-  // A probe passed at rung `r` below the floor: the floor drops to it, the opening's candidates
-  // still waiting above it give way to the new floor's ranked top-k, and the rung below is probed
-  // in turn (BuiltinOptions::probe_floor).
+  // A probe passed at rung `r` below the floor: the floor drops to it, and the opening's candidates
+  // still waiting above it give way to the new floor's ranked top-k, after the probes still
+  // waiting below it (BuiltinOptions::probe_floor).
   void reopen_at(int r);
   // Wanted below the floor: the probe, a stage descent, or a candidate whose mix of rungs a
   // descent has passed with.
