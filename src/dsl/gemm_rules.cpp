@@ -119,8 +119,8 @@ int sm80_max_align(const GemmStage& s) {
 // Shared memory of a 2.x multistage kernel: `stages` copies of the A and B tiles (fp32).
 int sm80_smem(const TileShape& t, int stages) { return stages * (t.m + t.n) * t.k * 4; }
 
-// f32x3w's main loop (runtime/gemm_f32x3w.cuh) holds three accumulators a thread and doubles its
-// shared memory with the small parts: tile M 128 (one 64-row wgmma per consumer warpgroup), N 64 or
+// f32x3w's main loop (runtime/gemm_f32x3w_rs.cuh) holds three accumulators a thread and adds its
+// part buffers to the shared memory: tile M 128 (one 64-row wgmma per consumer warpgroup), N 64 or
 // 128, K one 128-byte swizzle row of fp32. The first is `auto`'s.
 constexpr TileShape kF32x3wTiles[] = {{128, 128, 32}, {128, 64, 32}};
 

@@ -99,6 +99,19 @@ CUTLASS_DEVICE void split_tile(uint32_t* big, uint32_t* small, int n, int tid, i
   }
 }
 
+// Shared-memory phases: TMA and wgmma swizzle by address bits modulo 1024 (the 128-byte swizzle's
+// period), so a part buffer holds the same (row, k) element at the same offset as a stage only at
+// the stage's phase; a buffer at phase 0 has a swizzled layout's offsets as its addresses.
+template <class T>
+CUTLASS_DEVICE uint32_t phase_of(T const* p) {
+  return cute::cast_smem_ptr_to_uint(p) & 1023u;
+}
+// The first element of `slack` (1 KiB longer than the buffer it holds) at `phase`.
+template <class T>
+CUTLASS_DEVICE T* at_phase(T* slack, uint32_t phase) {
+  return slack + ((phase - phase_of(slack)) & 1023u) / sizeof(T);
+}
+
 // The promotion: once this warpgroup's wgmmas are done, both tensor-core sums are added in
 // ordinary fp32 into the running total and restarted.
 template <class Acc, class Part>
@@ -148,7 +161,7 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
   // The small buffers carry 1 KiB of slack each: the split maps a word at offset o of a stage to
   // offset o of a small buffer, which holds the same (row, k) element only where both sit at the
   // same address modulo the 1024-byte swizzle period (TMA and wgmma swizzle by absolute address
-  // bits), and CUTLASS places the stages 128-byte aligned, not 1024. small_tile() starts each
+  // bits), and CUTLASS places the stages 128-byte aligned, not 1024. at_phase() starts each
   // buffer at the stage's phase inside its slack.
   static constexpr int kSlackWords = 1024 / 4;
   struct TensorStorage : Base::TensorStorage {
@@ -164,19 +177,13 @@ struct Mainloop : StockTypes<Stages, ClusterShape, TileShape>::Mainloop {
   // A named barrier of the two consumer warpgroups, above the ids CUTLASS reserves.
   static constexpr uint32_t kSplitBarrier = cutlass::arch::NamedBarrier::ReservedNamedBarrierCount;
 
-  // The first word of `slack` (a small buffer) at the same address modulo 1024 as `stage`.
-  CUTLASS_DEVICE static Element* small_tile(Element* slack, Element const* stage) {
-    const uint32_t want = cute::cast_smem_ptr_to_uint(stage) & 1023u;
-    const uint32_t have = cute::cast_smem_ptr_to_uint(slack) & 1023u;
-    return slack + ((want - have) & 1023u) / 4;
-  }
 
   template <class FrgTensorC>
   CUTLASS_DEVICE void mma(MainloopPipeline pipeline, PipelineState smem_pipe_read, FrgTensorC& accum,
                           int k_tile_count, int thread_idx, TensorStorage& st, Params const&) {
     constexpr int Threads = size(TiledMma{});
-    Element* small_a = small_tile(st.small_A.data(), st.smem_A.data());
-    Element* small_b = small_tile(st.small_B.data(), st.smem_B.data());
+    Element* small_a = at_phase(st.small_A.data(), phase_of(st.smem_A.data()));
+    Element* small_b = at_phase(st.small_B.data(), phase_of(st.smem_B.data()));
     Tensor sA = make_tensor(make_smem_ptr(st.smem_A.data()), SmemLayoutA{});
     Tensor sB = make_tensor(make_smem_ptr(st.smem_B.data()), SmemLayoutB{});
     Tensor sAs = make_tensor(make_smem_ptr(small_a), SmemLayoutAs{});

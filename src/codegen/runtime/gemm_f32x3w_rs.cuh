@@ -94,24 +94,12 @@ struct MainloopRs : LayoutTypes<MajorA, MajorB, Stages, ClusterShape, TileShape>
 
   static constexpr uint32_t kSplitBarrier = cutlass::arch::NamedBarrier::ReservedNamedBarrierCount;
 
-  // The first word of `slack` at the same address modulo 1024 as `like` (see gemm_f32x3w.cuh).
-  CUTLASS_DEVICE static Element* phase_matched(Element* slack, Element const* like) {
-    const uint32_t want = cute::cast_smem_ptr_to_uint(like) & 1023u;
-    const uint32_t have = cute::cast_smem_ptr_to_uint(slack) & 1023u;
-    return slack + ((want - have) & 1023u) / 4;
-  }
-  // The first 1024-byte-aligned word of `slack`: there a swizzled layout's offsets are the addresses'.
-  CUTLASS_DEVICE static Element* aligned(Element* slack) {
-    const uint32_t have = cute::cast_smem_ptr_to_uint(slack) & 1023u;
-    return slack + ((1024u - have) & 1023u) / 4;
-  }
-
+  // A word's split in registers (split_word's, the big part truncated in place).
   CUTLASS_DEVICE static void split_reg(Element& big, Element& small, Element const& word) {
-    const uint32_t x = word.storage;
-    const float v = __uint_as_float(x);
-    const uint32_t b = x & 0xffffe000u;
-    big = Element::bitcast(isfinite(v) ? b : x);
-    small = Element::bitcast(isfinite(v) ? __float_as_uint(v - __uint_as_float(b)) : 0u);
+    uint32_t x = word.storage, s;
+    split_word<kBigInPlace>(x, s);
+    big = Element::bitcast(x);
+    small = Element::bitcast(s);
   }
 
   template <class FrgTensorC>
@@ -123,8 +111,10 @@ struct MainloopRs : LayoutTypes<MajorA, MajorB, Stages, ClusterShape, TileShape>
     // stage need not sit on a 1024-byte boundary).
     Tensor sA = as_position_independent_swizzle_tensor(make_tensor(make_smem_ptr(st.smem_A.data()), SmemLayoutA{}));
     Tensor sB = make_tensor(make_smem_ptr(st.smem_B.data()), SmemLayoutB{});  // (N, K, PIPE)
-    Element* small_b = kTransposeB ? aligned(st.small_B.data()) : phase_matched(st.small_B.data(), st.smem_B.data());
-    Element* big_b = kTransposeB ? aligned(st.big_B.data()) : nullptr;
+    // B's K-major small parts at its stages' phase (split word for word), or, written through
+    // layouts where B is transposed, at phase 0 like its big parts (gemm_f32x3w.cuh: at_phase)
+    Element* small_b = at_phase(st.small_B.data(), kTransposeB ? 0u : phase_of(st.smem_B.data()));
+    Element* big_b = kTransposeB ? at_phase(st.big_B.data(), 0u) : nullptr;
     Tensor sBs = make_tensor(make_smem_ptr(small_b), SmemLayoutBk{});  // (N, K, 2)
     Tensor sBb = make_tensor(make_smem_ptr(kTransposeB ? big_b : small_b), SmemLayoutBk{});  // (N, K, 2)
 

@@ -152,11 +152,11 @@ __device__ __forceinline__ void atomic_reduce_min(float* p, float v) {
 }  // namespace ucut_fn
 #endif
 
-// ==== stored kernel unit ucut_kb8d1d86649e1c07f ====
-// main loop: gemm_f32x3w.cuh sha256 5229f7a152872677
-// main loop: gemm_f32x3w_rs.cuh sha256 10428f86cb280229
+// ==== stored kernel unit ucut_k9dbaa300942d568e ====
+// main loop: gemm_f32x3w.cuh sha256 1e17d1621cbb37e4
+// main loop: gemm_f32x3w_rs.cuh sha256 30b2074a83eff22b
 // ucutlass stored kernel unit: CUTLASS 3.x sm90 GEMM, emitter sm90-unit-1
-namespace ucut_kb8d1d86649e1c07f {
+namespace ucut_k9dbaa300942d568e {
 using namespace cute;
 using ElementA = cutlass::tfloat32_t;
 using LayoutA = cutlass::layout::RowMajor;  // A [M, K]
@@ -283,16 +283,16 @@ int run(const ucut_rt::GemmArgs& a, cudaStream_t stream) {
   }
   return 0;
 }
-}  // namespace ucut_kb8d1d86649e1c07f
+}  // namespace ucut_k9dbaa300942d568e
 
-extern "C" int ucut_kb8d1d86649e1c07f_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return ucut_kb8d1d86649e1c07f::run(*a, stream); }
-extern "C" size_t ucut_kb8d1d86649e1c07f_workspace(const ucut_rt::GemmArgs* a) {
-  return ucut_kb8d1d86649e1c07f::Gemm::get_workspace_size(ucut_kb8d1d86649e1c07f::make_arguments(*a));
+extern "C" int ucut_k9dbaa300942d568e_run(const ucut_rt::GemmArgs* a, cudaStream_t stream) { return ucut_k9dbaa300942d568e::run(*a, stream); }
+extern "C" size_t ucut_k9dbaa300942d568e_workspace(const ucut_rt::GemmArgs* a) {
+  return ucut_k9dbaa300942d568e::Gemm::get_workspace_size(ucut_k9dbaa300942d568e::make_arguments(*a));
 }
 
 // ==== stage 0 's0': gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1 ====
-extern "C" int ucut_kb8d1d86649e1c07f_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);
-extern "C" size_t ucut_kb8d1d86649e1c07f_workspace(const ucut_rt::GemmArgs* a);
+extern "C" int ucut_k9dbaa300942d568e_run(const ucut_rt::GemmArgs* a, cudaStream_t stream);
+extern "C" size_t ucut_k9dbaa300942d568e_workspace(const ucut_rt::GemmArgs* a);
 namespace ucut_s0 {
 ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {
   ucut_rt::GemmArgs g{};
@@ -310,13 +310,13 @@ ucut_rt::GemmArgs gemm_args(const ucut_rt::StageArgs& a) {
 }
 int run(const ucut_rt::StageArgs& a) {
   const ucut_rt::GemmArgs g = gemm_args(a);
-  return ucut_kb8d1d86649e1c07f_run(&g, a.stream);
+  return ucut_k9dbaa300942d568e_run(&g, a.stream);
 }
 size_t workspace_bytes() {
   static void* null_tensors[4] = {};
   static const double zero_scalars[2] = {};
   const ucut_rt::GemmArgs g = gemm_args({null_tensors, zero_scalars, nullptr, 0, nullptr});
-  return ucut_kb8d1d86649e1c07f_workspace(&g);
+  return ucut_k9dbaa300942d568e_workspace(&g);
 }
 }  // namespace ucut_s0
 
@@ -384,7 +384,7 @@ const Plan& plan() {
 UCUT_EXPORT int ucut_abi_version(void) { return 1; }
 
 UCUT_EXPORT const char* ucut_describe(void) {
-  return "{\"abi\":1,\"name\":\"f32_scaled_f32x3w_kn\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"shape\":[1024,4096],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"f32\",\"shape\":[4096,2048],\"binding\":\"linear.weight\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"f32\",\"shape\":[1024,2048],\"index\":0}],\"scalars\":[{\"name\":\"alpha\",\"default\":0.5}],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1\",\"unit\":\"ucut_kb8d1d86649e1c07f\"}]}";
+  return "{\"abi\":1,\"name\":\"f32_scaled_f32x3w_kn\",\"program_hash\":\"0000000000000000000000000000000000000000000000000000000000000000\",\"ucutlass\":\"0.1.0\",\"cutlass\":\"4.2.0\",\"arch\":\"sm_90a\",\"tensors\":[{\"name\":\"x\",\"role\":\"in\",\"dtype\":\"f32\",\"shape\":[1024,4096],\"index\":0},{\"name\":\"W\",\"role\":\"param\",\"dtype\":\"f32\",\"shape\":[4096,2048],\"binding\":\"linear.weight\"},{\"name\":\"y\",\"role\":\"out\",\"dtype\":\"f32\",\"shape\":[1024,2048],\"index\":0}],\"scalars\":[{\"name\":\"alpha\",\"default\":0.5}],\"stages\":[{\"name\":\"s0\",\"kind\":\"gemm\",\"config\":\"gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1\",\"unit\":\"ucut_k9dbaa300942d568e\"}]}";
 }
 
 UCUT_EXPORT const char* ucut_last_error(void) { return ucut_rt::error_buffer(); }
