@@ -284,6 +284,17 @@ TEST(Library, GoldenF32x3) {
   check_golden(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::f32x3, {}));
 }
 
+// Whether a stored unit of `lib` carries the runtime header's digest (its store key changes with it).
+template <class Lib>
+bool stored_unit_carries_digest(const Lib& lib, const std::string& header) {
+  const auto text = fs_read(simt_runtime_include_dir() + "/" + header);
+  if (!text) return false;
+  const std::string line = header + " sha256 " + sha256_hex(*text).substr(0, 16);
+  for (const auto& u : lib.units)
+    if (u.stored && u.source.find(line) != std::string::npos) return true;
+  return false;
+}
+
 // f32x3w: CUTLASS's cooperative kernel and epilogue over our main loop (runtime/gemm_f32x3w_rs.cuh,
 // A split in registers), whose operands TMA copies as 32-bit words (tfloat32_t, not float: float
 // rounds them to TF32 on the way in). The library includes the runtime header, so its folder is on
@@ -300,14 +311,9 @@ TEST(Library, GoldenF32x3w) {
                              "    ucut_f32x3w::auto_stages_rs<TileShape, false>("),
             std::string::npos);
   EXPECT_EQ(lib->config_names.at(0), "gemm_f32x3w_t128x128x32_c2x1_sA_coop_persist_rm_w1");
-  // the stored unit's text (its store key) carries the main loop header's digest
-  const auto header = fs_read(simt_runtime_include_dir() + "/gemm_f32x3w.cuh");
-  ASSERT_TRUE(header);
-  bool digest = false;
-  for (const auto& u : lib->units)
-    digest = digest || (u.stored && u.source.find("gemm_f32x3w.cuh sha256 " + sha256_hex(*header).substr(0, 16)) !=
-                                        std::string::npos);
-  EXPECT_TRUE(digest);
+  // the stored unit's text (its store key) carries the main loop headers' digests
+  for (const char* header : {"gemm_f32x3w.cuh", "gemm_f32x3w_rs.cuh"})
+    EXPECT_TRUE(stored_unit_carries_digest(*lib, header)) << header;
   // the same GEMM in TF32 keeps CUTLASS's own main loop and needs no runtime header
   auto tf = codegen_emit_library(sample_f32_scaled(1024, 8192, 8192, dsl::Precision::tf32, {}), {"t.ucut", "h"});
   ASSERT_TRUE(tf.ok());
@@ -330,15 +336,8 @@ TEST(Library, GoldenF32x3wRegisters) {
   EXPECT_NE(lib->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::K, cute::GMMA::Major::MN,"), std::string::npos);
   EXPECT_NE(lib->source.find("ucut_f32x3w::auto_stages_rs<TileShape, true>("), std::string::npos);
   EXPECT_NE(lib->source.find("using LayoutB = cutlass::layout::RowMajor;  // B [K, N] (N-major)"), std::string::npos);
-  for (const char* header : {"gemm_f32x3w.cuh", "gemm_f32x3w_rs.cuh"}) {
-    const auto text = fs_read(simt_runtime_include_dir() + "/" + header);
-    ASSERT_TRUE(text);
-    bool digest = false;
-    for (const auto& u : lib->units)
-      digest = digest || (u.stored && u.source.find(std::string(header) + " sha256 " + sha256_hex(*text).substr(0, 16)) !=
-                                          std::string::npos);
-    EXPECT_TRUE(digest) << header;
-  }
+  for (const char* header : {"gemm_f32x3w.cuh", "gemm_f32x3w_rs.cuh"})
+    EXPECT_TRUE(stored_unit_carries_digest(*lib, header)) << header;
 }
 
 // The sm80 epilogue pass's reductions: the row sum adds warp-aggregated fp64 partials (N % 32 == 0)
