@@ -702,7 +702,7 @@ void rule_f32x3w_tile(Ctx& c, const GemmKnobs& k) {
     list += (list.empty() ? "" : ", ") + str(t.m) + "x" + str(t.n) + "x" + str(t.k);
   }
   c.add("f32x3w_tile", "tile",
-        "f32x3w holds three accumulators a thread and doubles its main loop's shared memory: its tiles are " + list +
+        "f32x3w holds three accumulators a thread and part buffers beside its stages: its tiles are " + list +
             ", not " + str(k.tile->m) + "x" + str(k.tile->n) + "x" + str(k.tile->k),
         "use tile " + list + " or auto");
 }
