@@ -444,21 +444,61 @@ def test_f32x3w_splits_inside_the_main_loop(tmp_path):
     assert r["max_abs_err"] is not None and r["max_abs_err"] <= 1e-4
 
 
-@pytest.mark.parametrize("name,major", [("matmul_kn_f32x3w", "K, cute::GMMA::Major::MN"),
-                                        ("matmul_mk_f32x3w", "MN, cute::GMMA::Major::K")])
-def test_f32x3w_reads_any_layout_through_registers(tmp_path, name, major):
-    """f32x3w where an operand is not K-major (B [K, N], or A given transposed): the main loop's
-    register copy gathers A's fragments from an M-major stage, and its split writes a [K, N] B's
-    parts K-major; both pass the default
-    contract's 1e-4 on two-input matmuls, the rescaled trial included. Their programs start on FP32
-    SIMT (docs/optimizer.md: the 3xTF32 bound), so the elementwise bound is not asked of them: the
-    float64 pass judges them as it judges the search's probes."""
+@pytest.mark.parametrize("name,major,swapped", [("matmul_kn_f32x3w", "MN, cute::GMMA::Major::K", True),
+                                                ("matmul_mk_f32x3w", "MN, cute::GMMA::Major::K", False),
+                                                ("matmul_mn_f32x3w", "MN, cute::GMMA::Major::MN", False)])
+def test_f32x3w_reads_any_layout_through_registers(tmp_path, name, major, swapped):
+    """f32x3w where an operand is not K-major: a [K, N] B beside a K-major A runs as the transposed
+    product (B's tiles in registers, D written column-major), a transposed A is gathered from its
+    M-major stage by the register copy, and beside a transposed A a [K, N] B's parts are written
+    K-major by the split. All pass the default contract's 1e-4 on two-input matmuls, the rescaled
+    trial included. Their programs start on FP32 SIMT (docs/optimizer.md: the 3xTF32 bound), so
+    the elementwise bound is not asked of them: the float64 pass judges them as it judges the
+    search's probes."""
     lib, text = lowered_library(tmp_path, name,
                                 lambda t: re.sub(r"  precision \w+\n", "  precision f32x3w\n", t))
     assert "precision f32x3w" in (tmp_path / "prog.ucut").read_text()
     src = "".join(p.read_text() for p in tmp_path.rglob("*.cu"))
     assert "ucut_f32x3w::MainloopRs<cute::GMMA::Major::" + major in src
+    assert ("// D.T = B.T A.T" in src) == swapped
     [r] = ucut_eval(name, [lib], *FAST)
+    assert r["status"] == "ok", r["error"]
+    assert r["rescaled_trial"] == "kept"
+
+
+FUSED_KN_EPILOGUE = """ucut 1
+name matmul_kn_epilogue_f32x3w
+
+in A : f32[300, 2048]
+in B : f32[2048, 1000]
+in s : f32[300]
+in b : f32[1000]
+in R : f32[300, 1000]
+out out0 : f32[300, 1000]
+out out1 : f32[300]
+out out2 : f32[1000]
+
+stage out0 = gemm(A, B) {
+  precision f32x3w
+  epilogue {
+    let t = relu(acc * s[row] + b[col] + R)
+    out0 = t
+    out1 = rowsum(t)
+    out2 = colmax(t)
+  }
+}
+"""
+
+
+def test_f32x3w_transposed_product_keeps_the_epilogue_orientation(tmp_path):
+    """The transposed product's epilogue: the output's per-row scale and row sums are the unit's
+    per-column broadcast and reduction, the bias and column max its per-row ones, the residual and
+    D column-major; all three outputs equal PyTorch's under the default contract."""
+    lib, _ = lowered_library(tmp_path, "matmul_kn_epilogue_f32x3w", lambda t: FUSED_KN_EPILOGUE)
+    src = "".join(p.read_text() for p in tmp_path.rglob("*.cu"))
+    assert "// D.T = B.T A.T" in src
+    assert "fusion::Sm90RowBroadcast" in src and "fusion::Sm90RowReduction<cutlass::plus" in src
+    [r] = ucut_eval("matmul_kn_epilogue_f32x3w", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept"
 

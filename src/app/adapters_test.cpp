@@ -142,13 +142,19 @@ TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
   st.observe(state.attempts.back(), state);
   EXPECT_EQ(st.floor_rung(), probe);
   std::set<std::string> mixes;
+  std::vector<std::string> order_seen;
   while ((c = st.propose(state)) && c->origin == "probe") {
     state.proposed.insert(c->hash);
     EXPECT_EQ(c->rung, chain) << c->name;
     EXPECT_TRUE(mixes.insert(c->config.value("precision", "")).second) << c->name;
+    order_seen.push_back(c->config.value("precision", ""));
   }
   EXPECT_GE(mixes.size(), 1u);
   EXPECT_LE(mixes.size(), 2u);
+  // f32x3w (promoting every 128 of K, as accurate as mma.sync's 3xTF32) is probed first
+  if (mixes.count("f32x3w")) {
+    EXPECT_EQ(order_seen.front(), "f32x3w");
+  }
   ASSERT_TRUE(c);
   EXPECT_EQ(c->rung, probe) << c->name;  // then the reopened floor's own ranking
   EXPECT_EQ(c->origin, "rank");

@@ -55,6 +55,7 @@ struct Sm90EpilogueShape {
   int64_t vec_rows = 0, vec_cols = 0;  // the lengths of v[row] and v[col]
   bool folded = false;                 // a batch folded into M: per-batch vectors are not strided
   int64_t l = 1, m = 0, n = 0;         // as launched: the reductions' batch strides
+  bool swap_ab = false;                // the unit computes D.T: the output's rows are its columns
 };
 struct Sm90EpilogueTree {
   std::string text, root_set, bind;

@@ -122,7 +122,8 @@ Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& p, const dsl::Ep
         int64_t len = l.kind == EpiLeaf::Kind::row ? shape.vec_rows : shape.vec_cols;
         bool per_batch = vt->numel() != len;
         std::string stride_l = per_batch && !shape.folded ? i64(len) : "0LL";
-        bool row = l.kind == EpiLeaf::Kind::row;  // v[row]: a column vector broadcast along N
+        // v[row]: a column vector broadcast along the unit's N (along its M where it computes D.T)
+        const bool row = (l.kind == EpiLeaf::Kind::row) != shape.swap_ab;
         t = fmt::format("fusion::{}<0, TileShape, {}, float, Stride<{}, int64_t>>",
                         row ? "Sm90ColBroadcast" : "Sm90RowBroadcast", cutlass_element(vt->dtype),
                         row ? "_1, _0" : "_0, _1");
@@ -160,7 +161,8 @@ Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& p, const dsl::Ep
     root_set = set_leaves(sel("f", 0, nroot));
     for (size_t r = 0; r < reductions.size(); ++r) {
       const auto& st = *reductions[r];
-      bool per_row = st.reduce_axis == dsl::ReduceAxis::row;  // one value per output row: CUTLASS ColReduction
+      const bool per_row = st.reduce_axis == dsl::ReduceAxis::row;  // one value per output row
+      const bool unit_row = per_row != shape.swap_ab;  // per unit row: CUTLASS ColReduction
       const char* reg = st.reduce_op == dsl::ReduceOp::sum   ? "cutlass::plus"
                         : st.reduce_op == dsl::ReduceOp::max ? "cutlass::maximum_with_nan_propagation"
                                                              : "cutlass::minimum_with_nan_propagation";
@@ -173,15 +175,15 @@ Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& p, const dsl::Ep
       d += fmt::format("using Reduce{} = fusion::Sm90EVT<fusion::{}<{}, {}, {}, 0, TileShape, float, float, RoundStyle, "
                        "Stride<{}, int64_t>>,\n    fusion::Sm90EVT<fusion::Sm90Compute<EpiReduce{}, float, float, RoundStyle>{}>>;"
                        "  // {} -> r{}\n",
-                       r, per_row ? "Sm90ColReduction" : "Sm90RowReduction", reg, reg, gmem,
-                       per_row ? "_1, _0" : "_0, _1", r, leaf_types, per_row ? "per-row" : "per-column", r);
+                       r, unit_row ? "Sm90ColReduction" : "Sm90RowReduction", reg, reg, gmem,
+                       unit_row ? "_1, _0" : "_0, _1", r, leaf_types, per_row ? "per-row" : "per-column", r);
       red_types += ", Reduce" + std::to_string(r);
       std::string red = sel("f", 1 + r, nroot);
       root_set += set_leaves(sel(red, 0, 2));
       std::string node = sel(red, 1, 2);
       root_set += fmt::format("  {0}.ptr_{1} = static_cast<float*>(a.red[{2}]);\n  {0}.reduction_identity = {3};\n"
                               "  cute::get<2>({0}.d{4}) = a.red_batch_stride[{2}];\n",
-                              node, per_row ? "col" : "row", r, ident, per_row ? "Col" : "Row");
+                              node, unit_row ? "col" : "row", r, ident, unit_row ? "Col" : "Row");
       bind += fmt::format("  g.red[{0}] = a.tensors[{1}];  // {2}\n  g.red_batch_stride[{0}] = {3};\n", r,
                           tensor_index(p, st.name), st.name, stride_l);
     }
@@ -219,8 +221,11 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
     code.includes.push_back(kX3wRsHeader);
     code.needs_runtime = true;
   }
+  // B [K, N] beside a K-major A: the unit computes D.T = B.T A.T (dsl::gemm_f32x3w_swaps_ab), its A
+  // being B (M-major, read through registers) and its B being A (K-major); no tile is transposed
+  const bool swap = x3w && dsl::gemm_f32x3w_swaps_ab(s);
   const bool fast = k.math == dsl::MathMode::fast;
-  auto tree = sm90_epilogue_tree(p, s.epilogue, {s.m, s.n, g.folded, g.l, g.m, g.n}, fast);
+  auto tree = sm90_epilogue_tree(p, s.epilogue, {s.m, s.n, g.folded, g.l, g.m, g.n, swap}, fast);
   if (!tree) return tree.error();
   const dsl::Tensor* src_t = tree->source;
   DType op_dt = dsl::gemm_operand_dtype(k.precision);
@@ -235,12 +240,20 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   // f32x3w's operands are fp32 words that TMA must copy as bits (as float it rounds them to TF32
   // on the way in, and the small parts are lost): CUTLASS copies tfloat32_t so
   const char* op_el = x3w ? "cutlass::tfloat32_t" : cutlass_element(op_dt);
-  d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", op_el,
-                   s.a.transposed ? "ColumnMajor" : "RowMajor",
-                   s.a.transposed ? "given as [K, M] (A.T)" : "[M, K]");
-  d += fmt::format("using ElementB = {};\nusing LayoutB = cutlass::layout::{};  // B {}\n", op_el,
-                   s.b.transposed ? "ColumnMajor" : "RowMajor",
-                   s.b.transposed ? "given as [N, K] (B.T, K-major)" : "[K, N] (N-major)");
+  if (swap) {
+    d += "// The unit computes D.T = B.T A.T: its M and N are the output's N and M, its A the output's B\n"
+         "// (read [N, K], N contiguous) and its B the output's A ([M, K], K-major); D is column-major\n";
+    d += fmt::format("using ElementA = {0};\nusing LayoutA = cutlass::layout::ColumnMajor;  // B [K, N] as [N, K]\n"
+                     "using ElementB = {0};\nusing LayoutB = cutlass::layout::ColumnMajor;  // A [M, K] as [K, M]\n",
+                     op_el);
+  } else {
+    d += fmt::format("using ElementA = {};\nusing LayoutA = cutlass::layout::{};  // A {}\n", op_el,
+                     s.a.transposed ? "ColumnMajor" : "RowMajor",
+                     s.a.transposed ? "given as [K, M] (A.T)" : "[M, K]");
+    d += fmt::format("using ElementB = {};\nusing LayoutB = cutlass::layout::{};  // B {}\n", op_el,
+                     s.b.transposed ? "ColumnMajor" : "RowMajor",
+                     s.b.transposed ? "given as [N, K] (B.T, K-major)" : "[K, N] (N-major)");
+  }
   d += fmt::format("constexpr int AlignA = {0}, AlignB = {0};\n", align_ab);
   d += fmt::format("using ElementD = {};\nconstexpr int AlignD = {};\n", cutlass_element(g.out->dtype),
                    16 / dsl::dtype_bytes(g.out->dtype));
@@ -260,25 +273,25 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
   const std::string& root_set = tree->root_set;
   const std::string& bind = tree->bind;
   const bool has_reductions = tree->reductions > 0;
-  d += R"(
+  d += fmt::format(R"(
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, float, float,
-    ElementC, cutlass::layout::RowMajor, AlignC, ElementD, cutlass::layout::RowMajor, AlignD,
+    ElementC, cutlass::layout::{0}, AlignC, ElementD, cutlass::layout::{0}, AlignD,
     EpilogueSchedule, Fusion>::CollectiveOp;
-)";
+)", swap ? "ColumnMajor" : "RowMajor");
   if (x3w) {
     // A in registers whatever its layout, B's parts written K-major (its big ones too where B is
     // [K, N]); the stages that fit beside them, as the builder's StageCountAutoCarveout counts its
     // own (ucut_f32x3w::auto_stages_rs), or the explicit count
-    const bool bt = !dsl::gemm_b_k_major(s);
+    const bool bt = dsl::gemm_f32x3w_transposes_b(s);
     const std::string stages = g.stages_auto
         ? fmt::format("ucut_f32x3w::auto_stages_rs<TileShape, {}>(static_cast<int>(sizeof(typename "
                       "CollectiveEpilogue::SharedStorage)))", bt ? "true" : "false")
         : std::to_string(*k.stages);
     d += fmt::format("using CollectiveMainloop = ucut_f32x3w::MainloopRs<cute::GMMA::Major::{}, cute::GMMA::Major::{},\n"
                      "    {}, ClusterShape, TileShape, {}>;\n",
-                     dsl::gemm_a_k_major(s) ? "K" : "MN", bt ? "MN" : "K", stages, dsl::kF32x3wPromoteKTiles);
+                     swap || !dsl::gemm_a_k_major(s) ? "MN" : "K", bt ? "MN" : "K", stages, dsl::kF32x3wPromoteKTiles);
   } else {
     std::string stage_count = g.stages_auto
         ? "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
@@ -294,12 +307,13 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
 
   // ---- arguments, from the runtime GemmArgs
   d += "typename Gemm::Arguments make_arguments(const ucut_rt::GemmArgs& a) {\n";
-  d += "  const int M = a.m, N = a.n, K = a.k, L = a.l;\n";
+  d += swap ? "  const int M = a.n, N = a.m, K = a.k, L = a.l;  // D.T = B.T A.T\n"
+              : "  const int M = a.m, N = a.n, K = a.k, L = a.l;\n";
   d += "  typename Gemm::Arguments args{};\n  args.mode = cutlass::gemm::GemmUniversalMode::kGemm;\n";
   d += "  args.problem_shape = {M, N, K, L};\n";
-  d += "  args.mainloop.ptr_A = static_cast<ElementA const*>(a.a);\n";
+  d += fmt::format("  args.mainloop.ptr_A = static_cast<ElementA const*>(a.{});\n", swap ? "b" : "a");
   d += "  args.mainloop.dA = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, cute::make_shape(M, K, L));\n";
-  d += "  args.mainloop.ptr_B = static_cast<ElementB const*>(a.b);\n";
+  d += fmt::format("  args.mainloop.ptr_B = static_cast<ElementB const*>(a.{});\n", swap ? "a" : "b");
   d += "  args.mainloop.dB = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, cute::make_shape(N, K, L));\n";
   d += "  typename Fusion::Arguments f{};\n" + root_set + "  args.epilogue.thread = f;\n";
   d += std::string("  args.epilogue.ptr_C = ") + (src_t ? "static_cast<ElementC const*>(a.c)" : "nullptr") + ";\n";

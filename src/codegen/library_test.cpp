@@ -321,8 +321,9 @@ TEST(Library, GoldenF32x3w) {
   EXPECT_EQ(tf->source.find("gemm_f32x3w.cuh"), std::string::npos);
 }
 
-// f32x3w with B [K, N] (N contiguous): TF32 wgmma cannot read it from shared memory, so the main
-// loop's split writes B's big and small parts K-major; its unit carries both headers' digests.
+// f32x3w with B [K, N] (N contiguous), which TF32 wgmma cannot read from shared memory. Beside a
+// K-major A the unit computes D.T = B.T A.T: its A is B (M-major, read through registers), its B is
+// A (K-major), its output column-major; nothing is transposed, and the binding is the same.
 TEST(Library, GoldenF32x3wRegisters) {
   dsl::Program p = sample_f32_scaled(1024, 2048, 4096, dsl::Precision::f32x3w, {});
   p.name = "f32_scaled_f32x3w_kn";
@@ -333,11 +334,75 @@ TEST(Library, GoldenF32x3wRegisters) {
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   EXPECT_TRUE(lib->needs_simt_runtime);
   EXPECT_NE(lib->source.find("#include \"gemm_f32x3w_rs.cuh\""), std::string::npos);
-  EXPECT_NE(lib->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::K, cute::GMMA::Major::MN,"), std::string::npos);
-  EXPECT_NE(lib->source.find("ucut_f32x3w::auto_stages_rs<TileShape, true>("), std::string::npos);
-  EXPECT_NE(lib->source.find("using LayoutB = cutlass::layout::RowMajor;  // B [K, N] (N-major)"), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::MN, cute::GMMA::Major::K,"), std::string::npos);
+  EXPECT_NE(lib->source.find("ucut_f32x3w::auto_stages_rs<TileShape, false>("), std::string::npos);
+  EXPECT_NE(lib->source.find("const int M = a.n, N = a.m, K = a.k, L = a.l;  // D.T = B.T A.T"), std::string::npos);
+  EXPECT_NE(lib->source.find("args.mainloop.ptr_A = static_cast<ElementA const*>(a.b);"), std::string::npos);
+  EXPECT_NE(lib->source.find("args.mainloop.ptr_B = static_cast<ElementB const*>(a.a);"), std::string::npos);
+  EXPECT_NE(lib->source.find("ElementC, cutlass::layout::ColumnMajor, AlignC, ElementD, cutlass::layout::ColumnMajor"),
+            std::string::npos);
+  // the binding is the output's: M, N and the operands as the program has them
+  EXPECT_NE(lib->source.find("g.m = 1024; g.n = 2048; g.k = 4096; g.l = 1;\n  g.a = a.tensors[0];  // x\n"
+                             "  g.b = a.tensors[1];  // W"),
+            std::string::npos);
   for (const char* header : {"gemm_f32x3w.cuh", "gemm_f32x3w_rs.cuh"})
     EXPECT_TRUE(stored_unit_carries_digest(*lib, header)) << header;
+  // beside a transposed A the split transposes B's tiles: its big and small parts written K-major
+  dsl::Program t = p;
+  t.name = "f32_scaled_f32x3w_mn";
+  t.tensors[0].shape = {4096, 1024};
+  std::get<dsl::GemmStage>(t.stages[0].body).a.transposed = true;
+  check_golden(t);
+  auto tl = codegen_emit_library(t, {"f32_scaled_f32x3w_mn.ucut", std::string(64, '0')});
+  ASSERT_TRUE(tl.ok()) << tl.error().render();
+  EXPECT_NE(tl->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::MN, cute::GMMA::Major::MN,"), std::string::npos);
+  EXPECT_NE(tl->source.find("ucut_f32x3w::auto_stages_rs<TileShape, true>("), std::string::npos);
+  EXPECT_NE(tl->source.find("const int M = a.m, N = a.n, K = a.k, L = a.l;\n"), std::string::npos);
+  EXPECT_NE(tl->source.find("using LayoutB = cutlass::layout::RowMajor;  // B [K, N] (N-major)"), std::string::npos);
+}
+
+// The transposed product's epilogue: the output's v[row] and per-row reductions are the unit's
+// per-column ones (CUTLASS's RowBroadcast, RowReduction) and v[col] its per-row ones; the residual
+// is read column-major like D. The same program with W.T keeps the output's orientation.
+TEST(Library, GoldenF32x3wSwappedEpilogue) {
+  const char* text =
+      "ucut 1\nname f32x3w_swapped_epilogue\nin x : f32[256, 512]\nparam W : f32[512, 384] = \"w\"\n"
+      "in s : f32[256]\nin b : f32[384]\nin r : f32[256, 384]\nout y : f32[256, 384]\nout rs : f32[256]\n"
+      "out cm : f32[384]\n"
+      "stage y = gemm(x, W) {\n  precision f32x3w\n  epilogue {\n    let t = relu(acc * s[row] + b[col] + r)\n"
+      "    y = t\n    rs = rowsum(t)\n    cm = colmax(t)\n  }\n}\n";
+  auto r = dsl::dsl_compile(SourceFile{"f32x3w_swapped_epilogue.ucut", text});
+  ASSERT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"f32x3w_swapped_epilogue.ucut", text}, r.diagnostics);
+  check_golden(*r.program);
+  auto count = [](const std::string& src, const std::string& what) {
+    size_t n = 0;
+    for (size_t pos = src.find(what); pos != std::string::npos; pos = src.find(what, pos + 1)) ++n;
+    return n;
+  };
+  auto lib = codegen_emit_library(*r.program, {"f32x3w_swapped_epilogue.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  const std::string& src = lib->source;
+  EXPECT_NE(src.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::MN, cute::GMMA::Major::K,"), std::string::npos);
+  // s[row] -> RowBroadcast, b[col] -> ColBroadcast; rowsum -> RowReduction, colmax -> ColReduction
+  EXPECT_NE(src.find("fusion::Sm90RowBroadcast<0, TileShape, float, float, Stride<_0, _1, int64_t>>;  // vr_"), std::string::npos);
+  EXPECT_NE(src.find("fusion::Sm90ColBroadcast<0, TileShape, float, float, Stride<_1, _0, int64_t>>;  // vc_"), std::string::npos);
+  EXPECT_NE(src.find("fusion::Sm90RowReduction<cutlass::plus"), std::string::npos);
+  EXPECT_NE(src.find("fusion::Sm90ColReduction<cutlass::maximum_with_nan_propagation"), std::string::npos);
+  EXPECT_NE(src.find("ElementC, cutlass::layout::ColumnMajor"), std::string::npos);
+  // K-major W: the output's own orientation
+  std::string kmajor = text;
+  kmajor.replace(kmajor.find("param W : f32[512, 384]"), 23, "param W : f32[384, 512]");
+  kmajor.replace(kmajor.find("gemm(x, W)"), 10, "gemm(x, W.T)");
+  auto k = dsl::dsl_compile(SourceFile{"k.ucut", kmajor});
+  ASSERT_TRUE(k.program.has_value()) << diag_render_all(SourceFile{"k.ucut", kmajor}, k.diagnostics);
+  auto kl = codegen_emit_library(*k.program, {"k.ucut", std::string(64, '0')});
+  ASSERT_TRUE(kl.ok()) << kl.error().render();
+  EXPECT_NE(kl->source.find("ucut_f32x3w::MainloopRs<cute::GMMA::Major::K, cute::GMMA::Major::K,"), std::string::npos);
+  EXPECT_NE(kl->source.find("fusion::Sm90ColBroadcast<0, TileShape, float, float, Stride<_1, _0, int64_t>>;  // vr_"),
+            std::string::npos);
+  EXPECT_NE(kl->source.find("fusion::Sm90ColReduction<cutlass::plus"), std::string::npos);
+  EXPECT_NE(kl->source.find("fusion::Sm90RowReduction<cutlass::maximum_with_nan_propagation"), std::string::npos);
+  EXPECT_EQ(count(kl->source, "cutlass::layout::ColumnMajor"), 1u);  // LayoutB (W.T given as [N, K]) only
 }
 
 // The sm80 epilogue pass's reductions: the row sum adds warp-aggregated fp64 partials (N % 32 == 0)

@@ -157,7 +157,7 @@ std::vector<RuleViolation> conv_rules_check(const Program& p, const ConvStage& s
   }
   GemmKnobs sk = k;
   sk.precision = op == DType::f32 ? Precision::tf32 : k.precision;
-  const int epi = gemm_sm90_epilogue_smem(sk, out.dtype, has_source, source, col_vectors, 0);
+  const int epi = gemm_sm90_epilogue_smem(sk, out.dtype, has_source, source, col_vectors);
   const int stage_bytes = gemm_sm90_stage_bytes(sk);
   const int stages = k.stages.value_or(2);
   if (stages < 2 || stages * stage_bytes + epi > kSm90SmemBytes)

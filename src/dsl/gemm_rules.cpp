@@ -52,6 +52,12 @@ struct EpiFacts {
   int row_vectors = 0, col_vectors = 0, reductions = 0, full_loads = 0;
 };
 
+// The vectors the unit's Sm90RowBroadcast stages: the output's v[col] leaves, or its v[row] ones
+// where f32x3w computes the transposed product (gemm_f32x3w_swaps_ab).
+int staged_vectors(const EpiFacts& f, const GemmStage& s, const GemmKnobs& k) {
+  return k.precision == Precision::f32x3w && gemm_f32x3w_swaps_ab(s) ? f.row_vectors : f.col_vectors;
+}
+
 void walk(const ExprPtr& e, const Program& p, EpiFacts& f, std::vector<std::string>& seen_full) {
   if (!e) return;
   if (e->kind == Expr::Kind::load) {
@@ -170,11 +176,10 @@ int gemm_sm90_stage_bytes(const GemmKnobs& k) {
 int gemm_f32x3w_small_bytes(const GemmStage& s, const GemmKnobs& k) {
   if (k.precision != Precision::f32x3w || !k.tile) return 0;
   const int b_parts = 2 * k.tile->n * k.tile->k * 4 + 1024;  // two tiles and the slack
-  return gemm_b_k_major(s) ? b_parts : 2 * b_parts;
+  return gemm_f32x3w_transposes_b(s) ? 2 * b_parts : b_parts;
 }
 
-int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source,
-                            int row_vectors, int col_vectors) {
+int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source, int staged_vectors) {
   // EpilogueTileAuto: cooperative 128 x min(32, N), pingpong 64 x min(32, N)
   // (sm90_compute_tile_shape_or_override); StagesD = min(EpiTiles, 2) and StagesC up to
   // max(min(EpiTiles, 4), StagesD + 1) (sm90_get_tma_dispatch_policy). We count C and D
@@ -187,8 +192,7 @@ int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DTyp
   int bytes = em * en * (stages_d * dtype_bytes(out) + stages_c * dtype_bytes(source));
   // Sm90RowBroadcast stages one tile row of the vector (tile N elements, up to 4 bytes);
   // column broadcasts and reductions read/write registers only (SharedStorage is empty).
-  bytes += row_vectors * k.tile->n * 4;
-  (void)col_vectors;
+  bytes += staged_vectors * k.tile->n * 4;
   // Epilogue load/store pipeline barriers, tile-scheduler pipeline, tensormaps, CLC response and
   // alignment padding of the kernel's SharedStorage: measured below 1 KiB; 2 KiB keeps margin.
   return bytes + 2048;
@@ -327,8 +331,8 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   if (!k.align) k.align = kTmaBytes / bytes;
   if (!k.stages) {
     EpiFacts f = epi_facts(p, s.epilogue);
-    int epi = gemm_sm90_epilogue_smem(k, out.dtype, f.has_source, f.source, f.row_vectors,
-                                      f.col_vectors) + gemm_f32x3w_small_bytes(s, k);
+    int epi = gemm_sm90_epilogue_smem(k, out.dtype, f.has_source, f.source, staged_vectors(f, s, k)) +
+              gemm_f32x3w_small_bytes(s, k);
     k.stages = std::max(0, (kSm90SmemBytes - epi) / gemm_sm90_stage_bytes(k));
   }
   return k;
@@ -501,7 +505,7 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
   }
   EpiFacts f = epi_facts(c.p, c.s.epilogue);
   const int small = gemm_f32x3w_small_bytes(c.s, k);  // f32x3w's part buffers, beside the epilogue
-  int epi = gemm_sm90_epilogue_smem(k, c.out.dtype, f.has_source, f.source, f.row_vectors, f.col_vectors) + small;
+  int epi = gemm_sm90_epilogue_smem(k, c.out.dtype, f.has_source, f.source, staged_vectors(f, c.s, k)) + small;
   int stage = gemm_sm90_stage_bytes(k);
   int max_st = (kSm90SmemBytes - epi) / stage;
   // The producer/consumer pipeline needs two stages to overlap loads with math; CUTLASS's
@@ -526,8 +530,7 @@ void rule_fits_smem(Ctx& c, const GemmKnobs& k) {
   const int need = explicit_stages ? st : 2;
   for (const DType out : {DType::f32, c.out.dtype}) {
     const bool main = out == c.out.dtype;
-    const int epi_src = gemm_sm90_epilogue_smem(k, out, true, DType::f32, main ? f.row_vectors : 0,
-                                                main ? f.col_vectors : 0);
+    const int epi_src = gemm_sm90_epilogue_smem(k, out, true, DType::f32, main ? staged_vectors(f, c.s, k) : 0);
     if (need * stage + epi_src > kSm90SmemBytes) {
       c.add("fits_smem", knob,
             "shared memory: precision f32x3s's GEMMs that add a partial product (an fp32 source) need " +

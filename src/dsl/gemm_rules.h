@@ -87,18 +87,26 @@ const Sm80Tile* gemm_sm80_find(Precision p, const TileShape& t);
 // (B given as [N,K], written W.T) are K-major.
 inline bool gemm_a_k_major(const GemmStage& s) { return !s.a.transposed; }
 inline bool gemm_b_k_major(const GemmStage& s) { return s.b.transposed; }
+// f32x3w where A is K-major and B is [K, N]: the unit computes D.T = B.T A.T, so B's tiles are its
+// main loop's register-sourced A (M-major: any layout reads through registers) and A's its K-major
+// B; D and a residual are addressed column-major (the same memory), the output's per-row vectors and
+// reductions are the unit's per-column ones (codegen/gemm_sm90.cpp). No tile is transposed.
+inline bool gemm_f32x3w_swaps_ab(const GemmStage& s) { return gemm_a_k_major(s) && !gemm_b_k_major(s); }
+// f32x3w whose split transposes B's tiles (B [K, N] beside a transposed A): the slow form.
+inline bool gemm_f32x3w_transposes_b(const GemmStage& s) { return !gemm_a_k_major(s) && !gemm_b_k_major(s); }
 
 // The sm90 epilogue shared-memory estimate in bytes (an upper bound of CUTLASS's
 // CollectiveEpilogue::SharedStorage plus the kernel's fixed shared state), used for explicit
-// stage counts. `has_source`: a full residual is read through C.
-int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source,
-                            int row_vectors, int col_vectors);
+// stage counts. `has_source`: a full residual is read through C; `staged_vectors`: the vectors
+// CUTLASS's Sm90RowBroadcast stages in shared memory (one per v[col] leaf, or per v[row] leaf where
+// f32x3w swaps A and B); per-row broadcasts and reductions live in registers.
+int gemm_sm90_epilogue_smem(const GemmKnobs& k, DType out, bool has_source, DType source, int staged_vectors);
 // Bytes of one mainloop stage (A tile + B tile + its pipeline barrier).
 int gemm_sm90_stage_bytes(const GemmKnobs& k);
 // f32x3w's part buffers beside its stages (runtime/gemm_f32x3w_rs.cuh: A is split in registers),
 // double-buffered (the split of the k-tile in flight and of the next one), 1 KiB of slack each (to
-// match or reach a swizzle phase): B's small parts, and where B is [K, N] its big parts too (the
-// split writes both K-major); 0 for other precisions.
+// match or reach a swizzle phase): the unit's B's small parts, and where its split transposes B
+// (gemm_f32x3w_transposes_b) its big parts too; 0 for other precisions.
 int gemm_f32x3w_small_bytes(const GemmStage& s, const GemmKnobs& k);
 // f32x3w's tiles (the main loop's three accumulators a thread and its doubled shared memory allow),
 // `auto`'s first: one table for the rules, the resolver and the space.

@@ -159,13 +159,22 @@ TEST(GemmRules, F32x3wShapes) {
   f.s.knobs.split_k.reset();
   f.s.knobs.scheduler = TileScheduler::stream_k;
   EXPECT_TRUE(has(f.check(), "f32x3w_scheduler", "scheduler")) << all(f.check());
-  // A [K, N] weight (which TF32 wgmma cannot read from shared memory): the main loop's split writes
-  // B's big and small parts double-buffered K-major; plain TF32 still refuses it.
+  // A [K, N] weight (which TF32 wgmma cannot read from shared memory): beside a K-major A the unit
+  // computes the transposed product (B read through registers, A's small parts buffered); beside a
+  // transposed A the split writes B's big and small parts double-buffered K-major; plain TF32
+  // still refuses it.
   Fixture g(DType::f32, 256, 256, 256, DType::f32, /*bt=*/false);
   g.s.knobs.precision = Precision::f32x3w;
   EXPECT_TRUE(g.check().empty()) << all(g.check());
   GemmKnobs kn = gemm_resolve_auto(g.p, g.s, g.p.tensors[2]);
+  EXPECT_TRUE(gemm_f32x3w_swaps_ab(g.s));
+  EXPECT_FALSE(gemm_f32x3w_transposes_b(g.s));
+  EXPECT_EQ(gemm_f32x3w_small_bytes(g.s, kn), 2 * 128 * 32 * 4 + 1024);
+  g.s.a.transposed = true;
+  EXPECT_FALSE(gemm_f32x3w_swaps_ab(g.s));
+  EXPECT_TRUE(gemm_f32x3w_transposes_b(g.s));
   EXPECT_EQ(gemm_f32x3w_small_bytes(g.s, kn), 2 * (2 * 128 * 32 * 4 + 1024));
+  g.s.a.transposed = false;
   g.s.knobs.precision = Precision::tf32;
   EXPECT_TRUE(has(g.check(), "tf32_k_major", "b")) << all(g.check());
   // other precisions have no part buffers

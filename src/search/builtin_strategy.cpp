@@ -131,18 +131,34 @@ std::vector<Candidate> chain_probes(SearchSpace& space, int from_rung, int floor
   // of K, as mma.sync's 3xTF32 does; f32x3s sums longer runs): the best-ranked of each of its
   // first two precision mixes, so the more accurate one is not skipped for the one ranked faster
   // (a wide window: one kernel's best tiles can fill a rung's first hundred places).
+  // The more accurate mix is probed first (run DX: four matmuls spent their third attempt on an
+  // f32x3s probe that missed the float64 pass and never reached f32x3w's).
   for (int r = from_rung; r >= floor; --r) {
     std::set<std::string> mixes;
-    int taken = 0;
+    std::vector<Candidate> rung;
     for (auto& c : ranked_on_rung(space, r, 1024)) {
-      if (taken >= 2) break;
+      if (rung.size() >= 2) break;
       if (!mixes.insert(precision_mix(c.config)).second) continue;
       c.origin = "probe";
-      out.push_back(std::move(c));
-      ++taken;
+      rung.push_back(std::move(c));
     }
+    std::stable_sort(rung.begin(), rung.end(), [](const Candidate& a, const Candidate& b) {
+      return promoting_stages(a.config) > promoting_stages(b.config);
+    });
+    for (auto& c : rung) out.push_back(std::move(c));
   }
   return out;
+}
+
+int promoting_stages(const nlohmann::json& config) {
+  int n = 0;
+  if (!config.is_object()) return n;
+  for (auto it = config.begin(); it != config.end(); ++it) {
+    const std::string& key = it.key();
+    const auto dot = key.rfind('.');
+    if ((dot == std::string::npos ? key : key.substr(dot + 1)) == "precision" && it.value() == "f32x3w") ++n;
+  }
+  return n;
 }
 
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {

@@ -148,8 +148,12 @@ std::vector<Candidate> probe_opening(SearchSpace& space, int probe_rung, int flo
 
 // The probes below a reference-class probe (BuiltinOptions::probe_floor), in the order they are
 // measured: for each rung from `from_rung` down to `floor`, the best-ranked candidate of each of
-// its first two precision mixes (precision_mix), origin "probe". Empty for floor < 0.
+// its first two precision mixes (precision_mix), the one with more promoting stages first
+// (promoting_stages), origin "probe". Empty for floor < 0.
 std::vector<Candidate> chain_probes(SearchSpace& space, int from_rung, int floor);
+// The stages of `config` on f32x3w, which promotes its tensor-core sums every 128 of K as mma.sync's
+// 3xTF32 does (the most accurate mix of its rung).
+int promoting_stages(const nlohmann::json& config);
 
 class BuiltinStrategy final : public Strategy {
  public:

@@ -1040,3 +1040,11 @@ TEST(BuiltinStrategy, ShapeSignatureIgnoresMinorKnobsOnly) {
   b["s1.threads"] = 512;
   EXPECT_NE(ucut::search::shape_signature(a), ucut::search::shape_signature(b));
 }
+
+TEST(BuiltinStrategy, PromotingStagesCountsF32x3wStages) {
+  EXPECT_EQ(ucut::search::promoting_stages({{"precision", "f32x3s"}, {"tile", "128x128x32"}}), 0);
+  EXPECT_EQ(ucut::search::promoting_stages({{"precision", "f32x3w"}}), 1);
+  EXPECT_EQ(ucut::search::promoting_stages({{"s0.precision", "f32x3w"}, {"s2.precision", "f32x3w"},
+                                            {"s1.threads", 256}, {"s3.precision", "tf32"}}), 2);
+  EXPECT_EQ(ucut::search::promoting_stages(nlohmann::json::array()), 0);
+}

@@ -124,10 +124,11 @@ std::vector<StageConfig> space_enumerate_gemm(const dsl::Program& p, int si, con
     // its big x big product in one K piece too (gemm_f32x3s_split_k), the accuracy both share
     if (prec == Precision::f32x3k && fx.precision != Precision::f32x3k && dsl::gemm_f32x3s_split_k(g.k) > 1)
       continue;
-    // f32x3w on a B [K, N] transposes B's tiles in its split, at a third of its speed with the
-    // other layouts (run DX, 34 against 106 TFLOP/s; slower than mma.sync's f32x3): offered only
-    // with UCUTLASS_OFFER_F32X3W_KN=1 (docs/cli.md)
-    if (prec == Precision::f32x3w && fx.precision != Precision::f32x3w && !dsl::gemm_b_k_major(g) &&
+    // f32x3w on a B [K, N] beside a transposed A transposes B's tiles in its split, at a third of
+    // its speed with the other layouts (run DX, 34 against 106 TFLOP/s; slower than mma.sync's
+    // f32x3): offered only with UCUTLASS_OFFER_F32X3W_KN=1 (docs/cli.md). Beside a K-major A the
+    // unit computes the transposed product instead (gemm_f32x3w_swaps_ab) and is offered.
+    if (prec == Precision::f32x3w && fx.precision != Precision::f32x3w && dsl::gemm_f32x3w_transposes_b(g) &&
         !space_offers_f32x3w_kn())
       continue;
     auto push = [&](dsl::GemmKnobs k) {

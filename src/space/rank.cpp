@@ -107,8 +107,9 @@ constexpr double kSplitGemmCalibration = 1.2;
 // run DX) ran 4096^3 at 106.0 TFLOP/s and 2048 x 4096 x 8192 at 106.9 (A K-major; 104.2 and 104.8
 // with A M-major): 1.4.
 constexpr double kInKernelSplitCalibration = 1.4;
-// Where B is [K, N] the split also transposes B's tiles (scalar shared-memory writes of its big and
-// small parts): run DX ran it at 33.7-34.5 TFLOP/s, a third of the K-major form's.
+// Where B is [K, N] beside a transposed A the split also transposes B's tiles (scalar shared-memory
+// writes of its big and small parts): run DX ran it at 33.7-34.5 TFLOP/s, a third of the K-major
+// form's. (B [K, N] beside a K-major A is the transposed product, A M-major: the 1.4 above.)
 constexpr double kTransposingInKernelSplitCalibration = 4.3;
 // A split stage of f32x3s/f32x3k whose operand is not K-major transposes it through shared memory
 // (elementwise_permute, 32 x 32 tiles): run DV's per-stage profile of kb1_sdpa timed V's split
@@ -186,6 +187,9 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   GemmFacts f = gemm_facts(p, g);
   f.out_bytes = dsl::dtype_bytes(out->dtype);
   if (dsl::is_gemv(k.schedule)) return rank_gemv(g, k, f, c, hw);
+  // the unit's own M and N: f32x3w computes the transposed product where B is [K, N] beside a
+  // K-major A (its tiles, cluster and raster are over N, M)
+  if (k.precision == dsl::Precision::f32x3w && dsl::gemm_f32x3w_swaps_ab(g)) std::swap(f.m, f.n);
   int tm = k.tile->m, tn = k.tile->n, tk = k.tile->k;
   int64_t mt = ceil_div(f.m, tm), nt = ceil_div(f.n, tn), kt = ceil_div(f.k, tk);
   double useful = 2.0 * f.m * f.n * f.k * f.batch;
@@ -271,7 +275,8 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   // speed beyond the bound (a 128x256 tile in a cluster of 2 came out 0.5% under it)
   const double calibration = k.precision == dsl::Precision::f32x3s   ? kSplitGemmCalibration
                              : k.precision == dsl::Precision::f32x3w
-                                 ? (dsl::gemm_b_k_major(g) ? kInKernelSplitCalibration : kTransposingInKernelSplitCalibration)
+                                 ? (dsl::gemm_f32x3w_transposes_b(g) ? kTransposingInKernelSplitCalibration
+                                                                     : kInKernelSplitCalibration)
                                  : 1.0;
   r.t_est = std::max((t_body + r.epilogue_s + t_fix) * l2 * calibration, r.t_sol);
   return r;

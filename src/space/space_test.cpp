@@ -192,11 +192,14 @@ TEST(Space, F32x3wEnumeratesItsMainLoopsShapes) {
     EXPECT_EQ(c.gemm.scheduler, dsl::TileScheduler::persistent);
     EXPECT_EQ(c.gemm.split_k.value_or(1), 1);
   }
-  // A [K, N] weight: legal (the split transposes B's tiles), but enumerated on the ladder only with
-  // UCUTLASS_OFFER_F32X3W_KN=1 (run DX: a third of the other layouts' speed); written, it is kept.
-  // A transposed A is offered as is (read into registers at the K-major form's speed).
-  auto kn = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
-                    "stage y = gemm(x, W)\n");
+  // A [K, N] weight beside a transposed A: legal (the split transposes B's tiles), but enumerated
+  // on the ladder only with UCUTLASS_OFFER_F32X3W_KN=1 (run DX: a third of the other layouts'
+  // speed); written, it is kept. A transposed A alone is offered as is (read into registers at the
+  // K-major form's speed), and so is a [K, N] B alone (the unit computes the transposed product).
+  auto kn = compile("ucut 1\nin xt : f32[1024, 512]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
+                    "stage y = gemm(xt.T, W)\n");
+  auto swapped = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
+                         "stage y = gemm(x, W)\n");
   auto mk = compile("ucut 1\nin xt : f32[1024, 512]\nparam W : f32[2048, 1024] = \"w\"\nout y : f32[512, 2048]\n"
                     "stage y = gemm(xt.T, W.T)\n");
   auto count = [&](const dsl::Program& q, SpaceOptions so) {
@@ -211,11 +214,12 @@ TEST(Space, F32x3wEnumeratesItsMainLoopsShapes) {
   ::unsetenv("UCUTLASS_OFFER_F32X3W_KN");
   EXPECT_EQ(count(kn, {}), 0);
   EXPECT_EQ(count(mk, {}), 2 * 3 * 2 * 4);
+  EXPECT_EQ(count(swapped, {}), 2 * 3 * 2 * 4);
   ::setenv("UCUTLASS_OFFER_F32X3W_KN", "1", 1);
   EXPECT_EQ(count(kn, {}), 2 * 3 * 2 * 4);
   ::unsetenv("UCUTLASS_OFFER_F32X3W_KN");
-  auto written = compile("ucut 1\nin x : f32[512, 1024]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
-                         "stage y = gemm(x, W) { precision f32x3w }\n");
+  auto written = compile("ucut 1\nin xt : f32[1024, 512]\nparam W : f32[1024, 2048] = \"w\"\nout y : f32[512, 2048]\n"
+                         "stage y = gemm(xt.T, W) { precision f32x3w }\n");
   EXPECT_EQ(count(written, o), 2 * 3 * 2 * 4);
 }
 
