@@ -91,6 +91,20 @@ double headline_compile_busy_waiting(const CostFigures& c) {
 
 double headline_gpu_busy(const CostFigures& c) { return c.wall_s > 0 ? std::min(1.0, c.gpu_s / c.wall_s) : 0.0; }
 
+double headline_gpu_busy_search(const Headline& h, double* window_s) {
+  if (window_s) *window_s = 0;
+  if (h.cost.search_s <= 0 || h.cost.gpus <= 0 || h.gpu_spans.empty()) return 0.0;
+  double start = h.gpu_spans.front().first;
+  for (const auto& [s, e] : h.gpu_spans) start = std::min(start, s);
+  start = std::max(0.0, start);
+  const double end = h.cost.search_s;
+  if (end <= start) return 0.0;
+  double busy = 0;
+  for (const auto& [s, e] : h.gpu_spans) busy += std::max(0.0, std::min(e, end) - std::max(s, start));
+  if (window_s) *window_s = end - start;
+  return std::min(1.0, busy / ((end - start) * h.cost.gpus));
+}
+
 Headline headline_compute(const std::vector<ProblemOutcome>& problems, const CostFigures& cost) {
   Headline h;
   h.cost = cost;
@@ -129,6 +143,7 @@ Headline headline_compute(const std::vector<ProblemOutcome>& problems, const Cos
       if (p.correct() && p.speedup_eager() > ps[i]) ++fast[i];
     if (p.correct() && p.time_to_best_s > 0) to_best.push_back(p.time_to_best_s);
     if (p.first_s > 0) first.push_back(p.first_s);
+    h.gpu_spans.insert(h.gpu_spans.end(), p.gpu_spans.begin(), p.gpu_spans.end());
     if (p.attempts == 0) ++h.without_attempt;
     attempts.push_back(p.attempts);
     if (p.attempts >= 3) ++h.three_attempts;
@@ -214,6 +229,8 @@ nlohmann::json headline_to_json(const Headline& h) {
             {"compile_waiting_s", h.cost.compile_waiting_s},
             {"compile_slots_busy_while_waiting", headline_compile_busy_waiting(h.cost)},
             {"gpu_busy", headline_gpu_busy(h.cost)},
+            {"gpu_busy_search", headline_gpu_busy_search(h)},
+            {"search_s", h.cost.search_s},
             {"worker_busy_s", h.cost.worker_busy_s},
             {"worker_load_s", h.cost.worker_load_s},
             {"worker_loads", h.cost.worker_loads},
@@ -282,9 +299,15 @@ std::string headline_render(const Headline& h) {
     s += fmt::format("cost: wall {:.0f} s, {} compiled ({:.0f} s), GPU {:.0f} s, tokens {} in / {} out\n",
                      h.cost.wall_s, h.cost.compiled, h.cost.compile_s, h.cost.gpu_s,
                      h.cost.tokens_in, h.cost.tokens_out);
+    double window = 0;
+    const double in_search = headline_gpu_busy_search(h, &window);
+    const std::string gpu_search =
+        window > 0 ? fmt::format(" of the wall, {:.0f}% of the search from its first measurement ({:.0f} s)", 100 * in_search,
+                                 window)
+                   : std::string();
     if (h.cost.nvcc_jobs > 0 || h.cost.stored_reused > 0)
       s += fmt::format("compiles: {} nvcc jobs, {:.0f} core-s ({:.1f} per evaluated attempt), stored units {} built / "
-                       "{} taken from the store; compile slots {:.0f}% busy of {}{}, GPU {:.0f}% busy\n",
+                       "{} taken from the store; compile slots {:.0f}% busy of {}{}, GPU {:.0f}% busy{}\n",
                        h.cost.nvcc_jobs, h.cost.nvcc_s, h.cost.attempts ? h.cost.nvcc_s / h.cost.attempts : 0.0,
                        h.cost.stored_built, h.cost.stored_reused, 100 * headline_compile_busy(h.cost),
                        h.cost.compile_slots,
@@ -292,7 +315,7 @@ std::string headline_render(const Headline& h) {
                            ? fmt::format(" ({:.0f}% while a candidate waited for one, {:.0f} s)",
                                          100 * headline_compile_busy_waiting(h.cost), h.cost.compile_waiting_s)
                            : std::string(" (no candidate waited for one)"),
-                       100 * headline_gpu_busy(h.cost));
+                       100 * headline_gpu_busy(h.cost), gpu_search);
     if (h.cost.worker_busy_s > 0)
       s += fmt::format("GPU workers: held {:.0f} s: {} problem loads ({:.0f} s{}), evaluations {:.0f} s{}, baselines "
                        "{:.0f} s, the rest {:.0f} s\n",

@@ -58,6 +58,9 @@ struct ProblemOutcome {
   bool reference_limited = false;   // no correct candidate, and a mismatch was the reference's rounding
   bool passed_by_float64 = false;   // the best kernel passed only by the reference-class pass (float64)
   std::vector<double> best_so_far;  // speedup over eager after each attempt (1.0 before any)
+  // Each evaluation's GPU time as [start, end] in search seconds (its attempt's at_s less its gpu_s,
+  // and at_s): how busy the GPU was over the search (headline_gpu_busy_search).
+  std::vector<std::pair<double, double>> gpu_spans;
   // The best kernel's stage with the most time above its program-level floor (its per-stage
   // profile, docs/eval-contract.md "Per-stage times"); stage empty where none was profiled or no
   // floor is known. share: of the stages' summed time.
@@ -115,6 +118,10 @@ struct CostFigures {
   double worker_kept_load_s = 0;    // of the loads, those the worker answered from a kept problem
   int worker_kept_loads = 0;
   double worker_baseline_s = 0;     // of which measuring baselines (eager, torch.compile)
+  // The search itself (the suite scheduler's run, without preparing and finishing) and the GPUs it
+  // evaluated on: the window of headline_gpu_busy_search. 0 where not measured.
+  double search_s = 0;
+  int gpus = 0;
 };
 
 struct Headline {
@@ -148,6 +155,8 @@ struct Headline {
   // the earliest (the suite's first measurement), median and largest over the problems that have
   // one, and the problems without any attempt.
   double min_first_s = 0, median_first_s = 0, max_first_s = 0;
+  // Every counted problem's evaluation spans (ProblemOutcome::gpu_spans), for the GPU busy share.
+  std::vector<std::pair<double, double>> gpu_spans;
   int without_attempt = 0;
   // Evaluated attempts a problem (all problems, those without one at 0): the median, and how many
   // problems had at least three (the search got past its opening).
@@ -172,6 +181,11 @@ double headline_compile_busy(const CostFigures& cost);
 // The compile slots' busy share while a candidate waited for one (0 when none waited).
 double headline_compile_busy_waiting(const CostFigures& cost);
 double headline_gpu_busy(const CostFigures& cost);
+// The GPUs' busy share of the search from its first measurement (issue 37: "busy at least 80% of
+// the search once the first candidates are ready"): the evaluations' GPU seconds inside
+// [the first evaluation's start, the search's end], over that window times the GPUs; 0 where the
+// search length, the GPUs or any span is unknown. Sets `window_s` to the window's length.
+double headline_gpu_busy_search(const Headline& h, double* window_s = nullptr);
 // The evaluations' seconds by phase, largest first, as " (candidate 40, checks 22, ...)"; ""
 // when the worker reported none.
 std::string headline_phases(const CostFigures& cost);

@@ -369,6 +369,17 @@ TEST(Headline, CountsAndNamesThePassesByFloat64) {
   r.state.attempts.push_back(a);
   r.state.best = 0;
   EXPECT_TRUE(run_report_outcome(r).passed_by_float64);
+  // and each evaluation's GPU span from its end (at_s) and GPU seconds; none for an attempt without
+  r.state.attempts[0].at_s = 12;
+  r.state.attempts[0].gpu_s = 2;
+  search::Attempt compile_error;
+  compile_error.status = RunStatus::compile_error;
+  compile_error.at_s = 20;
+  r.state.attempts.push_back(compile_error);
+  const auto spans = run_report_outcome(r).gpu_spans;
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_DOUBLE_EQ(spans[0].first, 10);
+  EXPECT_DOUBLE_EQ(spans[0].second, 12);
 }
 
 // The figures that say whether the machine was kept busy: each problem's first measured attempt
@@ -404,6 +415,24 @@ TEST(Headline, FirstAttemptsAndUtilisation) {
   EXPECT_NE(text.find("40 nvcc jobs, 5760 core-s (720.0 per evaluated attempt), stored units 10 built / 30 taken from "
                       "the store; compile slots 90% busy of 16 (no candidate waited for one), GPU 80% busy"),
             std::string::npos) << text;
+  // Over the search from its first measurement: no window without the search's length and GPUs.
+  EXPECT_EQ(headline_gpu_busy_search(h), 0.0);
+  EXPECT_EQ(text.find("of the search from its first measurement"), std::string::npos) << text;
+  // Evaluations [10, 40], [40, 70], [90, 100] and one ending after the search (clipped at 100):
+  // 70 of the 90 s from the first start, on one GPU; on two GPUs half that.
+  ps[0].gpu_spans = {{10, 40}, {40, 70}};
+  ps[1].gpu_spans = {{90, 100}, {100, 130}};
+  Headline s = headline_compute(ps, cost);
+  s.cost.search_s = 100;
+  s.cost.gpus = 1;
+  double window = 0;
+  EXPECT_DOUBLE_EQ(headline_gpu_busy_search(s, &window), 70.0 / 90);
+  EXPECT_DOUBLE_EQ(window, 90);
+  EXPECT_NE(headline_render(s).find("GPU 80% busy of the wall, 78% of the search from its first measurement (90 s)"),
+            std::string::npos) << headline_render(s);
+  EXPECT_DOUBLE_EQ(headline_to_json(s)["cost"]["gpu_busy_search"].get<double>(), 70.0 / 90);
+  s.cost.gpus = 2;
+  EXPECT_DOUBLE_EQ(headline_gpu_busy_search(s), 35.0 / 90);
   // The slots while a candidate waited for one (the compile gate's usage): 60 s, 15 of 16 held.
   Headline w = h;
   w.cost.compile_waiting_s = 60;

@@ -41,6 +41,8 @@ ProblemOutcome run_report_outcome(const RunReport& r) {
       p.first_s = a.at_s;
       break;
     }
+  for (const auto& a : r.state.attempts)
+    if (a.gpu_s > 0 && a.at_s > 0) p.gpu_spans.emplace_back(a.at_s - a.gpu_s, a.at_s);
   if (const search::Attempt* b = r.state.best_attempt()) {
     p.best_s = b->time_s;
     p.best_name = b->cand.name;

@@ -253,7 +253,9 @@ int run_bench(const BenchArgs& a) {
       fallbacks[i] = app::fallback_problem(fallback_jobs[i].file, fallback_jobs[i].status,
                                               fallback_jobs[i].message, 0, &fallback_setup, o);
   });
+  const auto search_started = std::chrono::steady_clock::now();
   suite.run(&g_bench_interrupt);
+  const double search_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_started).count();
   fallback_thread.join();
   outcomes.insert(outcomes.end(), fallbacks.begin(), fallbacks.end());
   build::build_abort_compiles();  // lookahead still compiling would hold the report past the budget
@@ -286,6 +288,8 @@ int run_bench(const BenchArgs& a) {
     cost.stored_built = bs.stored_built;
     cost.stored_reused = bs.stored_reused;
     cost.compile_slots = search::compile_gate().width();
+    cost.search_s = search_s;
+    if (workers) cost.gpus = static_cast<int>(workers->size());
     const search::CompileGate::Usage gate = search::compile_gate().usage();
     cost.compile_waiting_s = gate.waiting_s;
     cost.compile_slot_s_waiting = gate.slot_s_waiting;
