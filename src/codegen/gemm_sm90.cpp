@@ -123,14 +123,14 @@ Result<Sm90EpilogueTree> sm90_epilogue_tree(const dsl::Program& p, const dsl::Ep
         bool per_batch = vt->numel() != len;
         std::string stride_l = per_batch && !shape.folded ? i64(len) : "0LL";
         // v[row]: a column vector broadcast along the unit's N (along its M where it computes D.T)
-        const bool row = (l.kind == EpiLeaf::Kind::row) != shape.swap_ab;
+        const bool unit_row = (l.kind == EpiLeaf::Kind::row) != shape.swap_ab;
         t = fmt::format("fusion::{}<0, TileShape, {}, float, Stride<{}, int64_t>>",
-                        row ? "Sm90ColBroadcast" : "Sm90RowBroadcast", cutlass_element(vt->dtype),
-                        row ? "_1, _0" : "_0, _1");
-        const char* f = row ? "col" : "row";
+                        unit_row ? "Sm90ColBroadcast" : "Sm90RowBroadcast", cutlass_element(vt->dtype),
+                        unit_row ? "_1, _0" : "_0, _1");
+        const char* f = unit_row ? "col" : "row";
         leaf_set[i] = fmt::format("@.ptr_{0} = static_cast<{1} const*>(a.vec[{2}]);\n"
                                   "cute::get<2>(@.d{3}) = a.vec_batch_stride[{2}];\n",
-                                  f, cutlass_element(vt->dtype), i, row ? "Col" : "Row");
+                                  f, cutlass_element(vt->dtype), i, unit_row ? "Col" : "Row");
         bind += fmt::format("  g.vec[{0}] = a.tensors[{1}];  // {2}\n  g.vec_batch_stride[{0}] = {3};\n", i,
                             tensor_index(p, l.name), l.name, stride_l);
         break;
@@ -221,9 +221,9 @@ Result<StageCode> gemm_emit_sm90(const dsl::Program& p, const GemmPlan& g) {
     code.includes.push_back(kX3wRsHeader);
     code.needs_runtime = true;
   }
-  // B [K, N] beside a K-major A: the unit computes D.T = B.T A.T (dsl::gemm_f32x3w_swaps_ab), its A
+  // B [K, N] beside a K-major A: the unit computes D.T = B.T A.T (dsl::gemm_unit_transposed), its A
   // being B (M-major, read through registers) and its B being A (K-major); no tile is transposed
-  const bool swap = x3w && dsl::gemm_f32x3w_swaps_ab(s);
+  const bool swap = dsl::gemm_unit_transposed(s, k);
   const bool fast = k.math == dsl::MathMode::fast;
   auto tree = sm90_epilogue_tree(p, s.epilogue, {s.m, s.n, g.folded, g.l, g.m, g.n, swap}, fast);
   if (!tree) return tree.error();

@@ -53,9 +53,9 @@ struct EpiFacts {
 };
 
 // The vectors the unit's Sm90RowBroadcast stages: the output's v[col] leaves, or its v[row] ones
-// where f32x3w computes the transposed product (gemm_f32x3w_swaps_ab).
+// where the unit computes the transposed product (gemm_unit_transposed).
 int staged_vectors(const EpiFacts& f, const GemmStage& s, const GemmKnobs& k) {
-  return k.precision == Precision::f32x3w && gemm_f32x3w_swaps_ab(s) ? f.row_vectors : f.col_vectors;
+  return gemm_unit_transposed(s, k) ? f.row_vectors : f.col_vectors;
 }
 
 void walk(const ExprPtr& e, const Program& p, EpiFacts& f, std::vector<std::string>& seen_full) {

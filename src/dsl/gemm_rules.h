@@ -92,6 +92,11 @@ inline bool gemm_b_k_major(const GemmStage& s) { return s.b.transposed; }
 // B; D and a residual are addressed column-major (the same memory), the output's per-row vectors and
 // reductions are the unit's per-column ones (codegen/gemm_sm90.cpp). No tile is transposed.
 inline bool gemm_f32x3w_swaps_ab(const GemmStage& s) { return gemm_a_k_major(s) && !gemm_b_k_major(s); }
+// Whether the stage's unit at knobs `k` computes the transposed product (its M and N the output's
+// N and M): the one test the code generator, the rules' shared-memory count and the ranking share.
+inline bool gemm_unit_transposed(const GemmStage& s, const GemmKnobs& k) {
+  return k.precision == Precision::f32x3w && gemm_f32x3w_swaps_ab(s);
+}
 // f32x3w whose split transposes B's tiles (B [K, N] beside a transposed A): the slow form.
 inline bool gemm_f32x3w_transposes_b(const GemmStage& s) { return !gemm_a_k_major(s) && !gemm_b_k_major(s); }
 

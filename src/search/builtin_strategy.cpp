@@ -150,17 +150,6 @@ std::vector<Candidate> chain_probes(SearchSpace& space, int from_rung, int floor
   return out;
 }
 
-int promoting_stages(const nlohmann::json& config) {
-  int n = 0;
-  if (!config.is_object()) return n;
-  for (auto it = config.begin(); it != config.end(); ++it) {
-    const std::string& key = it.key();
-    const auto dot = key.rfind('.');
-    if ((dot == std::string::npos ? key : key.substr(dot + 1)) == "precision" && it.value() == "f32x3w") ++n;
-  }
-  return n;
-}
-
 std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k) {
   std::vector<Candidate> out;
   std::vector<bool> taken(ranked.size(), false);
@@ -177,21 +166,37 @@ std::vector<Candidate> diverse_top_k(const std::vector<Candidate>& ranked, int k
 
 namespace {
 
-// "key=value;" for each knob of `config` whose name (the key's last dotted part: "s0.precision"
-// is "precision") `keep` accepts.
-template <class Keep>
-std::string config_signature(const nlohmann::json& config, Keep keep) {
-  std::string sig;
-  if (!config.is_object()) return sig;
+// Calls `visit(key, knob, value)` for each knob of `config`, `knob` being the key's last dotted
+// part ("s0.precision" is "precision").
+template <class Visit>
+void for_each_knob(const nlohmann::json& config, Visit visit) {
+  if (!config.is_object()) return;
   for (auto it = config.begin(); it != config.end(); ++it) {
     const std::string& key = it.key();
     const auto dot = key.rfind('.');
-    if (keep(dot == std::string::npos ? key : key.substr(dot + 1))) sig += key + "=" + it.value().dump() + ";";
+    visit(key, dot == std::string::npos ? key : key.substr(dot + 1), it.value());
   }
+}
+
+// "key=value;" for each knob of `config` whose name `keep` accepts.
+template <class Keep>
+std::string config_signature(const nlohmann::json& config, Keep keep) {
+  std::string sig;
+  for_each_knob(config, [&](const std::string& key, const std::string& knob, const nlohmann::json& value) {
+    if (keep(knob)) sig += key + "=" + value.dump() + ";";
+  });
   return sig;
 }
 
 }  // namespace
+
+int promoting_stages(const nlohmann::json& config) {
+  int n = 0;
+  for_each_knob(config, [&](const std::string&, const std::string& knob, const nlohmann::json& value) {
+    n += knob == "precision" && value == "f32x3w";
+  });
+  return n;
+}
 
 std::string precision_mix(const nlohmann::json& config) {
   return config_signature(config, [](const std::string& knob) { return knob == "precision"; });

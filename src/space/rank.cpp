@@ -189,7 +189,7 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
   if (dsl::is_gemv(k.schedule)) return rank_gemv(g, k, f, c, hw);
   // the unit's own M and N: f32x3w computes the transposed product where B is [K, N] beside a
   // K-major A (its tiles, cluster and raster are over N, M)
-  if (k.precision == dsl::Precision::f32x3w && dsl::gemm_f32x3w_swaps_ab(g)) std::swap(f.m, f.n);
+  if (dsl::gemm_unit_transposed(g, k)) std::swap(f.m, f.n);
   int tm = k.tile->m, tn = k.tile->n, tk = k.tile->k;
   int64_t mt = ceil_div(f.m, tm), nt = ceil_div(f.n, tn), kt = ceil_div(f.k, tk);
   double useful = 2.0 * f.m * f.n * f.k * f.batch;
