@@ -668,6 +668,44 @@ TEST(Space, ARowReductionStreamsAndARowWrittenBackCachesInACluster) {
   EXPECT_EQ(r3.front().config.name, "rowwise_th1024_rpb1_v4_cl2");
 }
 
+// Rows written back that no block caches are streamed twice (three passes over memory where the
+// bound counts two): run DY (H100) timed kb1_softmax's and kb1_log_softmax's 393216-wide rows and
+// kb1_instancenorm's 262144-wide ones at 59-60% of their bound in one streaming block a row, which
+// the ranking had put first at an estimated 80%. A cluster that caches the row ranks first now: 8
+// blocks for 262144, and 16 for 393216, which no cluster of 8 holds (48 values a thread).
+TEST(Space, LongRowsWrittenBackRankACachingClusterFirst) {
+  auto norm = compile("ucut 1\nin x : f32[7168, 262144]\nout y : f32[7168, 262144]\n"
+                      "stage y = rowwise layer_norm(x, eps=1e-05)\n");
+  auto r1 = rank_stage0(norm);
+  ASSERT_FALSE(r1.empty());
+  EXPECT_EQ(r1.front().config.simt.cluster.value_or(1), 8) << r1.front().config.name;
+  for (const auto& c : r1) EXPECT_NE(c.config.simt.cluster.value_or(1), 16) << c.config.name;
+  auto soft = compile("ucut 1\nin x : f32[4096, 393216]\nout y : f32[4096, 393216]\nstage y = rowwise softmax(x)\n");
+  auto r2 = rank_stage0(soft);
+  ASSERT_FALSE(r2.empty());
+  EXPECT_EQ(r2.front().config.simt.cluster.value_or(1), 16) << r2.front().config.name;
+  for (const auto& c : r2)
+    if (c.config.simt.cluster.value_or(1) == 1) {
+      EXPECT_GT(c.t_est, r2.front().t_est) << c.config.name;
+      // streamed: two reads and a write, 2/3 of the estimate's bandwidth at most
+      EXPECT_GE(c.t_est, 1.5 * c.t_sol) << c.config.name;
+    }
+  // every cluster of 16 offered re-checks as program text (the code generator's plan)
+  auto v = space_valid(soft, 0, {});
+  ASSERT_TRUE(v);
+  int sixteen = 0;
+  for (const auto& c : *v)
+    if (c.simt.cluster.value_or(1) == 16) {
+      ++sixteen;
+      std::string text = dsl::dsl_print(space_apply(soft, c));
+      EXPECT_TRUE(dsl::dsl_compile(SourceFile{"s.ucut", text}).program.has_value()) << c.name;
+    }
+  EXPECT_GT(sixteen, 0);
+  // a short row stays streamed-free: 4096 f32 rows are cached by one block, no cluster of 16
+  auto small = compile("ucut 1\nin x : f32[32768, 4096]\nout y : f32[32768, 4096]\nstage y = rowwise softmax(x)\n");
+  for (const auto& c : rank_stage0(small)) EXPECT_NE(c.config.simt.cluster.value_or(1), 16) << c.config.name;
+}
+
 // A column reduction may split its reduced rows across a cluster (2, 4 or 8 blocks), a row
 // reduction may not: every valid column candidate with a cluster re-checks as program text.
 TEST(Space, ColumnReductionsOfferClusters) {

@@ -8,13 +8,34 @@ namespace ucut::space {
 
 namespace {
 
+// Whether a cluster of `cluster` blocks of 512 or 1024 threads holds the stage's row in registers
+// with 16-byte accesses (the code generator's plan, dsl/simt_plan.h).
+bool caches_row(const dsl::Program& p, const dsl::RowwiseStage& r, int cluster) {
+  const dsl::Tensor* t = p.find_tensor(r.input);
+  const int bytes = t ? dsl::dtype_bytes(t->dtype) : 4;
+  for (int th : {512, 1024}) {
+    dsl::SimtKnobs k;
+    k.threads = th;
+    k.rows_per_block = 1;
+    k.vector_width = 16 / bytes;
+    k.cluster = cluster;
+    const auto plan = dsl::simt_plan_rowwise(r.rows, r.cols, bytes, k, true);
+    if (plan && plan->cached) return true;
+  }
+  return false;
+}
+
 Result<std::vector<StageConfig>> enumerate(const dsl::Program& p, int si, const SpaceOptions& o) {
   const auto& r = std::get<dsl::RowwiseStage>(p.stages.at(static_cast<size_t>(si)).body);
   const bool keep = o.keep_explicit;
   std::vector<int> clusters = {0};
   if (keep && r.knobs.cluster) clusters = {*r.knobs.cluster};
-  else if (r.cols / 4 > dsl::kClusterRowVectors && r.operands.empty())  // multi-input ops: no cluster
-    clusters = {1, 2, 4, 8};  // 16: slower (runs M, N)
+  else if (r.cols / 4 > dsl::kClusterRowVectors && r.operands.empty()) {  // multi-input ops: no cluster
+    clusters = {1, 2, 4, 8};  // 16: slower where 8 caches the row (runs M, N)
+    // A row no cluster of 8 can cache (kb1_softmax's 393216 f32: 48 a thread in 1024-thread blocks)
+    // is streamed twice by every other configuration: a cluster of 16 caches it (24 a thread)
+    if (!caches_row(p, r, 8) && caches_row(p, r, 16)) clusters.push_back(16);
+  }
   std::vector<StageConfig> out;
   space_enumerate_simt_grid(si, r.knobs, /*rows=*/true, clusters, o, out);
   return out;
