@@ -74,6 +74,38 @@ TEST(Pipeline, PreparesAProblemJsonWithoutPython) {
   EXPECT_EQ(p.key.bucket, "m9_n11_k10");
 }
 
+// With bf16x3 on the ladder (UCUTLASS_OFFER_BF16X3=1, rung 1): kb-v01 starts a two-input GEMM there
+// (its rounding holds 1e-2 where TF32's does not) and the contract's SOL is its own, three bf16
+// products per fp32 one, under 3xTF32's; the default profile skips it, and so does the
+// reference-class probe's chain (rung 2, 3xTF32 on wgmma).
+TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
+  ::setenv("UCUTLASS_OFFER_BF16X3", "1", 1);
+  auto p = prepare("einsum_two_k.json", temp_dir("bf16x3"));
+  auto s = space_of(p);
+  ASSERT_TRUE(s);
+  const auto loose = pipeline_tf32_bound(p, "kb-v01");
+  EXPECT_TRUE(loose.fails);
+  EXPECT_FALSE(loose.bf16x3_fails);
+  EXPECT_EQ(pipeline_start_rung(loose, *s), 1);
+  EXPECT_EQ(s->ranked(1, 1).at(0).config.value("precision", ""), "bf16x3");
+  const sol::SolBound* exact = p.sol.reference_for(sol::Policy::exact);
+  const sol::SolBound* bf16 = p.sol.reference_for(sol::Policy::bf16);
+  ASSERT_TRUE(exact && bf16);
+  EXPECT_DOUBLE_EQ(pipeline_sol_contract(p.sol, loose), sol::sol_scale_tensor_f32(*bf16, 3.0).t_sol);
+  EXPECT_LE(pipeline_sol_contract(p.sol, loose), exact->t_sol);  // this one is memory-bound: equal
+  const auto strict = pipeline_tf32_bound(p, "default");
+  EXPECT_TRUE(strict.bf16x3_fails);
+  EXPECT_EQ(pipeline_reference_class_probe_floor(strict), 2);
+  EXPECT_EQ(pipeline_start_rung(strict, *s), *s->summation_order_rung());
+  ::unsetenv("UCUTLASS_OFFER_BF16X3");
+  // without it the ladder and the contract are as before
+  auto s0 = space_of(p);
+  ASSERT_TRUE(s0);
+  EXPECT_NE(s0->ranked(1, 1).at(0).config.value("precision", ""), "bf16x3");
+  EXPECT_DOUBLE_EQ(pipeline_sol_contract(p.sol, loose), exact->t_sol);
+  EXPECT_EQ(pipeline_reference_class_probe_floor(strict), 1);
+}
+
 // A GEMM of two problem inputs, K = 512: under the default 1e-4 neither TF32 nor 3xTF32 meets the
 // tolerance (space/precision.h), so planning and search start at the FP32 SIMT rung and the contract's
 // SOL is that rung's; under kb-v01 3xTF32 is the start (TF32's absolute error on the rescaled trial).

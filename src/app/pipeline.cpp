@@ -153,7 +153,11 @@ space::Tf32Bound pipeline_tf32_bound(const PreparedProblem& p, const std::string
   return space::space_tf32_bound(p.lowered.program, p.policy, space::space_profile_rtol_f32(profile));
 }
 
-int pipeline_reference_class_probe_floor(const space::Tf32Bound& bound) { return bound.fails ? 1 : 0; }
+int pipeline_reference_class_probe_floor(const space::Tf32Bound& bound) {
+  if (!bound.fails) return 0;
+  // the bf16x3 rung, where the ladder holds it, sits between TF32 (0) and 3xTF32 (2)
+  return space::space_offers_bf16x3() && bound.bf16x3_fails ? 2 : 1;
+}
 
 int pipeline_start_rung(const space::Tf32Bound& bound, search::SearchSpace& space) {
   if (bound.faithful_fails)
@@ -170,6 +174,10 @@ int pipeline_reference_class_probe(const space::Tf32Bound& bound, search::Search
 
 double pipeline_sol_contract(const sol::SolReport& sol, const space::Tf32Bound& tf32) {
   if (tf32.faithful_fails && sol.fp32_simt.t_sol > 0) return sol.fp32_simt.t_sol;
+  // bf16x3 meets the tolerance: three bf16 products per fp32 product, at the bf16 tensor cores' rate
+  if (tf32.fails && !tf32.bf16x3_fails && space::space_offers_bf16x3())
+    if (const sol::SolBound* bf16 = sol.reference_for(sol::Policy::bf16))
+      return sol::sol_scale_tensor_f32(*bf16, 3.0).t_sol;
   if (tf32.fails)
     if (const sol::SolBound* exact = sol.reference_for(sol::Policy::exact)) return exact->t_sol;
   return sol.reference().t_sol;

@@ -296,9 +296,24 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
     std::string stage_count = g.stages_auto
         ? "cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename CollectiveEpilogue::SharedStorage))>"
         : "cutlass::gemm::collective::StageCount<" + std::to_string(*k.stages) + ">";
-    d += "using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<\n"
+    const char* built = s.promote_k > 0 ? "BuiltMainloop" : "CollectiveMainloop";
+    d += std::string("using ") + built + " = typename cutlass::gemm::collective::CollectiveBuilder<\n"
          "    cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, AlignA, ElementB, LayoutB, AlignB,\n"
          "    float, TileShape, ClusterShape,\n    " + stage_count + ",\n    MainloopSchedule>::CollectiveOp;\n";
+    if (s.promote_k > 0)
+      // bf16x3's GEMM (codegen/split_gemm.cpp): the builder's main loop with the dispatch policy of
+      // CUTLASS's FP8 one, which adds the tensor-core sums into an fp32 sum every
+      // mma_promotion_interval k-blocks (make_arguments); its types are the builder's as they are
+      d += "// The builder's main loop, its sums promoted into fp32 every few k-blocks (CUTLASS's FP8 policy)\n"
+           "using CollectiveMainloop = cutlass::gemm::collective::CollectiveMma<\n"
+           "    cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedFP8<BuiltMainloop::DispatchPolicy::Stages, ClusterShape,\n"
+           "                                                         MainloopSchedule>,\n"
+           "    TileShape, ElementA, typename BuiltMainloop::StrideA, ElementB, typename BuiltMainloop::StrideB,\n"
+           "    typename BuiltMainloop::TiledMma, typename BuiltMainloop::GmemTiledCopyA,\n"
+           "    typename BuiltMainloop::SmemLayoutAtomA, typename BuiltMainloop::SmemCopyAtomA,\n"
+           "    typename BuiltMainloop::TransformA, typename BuiltMainloop::GmemTiledCopyB,\n"
+           "    typename BuiltMainloop::SmemLayoutAtomB, typename BuiltMainloop::SmemCopyAtomB,\n"
+           "    typename BuiltMainloop::TransformB>;\n";
   }
   d += fmt::format("using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,\n"
                    "    CollectiveEpilogue, cutlass::gemm::{}>;\n",
@@ -315,6 +330,10 @@ using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBui
   d += "  args.mainloop.dA = cutlass::make_cute_packed_stride(typename GemmKernel::StrideA{}, cute::make_shape(M, K, L));\n";
   d += fmt::format("  args.mainloop.ptr_B = static_cast<ElementB const*>(a.{});\n", swap ? "a" : "b");
   d += "  args.mainloop.dB = cutlass::make_cute_packed_stride(typename GemmKernel::StrideB{}, cute::make_shape(N, K, L));\n";
+  if (s.promote_k > 0)  // k-blocks of the MMA atom's K (16 for bf16) between promotions
+    d += fmt::format("  args.mainloop.mma_promotion_interval =\n"
+                     "      {} / static_cast<int>(typename CollectiveMainloop::TiledMma{{}}.template tile_size_mnk<2>());\n",
+                     s.promote_k);
   d += "  typename Fusion::Arguments f{};\n" + root_set + "  args.epilogue.thread = f;\n";
   d += std::string("  args.epilogue.ptr_C = ") + (src_t ? "static_cast<ElementC const*>(a.c)" : "nullptr") + ";\n";
   d += "  args.epilogue.dC = cutlass::make_cute_packed_stride(typename GemmKernel::StrideC{}, cute::make_shape(M, N, L));\n";

@@ -15,6 +15,7 @@
 #include "codegen/simt_common.h"
 #include "codegen/sample_programs.h"
 #include "dsl/dsl.h"
+#include "dsl/gemm_rules.h"
 #include "dsl/interp.h"
 #include "support/fs.h"
 #include "support/hash.h"
@@ -805,6 +806,93 @@ TEST(Library, F32x3kIsOneTf32GemmOverTheInterleavedParts) {
   ASSERT_EQ(e2->expanded.stages.size(), 5u);  // x's, W1's, GEMM, W2's, GEMM
   EXPECT_EQ(std::get<dsl::GemmStage>(e2->expanded.stages[2].body).a.tensor,
             std::get<dsl::GemmStage>(e2->expanded.stages[4].body).a.tensor);
+}
+
+// x rounded to bf16, nearest even (cvt.rn.bf16.f32; finite x)
+float round_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF0000u;
+  float r;
+  std::memcpy(&r, &u, 4);
+  return r;
+}
+
+// bf16x3: f32x3k's structure with bf16 parts. The split stages write A3 = [Ah | Ah | Al] and
+// B3 = [Bh | Bl | Bh] (h = round_bf16(x), l = x - h, which the bf16 store rounds), and one bf16 GEMM
+// over 3K sums Ah Bh + Ah Bl + Al Bh, within ~2^-16 of each |a| |b| of exact A B (a wrong pairing
+// misses by ~2^-9). Its main loop is the builder's with CUTLASS's FP8 dispatch policy, promoting
+// the tensor-core sums into fp32 every 128 of K (dsl::kBf16x3PromoteK).
+TEST(Library, Bf16x3IsOnePromotedBf16GemmOverTheInterleavedParts) {
+  const char* text =
+      "ucut 1\nin a : f32[2, 40, 24]\nin b : f32[2, 40, 36]\nin r : f32[2, 24, 36]\nout y : f32[2, 24, 36]\n"
+      "stage y = gemm(a.T, b) {\n  precision bf16x3\n  epilogue { y = acc + r }\n}\n";
+  auto e = expand("x.ucut", text);
+  ASSERT_TRUE(e);
+  const dsl::Program* x = &e->expanded;
+  ASSERT_EQ(x->stages.size(), 3u);
+  const auto& g = std::get<dsl::GemmStage>(x->stages[2].body);
+  EXPECT_EQ(g.knobs.precision, dsl::Precision::bf16);
+  EXPECT_EQ(g.promote_k, dsl::kBf16x3PromoteK);
+  EXPECT_EQ(g.k, 120);
+  EXPECT_EQ(x->find_tensor(g.a.tensor)->dtype, dsl::DType::bf16);
+  EXPECT_EQ(x->find_tensor(g.b.tensor)->dtype, dsl::DType::bf16);
+  EXPECT_EQ(x->find_tensor(g.a.tensor)->shape, (std::vector<int64_t>{2, 24, 120}));
+  dsl::InterpTensors t;
+  fill_transposed_operands(t);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
+  const auto &a3 = t.at(g.a.tensor), &b3 = t.at(g.b.tensor);
+  // the interpreter does not round stores to the tensor's dtype: the bf16 store is applied here
+  auto part = [](const std::vector<double>& v, size_t i) {
+    return static_cast<double>(round_bf16(static_cast<float>(v[i])));
+  };
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t m = 0; m < 24; ++m)
+      for (int64_t n = 0; n < 36; ++n) {
+        double parts = 0, exact = 0, mag = 0;
+        for (int64_t k = 0; k < 120; ++k)
+          parts += part(a3, static_cast<size_t>((l * 24 + m) * 120 + k)) *
+                   part(b3, static_cast<size_t>((l * 36 + n) * 120 + k));
+        for (int64_t k = 0; k < 40; ++k) {
+          const double av = t.at("a")[static_cast<size_t>((l * 40 + k) * 24 + m)];
+          const double bv = t.at("b")[static_cast<size_t>((l * 40 + k) * 36 + n)];
+          exact += av * bv;
+          mag += std::fabs(av * bv);
+        }
+        ASSERT_LE(std::fabs(parts - exact), std::ldexp(mag, -15)) << l << "," << m << "," << n;
+      }
+  for (int64_t k = 0; k < 40; ++k) {  // A3's row 0: [h | h | l] of a's column 0
+    const float av = static_cast<float>(t.at("a")[static_cast<size_t>(k * 24)]);
+    EXPECT_EQ(a3[static_cast<size_t>(k)], round_bf16(av)) << k;
+    EXPECT_EQ(a3[static_cast<size_t>(40 + k)], round_bf16(av)) << k;
+    EXPECT_EQ(a3[static_cast<size_t>(80 + k)], static_cast<double>(av) - round_bf16(av)) << k;
+  }
+  auto lib = codegen_emit_library(e->program, {"x.ucut", std::string(64, '0')});
+  ASSERT_TRUE(lib.ok()) << lib.error().render();
+  ASSERT_EQ(lib->config_names.size(), 3u);
+  EXPECT_EQ(lib->config_names[2].rfind("gemm_bf16_", 0), 0u) << lib->config_names[2];
+  EXPECT_NE(lib->source.find("cutlass::gemm::MainloopSm90TmaGmmaWarpSpecializedFP8<BuiltMainloop::DispatchPolicy::Stages"),
+            std::string::npos);
+  EXPECT_NE(lib->source.find("args.mainloop.mma_promotion_interval =\n      128 / "), std::string::npos);
+  // the plain bf16 GEMM does not promote
+  auto plain = dsl::dsl_compile(SourceFile{"p.ucut", "ucut 1\nin a : bf16[64, 32]\nin b : bf16[48, 32]\n"
+                                                     "out y : f32[64, 48]\nstage y = gemm(a, b.T)\n"});
+  ASSERT_TRUE(plain.program);
+  auto plib = codegen_emit_library(*plain.program, {"p.ucut", std::string(64, '0')});
+  ASSERT_TRUE(plib.ok()) << plib.error().render();
+  EXPECT_EQ(plib->source.find("mma_promotion_interval"), std::string::npos);
+}
+
+// The golden of a bf16x3 Linear-shaped x @ W with W [K, N] (the permuting split of W, the FP8
+// policy's promoted main loop, a bias and a ReLU); the nvcc test compiles it.
+TEST(Library, GoldenBf16x3) {
+  auto r = dsl::dsl_compile(SourceFile{"bf16x3_kn_relu.ucut",
+                                       "ucut 1\nname bf16x3_kn_relu\nin x : f32[512, 1024]\nin w : f32[1024, 768]\n"
+                                       "in v : f32[768]\nout y : f32[512, 768]\nstage y = gemm(x, w) {\n"
+                                       "  precision bf16x3\n  tile 128x128x64\n  cluster 1x1\n  schedule cooperative\n"
+                                       "  scheduler persistent\n  epilogue { y = relu(acc + v[col]) }\n}\n"});
+  ASSERT_TRUE(r.program);
+  check_golden(*r.program);
 }
 
 }  // namespace

@@ -124,13 +124,13 @@ ExprPtr index_row() {
 // view of `base` with `strides`. Returns its name.
 std::string declare(dsl::Program& p, const std::string& stage, const std::string& suffix, dsl::TensorRole role,
                     const std::vector<int64_t>& shape, const std::string& base = "",
-                    const std::vector<int64_t>& strides = {}) {
+                    const std::vector<int64_t>& strides = {}, dsl::DType dtype = dsl::DType::f32) {
   std::string name = stage + "__" + suffix;
   for (int i = 2; p.find_tensor(name); ++i) name = stage + "__" + suffix + std::to_string(i);
   dsl::Tensor t;
   t.name = name;
   t.role = role;
-  t.dtype = dsl::DType::f32;
+  t.dtype = dtype;
   t.shape = shape;
   t.view_of = base;
   t.view_strides = strides;
@@ -143,8 +143,10 @@ std::string declare(dsl::Program& p, const std::string& stage, const std::string
 // TF32(x), x = src's element (r, k). Appends the stage writing them to `p` and declares there the
 // GEMM's operand (a tmp [.., R, 3K], whose name it returns), the slice view [.., R, 3, K] of it
 // that the stage writes, and the view of `src` that the stage reads (stride 0 along the part).
+// `bf16` (bf16x3): the parts are bf16 tensors, the big part round_bf16(x) and the small one
+// x - round_bf16(x), rounded to bf16 by the store.
 std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::Tensor& src, bool k_major,
-                     const char* which, int small_part) {
+                     const char* which, int small_part, bool bf16 = false) {
   const size_t r = src.shape.size();
   const int64_t rows = k_major ? src.shape[r - 2] : src.shape[r - 1];
   const int64_t k = k_major ? src.shape[r - 1] : src.shape[r - 2];
@@ -156,17 +158,18 @@ std::string k3_split(dsl::Program& p, const std::string& stage_name, const dsl::
   read_strides.insert(read_strides.end(), {k_major ? k : 1, 0, k_major ? 1 : rows});
   gemm_shape.insert(gemm_shape.end(), {rows, 3 * k});
   const std::string w = which;
-  const std::string operand = declare(p, stage_name, w + "3", dsl::TensorRole::tmp, gemm_shape);
+  const dsl::DType parts_dt = bf16 ? dsl::DType::bf16 : dsl::DType::f32;
+  const std::string operand = declare(p, stage_name, w + "3", dsl::TensorRole::tmp, gemm_shape, "", {}, parts_dt);
   const std::string slice = declare(p, stage_name, w + "3_parts", dsl::TensorRole::view, parts_shape, operand,
-                                    dsl::dsl_contiguous_strides(parts_shape));
+                                    dsl::dsl_contiguous_strides(parts_shape), parts_dt);
   const std::string rep = declare(p, stage_name, w + "3_src", dsl::TensorRole::view, parts_shape, src.name, read_strides);
 
   dsl::EpilogueStmt x, big;
   x.kind = big.kind = dsl::EpilogueStmt::Kind::let;
   x.name = "ucut_x";
   x.value = load(rep);
-  big.name = "ucut_tf32";
-  big.value = tf32(local(x.name));
+  big.name = bf16 ? "ucut_bf16" : "ucut_tf32";
+  big.value = bf16 ? call(dsl::Fn::round_bf16, {local(x.name)}) : tf32(local(x.name));
   ExprPtr value = call(dsl::Fn::where, {call(dsl::Fn::eq, {index_row(), constant(small_part)}),
                                         binary(dsl::BinOp::sub, local(x.name), local(big.name)), local(big.name)});
   dsl::ElementwiseStage e;
@@ -199,7 +202,7 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       k3_parts.erase(o);
     }
     const auto* g = std::get_if<dsl::GemmStage>(&st.body);
-    if (!g || (g->knobs.precision != dsl::Precision::f32x3s && g->knobs.precision != dsl::Precision::f32x3k)) {
+    if (!g || !dsl::gemm_is_split(g->knobs.precision)) {
       p.stages.push_back(st);
       continue;
     }
@@ -211,11 +214,14 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
     auto bad = dsl::gemm_rules_check(program, *g, *out);
     if (!bad.empty())
       return make_error(ErrorCode::invalid_input, "stage '" + st.name + "': " + bad.front().message, bad.front().hint);
-    if (g->knobs.precision == dsl::Precision::f32x3k) {
-      // A3 = [Ab | Ab | As] and B3 = [Bb | Bs | Bb] along K (parts 2 and 1 the remainders)
+    if (g->knobs.precision == dsl::Precision::f32x3k || g->knobs.precision == dsl::Precision::bf16x3) {
+      // A3 = [Ab | Ab | As] and B3 = [Bb | Bs | Bb] along K (parts 2 and 1 the remainders); bf16x3's
+      // parts are bf16 and its GEMM a bf16 one whose tensor-core sums are promoted into fp32 every
+      // kBf16x3PromoteK of K (one accumulator over 3K products drifts: docs/language.md)
+      const bool bf16 = g->knobs.precision == dsl::Precision::bf16x3;
       auto parts = [&](const dsl::Tensor& src, bool k_major, const char* which, int small_part) {
-        std::string& name = k3_parts[src.name][std::string(k_major ? "" : "^T") + which];
-        if (name.empty()) name = k3_split(p, st.name, src, k_major, which, small_part);
+        std::string& name = k3_parts[src.name][std::string(k_major ? "" : "^T") + which + (bf16 ? "16" : "")];
+        if (name.empty()) name = k3_split(p, st.name, src, k_major, which, small_part, bf16);
         return name;
       };
       dsl::GemmStage h = *g;
@@ -224,7 +230,8 @@ Result<dsl::Program> codegen_expand_split_gemms(const dsl::Program& program) {
       h.a.transposed = false;  // [.., M, 3K] and [.., N, 3K]: both K-major
       h.b.transposed = true;
       h.k = 3 * g->k;
-      h.knobs.precision = dsl::Precision::tf32;
+      h.knobs.precision = bf16 ? dsl::Precision::bf16 : dsl::Precision::tf32;
+      if (bf16) h.promote_k = dsl::kBf16x3PromoteK;
       dsl::Stage s = st;
       s.body = std::move(h);
       p.stages.push_back(std::move(s));

@@ -28,7 +28,7 @@ std::optional<std::vector<int64_t>> dims_knob(Checker& c, const AstStage& s, con
 
 bool parse_gemm_knobs(Checker& c, const AstStage& s, GemmKnobs& k) {
   bool ok = true;
-  int p = c.word_knob(s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s", "tf32m", "f32x3k", "f32x3w"}, ok);
+  int p = c.word_knob(s, "precision", {"auto", "f16", "bf16", "tf32", "f32x3", "f32", "f32x3s", "tf32m", "f32x3k", "f32x3w", "bf16x3"}, ok);
   k.precision = static_cast<Precision>(p);
   if (auto t = dims_knob(c, s, "tile", 3, "MxNxK such as 128x128x64", ok)) {
     const AstKnob* kn = c.knob(s, "tile");
@@ -270,12 +270,15 @@ bool Checker::check_grouped_gemm(const AstStage& s, Stage& st, std::vector<Tenso
       return false;
     }
     if (!check_precision(*this, *ta, *tb, g.knobs.precision, s, a.span, b.span)) return false;
-    if (g.knobs.precision == Precision::f32x3s || g.knobs.precision == Precision::f32x3k) {
+    if (g.knobs.precision == Precision::f32x3s || g.knobs.precision == Precision::f32x3k ||
+        g.knobs.precision == Precision::bf16x3) {
       const AstKnob* kn = knob(s, "precision");
       error(kn ? kn->value_span : s.kind.span,
             g.knobs.precision == Precision::f32x3s
                 ? "f32x3s (3xTF32 as split stages and three TF32 GEMMs) applies to gemm stages"
-                : "f32x3k (3xTF32 as split stages and one TF32 GEMM over K three times) applies to gemm stages",
+            : g.knobs.precision == Precision::f32x3k
+                ? "f32x3k (3xTF32 as split stages and one TF32 GEMM over K three times) applies to gemm stages"
+                : "bf16x3 (split stages and one bf16 GEMM over K three times) applies to gemm stages",
             "use precision f32x3 in a grouped_gemm, or one gemm stage per group");
       return false;
     }

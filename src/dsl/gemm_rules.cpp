@@ -166,8 +166,10 @@ DType gemm_operand_dtype(Precision p) {
   }
 }
 
+DType gemm_mma_dtype(Precision p) { return p == Precision::bf16x3 ? DType::bf16 : gemm_operand_dtype(p); }
+
 int gemm_sm90_stage_bytes(const GemmKnobs& k) {
-  int bytes = dtype_bytes(gemm_operand_dtype(k.precision));
+  int bytes = dtype_bytes(gemm_mma_dtype(k.precision));
   // One A tile + one B tile, plus the pipeline's full/empty barrier pair rounded up as the
   // builder does (compute_stage_count_or_override adds 32 bytes per stage).
   return (k.tile->m + k.tile->n) * k.tile->k * bytes + 32;
@@ -305,7 +307,7 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
     if (!k.split_k) k.split_k = 1;
     if (!k.tile) k.tile = gemm_f32x3w_tiles().front();
   }
-  int bytes = dtype_bytes(gemm_operand_dtype(k.precision));
+  int bytes = dtype_bytes(gemm_mma_dtype(k.precision));
   if (k.schedule == Schedule::auto_) {
     // Cooperative needs a tile M of 128 or 256; small-M problems run better as pingpong 64xN.
     bool small_m = s.m <= 64 && (!k.tile || k.tile->m == 64);
@@ -398,10 +400,11 @@ void rule_tma_aligned(Ctx& c, const GemmKnobs& k) {
             "pad that dimension to a multiple of " + str(kTmaBytes / bytes) +
             " elements, or use precision f32x3 for f32 data");
   };
-  // f32x3s, f32x3k: the GEMMs read the split parts, K-major whatever the operands' layout (f32x3k's
-  // three parts of a row side by side, 3K)
-  const bool split = k.precision == Precision::f32x3s || k.precision == Precision::f32x3k;
-  const int64_t parts_k = k.precision == Precision::f32x3k ? 3 * c.s.k : c.s.k;
+  // f32x3s, f32x3k, bf16x3: the GEMMs read the split parts, K-major whatever the operands' layout
+  // (f32x3k's and bf16x3's three parts of a row side by side, 3K; bf16x3's 2 bytes each)
+  const bool split = gemm_is_split(k.precision);
+  const int64_t parts_k = k.precision == Precision::f32x3k || k.precision == Precision::bf16x3 ? 3 * c.s.k : c.s.k;
+  if (split) ab = dtype_bytes(gemm_mma_dtype(k.precision));
   check("a", "A '" + c.s.a.tensor + "'" + (split ? "'s split parts" : ""), split ? parts_k : a_contig(c.s), ab);
   check("b", "B '" + c.s.b.tensor + "'" + (split ? "'s split parts" : ""), split ? parts_k : b_contig(c.s), ab);
   check("out", "output '" + c.out.name + "'", c.s.n, dtype_bytes(c.out.dtype));
@@ -411,10 +414,10 @@ void rule_align_legal(Ctx& c, const GemmKnobs& k) {
   if (!c.a || !k.align) return;
   int al = *k.align;
   if (gemm_family(k.precision) == GemmFamily::sm90) {
-    int bytes = dtype_bytes(gemm_operand_dtype(k.precision));
+    int bytes = dtype_bytes(gemm_mma_dtype(k.precision));
     if (al * bytes != kTmaBytes)
       c.add("align_legal", "align", "align " + str(al) + " is not one 16-byte TMA access of " +
-            dtype_name(gemm_operand_dtype(k.precision)), "use align " + str(kTmaBytes / bytes) + " or auto");
+            dtype_name(gemm_mma_dtype(k.precision)), "use align " + str(kTmaBytes / bytes) + " or auto");
     return;
   }
   if (al != 1 && al != 2 && al != 4)
@@ -439,7 +442,7 @@ void rule_tile_legal(Ctx& c, const GemmKnobs& k) {
   }
   // wgmma: M in 64-row warpgroup steps; N a multiple of the 64-element swizzle atom up to
   // wgmma's N limit of 256; K one, two or four 32/64/128-byte swizzle rows (64/128-byte for tf32).
-  bool sixteen = dtype_bytes(gemm_operand_dtype(k.precision)) == 2;
+  bool sixteen = dtype_bytes(gemm_mma_dtype(k.precision)) == 2;
   bool ok = sixteen ? tile_in(t, {64, 128, 256}, {64, 128, 256}, {32, 64, 128})
                     : tile_in(t, {64, 128, 256}, {64, 128, 256}, {16, 32, 64});
   if (!ok) {

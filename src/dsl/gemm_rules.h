@@ -75,6 +75,17 @@ GemmFamily gemm_family(Precision p);
 
 // The operand data type a precision needs (f16, bf16 or f32).
 DType gemm_operand_dtype(Precision p);
+// The dtype the tensor cores read: the operand dtype, but bf16 for bf16x3 (f32 data split into
+// bf16 parts): its tiles, alignment, shared memory and TMA rows are a bf16 GEMM's.
+DType gemm_mma_dtype(Precision p);
+// The precisions the library runs as split stages and GEMMs over the parts
+// (codegen_expand_split_gemms): f32x3s, f32x3k, bf16x3.
+// bf16x3's bf16 GEMM adds its tensor-core sums into an fp32 sum every this many of K (3K, the
+// parts side by side): two 64-wide k-tiles, one 128-wide.
+inline constexpr int kBf16x3PromoteK = 128;
+inline bool gemm_is_split(Precision p) {
+  return p == Precision::f32x3s || p == Precision::f32x3k || p == Precision::bf16x3;
+}
 
 // The CUTLASS 2.x (sm80) tiles of f32x3 and f32, in the order the space enumerates them: one
 // table for the rules, the space and the code generator. Threadblock M N K, warp M N K.

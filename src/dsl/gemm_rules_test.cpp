@@ -120,6 +120,32 @@ TEST(GemmRules, Tf32NeedsKMajor) {
   EXPECT_TRUE(h.check().empty()) << all(h.check());
 }
 
+// bf16x3: f32 data, any layout (its split stages write bf16 parts K-major), a bf16 GEMM's tiles,
+// alignment and shared memory; the parts' rows of 3K bf16 are 16-byte aligned when K is a multiple
+// of 8 (K = 252 is not: 1512 bytes), and bf16 data is refused (it needs f32 operands).
+TEST(GemmRules, Bf16x3IsABf16GemmOverSplitF32) {
+  Fixture f(DType::f32, 256, 256, 256, DType::f32, /*bt=*/false);
+  f.s.knobs.precision = Precision::bf16x3;
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  EXPECT_EQ(gemm_mma_dtype(Precision::bf16x3), DType::bf16);
+  EXPECT_EQ(gemm_operand_dtype(Precision::bf16x3), DType::f32);
+  EXPECT_TRUE(gemm_is_split(Precision::bf16x3));
+  GemmKnobs k = gemm_resolve_auto(f.p, f.s, f.p.tensors[2]);
+  EXPECT_EQ(k.tile->k, 64);  // one 128-byte swizzle row of bf16
+  EXPECT_EQ(*k.align, 8);
+  f.s.knobs.tile = TileShape{128, 128, 32};  // a bf16 wgmma tile, not a tf32 one
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  Fixture g(DType::f32, 256, 256, 252, DType::f32, /*bt=*/false);
+  g.s.knobs.precision = Precision::bf16x3;
+  EXPECT_TRUE(has(g.check(), "tma_aligned", "a")) << all(g.check());
+  Fixture h(DType::f32, 256, 256, 248);
+  h.s.knobs.precision = Precision::bf16x3;
+  EXPECT_TRUE(h.check().empty()) << all(h.check());
+  Fixture b(DType::bf16, 256, 256, 256, DType::bf16);
+  b.s.knobs.precision = Precision::bf16x3;
+  EXPECT_TRUE(has(b.check(), "precision_matches_dtype", "precision")) << all(b.check());
+}
+
 // f32x3w: the in-kernel split's main loop (runtime/gemm_f32x3w.cuh) has its own shapes. Auto
 // resolves to them, with the stages that fit beside its two small-part buffers; each rule names
 // the knob that breaks it.

@@ -60,6 +60,7 @@ const char* dsl_precision_str(Precision p) {
     case Precision::tf32m: return "tf32m";
     case Precision::f32x3k: return "f32x3k";
     case Precision::f32x3w: return "f32x3w";
+    case Precision::bf16x3: return "bf16x3";
   }
   return "auto";
 }

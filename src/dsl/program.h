@@ -165,6 +165,11 @@ enum class Precision {
   f32x3w,  // f32 data, 3xTF32 on TF32 wgmma with the split inside the GEMM's main loop
            // (runtime/gemm_f32x3w.cuh): no split stages, no extra memory passes; the big x big
            // product promoted to an fp32 sum every few K tiles (fp32-faithful at any K)
+  bf16x3,  // f32 data, three bf16 products: A's parts [Ah | Ah | Al] against B's [Bh | Bl | Bh]
+           // along K (h = x rounded to bf16, l = the remainder rounded to bf16) in one bf16 wgmma
+           // GEMM over 3K whose tensor-core sums are promoted into fp32 every 128 of K
+           // (codegen_expand_split_gemms). About 16 bits of each operand: not fp32-faithful,
+           // 40-80x closer than TF32; bf16 wgmma runs at twice TF32's rate
 };
 // gemv16, gemv32: not a CUTLASS kernel but a matrix-vector kernel (f32, N = 1, A K-contiguous) that
 // adds in the order of cuBLAS's gemv2T_kernel_val + splitKreduce (runtime/gemv.cuh): split_k
@@ -210,6 +215,9 @@ struct GemmStage {
   int64_t m = 0, n = 0, k = 0, batch = 1;  // resolved by the checker
   GemmKnobs knobs;
   Epilogue epilogue;
+  // Not in the language: set by codegen_expand_split_gemms on bf16x3's one bf16 GEMM, whose main
+  // loop then adds its tensor-core sums into an fp32 sum every `promote_k` of K (0: never)
+  int promote_k = 0;
 };
 
 // A grouped GEMM: several independent GEMMs of possibly different shapes in one launch, sharing

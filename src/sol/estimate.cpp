@@ -22,6 +22,16 @@ double div_or_zero(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
 
+SolBound sol_scale_tensor_f32(const SolBound& b, double factor) {
+  SolBound s = b;
+  s.t_tensor_f32 = b.t_tensor_f32 * factor;
+  s.tensor_f32_rate = factor > 0 ? b.tensor_f32_rate / factor : b.tensor_f32_rate;
+  s.t_compute = s.t_tensor_f32 + s.t_tensor_16 + s.t_simt;
+  s.t_sol = std::max(s.t_compute, s.t_mem);
+  s.compute_bound = s.t_compute > s.t_mem;
+  return s;
+}
+
 SolBound sol_bound(const Peaks& peaks, const ProblemCost& cost, Policy policy) {
   SolBound b;
   b.policy = policy;

@@ -68,6 +68,10 @@ struct SolReport {
 
 SolBound sol_bound(const Peaks& peaks, const ProblemCost& cost, Policy policy);
 
+// `b` with its fp32 tensor-class time `factor` times longer (bf16x3: three bf16 products per fp32
+// product, the bf16 policy's bound scaled by 3), its compute and t_sol recomputed.
+SolBound sol_scale_tensor_f32(const SolBound& b, double factor);
+
 // Every op's share of the unfused sum of per-op rooflines (datasheet peaks), in op order; ops of
 // no cost are left out. SolReport::top_ops are the largest of these.
 std::vector<OpShare> sol_op_shares(const HwSpec& hw, const ProblemCost& cost, Policy policy);

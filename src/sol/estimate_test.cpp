@@ -61,6 +61,21 @@ TEST(SolEstimate, HandComputedTsolEveryPolicy) {
   }
 }
 
+// bf16x3's bound: the bf16 policy's with its fp32 tensor-class FLOPs three times longer
+// (137438953472 FLOP x 3 / 989.4e12 = 416.7 us on gemm_square, compute-bound); tall-skinny's
+// 3 x 8.68 us = 26.05 us stays under its memory's 28.02 us.
+TEST(SolEstimate, ScaledTensorF32BoundForBf16x3) {
+  SolReport sq = sol_estimate(h200(), load_cost("gemm_square"), Policy::bf16);
+  const SolBound b = sol_scale_tensor_f32(sq.bound, 3.0);
+  EXPECT_NEAR(b.t_sol, 3 * 1.389114e-04, 3 * 1.389114e-04 * 1e-5);
+  EXPECT_TRUE(b.compute_bound);
+  EXPECT_NEAR(b.tensor_f32_rate, 989.4e12 / 3, 1e9);
+  SolReport ts = sol_estimate(h200(), load_cost("gemm_tall_skinny"), Policy::bf16);
+  const SolBound t = sol_scale_tensor_f32(ts.bound, 3.0);
+  EXPECT_NEAR(t.t_sol, 2.801664e-05, 2.801664e-05 * 1e-5);
+  EXPECT_FALSE(t.compute_bound);
+}
+
 TEST(SolEstimate, IntensityAndRidge) {
   SolReport r = sol_estimate(h200(), load_cost("gemm_square"), Policy::tf32);
   EXPECT_NEAR(r.intensity, 137438953472.0 / 201326592.0, 1e-9);  // 682.67 FLOP/B

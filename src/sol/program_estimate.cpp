@@ -93,6 +93,7 @@ const char* precision_name(Precision p) {
     case Precision::tf32m: return "tf32m";
     case Precision::f32x3k: return "f32x3k";
     case Precision::f32x3w: return "f32x3w";
+    case Precision::bf16x3: return "bf16x3";
     case Precision::f32: return "f32";
   }
   return "?";
@@ -110,6 +111,7 @@ SolRate sol_gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy po
     case Precision::f32x3s: return {"f32x3s", pk.tf32 / 3.0};
     case Precision::f32x3k: return {"f32x3k", pk.tf32 / 3.0};
     case Precision::f32x3w: return {"f32x3w", pk.tf32 / 3.0};
+    case Precision::bf16x3: return {"bf16x3", pk.bf16 / 3.0};
     case Precision::f32: return {"f32", pk.fp32_simt};
     case Precision::auto_: break;
   }

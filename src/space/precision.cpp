@@ -47,6 +47,22 @@ std::set<std::string> read_by_reductions(const dsl::Program& p) {
   return r;
 }
 
+// Whether bf16x3 misses the tolerance on some GEMM: its relative error past rtol anywhere a GEMM
+// reaches an output element for element, or, on a GEMM of two problem inputs, its absolute error
+// on the rescaled trial (kBf16x3UnitRoundoff).
+bool bf16x3_fails(const dsl::Program& p, double rtol_f32) {
+  for (const auto& [st, g] : unreduced_f32_gemms(p)) {
+    if (rtol_f32 < kBf16x3RelativeError) return true;
+    const dsl::Tensor* a = p.find_tensor(g->a.tensor);
+    const dsl::Tensor* w = p.find_tensor(g->b.tensor);
+    if (!w || w->dtype != dsl::DType::f32 || a->role != dsl::TensorRole::in || w->role != dsl::TensorRole::in)
+      continue;
+    const double sigma = std::sqrt(static_cast<double>(g->k)) * kRescaledProductRms * kBf16x3UnitRoundoff;
+    if (4 * sigma > rtol_f32) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 double space_profile_rtol_f32(const std::string& profile) {
@@ -79,6 +95,7 @@ Tf32Bound space_tf32_bound(const dsl::Program& p, sol::Policy policy, double rto
     return b;
   }
   if (policy == sol::Policy::exact) return b;
+  b.bf16x3_fails = bf16x3_fails(p, rtol_f32);
   for (const auto& [st, g] : unreduced_f32_gemms(p)) {
     if (rtol_f32 < kTf32RelativeError) {
       b.fails = true;

@@ -47,8 +47,24 @@ inline constexpr double kTf32UnitRoundoff = 4.8828125e-4;  // 2^-11
 // pieces, failed kb-v01's rescaled trial by 0.64 in run BN; gemm_rules' f32x3s split_k rule.)
 inline constexpr double k3xTf32UnitRoundoff = 9.5367431640625e-7;  // 2^-20
 
+// bf16x3 (three bf16 products, a = ah + al): each operand keeps about 16 bits, the dropped al bl
+// and the remainders past al are ~2^-18 of a product. Its rounding simulated against float64
+// (numpy, 2026-12-07, 256 x 4096 x 256, inputs U[-2, 2) as the rescaled trial makes them, exact
+// sums): std 1.9e-4, 69x under TF32's 1.3e-2 in the same simulation. The unit roundoff here is
+// TF32's scaled by that ratio, so the bound's four standard deviations keep TF32's margin: 2.4e-3
+// at K = 4096 (kb-v01's atol 1e-2 holds), past 1e-2 from K ~ 70000 (kb1_matmul_large_k's 524288
+// stays on 3xTF32). Its GEMM promotes its tensor-core sums into fp32 every 128 of K, so the
+// accumulation adds no drift of its own (one accumulator over 3K products would: f32x3s's
+// 1024-long K pieces measured up to 2.3e-3, run BO).
+inline constexpr double kBf16x3UnitRoundoff = 7.0e-6;
+// Twice it: below this relative tolerance one product's rounding can fail.
+inline constexpr double kBf16x3RelativeError = 2 * kBf16x3UnitRoundoff;
+
 struct Tf32Bound {
   bool fails = false;   // plain TF32 cannot meet the tolerance: the ladder starts one rung up
+  // bf16x3 cannot meet it either (with `fails`; always where `faithful_fails`): where the ladder
+  // holds bf16x3 (space_offers_bf16x3) it starts at 3xTF32, two rungs up, else at bf16x3
+  bool bf16x3_fails = true;
   // 3xTF32 cannot meet it either (two rescaled problem inputs, a long K, atol 1e-4): the ladder
   // starts at the summation-order rung (FP32 SIMT) and the contract's SOL is that rung's
   bool faithful_fails = false;

@@ -68,6 +68,23 @@ TEST(Tf32Bound, TwoRescaledInputsFailALooseToleranceOverALongK) {
 // reference on outputs near zero (run BO: K = 1024, 2048 and 4096 failed both 3xTF32 kernels, K =
 // 256 passed), so the ladder starts at FP32 SIMT, under every policy; a Linear (a parameter
 // weight, not rescaled) and kb-v01's 1e-2 keep 3xTF32.
+// bf16x3 (three bf16 products, ~70x under TF32's rounding) holds kb-v01's 1e-2 where TF32 does not,
+// on two rescaled inputs over K = 4096 (kb1's matmuls), but not over K = 524288
+// (kb1_matmul_large_k) nor under the default 1e-4; a Linear's small weights keep the default
+// tolerance's absolute error, so only the relative one judges it there.
+TEST(Tf32Bound, Bf16x3HoldsALooseToleranceWhereTf32DoesNot) {
+  const double kb = space_profile_rtol_f32("kb-v01");
+  auto b = space_tf32_bound(inputs(4096), sol::Policy::tf32, kb);
+  EXPECT_TRUE(b.fails);
+  EXPECT_FALSE(b.bf16x3_fails);
+  EXPECT_TRUE(space_tf32_bound(inputs(524288), sol::Policy::tf32, kb).bf16x3_fails);
+  EXPECT_TRUE(space_tf32_bound(inputs(4096), sol::Policy::tf32, 1e-4).bf16x3_fails);
+  auto linear = space_tf32_bound(parse(kLinearGelu), sol::Policy::tf32, 1e-4);
+  EXPECT_TRUE(linear.fails);
+  EXPECT_FALSE(linear.bf16x3_fails);
+  EXPECT_TRUE(space_tf32_bound(parse(kLinearGelu), sol::Policy::tf32, 1e-5).bf16x3_fails);
+}
+
 TEST(Tf32Bound, TwoRescaledInputsFailEven3xTf32UnderTheDefaultTolerance) {
   auto b = space_tf32_bound(inputs(1024), sol::Policy::tf32, 1e-4);
   EXPECT_TRUE(b.fails);

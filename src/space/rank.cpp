@@ -118,8 +118,9 @@ constexpr double kTransposingInKernelSplitCalibration = 4.3;
 // H100, 38% of the memory bandwidth, where the K-major split of the other operand ran at it.
 constexpr double kTransposingSplitEfficiency = 0.4;
 
-// The split stages of an f32x3s/f32x3k GEMM: each operand read once (4 bytes an element) and its
-// parts written (`written` bytes an element: 8 for f32x3s's two, 12 for f32x3k's three), at the
+// The split stages of an f32x3s/f32x3k/bf16x3 GEMM: each operand read once (4 bytes an element) and
+// its parts written (`written` bytes an element: 8 for f32x3s's two, 12 for f32x3k's three, 6 for
+// bf16x3's three bf16 ones), at the
 // memory bandwidth where the operand is K-major and at kTransposingSplitEfficiency of it where not.
 double split_stage_seconds(const dsl::Program& p, const dsl::GemmStage& g, const sol::HwSpec& hw, int written) {
   auto one = [&](const dsl::Operand& o, bool k_major) {
@@ -140,6 +141,8 @@ double precision_peak(const sol::HwSpec& hw, dsl::Precision p) {
     case dsl::Precision::f32x3s:
     case dsl::Precision::f32x3k:
     case dsl::Precision::f32x3w: return hw.tf32 / 3;
+    // three bf16 products per product on bf16 wgmma (codegen/split_gemm.cpp)
+    case dsl::Precision::bf16x3: return hw.bf16 / 3;
     // three TF32 MMAs per product (docs/eval-contract.md) on mma.sync: the SM80 kernel, at
     // mma.sync's rate (run BN: the estimate at wgmma's rate was 2.0-2.4x under every measurement)
     case dsl::Precision::f32x3: return hw.tf32 * kMmaSyncTf32Fraction / 3.0;
@@ -270,6 +273,13 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
     // The GEMM itself reads the parts, three times the operands' bytes, and writes the output once.
     const double t_split = split_stage_seconds(p, g, hw, 12) + 2 * kLaunchSeconds;
     const double t_mem3 = (static_cast<double>(f.ab_elems) * 12 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
+    t_body = t_split + std::max(t_main, t_mem3);
+  }
+  if (k.precision == dsl::Precision::bf16x3) {
+    // f32x3k's structure with bf16 parts: the splits write three 2-byte parts an element, the one
+    // bf16 GEMM reads them (6 bytes an operand element) at bf16 wgmma's rate (precision_peak)
+    const double t_split = split_stage_seconds(p, g, hw, 6) + 2 * kLaunchSeconds;
+    const double t_mem3 = (static_cast<double>(f.ab_elems) * 6 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
     t_body = t_split + std::max(t_main, t_mem3);
   }
   // never under the stage's own roofline: the multicast and swizzle gains are orderings, not

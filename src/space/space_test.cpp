@@ -112,6 +112,29 @@ TEST(Space, Ladder) {
             (R{{P::f32x3s, P::f32x3k}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
   ::unsetenv("UCUTLASS_OFFER_F32X3W");
+  // UCUTLASS_OFFER_BF16X3=1 puts bf16x3 on its own rung between TF32 and 3xTF32 (tf32 and bf16
+  // policies; the exact policy starts at 3xTF32, 16-bit data has one rung)
+  ::setenv("UCUTLASS_OFFER_BF16X3", "1", 1);
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
+            (R{{P::tf32, P::tf32m}, {P::bf16x3}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::bf16, dsl::DType::f32)[1], (std::vector<P>{P::bf16x3}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
+            (R{{P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
+  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
+  // its candidates: bf16 tiles (K 64 or 128), for any operand layout
+  auto kn = compile("ucut 1\nin a : f32[512, 1024]\nin b : f32[1024, 768]\nout y : f32[512, 768]\n"
+                    "stage y = gemm(a, b)\n");
+  auto v = space_valid(kn, 0, {});
+  ::unsetenv("UCUTLASS_OFFER_BF16X3");
+  ASSERT_TRUE(v);
+  int bx3 = 0;
+  for (const auto& c : *v)
+    if (c.gemm.precision == P::bf16x3) {
+      ++bx3;
+      EXPECT_EQ(c.rung, 1) << c.name;
+      EXPECT_TRUE(c.gemm.tile->k == 64 || c.gemm.tile->k == 128) << c.name;
+    }
+  EXPECT_GT(bx3, 0);
 }
 
 // A plain x @ W (W [K, N], N contiguous) cannot run wgmma's TF32; its TF32 rung is mma.sync's

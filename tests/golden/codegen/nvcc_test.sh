@@ -14,7 +14,7 @@ command -v nvcc >/dev/null || { echo "SKIP: nvcc not found"; exit 77; }
 lock=()
 [ -n "${UCUTLASS_NVCC_LOCK:-}" ] && lock=(flock "$UCUTLASS_NVCC_LOCK")
 status=0
-for name in ${UCUT_NVCC_TEST_KERNELS:-bf16_bias_gelu f32_scaled_tf32 f32_scaled_f32x3w f32_scaled_f32x3w_mn f32x3w_swapped_epilogue}; do
+for name in ${UCUT_NVCC_TEST_KERNELS:-bf16_bias_gelu f32_scaled_tf32 f32_scaled_f32x3w f32_scaled_f32x3w_mn f32x3w_swapped_epilogue bf16x3_kn_relu}; do
   start=$(date +%s)
   if ! "${lock[@]}" nvcc -std=c++17 -O3 --expt-relaxed-constexpr -DNDEBUG -gencode=arch=compute_90a,code=sm_90a \
       -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -shared -cudart static \
