@@ -317,11 +317,13 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
     k.scheduler = (k.split_k && *k.split_k > 1) ? TileScheduler::stream_k : TileScheduler::persistent;
   if (!k.tile) {
     int tk = 128 / bytes;  // one 128-byte swizzle row of K: 64 for 16-bit, 32 for tf32
+    // bf16x3's promoting main loop holds its accumulators twice (rule_tile_legal): N 128 at most
+    const bool wide = k.precision != Precision::bf16x3 && s.promote_k == 0;
     if (k.schedule == Schedule::pingpong)
-      k.tile = TileShape{64, s.n >= 256 && bytes == 2 ? 256 : 128, tk};
+      k.tile = TileShape{64, wide && s.n >= 256 && bytes == 2 ? 256 : 128, tk};
     else
       // 128x256 measured best for bf16 4096^3 (683 TFLOP/s); keep 128x128 for narrow N.
-      k.tile = TileShape{128, s.n >= 256 ? 256 : 128, tk};
+      k.tile = TileShape{128, wide && s.n >= 256 ? 256 : 128, tk};
   }
   if (!k.cluster) {
     // Multicasting B across two CTAs along M halves its L2 traffic once there are enough M tiles.
@@ -453,12 +455,19 @@ void rule_tile_legal(Ctx& c, const GemmKnobs& k) {
   }
   // Registers: a consumer thread holds tile_m*tile_n/threads fp32 accumulators; above 128 the
   // kernel spills (255 registers per thread is the hardware limit, and the epilogue needs room).
-  if (accum_regs_per_thread(k) > 128)
+  // bf16x3's promoting main loop holds them twice (the tensor core's partial sums beside the fp32
+  // ones): 64 at most (128 x 256 cooperative used 168 registers and spilled 1.4 KB a thread).
+  const bool promoted = k.precision == Precision::bf16x3 || c.s.promote_k > 0;
+  const int limit = promoted ? 64 : 128;
+  if (accum_regs_per_thread(k) > limit)
     c.add("accumulator_registers", "tile", std::string("tile ") + ts + " needs " + str(accum_regs_per_thread(k)) +
           " accumulator registers per thread with the " +
-          (k.schedule == Schedule::cooperative ? "cooperative" : "pingpong") + " schedule (limit 128)",
-          k.schedule == Schedule::cooperative ? "use a tile with M*N <= 32768 (e.g. 128x256)"
-                                              : "use a tile with M*N <= 16384 (e.g. 64x256, 128x128) or schedule cooperative");
+          (k.schedule == Schedule::cooperative ? "cooperative" : "pingpong") + " schedule (limit " + str(limit) +
+          (promoted ? ": bf16x3 keeps two sets" : "") + ")",
+          k.schedule == Schedule::cooperative
+              ? (promoted ? "use a tile with M*N <= 16384 (e.g. 128x128)" : "use a tile with M*N <= 32768 (e.g. 128x256)")
+              : (promoted ? "use a tile with M*N <= 8192 (e.g. 64x128) or schedule cooperative"
+                          : "use a tile with M*N <= 16384 (e.g. 64x256, 128x128) or schedule cooperative"));
 }
 
 void rule_schedule_compatible(Ctx& c, const GemmKnobs& k) {

@@ -144,6 +144,23 @@ TEST(GemmRules, Bf16x3IsABf16GemmOverSplitF32) {
   Fixture b(DType::bf16, 256, 256, 256, DType::bf16);
   b.s.knobs.precision = Precision::bf16x3;
   EXPECT_TRUE(has(b.check(), "precision_matches_dtype", "precision")) << all(b.check());
+  // its promoting main loop holds the accumulators twice: 64 registers' worth a thread at most
+  // (128 x 256 cooperative spilled), where a plain bf16 GEMM takes 128
+  f.s.knobs.tile = TileShape{128, 256, 64};
+  f.s.knobs.schedule = Schedule::cooperative;
+  EXPECT_TRUE(has(f.check(), "accumulator_registers", "tile")) << all(f.check());
+  f.s.knobs.tile = TileShape{128, 128, 64};
+  f.s.knobs.schedule = Schedule::pingpong;
+  EXPECT_TRUE(has(f.check(), "accumulator_registers", "tile")) << all(f.check());
+  f.s.knobs.tile = TileShape{64, 128, 64};
+  EXPECT_TRUE(f.check().empty()) << all(f.check());
+  Fixture p16(DType::bf16, 256, 256, 256, DType::bf16);
+  p16.s.knobs.precision = Precision::bf16;
+  p16.s.knobs.tile = TileShape{128, 256, 64};
+  p16.s.knobs.schedule = Schedule::cooperative;
+  EXPECT_TRUE(p16.check().empty()) << all(p16.check());
+  p16.s.promote_k = kBf16x3PromoteK;  // bf16x3's own GEMM after the expansion
+  EXPECT_TRUE(has(p16.check(), "accumulator_registers", "tile")) << all(p16.check());
 }
 
 // f32x3w: the in-kernel split's main loop (runtime/gemm_f32x3w.cuh) has its own shapes. Auto
