@@ -750,6 +750,31 @@ TEST(Library, Sm80GemmIsAStoredUnitAtEveryShape) {
   EXPECT_NE(d[1].source.find("g.d = a.tensors["), std::string::npos);
 }
 
+// The parts A3 [2, 24, 120] and B3 [2, 36, 120] of fill_transposed_operands's a.T @ b (three parts
+// of K = 40 side by side) summed over 3K are within 2^bits of each |a| |b| of the exact product;
+// `stored` is what a part's value becomes when its tensor stores it.
+template <class Stored>
+void expect_parts_sum_to_the_product(const dsl::InterpTensors& t, const std::vector<double>& a3,
+                                     const std::vector<double>& b3, int bits, Stored stored) {
+  ASSERT_EQ(a3.size(), 2u * 24 * 120);
+  ASSERT_EQ(b3.size(), 2u * 36 * 120);
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t m = 0; m < 24; ++m)
+      for (int64_t n = 0; n < 36; ++n) {
+        double parts = 0, exact = 0, mag = 0;
+        for (int64_t k = 0; k < 120; ++k)
+          parts += stored(a3[static_cast<size_t>((l * 24 + m) * 120 + k)]) *
+                   stored(b3[static_cast<size_t>((l * 36 + n) * 120 + k)]);
+        for (int64_t k = 0; k < 40; ++k) {
+          const double av = t.at("a")[static_cast<size_t>((l * 40 + k) * 24 + m)];
+          const double bv = t.at("b")[static_cast<size_t>((l * 40 + k) * 36 + n)];
+          exact += av * bv;
+          mag += std::fabs(av * bv);
+        }
+        ASSERT_LE(std::fabs(parts - exact), std::ldexp(mag, bits)) << l << "," << m << "," << n;
+      }
+}
+
 // f32x3k: one TF32 GEMM over K three times. The split stages write A3 = [Ab | Ab | As] and
 // B3 = [Bb | Bs | Bb] (each [.., rows, 3K], K-major whatever the operand's layout), and the
 // GEMM's sum over 3K is Ab Bb + Ab Bs + As Bb = A B - As Bs: the interpreter runs the splits and
@@ -775,23 +800,7 @@ TEST(Library, F32x3kIsOneTf32GemmOverTheInterleavedParts) {
   dsl::InterpTensors t;
   fill_transposed_operands(t);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
-  const auto &a3 = t.at(g.a.tensor), &b3 = t.at(g.b.tensor);
-  ASSERT_EQ(a3.size(), 2u * 24 * 120);
-  ASSERT_EQ(b3.size(), 2u * 36 * 120);
-  for (int64_t l = 0; l < 2; ++l)
-    for (int64_t m = 0; m < 24; ++m)
-      for (int64_t n = 0; n < 36; ++n) {
-        double parts = 0, exact = 0, mag = 0;
-        for (int64_t k = 0; k < 120; ++k)
-          parts += a3[static_cast<size_t>((l * 24 + m) * 120 + k)] * b3[static_cast<size_t>((l * 36 + n) * 120 + k)];
-        for (int64_t k = 0; k < 40; ++k) {
-          const double av = t.at("a")[static_cast<size_t>((l * 40 + k) * 24 + m)];
-          const double bv = t.at("b")[static_cast<size_t>((l * 40 + k) * 36 + n)];
-          exact += av * bv;
-          mag += std::fabs(av * bv);
-        }
-        ASSERT_LE(std::fabs(parts - exact), std::ldexp(mag, -21)) << l << "," << m << "," << n;
-      }
+  expect_parts_sum_to_the_product(t, t.at(g.a.tensor), t.at(g.b.tensor), -21, [](double v) { return v; });
   auto lib = codegen_emit_library(e->program, {"k.ucut", std::string(64, '0')});
   ASSERT_TRUE(lib.ok()) << lib.error().render();
   ASSERT_EQ(lib->config_names.size(), 3u);
@@ -841,26 +850,10 @@ TEST(Library, Bf16x3IsOnePromotedBf16GemmOverTheInterleavedParts) {
   dsl::InterpTensors t;
   fill_transposed_operands(t);
   for (int i = 0; i < 2; ++i) ASSERT_TRUE(dsl::interp_stage(*x, i, t, {}).ok()) << i;
-  const auto &a3 = t.at(g.a.tensor), &b3 = t.at(g.b.tensor);
+  const auto &a3 = t.at(g.a.tensor);
   // the interpreter does not round stores to the tensor's dtype: the bf16 store is applied here
-  auto part = [](const std::vector<double>& v, size_t i) {
-    return static_cast<double>(round_bf16(static_cast<float>(v[i])));
-  };
-  for (int64_t l = 0; l < 2; ++l)
-    for (int64_t m = 0; m < 24; ++m)
-      for (int64_t n = 0; n < 36; ++n) {
-        double parts = 0, exact = 0, mag = 0;
-        for (int64_t k = 0; k < 120; ++k)
-          parts += part(a3, static_cast<size_t>((l * 24 + m) * 120 + k)) *
-                   part(b3, static_cast<size_t>((l * 36 + n) * 120 + k));
-        for (int64_t k = 0; k < 40; ++k) {
-          const double av = t.at("a")[static_cast<size_t>((l * 40 + k) * 24 + m)];
-          const double bv = t.at("b")[static_cast<size_t>((l * 40 + k) * 36 + n)];
-          exact += av * bv;
-          mag += std::fabs(av * bv);
-        }
-        ASSERT_LE(std::fabs(parts - exact), std::ldexp(mag, -15)) << l << "," << m << "," << n;
-      }
+  expect_parts_sum_to_the_product(t, a3, t.at(g.b.tensor), -15,
+                                  [](double v) { return static_cast<double>(round_bf16(static_cast<float>(v))); });
   for (int64_t k = 0; k < 40; ++k) {  // A3's row 0: [h | h | l] of a's column 0
     const float av = static_cast<float>(t.at("a")[static_cast<size_t>(k * 24)]);
     EXPECT_EQ(a3[static_cast<size_t>(k)], round_bf16(av)) << k;
