@@ -318,7 +318,7 @@ GemmKnobs gemm_resolve_auto(const Program& p, const GemmStage& s, const Tensor& 
   if (!k.tile) {
     int tk = 128 / bytes;  // one 128-byte swizzle row of K: 64 for 16-bit, 32 for tf32
     // bf16x3's promoting main loop holds its accumulators twice (rule_tile_legal): N 128 at most
-    const bool wide = k.precision != Precision::bf16x3 && s.promote_k == 0;
+    const bool wide = !gemm_promotes(s, k);
     if (k.schedule == Schedule::pingpong)
       k.tile = TileShape{64, wide && s.n >= 256 && bytes == 2 ? 256 : 128, tk};
     else
@@ -457,7 +457,7 @@ void rule_tile_legal(Ctx& c, const GemmKnobs& k) {
   // kernel spills (255 registers per thread is the hardware limit, and the epilogue needs room).
   // bf16x3's promoting main loop holds them twice (the tensor core's partial sums beside the fp32
   // ones): 64 at most (128 x 256 cooperative used 168 registers and spilled 1.4 KB a thread).
-  const bool promoted = k.precision == Precision::bf16x3 || c.s.promote_k > 0;
+  const bool promoted = gemm_promotes(c.s, k);
   const int limit = promoted ? 64 : 128;
   if (accum_regs_per_thread(k) > limit)
     c.add("accumulator_registers", "tile", std::string("tile ") + ts + " needs " + str(accum_regs_per_thread(k)) +

@@ -80,11 +80,16 @@ DType gemm_operand_dtype(Precision p);
 DType gemm_mma_dtype(Precision p);
 // The precisions the library runs as split stages and GEMMs over the parts
 // (codegen_expand_split_gemms): f32x3s, f32x3k, bf16x3.
+inline bool gemm_is_split(Precision p) {
+  return p == Precision::f32x3s || p == Precision::f32x3k || p == Precision::bf16x3;
+}
 // bf16x3's bf16 GEMM adds its tensor-core sums into an fp32 sum every this many of K (3K, the
 // parts side by side): two 64-wide k-tiles, one 128-wide.
 inline constexpr int kBf16x3PromoteK = 128;
-inline bool gemm_is_split(Precision p) {
-  return p == Precision::f32x3s || p == Precision::f32x3k || p == Precision::bf16x3;
+// Whether the stage's main loop promotes its tensor-core sums into fp32 (bf16x3, before or after
+// its expansion), holding two sets of accumulators: its tiles get half the accumulator registers.
+inline bool gemm_promotes(const GemmStage& s, const GemmKnobs& k) {
+  return k.precision == Precision::bf16x3 || s.promote_k > 0;
 }
 
 // The CUTLASS 2.x (sm80) tiles of f32x3 and f32, in the order the space enumerates them: one

@@ -80,33 +80,13 @@ int sol_row_op_cost(const std::string& op) {
   return it == costs.end() ? 1 : it->second;
 }
 
-namespace {
-
-const char* precision_name(Precision p) {
-  switch (p) {
-    case Precision::auto_: return "auto";
-    case Precision::f16: return "f16";
-    case Precision::bf16: return "bf16";
-    case Precision::tf32: return "tf32";
-    case Precision::f32x3: return "f32x3";
-    case Precision::f32x3s: return "f32x3s";
-    case Precision::tf32m: return "tf32m";
-    case Precision::f32x3k: return "f32x3k";
-    case Precision::f32x3w: return "f32x3w";
-    case Precision::bf16x3: return "bf16x3";
-    case Precision::f32: return "f32";
-  }
-  return "?";
-}
-
-}  // namespace
 
 SolRate sol_gemm_rate(const Peaks& pk, Precision prec, bool half_data, Policy policy) {
   switch (prec) {
     case Precision::f16:
-    case Precision::bf16: return {precision_name(prec), pk.bf16};
+    case Precision::bf16: return {dsl::dsl_precision_str(prec), pk.bf16};
     case Precision::tf32:
-    case Precision::tf32m: return {precision_name(prec), pk.tf32};
+    case Precision::tf32m: return {dsl::dsl_precision_str(prec), pk.tf32};
     case Precision::f32x3: return {"f32x3", pk.tf32 / 3.0};
     case Precision::f32x3s: return {"f32x3s", pk.tf32 / 3.0};
     case Precision::f32x3k: return {"f32x3k", pk.tf32 / 3.0};

@@ -51,18 +51,10 @@ bool space_offers_bf16x3() {
   return v && std::string(v) == "1";
 }
 
-std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, dsl::DType t) {
-  if (t == dsl::DType::f16) return {{Precision::f16}};
-  if (t == dsl::DType::bf16) return {{Precision::bf16}};
-  auto ladder = space_precision_ladder_f32(policy);
-  // bf16x3 (three bf16 products): less accurate than 3xTF32, far more than TF32, its own rung
-  // between them (the TF32 bound, space/precision.h, decides whether a problem starts on it)
-  if (space_offers_bf16x3() && policy != sol::Policy::exact && ladder.size() > 1)
-    ladder.insert(ladder.begin() + 1, {Precision::bf16x3});
-  return ladder;
-}
+namespace {
 
-std::vector<std::vector<Precision>> space_precision_ladder_f32(sol::Policy policy) {
+// f32 data's ladder with f32x3w on the 3xTF32-on-wgmma rung (where offered), without bf16x3
+std::vector<std::vector<Precision>> ladder_f32(sol::Policy policy) {
   // f32x3w (3xTF32 with the split in the main loop) shares the 3xTF32-on-wgmma rung: as accurate
   // as f32x3 (run DU: 1.16-1.18x its speed on the H100); UCUTLASS_OFFER_F32X3W=0 leaves it out
   if (space_offers_f32x3w()) {
@@ -72,6 +64,19 @@ std::vector<std::vector<Precision>> space_precision_ladder_f32(sol::Policy polic
     return ladder;
   }
   return space_precision_ladder_base(policy);
+}
+
+}  // namespace
+
+std::vector<std::vector<Precision>> space_precision_ladder(sol::Policy policy, dsl::DType t) {
+  if (t == dsl::DType::f16) return {{Precision::f16}};
+  if (t == dsl::DType::bf16) return {{Precision::bf16}};
+  auto ladder = ladder_f32(policy);
+  // bf16x3 (three bf16 products): less accurate than 3xTF32, far more than TF32, its own rung
+  // between them (the TF32 bound, space/precision.h, decides whether a problem starts on it)
+  if (space_offers_bf16x3() && policy != sol::Policy::exact && ladder.size() > 1)
+    ladder.insert(ladder.begin() + 1, {Precision::bf16x3});
+  return ladder;
 }
 
 std::vector<std::vector<Precision>> space_precision_ladder_base(sol::Policy policy) {

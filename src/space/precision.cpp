@@ -47,19 +47,24 @@ std::set<std::string> read_by_reductions(const dsl::Program& p) {
   return r;
 }
 
+// The standard deviation of the absolute error that rounding with `unit_roundoff` per operand adds
+// to a GEMM of two problem inputs on the contract's rescaled trial (kRescaledProductRms), or 0
+// where the GEMM does not multiply two f32 problem inputs (a parameter is not rescaled).
+double rescaled_inputs_sigma(const dsl::Program& p, const dsl::GemmStage& g, double unit_roundoff) {
+  const dsl::Tensor* a = p.find_tensor(g.a.tensor);
+  const dsl::Tensor* w = p.find_tensor(g.b.tensor);
+  if (!w || w->dtype != dsl::DType::f32 || a->role != dsl::TensorRole::in || w->role != dsl::TensorRole::in)
+    return 0;
+  return std::sqrt(static_cast<double>(g.k)) * kRescaledProductRms * unit_roundoff;
+}
+
 // Whether bf16x3 misses the tolerance on some GEMM: its relative error past rtol anywhere a GEMM
 // reaches an output element for element, or, on a GEMM of two problem inputs, its absolute error
 // on the rescaled trial (kBf16x3UnitRoundoff).
 bool bf16x3_fails(const dsl::Program& p, double rtol_f32) {
-  for (const auto& [st, g] : unreduced_f32_gemms(p)) {
-    if (rtol_f32 < kBf16x3RelativeError) return true;
-    const dsl::Tensor* a = p.find_tensor(g->a.tensor);
-    const dsl::Tensor* w = p.find_tensor(g->b.tensor);
-    if (!w || w->dtype != dsl::DType::f32 || a->role != dsl::TensorRole::in || w->role != dsl::TensorRole::in)
-      continue;
-    const double sigma = std::sqrt(static_cast<double>(g->k)) * kRescaledProductRms * kBf16x3UnitRoundoff;
-    if (4 * sigma > rtol_f32) return true;
-  }
+  for (const auto& [st, g] : unreduced_f32_gemms(p))
+    if (rtol_f32 < kBf16x3RelativeError || 4 * rescaled_inputs_sigma(p, *g, kBf16x3UnitRoundoff) > rtol_f32)
+      return true;
   return false;
 }
 
@@ -78,11 +83,7 @@ Tf32Bound space_tf32_bound(const dsl::Program& p, sol::Policy policy, double rto
   for (const auto& [st, g] : unreduced_f32_gemms(p)) {
     if (std::any_of(st->outputs.begin(), st->outputs.end(), [&](const std::string& o) { return reduced.count(o); }))
       continue;
-    const dsl::Tensor* a = p.find_tensor(g->a.tensor);
-    const dsl::Tensor* w = p.find_tensor(g->b.tensor);
-    if (!w || w->dtype != dsl::DType::f32 || a->role != dsl::TensorRole::in || w->role != dsl::TensorRole::in)
-      continue;
-    const double sigma = std::sqrt(static_cast<double>(g->k)) * kRescaledProductRms * k3xTf32UnitRoundoff;
+    const double sigma = rescaled_inputs_sigma(p, *g, k3xTf32UnitRoundoff);
     if (4 * sigma <= rtol_f32) continue;
     b.fails = policy != sol::Policy::exact;
     b.faithful_fails = true;
@@ -108,11 +109,7 @@ Tf32Bound space_tf32_bound(const dsl::Program& p, sol::Policy policy, double rto
     }
     // A loose tolerance: the absolute error of a GEMM of two rescaled inputs (precision.h,
     // kRescaledProductRms); atol is rtol_f32 in every profile.
-    const dsl::Tensor* a = p.find_tensor(g->a.tensor);
-    const dsl::Tensor* w = p.find_tensor(g->b.tensor);
-    if (!w || w->dtype != dsl::DType::f32 || a->role != dsl::TensorRole::in || w->role != dsl::TensorRole::in)
-      continue;
-    const double sigma = std::sqrt(static_cast<double>(g->k)) * kRescaledProductRms * kTf32UnitRoundoff;
+    const double sigma = rescaled_inputs_sigma(p, *g, kTf32UnitRoundoff);
     if (4 * sigma <= rtol_f32) continue;
     b.fails = true;
     b.reason = fmt::format(

@@ -267,19 +267,14 @@ RankedConfig rank_gemm(const dsl::Program& p, const dsl::Stage& st, const dsl::G
     t_body = t_split + std::max(t_main / 3, g1) + std::max(t_main / 3, g2) + std::max(t_main / 3, g3) +
              2 * kLaunchSeconds;
   }
-  if (k.precision == dsl::Precision::f32x3k) {
+  if (k.precision == dsl::Precision::f32x3k || k.precision == dsl::Precision::bf16x3) {
     // The split stages (codegen/split_gemm.cpp) read each operand once and write its three parts
-    // (4 + 12 bytes per element), a transposing one at its measured rate (split_stage_seconds).
-    // The GEMM itself reads the parts, three times the operands' bytes, and writes the output once.
-    const double t_split = split_stage_seconds(p, g, hw, 12) + 2 * kLaunchSeconds;
-    const double t_mem3 = (static_cast<double>(f.ab_elems) * 12 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
-    t_body = t_split + std::max(t_main, t_mem3);
-  }
-  if (k.precision == dsl::Precision::bf16x3) {
-    // f32x3k's structure with bf16 parts: the splits write three 2-byte parts an element, the one
-    // bf16 GEMM reads them (6 bytes an operand element) at bf16 wgmma's rate (precision_peak)
-    const double t_split = split_stage_seconds(p, g, hw, 6) + 2 * kLaunchSeconds;
-    const double t_mem3 = (static_cast<double>(f.ab_elems) * 6 + out_bytes + f.epi_read_bytes) / hw.mem_bw;
+    // (4 + 12 bytes per element; bf16x3's parts are bf16: 4 + 6), a transposing one at its measured
+    // rate (split_stage_seconds). The GEMM itself reads the parts, three parts an operand element,
+    // and writes the output once; bf16x3's at bf16 wgmma's rate (precision_peak).
+    const int parts = 3 * dsl::dtype_bytes(dsl::gemm_mma_dtype(k.precision));
+    const double t_split = split_stage_seconds(p, g, hw, parts) + 2 * kLaunchSeconds;
+    const double t_mem3 = (static_cast<double>(f.ab_elems) * parts + out_bytes + f.epi_read_bytes) / hw.mem_bw;
     t_body = t_split + std::max(t_main, t_mem3);
   }
   // never under the stage's own roofline: the multicast and swizzle gains are orderings, not

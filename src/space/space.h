@@ -77,8 +77,6 @@ Sm90Grid sm90_grid(int64_t tiles_m, int64_t tiles_n, int cluster_m, int cluster_
 std::vector<std::vector<dsl::Precision>> space_precision_ladder(sol::Policy policy, dsl::DType operand_dtype);
 // The f32 ladder of a policy, before any experimental precision joins it.
 std::vector<std::vector<dsl::Precision>> space_precision_ladder_base(sol::Policy policy);
-// f32 data's ladder with f32x3w on the 3xTF32-on-wgmma rung (where offered), without bf16x3
-std::vector<std::vector<dsl::Precision>> space_precision_ladder_f32(sol::Policy policy);
 // Whether f32x3w is on the 3xTF32-on-wgmma rung: yes unless UCUTLASS_OFFER_F32X3W=0 (docs/optimizer.md).
 bool space_offers_f32x3w();
 // Whether f32x3w is enumerated where B is [K, N] (its split transposes B's tiles,
