@@ -5,7 +5,10 @@
 #   bench/suite/call.sh kb PROFILE MINUTES   GPU: the evaluation's phases on a 6 GiB problem, then the
 #                                            kb* suite under PROFILE (kb-v01 or default) with the zoo
 #   bench/suite/call.sh window MINUTES       GPU: the window problems (pools, depthwise) under kb-v01
-#   bench/suite/call.sh focus MINUTES [MATCH] GPU: a few problems under both profiles (default first)
+#   bench/suite/call.sh focus MINUTES [MATCH] GPU: a few problems under both profiles (default first;
+#                                            PROFILES="kb-v01" for one)
+# TESTS="node ids" (kb, focus): those GPU tests (tests/gpu/run_eval_gpu_tests.sh) run first, in the
+# same call, so a change is checked and measured on one machine start.
 # A baselines archive from an earlier call (its results.tgz's suite-state.tgz, unpacked to
 # .carry/baselines-<gpu>.tgz) is reused when present: eager and torch.compile times do not depend
 # on the profile, and a call then spends its minutes on the search. They are keyed by GPU name,
@@ -54,7 +57,7 @@ case "$what" in
       tar czf "/tmp/baselines-$gpu.tgz" -C "$work" ./cache/baselines && base="/tmp/baselines-$gpu.tgz"
     fi
     rm -rf "$work" "${GPU_WORK:-/tmp/ucut-gpu-work}"
-    GPU_STEPS=suite GPU_SUITE_MATCH='kb*' GPU_SUITE_MINUTES="$minutes" GPU_SUITE_ARGS="--profile $prof" \
+    GPU_STEPS="${TESTS:+eval-tests }suite" GPU_TESTS_ONLY="${TESTS:-}" GPU_SUITE_MATCH='kb*' GPU_SUITE_MINUTES="$minutes" GPU_SUITE_ARGS="--profile $prof" \
       GPU_SUITE_ZOO=.carry/zoo-kb.tar.xz UCUTLASS_JOBS=16 \
       GPU_SUITE_BASELINES="$([ -f "$base" ] && echo "$base")" scripts/gpu-check
     rc=$?
@@ -73,14 +76,17 @@ case "$what" in
     echo "== $(date -u +%FT%TZ) $gpu, binary $(cat .carry/COMMIT 2>/dev/null), focus: $match"
     base=".carry/baselines-$gpu.tgz"
     work=".devwork/suite-$(printf '%s' "$match" | tr -c 'A-Za-z0-9' '_')"
-    for prof in default kb-v01; do
+    steps="${TESTS:+eval-tests }suite"
+    for prof in ${PROFILES:-default kb-v01}; do
       if [ ! -f "$base" ] && [ -d "$work/cache/baselines" ]; then
         tar czf "/tmp/baselines-$gpu.tgz" -C "$work" ./cache/baselines && base="/tmp/baselines-$gpu.tgz"
       fi
       rm -rf "$work"
-      GPU_WORK="/tmp/ucut-gpu-work-$prof" GPU_PACK="results-$prof" GPU_STEPS=suite GPU_SUITE_MATCH="$match" \
+      GPU_WORK="/tmp/ucut-gpu-work-$prof" GPU_PACK="results-$prof" GPU_STEPS="$steps" GPU_TESTS_ONLY="${TESTS:-}" \
+        GPU_SUITE_MATCH="$match" \
         GPU_SUITE_MINUTES="$minutes" GPU_SUITE_ARGS="--profile $prof" GPU_SUITE_ZOO=.carry/zoo-kb.tar.xz \
         UCUTLASS_JOBS=16 GPU_SUITE_BASELINES="$([ -f "$base" ] && echo "$base")" scripts/gpu-check
+      steps=suite  # the tests once, before the first profile
     done
     ;;
   window)
