@@ -35,10 +35,10 @@ add_test(NAME bench.synthetic
 set_tests_properties(bench.synthetic PROPERTIES LABELS "unit;optimize" TIMEOUT 120)
 
 # The contract profile reaches the plan: under the default 1e-4 the TF32 rounding bound starts a
-# Linear + GELU above tf32 (3xTF32 first, the SOL at its tolerance above t_SOL); kb-v01's 1e-2 keeps
+# Linear + GELU above tf32 (bf16x3 first where offered, else 3xTF32; the SOL at its tolerance above t_SOL); kb-v01's 1e-2 keeps
 # tf32 (the two SOLs equal); an unknown profile is refused.
 add_test(NAME bench.profile
-         COMMAND bash -c "o='${_ucut_opt_out}/profile' && rm -rf $o && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/epi_linear_bias_gelu.py --budget 1 --no-compile --no-memory --out $o/d && grep -q 'profile `default`' $o/d/report.md && grep -q 'epi_linear_bias_gelu | planned | 1 | [^|]* | [^|]* | `gemm_f32x3s_' $o/d/report.md && ! grep -qE 'planned \\| 1 \\| ([^|]+) \\| \\1 \\|' $o/d/report.md && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/epi_linear_bias_gelu.py --budget 1 --no-compile --no-memory --profile kb-v01 --out $o/k && grep -q 'profile `kb-v01`' $o/k/report.md && grep -qE 'planned \\| 1 \\| ([^|]+) \\| \\1 \\| .gemm_tf32_' $o/k/report.md && ! $<TARGET_FILE:ucutlass> bench problems --profile kb-v2 --out $o/x 2> $o/err && grep -q 'kb-v2 not in' $o/err"
+         COMMAND bash -c "o='${_ucut_opt_out}/profile' && rm -rf $o && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/epi_linear_bias_gelu.py --budget 1 --no-compile --no-memory --out $o/d && grep -q 'profile `default`' $o/d/report.md && grep -qE 'epi_linear_bias_gelu \\| planned \\| 1 \\| [^|]* \\| [^|]* \\| `gemm_(bf16x3|f32x3s)_' $o/d/report.md && ! grep -qE 'planned \\| 1 \\| ([^|]+) \\| \\1 \\|' $o/d/report.md && UCUTLASS_NO_GPU=1 $<TARGET_FILE:ucutlass> bench problems/epi_linear_bias_gelu.py --budget 1 --no-compile --no-memory --profile kb-v01 --out $o/k && grep -q 'profile `kb-v01`' $o/k/report.md && grep -qE 'planned \\| 1 \\| ([^|]+) \\| \\1 \\| .gemm_tf32_' $o/k/report.md && ! $<TARGET_FILE:ucutlass> bench problems --profile kb-v2 --out $o/x 2> $o/err && grep -q 'kb-v2 not in' $o/err"
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(bench.profile PROPERTIES LABELS "python;optimize" TIMEOUT 300)
 

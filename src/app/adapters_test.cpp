@@ -29,6 +29,15 @@
 namespace ucut::app {
 namespace {
 
+// UCUTLASS_OFFER_BF16X3 set for the rest of a scope ("1": bf16x3's rung on the ladder, "0": not),
+// so a test does not depend on the default
+struct OfferBf16x3 {
+  explicit OfferBf16x3(const char* v) { ::setenv("UCUTLASS_OFFER_BF16X3", v, 1); }
+  ~OfferBf16x3() { ::unsetenv("UCUTLASS_OFFER_BF16X3"); }
+  OfferBf16x3(const OfferBf16x3&) = delete;
+  OfferBf16x3& operator=(const OfferBf16x3&) = delete;
+};
+
 const std::string kGolden = std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/lower/";
 
 // A fresh folder for one test, removed when the test program ends.
@@ -74,12 +83,12 @@ TEST(Pipeline, PreparesAProblemJsonWithoutPython) {
   EXPECT_EQ(p.key.bucket, "m9_n11_k10");
 }
 
-// With bf16x3 on the ladder (UCUTLASS_OFFER_BF16X3=1, rung 1): kb-v01 starts a two-input GEMM there
+// With bf16x3 on the ladder (rung 1): kb-v01 starts a two-input GEMM there
 // (its rounding holds 1e-2 where TF32's does not) and the contract's SOL is its own, three bf16
 // products per fp32 one, under 3xTF32's; the default profile skips it, and so does the
 // reference-class probe's chain (rung 2, 3xTF32 on wgmma).
 TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
-  ::setenv("UCUTLASS_OFFER_BF16X3", "1", 1);
+  const OfferBf16x3 on("1");
   auto p = prepare("einsum_two_k.json", temp_dir("bf16x3"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -97,8 +106,8 @@ TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
   EXPECT_TRUE(strict.bf16x3_fails);
   EXPECT_EQ(pipeline_reference_class_probe_floor(strict), 2);
   EXPECT_EQ(pipeline_start_rung(strict, *s), *s->summation_order_rung());
-  ::unsetenv("UCUTLASS_OFFER_BF16X3");
-  // without it the ladder and the contract are as before
+  // without it (UCUTLASS_OFFER_BF16X3=0) the ladder and the contract are as before
+  ::setenv("UCUTLASS_OFFER_BF16X3", "0", 1);
   auto s0 = space_of(p);
   ASSERT_TRUE(s0);
   EXPECT_NE(s0->ranked(1, 1).at(0).config.value("precision", ""), "bf16x3");
@@ -110,6 +119,7 @@ TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
 // tolerance (space/precision.h), so planning and search start at the FP32 SIMT rung and the contract's
 // SOL is that rung's; under kb-v01 3xTF32 is the start (TF32's absolute error on the rescaled trial).
 TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
+  const OfferBf16x3 on("1");
   auto p = prepare("einsum_two_k.json", temp_dir("start"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -134,8 +144,9 @@ TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
   EXPECT_EQ(probe, *order - 1);
   EXPECT_EQ(s->ranked(1, probe).at(0).config.value("precision", ""), "f32x3");
   // Where it passes, the probe chains to the rung the elementwise bound allows: 3xTF32 on wgmma.
+  // (bf16x3's rung, 1, fails this tolerance too: the chain skips it)
   const int chain = pipeline_reference_class_probe_floor(strict);
-  EXPECT_EQ(chain, 1);
+  EXPECT_EQ(chain, 2);
   ASSERT_LT(chain, probe);
   const std::string wgmma = s->ranked(1, chain).at(0).config.value("precision", "");
   EXPECT_TRUE(wgmma == "f32x3s" || wgmma == "f32x3k" || wgmma == "f32x3w") << wgmma;
@@ -247,6 +258,7 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
 // and f32x3k: with K = 64 and 128 both GEMMs take f32x3k, one output pass where f32x3s makes
 // five) and then f32x3 (rung 2).
 TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
+  const OfferBf16x3 off("0");  // bf16x3's own rung would be the second (Pipeline.Bf16x3IsARung...)
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -313,6 +325,7 @@ TEST(RealSpace, DescentsMoveOneGemmStageBackToTheFailedRung) {
 }
 
 TEST(RealSpace, NeighborsConfigsAndTheLadder) {
+  const OfferBf16x3 off("0");  // the rung numbers of the ladder without bf16x3's rung
   auto p = prepare("linear_bias_gelu.json", temp_dir("nbr"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -357,6 +370,7 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
 // FP32 SIMT (and the SM80 3xTF32) sum each output in K order whatever the tile: one class per
 // split_k; the wgmma precisions are each their own configuration.
 TEST(RealSpace, SummationClassesOfTheSm80Gemms) {
+  const OfferBf16x3 off("0");  // the rung numbers of the ladder without bf16x3's rung
   auto p = prepare("linear_bias_gelu.json", temp_dir("classes"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -443,6 +457,7 @@ TEST(RealSpace, GemvChunkCountsAreSummationClasses) {
 // A raised floor ranks its own rung: distinct 3xTF32 configurations best first, not rung-0
 // candidates lifted onto a few of them.
 TEST(RealSpace, RankingFromARaisedFloor) {
+  const OfferBf16x3 off("0");  // the rung numbers of the ladder without bf16x3's rung
   auto p = prepare("linear_bias_gelu.json", temp_dir("floor"));
   auto s = space_of(p);
   ASSERT_TRUE(s);

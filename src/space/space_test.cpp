@@ -13,6 +13,15 @@
 namespace ucut::space {
 namespace {
 
+// UCUTLASS_OFFER_BF16X3 set for the rest of a scope ("1": bf16x3's rung on the ladder, "0": not),
+// so a test does not depend on the default
+struct OfferBf16x3 {
+  explicit OfferBf16x3(const char* v) { ::setenv("UCUTLASS_OFFER_BF16X3", v, 1); }
+  ~OfferBf16x3() { ::unsetenv("UCUTLASS_OFFER_BF16X3"); }
+  OfferBf16x3(const OfferBf16x3&) = delete;
+  OfferBf16x3& operator=(const OfferBf16x3&) = delete;
+};
+
 dsl::Program compile(const std::string& text) {
   auto r = dsl::dsl_compile(SourceFile{"t.ucut", text});
   EXPECT_TRUE(r.program.has_value()) << diag_render_all(SourceFile{"t.ucut", text}, r.diagnostics);
@@ -101,8 +110,11 @@ TEST(Space, GemvCandidates) {
 TEST(Space, Ladder) {
   using P = dsl::Precision;
   using R = std::vector<std::vector<P>>;
-  EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
-            (R{{P::tf32, P::tf32m}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
+  {
+    const OfferBf16x3 off("0");  // bf16x3's rung left out (below)
+    EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
+              (R{{P::tf32, P::tf32m}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
+  }
   EXPECT_EQ(space_precision_ladder(sol::Policy::exact, dsl::DType::f32),
             (R{{P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
@@ -112,9 +124,9 @@ TEST(Space, Ladder) {
             (R{{P::f32x3s, P::f32x3k}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::bf16), (R{{P::bf16}}));
   ::unsetenv("UCUTLASS_OFFER_F32X3W");
-  // UCUTLASS_OFFER_BF16X3=1 puts bf16x3 on its own rung between TF32 and 3xTF32 (tf32 and bf16
-  // policies; the exact policy starts at 3xTF32, 16-bit data has one rung)
-  ::setenv("UCUTLASS_OFFER_BF16X3", "1", 1);
+  // UCUTLASS_OFFER_BF16X3=1 puts bf16x3 (three bf16 products) on its own rung between TF32 and
+  // 3xTF32 under the tf32 and bf16 policies (the exact policy starts at 3xTF32, 16-bit data has one rung)
+  const OfferBf16x3 on("1");
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
             (R{{P::tf32, P::tf32m}, {P::bf16x3}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::bf16, dsl::DType::f32)[1], (std::vector<P>{P::bf16x3}));
@@ -125,7 +137,6 @@ TEST(Space, Ladder) {
   auto kn = compile("ucut 1\nin a : f32[512, 1024]\nin b : f32[1024, 768]\nout y : f32[512, 768]\n"
                     "stage y = gemm(a, b)\n");
   auto v = space_valid(kn, 0, {});
-  ::unsetenv("UCUTLASS_OFFER_BF16X3");
   ASSERT_TRUE(v);
   int bx3 = 0;
   for (const auto& c : *v)
@@ -170,19 +181,34 @@ TEST(Space, EnumerationCountsAreFixed) {
   // swizzles), the f32x3s rung (cooperative stream-K, K in 4 or 8 pieces: 9 x 2 x 3 clusters x 2
   // splits x 2 rasters x 4 swizzles) with f32x3w (2 tiles x 3 clusters x 2 rasters x 4 swizzles),
   // the sm80 f32x3 rung (as tf32m) and the FP32 SIMT rung (5 tiles x 3 stages x 8 splits, the
-  // summation orders, x 3 swizzles).
+  // summation orders, x 3 swizzles); bf16x3's rung between TF32 and 3xTF32 has bf16's knobs.
+  const size_t bf16x3 = 9u * 2 * 3 * 2 * 5 * 2 * 4;
+  const OfferBf16x3 on("1");
   auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
   ASSERT_TRUE(f);
-  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + 9 * 2 * 3 * 2 * 2 * 4 + 2 * 3 * 2 * 4 +
-                           6 * 2 * 5 * 3 + 5 * 3 * 8 * 3);
+  EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + bf16x3 + 9 * 2 * 3 * 2 * 2 * 4 +
+                           2 * 3 * 2 * 4 + 6 * 2 * 5 * 3 + 5 * 3 * 8 * 3);
   // a short K takes f32x3s in one piece (persistent): 9 x 2 x 3 x 2 x 4, and f32x3k on the same
   // rung with TF32's knobs (K < 1024 only: in the 4096 case above it is not offered)
   auto s = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + 9 * 2 * 3 * 2 * 4 +
+  EXPECT_EQ(s->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + bf16x3 + 9 * 2 * 3 * 2 * 4 +
                            9u * 2 * 3 * 2 * 5 * 2 * 4 + 2 * 3 * 2 * 4 + 6 * 2 * 5 * 3 + 5 * 3 * 8 * 3);
   for (const auto& c : *s) {
     if (c.gemm.precision == dsl::Precision::f32x3k || c.gemm.precision == dsl::Precision::f32x3w) {
+      EXPECT_EQ(c.rung, 2);
+    }
+    if (c.gemm.precision == dsl::Precision::bf16x3) {
+      EXPECT_EQ(c.rung, 1);
+    }
+  }
+  // without bf16x3 (UCUTLASS_OFFER_BF16X3=0) the 3xTF32-on-wgmma rung is the second
+  ::setenv("UCUTLASS_OFFER_BF16X3", "0", 1);
+  auto s0 = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
+  ASSERT_TRUE(s0);
+  EXPECT_EQ(s0->size(), s->size() - bf16x3);
+  for (const auto& c : *s0) {
+    if (c.gemm.precision == dsl::Precision::f32x3k) {
       EXPECT_EQ(c.rung, 1);
     }
   }
