@@ -113,9 +113,9 @@ case "$what" in
     passed() { grep -qE "PASSED.*$1|$1[^ ]* PASSED" /tmp/ucut-gpu-tests/eval-tests.log && echo 1 || echo 0; }
     k=$(passed test_bf16x3_passes_kb_v01) d=$(passed test_bf16x3_passes_the_default)
     echo "== $(date -u +%T) kb-v01 on the two-input matmuls, UCUTLASS_OFFER_BF16X3=$k"
-    UCUTLASS_OFFER_BF16X3=$k PROFILES=kb-v01 "$0" focus "${2:-3}" 'kb1_matmul_*,kb1_bmm,kb1_einsum_4d'
+    UCUTLASS_OFFER_BF16X3=$k PROFILES=kb-v01 bash "$root/bench/suite/call.sh" focus "${2:-3}" 'kb1_matmul_*,kb1_bmm,kb1_einsum_4d'
     echo "== $(date -u +%T) the default profile on Linears, UCUTLASS_OFFER_BF16X3=$d"
-    UCUTLASS_OFFER_BF16X3=$d PROFILES=default "$0" focus "${3:-2}" \
+    UCUTLASS_OFFER_BF16X3=$d PROFILES=default bash "$root/bench/suite/call.sh" focus "${3:-2}" \
       'kb2_linear_bias_relu,kb2_linear_div_gelu,kb2_linear_mish_mish,kb3_mlp_deep_narrow'
     ;;
   window)
