@@ -435,13 +435,20 @@ def test_f32x3w_splits_inside_the_main_loop(tmp_path):
     registers and B's small parts in shared memory between TMA and the wgmmas, the big product
     promoted to fp32 every 4 k-tiles) passes the default contract's 1e-4, the rescaled trial
     included."""
-    lib, text = lowered_library(tmp_path, "linear_f32x3w",
-                                lambda t: re.sub(r"  precision \w+\n", "  precision f32x3w\n", t))
-    assert "precision f32x3w" in (tmp_path / "prog.ucut").read_text()
+    r = linear_at_precision(tmp_path, "f32x3w")
+    assert r["max_abs_err"] is not None and r["max_abs_err"] <= 1e-4
+
+
+def linear_at_precision(tmp_path, precision):
+    """linear_f32x3w's lowered program at `precision`, compiled and evaluated under the default
+    profile: its record, after checking that it passed with the rescaled trial kept."""
+    lib, _ = lowered_library(tmp_path, "linear_f32x3w",
+                             lambda t: re.sub(r"  precision \w+\n", f"  precision {precision}\n", t))
+    assert f"precision {precision}" in (tmp_path / "prog.ucut").read_text()
     [r] = ucut_eval("linear_f32x3w", [lib], *FAST)
     assert r["status"] == "ok", r["error"]
     assert r["rescaled_trial"] == "kept"
-    assert r["max_abs_err"] is not None and r["max_abs_err"] <= 1e-4
+    return r
 
 
 @pytest.mark.parametrize("name,major,swapped", [("matmul_kn_f32x3w", "MN, cute::GMMA::Major::K", True),
@@ -491,12 +498,7 @@ def test_bf16x3_passes_the_default_profile_on_a_linear(tmp_path, monkeypatch):
     so it passes elementwise, not by the float64 pass. The TF32 bound starts such Linears on
     bf16x3 under the default profile (docs/optimizer.md)."""
     monkeypatch.setenv("UCUTLASS_OFFER_BF16X3", "1")
-    lib, _ = lowered_library(tmp_path, "linear_f32x3w",
-                             lambda t: re.sub(r"  precision \w+\n", "  precision bf16x3\n", t))
-    assert "precision bf16x3" in (tmp_path / "prog.ucut").read_text()
-    [r] = ucut_eval("linear_f32x3w", [lib], *FAST)
-    assert r["status"] == "ok", r["error"]
-    assert r["rescaled_trial"] == "kept"
+    r = linear_at_precision(tmp_path, "bf16x3")
     assert r["passed_by"] == "allclose"
     assert r["max_abs_err"] is not None and r["max_abs_err"] <= 5e-5
 
