@@ -24,19 +24,11 @@
 #include "app/pipeline.h"
 #include "build/program_build.h"
 #include "search/builtin_strategy.h"
+#include "support/scoped_env.h"
 #include "support/fs.h"
 
 namespace ucut::app {
 namespace {
-
-// UCUTLASS_OFFER_BF16X3 set for the rest of a scope ("1": bf16x3's rung on the ladder, "0": not),
-// so a test does not depend on the default
-struct OfferBf16x3 {
-  explicit OfferBf16x3(const char* v) { ::setenv("UCUTLASS_OFFER_BF16X3", v, 1); }
-  ~OfferBf16x3() { ::unsetenv("UCUTLASS_OFFER_BF16X3"); }
-  OfferBf16x3(const OfferBf16x3&) = delete;
-  OfferBf16x3& operator=(const OfferBf16x3&) = delete;
-};
 
 const std::string kGolden = std::string(UCUTLASS_SOURCE_DIR) + "/tests/golden/lower/";
 
@@ -88,7 +80,7 @@ TEST(Pipeline, PreparesAProblemJsonWithoutPython) {
 // products per fp32 one, under 3xTF32's; the default profile skips it, and so does the
 // reference-class probe's chain (rung 2, 3xTF32 on wgmma).
 TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
-  const OfferBf16x3 on("1");
+  const ScopedEnv on("UCUTLASS_OFFER_BF16X3", "1");
   auto p = prepare("einsum_two_k.json", temp_dir("bf16x3"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -107,7 +99,7 @@ TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
   EXPECT_EQ(pipeline_reference_class_probe_floor(strict), 2);
   EXPECT_EQ(pipeline_start_rung(strict, *s), *s->summation_order_rung());
   // without it (UCUTLASS_OFFER_BF16X3=0) the ladder and the contract are as before
-  ::setenv("UCUTLASS_OFFER_BF16X3", "0", 1);
+  const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");
   auto s0 = space_of(p);
   ASSERT_TRUE(s0);
   EXPECT_NE(s0->ranked(1, 1).at(0).config.value("precision", ""), "bf16x3");
@@ -119,7 +111,7 @@ TEST(Pipeline, Bf16x3IsARungBetweenTf32And3xTf32) {
 // tolerance (space/precision.h), so planning and search start at the FP32 SIMT rung and the contract's
 // SOL is that rung's; under kb-v01 3xTF32 is the start (TF32's absolute error on the rescaled trial).
 TEST(Pipeline, TwoInputGemmsStartWhereTheirPrecisionCanPass) {
-  const OfferBf16x3 on("1");
+  const ScopedEnv on("UCUTLASS_OFFER_BF16X3", "1");
   auto p = prepare("einsum_two_k.json", temp_dir("start"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -258,7 +250,7 @@ TEST(RealSpace, RanksDistinctCheckedPrograms) {
 // and f32x3k: with K = 64 and 128 both GEMMs take f32x3k, one output pass where f32x3s makes
 // five) and then f32x3 (rung 2).
 TEST(RealSpace, MixedPrecisionProgramsClimbTheLadder) {
-  const OfferBf16x3 off("0");  // bf16x3's own rung would be the second (Pipeline.Bf16x3IsARung...)
+  const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");  // bf16x3's rung would be the second
   auto p = prepare("attention_rank4.json", temp_dir("mixed"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -325,7 +317,7 @@ TEST(RealSpace, DescentsMoveOneGemmStageBackToTheFailedRung) {
 }
 
 TEST(RealSpace, NeighborsConfigsAndTheLadder) {
-  const OfferBf16x3 off("0");  // the rung numbers of the ladder without bf16x3's rung
+  const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");  // the rungs without bf16x3's
   auto p = prepare("linear_bias_gelu.json", temp_dir("nbr"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -370,7 +362,7 @@ TEST(RealSpace, NeighborsConfigsAndTheLadder) {
 // FP32 SIMT (and the SM80 3xTF32) sum each output in K order whatever the tile: one class per
 // split_k; the wgmma precisions are each their own configuration.
 TEST(RealSpace, SummationClassesOfTheSm80Gemms) {
-  const OfferBf16x3 off("0");  // the rung numbers of the ladder without bf16x3's rung
+  const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");  // the rungs without bf16x3's
   auto p = prepare("linear_bias_gelu.json", temp_dir("classes"));
   auto s = space_of(p);
   ASSERT_TRUE(s);
@@ -457,7 +449,7 @@ TEST(RealSpace, GemvChunkCountsAreSummationClasses) {
 // A raised floor ranks its own rung: distinct 3xTF32 configurations best first, not rung-0
 // candidates lifted onto a few of them.
 TEST(RealSpace, RankingFromARaisedFloor) {
-  const OfferBf16x3 off("0");  // the rung numbers of the ladder without bf16x3's rung
+  const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");  // the rungs without bf16x3's
   auto p = prepare("linear_bias_gelu.json", temp_dir("floor"));
   auto s = space_of(p);
   ASSERT_TRUE(s);

@@ -9,18 +9,10 @@
 #include "dsl/dsl.h"
 #include "space/space.h"
 #include "space/stage_facts.h"
+#include "support/scoped_env.h"
 
 namespace ucut::space {
 namespace {
-
-// UCUTLASS_OFFER_BF16X3 set for the rest of a scope ("1": bf16x3's rung on the ladder, "0": not),
-// so a test does not depend on the default
-struct OfferBf16x3 {
-  explicit OfferBf16x3(const char* v) { ::setenv("UCUTLASS_OFFER_BF16X3", v, 1); }
-  ~OfferBf16x3() { ::unsetenv("UCUTLASS_OFFER_BF16X3"); }
-  OfferBf16x3(const OfferBf16x3&) = delete;
-  OfferBf16x3& operator=(const OfferBf16x3&) = delete;
-};
 
 dsl::Program compile(const std::string& text) {
   auto r = dsl::dsl_compile(SourceFile{"t.ucut", text});
@@ -111,7 +103,7 @@ TEST(Space, Ladder) {
   using P = dsl::Precision;
   using R = std::vector<std::vector<P>>;
   {
-    const OfferBf16x3 off("0");  // bf16x3's rung left out (below)
+    const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");  // bf16x3's rung left out (below)
     EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
               (R{{P::tf32, P::tf32m}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
   }
@@ -126,7 +118,7 @@ TEST(Space, Ladder) {
   ::unsetenv("UCUTLASS_OFFER_F32X3W");
   // UCUTLASS_OFFER_BF16X3=1 puts bf16x3 (three bf16 products) on its own rung between TF32 and
   // 3xTF32 under the tf32 and bf16 policies (the exact policy starts at 3xTF32, 16-bit data has one rung)
-  const OfferBf16x3 on("1");
+  const ScopedEnv on("UCUTLASS_OFFER_BF16X3", "1");
   EXPECT_EQ(space_precision_ladder(sol::Policy::tf32, dsl::DType::f32),
             (R{{P::tf32, P::tf32m}, {P::bf16x3}, {P::f32x3s, P::f32x3k, P::f32x3w}, {P::f32x3}, {P::f32}}));
   EXPECT_EQ(space_precision_ladder(sol::Policy::bf16, dsl::DType::f32)[1], (std::vector<P>{P::bf16x3}));
@@ -183,7 +175,7 @@ TEST(Space, EnumerationCountsAreFixed) {
   // the sm80 f32x3 rung (as tf32m) and the FP32 SIMT rung (5 tiles x 3 stages x 8 splits, the
   // summation orders, x 3 swizzles); bf16x3's rung between TF32 and 3xTF32 has bf16's knobs.
   const size_t bf16x3 = 9u * 2 * 3 * 2 * 5 * 2 * 4;
-  const OfferBf16x3 on("1");
+  const ScopedEnv on("UCUTLASS_OFFER_BF16X3", "1");
   auto f = space_enumerate(gemm_program(4096, 4096, 4096, "f32"), 0, {});
   ASSERT_TRUE(f);
   EXPECT_EQ(f->size(), 9u * 2 * 3 * 2 * 5 * 2 * 4 + 6 * 2 * 5 * 3 + bf16x3 + 9 * 2 * 3 * 2 * 2 * 4 +
@@ -203,7 +195,7 @@ TEST(Space, EnumerationCountsAreFixed) {
     }
   }
   // without bf16x3 (UCUTLASS_OFFER_BF16X3=0) the 3xTF32-on-wgmma rung is the second
-  ::setenv("UCUTLASS_OFFER_BF16X3", "0", 1);
+  const ScopedEnv off("UCUTLASS_OFFER_BF16X3", "0");
   auto s0 = space_enumerate(gemm_program(4096, 4096, 512, "f32"), 0, {});
   ASSERT_TRUE(s0);
   EXPECT_EQ(s0->size(), s->size() - bf16x3);
